@@ -1,0 +1,76 @@
+"""What every render returns, and the checks on image size and block shape that all renders share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.errors import InputError
+from kernels.timing import Timing
+
+MAX_SIDE = 4096
+
+
+@dataclass
+class Frame:
+    """One rendered image: row-major RGBA uint8 of shape (height, width, 4), row 0 at the top.
+
+    ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere); ``frame_ms`` is the
+    wall time of the whole render call including the copy back to the host."""
+
+    image: np.ndarray
+    kernel: Timing
+    frame_ms: float
+    backend: str
+    device: str
+    block: tuple[int, int] | None
+    grid: tuple[int, int] | None
+    meta: dict = field(default_factory=dict)  # what was rendered: scene, memory, c, ... (PNG metadata)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.image.shape[1], self.image.shape[0]
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'WxH' -> (W, H), each 1..4096."""
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
+    if not m:
+        raise InputError(f"size {text!r} is malformed; use WxH, e.g. 1024x1024")
+    return check_size(int(m.group(1)), int(m.group(2)))
+
+
+def check_size(width: int, height: int) -> tuple[int, int]:
+    for what, v in (("width", width), ("height", height)):
+        if not 1 <= v <= MAX_SIDE:
+            raise InputError(f"image {what} {v} is out of range; allowed 1..{MAX_SIDE}")
+    return width, height
+
+
+def parse_block(text: str) -> tuple[int, int]:
+    """'BXxBY' -> (BX, BY); limits are checked by :func:`check_block` against the device."""
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
+    if not m:
+        raise InputError(f"block {text!r} is malformed; use BXxBY, e.g. 16x16")
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_block(block: tuple[int, int], limits) -> tuple[int, int]:
+    bx, by = block
+    if bx < 1 or by < 1:
+        raise InputError(f"block {bx}x{by} has a zero dimension; each must be at least 1")
+    if bx > limits.max_block_dim[0] or by > limits.max_block_dim[1]:
+        raise InputError(
+            f"block {bx}x{by} exceeds the device's max block dims {limits.max_block_dim[0]}x{limits.max_block_dim[1]}"
+        )
+    if bx * by > limits.max_threads_per_block:
+        raise InputError(
+            f"block {bx}x{by} has {bx * by} threads; the device allows at most {limits.max_threads_per_block} per block"
+        )
+    return bx, by
+
+
+def grid_for(width: int, height: int, block: tuple[int, int]) -> tuple[int, int]:
+    return (width + block[0] - 1) // block[0], (height + block[1] - 1) // block[1]

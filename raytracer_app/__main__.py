@@ -1,0 +1,3 @@
+from raytracer_app.cli import main
+
+raise SystemExit(main())

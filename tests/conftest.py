@@ -1,0 +1,52 @@
+"""Test session setup. Runs before numba is imported anywhere:
+
+- Without a GPU, the session runs the CUDA kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1), so
+  tests that launch CUDA kernels on small inputs run everywhere; with a GPU they run on the GPU instead.
+  RAYTRACER_TEST_BACKEND=sim|cuda overrides the detection.
+- Tests marked ``gpu`` need a real GPU and are skipped with the reason when there is none.
+- Qt runs offscreen.
+"""
+
+import os
+import shutil
+
+import pytest
+
+
+def _gpu_present() -> bool:
+    forced = os.environ.get("RAYTRACER_TEST_BACKEND")
+    if forced:
+        return forced == "cuda"
+    return os.path.exists("/dev/nvidiactl") or shutil.which("nvidia-smi") is not None
+
+
+if not _gpu_present():
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def pytest_collection_modifyitems(config, items):
+    from kernels import backend
+
+    if backend.gpu_available():
+        return
+    why = "the CUDA simulator" if backend.simulator_active() else "no CUDA backend"
+    skip = pytest.mark.skip(reason=f"needs a real CUDA GPU; none here (this session uses {why})")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cuda_backend():
+    """The backend that runs @cuda.jit kernels in this session: the simulator, or the real GPU."""
+    from kernels import backend
+
+    return backend.resolve("sim") if backend.simulator_active() else backend.resolve("cuda")
+
+
+@pytest.fixture(scope="session")
+def cpu_backend():
+    from kernels import backend
+
+    return backend.resolve("cpu")
