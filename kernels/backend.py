@@ -117,3 +117,10 @@ def resolve(name: str = "auto", device: int | None = None) -> Backend:
         why = "this process runs the CUDA simulator" if simulator_active() else "no CUDA GPU was found"
         return Backend("cpu", 0, f"auto: {why}, using the CPU backend")
     return Backend("cuda", device or 0)
+
+
+def for_kernels(fn):
+    """A shared ``@numba.jit`` per-pixel function as a CUDA kernel should call it: the compiled function
+    on a GPU (numba-cuda compiles it for the device), its plain Python body in the simulator, whose
+    arrays are wrappers that compiled CPU code cannot take."""
+    return fn.py_func if simulator_active() else fn

@@ -25,6 +25,12 @@ if not _gpu_present():
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def pytest_configure(config):
+    # added here, not in pyproject.toml: naming numba's warning class there would import numba before
+    # this file could choose the simulator. The seed variants launch small grids on purpose.
+    config.addinivalue_line("filterwarnings", "ignore::numba.core.errors.NumbaPerformanceWarning")
+
+
 def pytest_collection_modifyitems(config, items):
     from kernels import backend
 

@@ -1,0 +1,211 @@
+"""The sphere ray tracer of seed 001 (CUDA by Example, ch. 6): one kernel reading the spheres from
+global memory, one from a real ``__constant__`` array, and a CPU twin; all three share the per-pixel math.
+
+The definition: rays go along z through pixel (x, y), one world unit per pixel, origin at the image
+centre (ox = x - W/2, oy = y - H/2); the nearest sphere hit (largest dz + z) shades the pixel with
+``color * dz / radius``; each byte is ``int(value * 255)``. Row 0 of the image is y = 0.
+
+Access patterns: ``uniform`` visits spheres 0..N-1 in every thread, so a warp reads one address at a time
+(constant memory broadcasts it); ``staggered`` starts each thread of a warp at a different sphere, so a
+warp reads up to 32 addresses at once (constant memory serialises them). Both give the same image.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+
+import numba
+import numpy as np
+from numba import cuda
+
+from kernels import backend as backends
+from kernels.constant_memory import ConstantArray
+from kernels.devices import device_name, limits_for
+from kernels.errors import InputError
+from kernels.frames import Frame, check_block, check_size, grid_for
+from kernels.scene import CONSTANT_CAPACITY, SPHERE_FLOATS, Scene, capacity, check_count
+from kernels.timing import Timing, time_kernel
+
+MEMORIES = ("global", "constant")
+PATTERNS = ("uniform", "staggered")
+MISS = np.float32(-2e10)  # the book's -INF
+CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY, SPHERE_FLOATS)
+
+
+@numba.jit(nopython=True)
+def shade_pixel(spheres, count, start, ox, oy):
+    """Colour of the ray through (ox, oy): the book's Sphere::hit over all spheres, visiting them from
+    ``start`` on. Ties in depth go to the lower index so every visiting order gives the same pixel."""
+    r = np.float32(0.0)
+    g = np.float32(0.0)
+    b = np.float32(0.0)
+    maxz = MISS
+    nearest = count
+    for k in range(count):
+        i = start + k
+        if i >= count:
+            i -= count
+        dx = ox - spheres[i, 4]
+        dy = oy - spheres[i, 5]
+        radius = spheres[i, 3]
+        if dx * dx + dy * dy < radius * radius:
+            dz = np.float32(math.sqrt(radius * radius - dx * dx - dy * dy))
+            t = dz + spheres[i, 6]
+            if t > maxz or (t == maxz and i < nearest):
+                fscale = dz / np.float32(math.sqrt(radius * radius))
+                r = spheres[i, 0] * fscale
+                g = spheres[i, 1] * fscale
+                b = spheres[i, 2] * fscale
+                maxz = t
+                nearest = i
+    return r, g, b
+
+
+@numba.jit(nopython=True)
+def store_pixel(image, x, y, r, g, b):
+    image[y, x, 0] = np.uint8(r * np.float32(255.0))
+    image[y, x, 1] = np.uint8(g * np.float32(255.0))
+    image[y, x, 2] = np.uint8(b * np.float32(255.0))
+    image[y, x, 3] = np.uint8(255)
+
+
+@numba.jit(nopython=True)
+def pattern_start(lane, count, staggered):
+    return lane % count if staggered else 0
+
+
+# what the kernels call: compiled on a GPU, plain Python in the simulator
+_shade_pixel, _store_pixel, _pattern_start = (backends.for_kernels(f) for f in (shade_pixel, store_pixel, pattern_start))
+
+
+def _render_spheres_global(spheres, count, staggered, image):
+    x, y = cuda.grid(2)
+    if x < image.shape[1] and y < image.shape[0]:
+        lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+        start = _pattern_start(lane, count, staggered)
+        ox = np.float32(x - image.shape[1] // 2)
+        oy = np.float32(y - image.shape[0] // 2)
+        r, g, b = _shade_pixel(spheres, count, start, ox, oy)
+        _store_pixel(image, x, y, r, g, b)
+
+
+def _render_spheres_constant(count, staggered, image):
+    x, y = cuda.grid(2)
+    if x < image.shape[1] and y < image.shape[0]:
+        lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+        start = _pattern_start(lane, count, staggered)
+        ox = np.float32(x - image.shape[1] // 2)
+        oy = np.float32(y - image.shape[0] // 2)
+        r, g, b = _shade_pixel(CONSTANT_SPHERES.get(), count, start, ox, oy)
+        _store_pixel(image, x, y, r, g, b)
+
+
+@numba.njit(parallel=True, cache=True)
+def render_spheres_cpu(spheres, count, staggered, image):
+    """The CPU twin: the same per-pixel math with Numba's parallel loop over rows. Each row first keeps
+    only the spheres it crosses (dy^2 < r^2, the hit test's own condition, in index order), which cuts
+    the per-pixel work several-fold without changing a pixel. The staggered pattern uses the pixel's
+    lane in a row of 32, as a warp of a 32-wide block would."""
+    h, w = image.shape[0], image.shape[1]
+    for y in numba.prange(h):
+        oy = np.float32(y - h // 2)
+        row = np.empty((count, spheres.shape[1]), np.float32)
+        crossing = 0
+        for i in range(count):
+            dy = oy - spheres[i, 5]
+            if dy * dy < spheres[i, 3] * spheres[i, 3]:
+                row[crossing] = spheres[i]
+                crossing += 1
+        for x in range(w):
+            start = pattern_start(x % 32, crossing, staggered) if crossing > 0 else 0
+            r, g, b = shade_pixel(row, crossing, start, np.float32(x - w // 2), oy)
+            store_pixel(image, x, y, r, g, b)
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_kernel(memory: str):
+    """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature)."""
+    if memory == "global":
+        return cuda.jit("void(float32[:, ::1], int32, boolean, uint8[:, :, ::1])")(_render_spheres_global)
+    return cuda.jit("void(int32, boolean, uint8[:, :, ::1])")(_render_spheres_constant)
+
+
+def constant_ptx() -> str:
+    """PTX of the constant-memory kernel for the current GPU (shows ``.visible .const`` and ``ld.const``)."""
+    kernel = gpu_kernel("constant")
+    return next(iter(kernel.inspect_asm().values()))
+
+
+def check_memory(memory: str) -> str:
+    if memory not in MEMORIES:
+        raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
+    return memory
+
+
+def check_pattern(pattern: str) -> str:
+    if pattern not in PATTERNS:
+        raise InputError(f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}")
+    return pattern
+
+
+class SphereRenderer:
+    """Renders scenes on one backend, keeping device buffers between frames (safe to call from one
+    worker thread). ``render`` validates everything first and raises InputError on a bad value."""
+
+    def __init__(self, backend: backends.Backend):
+        self.backend = backend
+        self.limits = limits_for(backend)
+        self.capacity = capacity(self.limits)
+        self._image_dev = None
+        self._spheres_dev = None
+        self._spheres_host: np.ndarray | None = None
+        self._warm: set = set()
+
+    def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
+               pattern: str = "uniform", repeats: int = 1) -> Frame:
+        width, height = check_size(*size)
+        check_count(scene.count, self.capacity)
+        check_memory(memory)
+        check_pattern(pattern)
+        t0 = time.perf_counter()
+        staggered = pattern == "staggered"
+        if self.backend.runs_cuda_kernels:
+            block = check_block(tuple(block), self.limits)
+            image, kernel_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
+        else:
+            image = np.empty((height, width, 4), np.uint8)
+            spheres = np.ascontiguousarray(scene.spheres)
+            warmup = 0 if "cpu" in self._warm else 1
+            kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, image), repeats, warmup)
+            self._warm.add("cpu")
+            memory, block, grid = "host", None, None
+        meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
+        return Frame(image, kernel_time, (time.perf_counter() - t0) * 1e3, self.backend.kind,
+                     device_name(self.backend), block, grid, meta)
+
+    def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
+        self.backend.activate()
+        if self._image_dev is None or self._image_dev.shape[:2] != (height, width):
+            self._image_dev = cuda.device_array((height, width, 4), np.uint8)
+        image_dev = self._image_dev
+        kernel = gpu_kernel(memory)
+        grid = grid_for(width, height, block)
+        count = np.int32(scene.count)
+        if memory == "global":
+            spheres_dev = self._upload_global(scene.spheres)
+            launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
+        else:
+            CONSTANT_SPHERES.write(scene.spheres, kernel)  # cudaMemcpyToSymbol: no recompile
+            launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
+        warmup = 0 if memory in self._warm else 1
+        kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
+        self._warm.add(memory)
+        return image_dev.copy_to_host(), kernel_time, grid
+
+    def _upload_global(self, spheres: np.ndarray):
+        if self._spheres_host is None or not np.array_equal(self._spheres_host, spheres):
+            self._spheres_dev = cuda.to_device(np.ascontiguousarray(spheres, np.float32))
+            self._spheres_host = spheres.copy()
+        return self._spheres_dev
