@@ -255,7 +255,7 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     try:
         out = variant.run(problem, launch, backend, repeats)
     except Exception as exc:  # a broken variant is reported, never allowed to stop the others
-        row.verified, row.note = ERROR, f"{type(exc).__name__}: {exc}"
+        row.verified, row.note = ERROR, one_line(exc)
         return row
     if out is None:  # the variant declined (e.g. an optional library is not installed)
         row.verified, row.note = SKIPPED, "not available"
@@ -275,6 +275,17 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     return row
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one readable line (numba's typing errors span many, with terminal colours)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines[1:] if not ln.startswith(("File", "<source", "During"))), "")
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" + (f" {detail}" if detail and len(first) < 80 else "")
+
+
 def _show(value):
     """Values as they go into the CSV: floats with full precision, everything else as is."""
     try:
@@ -287,3 +298,26 @@ def _show(value):
     except ImportError:
         pass
     return value
+
+
+def summary_lines(rows: Sequence[Row], peak: Peak | None) -> list[str]:
+    """For each problem, how each `best` row compares with the fastest library peer and the copy peak."""
+    lines = []
+    by_problem: dict[tuple, list[Row]] = {}
+    for r in rows:
+        by_problem.setdefault((r.op, r.dtype, r.n), []).append(r)
+    for (op, dtype, n), group in by_problem.items():
+        bests = [r for r in group if r.variant == "best" and r.ok and r.timing]
+        peers = [r for r in group if r.variant.startswith(("cupy", "cuda-reduce")) and r.ok and r.timing]
+        missing = sorted({r.variant for r in group if r.variant.startswith("cupy") and not r.timing})
+        for b in bests:
+            parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms"]
+            if b.gbps and peak and peak.gbps:
+                parts.append(f"{b.gbps / peak.gbps:.0%} of copy bandwidth")
+            if peers:
+                fastest = min(peers, key=lambda r: r.timing.median_ms)
+                parts.append(f"{fastest.timing.median_ms / b.timing.median_ms:.2f}x the speed of {fastest.variant}")
+            for name in missing:
+                parts.append(f"{name}: not installed")
+            lines.append("; ".join(parts))
+    return lines

@@ -34,6 +34,11 @@ class Frame:
         return self.image.shape[1], self.image.shape[0]
 
 
+def rgba_view(pixels: np.ndarray) -> np.ndarray:
+    """(H, W) uint32 words written as r | g << 8 | b << 16 | a << 24 -> the (H, W, 4) RGBA bytes, no copy."""
+    return pixels.view(np.uint8).reshape(pixels.shape[0], pixels.shape[1], 4)
+
+
 def parse_size(text: str) -> tuple[int, int]:
     """'WxH' -> (W, H), each 1..4096."""
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))

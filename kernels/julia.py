@@ -23,7 +23,7 @@ from numba import cuda
 from kernels import backend as backends
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, grid_for
+from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
 from kernels.timing import time_kernel
 
 COLORMAPS = ("classic", "smooth")
@@ -97,10 +97,10 @@ def julia_escape(jx, jy, cr, ci, iterations):
 
 
 @numba.jit(nopython=True)
-def julia_pixel(image, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
-    """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes."""
-    jx = cx + scale * np.float32((image.shape[1] >> 1) - x) / half
-    jy = cy + scale * np.float32((image.shape[0] >> 1) - y) / half
+def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
+    """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
+    jx = cx + scale * np.float32((pixels.shape[1] >> 1) - x) / half
+    jy = cy + scale * np.float32((pixels.shape[0] >> 1) - y) / half
     n, mag2 = julia_escape(jx, jy, cr, ci, iterations)
     r = g = b = np.uint8(0)
     if colormap == 0:  # classic: the book's red where bounded
@@ -112,34 +112,31 @@ def julia_pixel(image, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
         r = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.00))))
         g = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.10))))
         b = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.20))))
-    image[y, x, 0] = r
-    image[y, x, 1] = g
-    image[y, x, 2] = b
-    image[y, x, 3] = np.uint8(255)
+    pixels[y, x] = np.uint32(r) | (np.uint32(g) << np.uint32(8)) | (np.uint32(b) << np.uint32(16)) | np.uint32(0xFF000000)
 
 
 _julia_pixel = backends.for_kernels(julia_pixel)  # compiled on a GPU, plain Python in the simulator
 
 
-def _render_julia(image, cr, ci, cx, cy, scale, half, iterations, colormap):
+def _render_julia(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     # blockIdx * blockDim + threadIdx: with the book's one-thread blocks this is blockIdx alone
     x = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    if x < image.shape[1] and y < image.shape[0]:
-        _julia_pixel(image, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
+    if x < pixels.shape[1] and y < pixels.shape[0]:
+        _julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
 
 
 @numba.njit(parallel=True, cache=True)
-def render_julia_cpu(image, cr, ci, cx, cy, scale, half, iterations, colormap):
+def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     """The CPU twin: the same per-pixel function over all pixels, rows in parallel."""
-    for y in numba.prange(image.shape[0]):
-        for x in range(image.shape[1]):
-            julia_pixel(image, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
+    for y in numba.prange(pixels.shape[0]):
+        for x in range(pixels.shape[1]):
+            julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
 
 
 @functools.lru_cache(maxsize=None)
 def gpu_kernel():
-    return cuda.jit("void(uint8[:, :, ::1], float32, float32, float32, float32, float32, float32, int32, int32)")(_render_julia)
+    return cuda.jit("void(uint32[:, ::1], float32, float32, float32, float32, float32, float32, int32, int32)")(_render_julia)
 
 
 def check_launch(launch: str) -> str:
@@ -172,14 +169,15 @@ class JuliaRenderer:
             block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
             grid = grid_for(width, height, block)
             self.backend.activate()
-            if self._image_dev is None or self._image_dev.shape[:2] != (height, width):
-                self._image_dev = cuda.device_array((height, width, 4), np.uint8)
+            if self._image_dev is None or self._image_dev.shape != (height, width):
+                self._image_dev = cuda.device_array((height, width), np.uint32)
             image_dev, kernel = self._image_dev, gpu_kernel()
             timing = time_kernel(self.backend.kind, lambda: kernel[grid, block](image_dev, *args), repeats, warmup)
-            image = image_dev.copy_to_host()
+            image = rgba_view(image_dev.copy_to_host())
         else:
-            image = np.empty((height, width, 4), np.uint8)
-            timing = time_kernel("cpu", lambda: render_julia_cpu(image, *args), repeats, warmup)
+            pixels = np.empty((height, width), np.uint32)
+            timing = time_kernel("cpu", lambda: render_julia_cpu(pixels, *args), repeats, warmup)
+            image = rgba_view(pixels)
             block = grid = None
         self._warm = True
         meta = {"kind": "julia", "c": f"{params.c.real},{params.c.imag}", "center": f"{params.center[0]},{params.center[1]}",

@@ -24,7 +24,7 @@ from kernels import backend as backends
 from kernels.constant_memory import ConstantArray
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, grid_for
+from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
 from kernels.scene import CONSTANT_CAPACITY, SPHERE_FLOATS, Scene, capacity, check_count
 from kernels.timing import Timing, time_kernel
 
@@ -32,6 +32,7 @@ MEMORIES = ("global", "constant")
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
 CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY, SPHERE_FLOATS)
+constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can call the intrinsic
 
 
 @numba.jit(nopython=True)
@@ -64,11 +65,12 @@ def shade_pixel(spheres, count, start, ox, oy):
 
 
 @numba.jit(nopython=True)
-def store_pixel(image, x, y, r, g, b):
-    image[y, x, 0] = np.uint8(r * np.float32(255.0))
-    image[y, x, 1] = np.uint8(g * np.float32(255.0))
-    image[y, x, 2] = np.uint8(b * np.float32(255.0))
-    image[y, x, 3] = np.uint8(255)
+def store_pixel(pixels, x, y, r, g, b):
+    """Write int(value * 255) per channel as one 32-bit RGBA word: one store per pixel, not four."""
+    red = np.uint32(np.uint8(r * np.float32(255.0)))
+    green = np.uint32(np.uint8(g * np.float32(255.0)))
+    blue = np.uint32(np.uint8(b * np.float32(255.0)))
+    pixels[y, x] = red | (green << np.uint32(8)) | (blue << np.uint32(16)) | np.uint32(0xFF000000)
 
 
 @numba.jit(nopython=True)
@@ -80,35 +82,35 @@ def pattern_start(lane, count, staggered):
 _shade_pixel, _store_pixel, _pattern_start = (backends.for_kernels(f) for f in (shade_pixel, store_pixel, pattern_start))
 
 
-def _render_spheres_global(spheres, count, staggered, image):
+def _render_spheres_global(spheres, count, staggered, pixels):
     x, y = cuda.grid(2)
-    if x < image.shape[1] and y < image.shape[0]:
+    if x < pixels.shape[1] and y < pixels.shape[0]:
         lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
         start = _pattern_start(lane, count, staggered)
-        ox = np.float32(x - image.shape[1] // 2)
-        oy = np.float32(y - image.shape[0] // 2)
+        ox = np.float32(x - pixels.shape[1] // 2)
+        oy = np.float32(y - pixels.shape[0] // 2)
         r, g, b = _shade_pixel(spheres, count, start, ox, oy)
-        _store_pixel(image, x, y, r, g, b)
+        _store_pixel(pixels, x, y, r, g, b)
 
 
-def _render_spheres_constant(count, staggered, image):
+def _render_spheres_constant(count, staggered, pixels):
     x, y = cuda.grid(2)
-    if x < image.shape[1] and y < image.shape[0]:
+    if x < pixels.shape[1] and y < pixels.shape[0]:
         lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
         start = _pattern_start(lane, count, staggered)
-        ox = np.float32(x - image.shape[1] // 2)
-        oy = np.float32(y - image.shape[0] // 2)
-        r, g, b = _shade_pixel(CONSTANT_SPHERES.get(), count, start, ox, oy)
-        _store_pixel(image, x, y, r, g, b)
+        ox = np.float32(x - pixels.shape[1] // 2)
+        oy = np.float32(y - pixels.shape[0] // 2)
+        r, g, b = _shade_pixel(constant_spheres(), count, start, ox, oy)
+        _store_pixel(pixels, x, y, r, g, b)
 
 
 @numba.njit(parallel=True, cache=True)
-def render_spheres_cpu(spheres, count, staggered, image):
+def render_spheres_cpu(spheres, count, staggered, pixels):
     """The CPU twin: the same per-pixel math with Numba's parallel loop over rows. Each row first keeps
     only the spheres it crosses (dy^2 < r^2, the hit test's own condition, in index order), which cuts
     the per-pixel work several-fold without changing a pixel. The staggered pattern uses the pixel's
     lane in a row of 32, as a warp of a 32-wide block would."""
-    h, w = image.shape[0], image.shape[1]
+    h, w = pixels.shape[0], pixels.shape[1]
     for y in numba.prange(h):
         oy = np.float32(y - h // 2)
         row = np.empty((count, spheres.shape[1]), np.float32)
@@ -121,15 +123,15 @@ def render_spheres_cpu(spheres, count, staggered, image):
         for x in range(w):
             start = pattern_start(x % 32, crossing, staggered) if crossing > 0 else 0
             r, g, b = shade_pixel(row, crossing, start, np.float32(x - w // 2), oy)
-            store_pixel(image, x, y, r, g, b)
+            store_pixel(pixels, x, y, r, g, b)
 
 
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(memory: str):
     """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature)."""
     if memory == "global":
-        return cuda.jit("void(float32[:, ::1], int32, boolean, uint8[:, :, ::1])")(_render_spheres_global)
-    return cuda.jit("void(int32, boolean, uint8[:, :, ::1])")(_render_spheres_constant)
+        return cuda.jit("void(float32[:, ::1], int32, boolean, uint32[:, ::1])")(_render_spheres_global)
+    return cuda.jit("void(int32, boolean, uint32[:, ::1])")(_render_spheres_constant)
 
 
 def constant_ptx() -> str:
@@ -175,10 +177,11 @@ class SphereRenderer:
             block = check_block(tuple(block), self.limits)
             image, kernel_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
         else:
-            image = np.empty((height, width, 4), np.uint8)
+            pixels = np.empty((height, width), np.uint32)
             spheres = np.ascontiguousarray(scene.spheres)
             warmup = 0 if "cpu" in self._warm else 1
-            kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, image), repeats, warmup)
+            kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
+            image = rgba_view(pixels)
             self._warm.add("cpu")
             memory, block, grid = "host", None, None
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
@@ -187,8 +190,8 @@ class SphereRenderer:
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
-        if self._image_dev is None or self._image_dev.shape[:2] != (height, width):
-            self._image_dev = cuda.device_array((height, width, 4), np.uint8)
+        if self._image_dev is None or self._image_dev.shape != (height, width):
+            self._image_dev = cuda.device_array((height, width), np.uint32)
         image_dev = self._image_dev
         kernel = gpu_kernel(memory)
         grid = grid_for(width, height, block)
@@ -202,7 +205,7 @@ class SphereRenderer:
         warmup = 0 if memory in self._warm else 1
         kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
         self._warm.add(memory)
-        return image_dev.copy_to_host(), kernel_time, grid
+        return rgba_view(image_dev.copy_to_host()), kernel_time, grid
 
     def _upload_global(self, spheres: np.ndarray):
         if self._spheres_host is None or not np.array_equal(self._spheres_host, spheres):

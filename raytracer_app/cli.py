@@ -146,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; RAYTRACER_DEBUG=1 shows the traceback
         if os.environ.get("RAYTRACER_DEBUG"):
             raise
-        print(f"raytracer-app: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from kernels.bench import one_line
+
+        print(f"raytracer-app: failed: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
 
 

@@ -1,0 +1,127 @@
+"""The render kernels as benchmark variants, so `bench raytrace|julia` and the GUI time them with the
+same runner, rows and CSV as the reductions. Every GPU image is checked against the CPU twin's image
+(at most one level apart per channel: a GPU may fuse multiply-adds)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.bench import Outcome
+from kernels.frames import check_block, check_size
+from kernels.julia import JuliaParams, JuliaRenderer
+from kernels.raytrace import SphereRenderer, check_pattern
+from kernels.scene import generate_scene
+from kernels.variants import Variant
+
+
+@dataclass
+class RenderProblem:
+    algorithm: str  # 'raytrace' or 'julia'
+    size: tuple[int, int]
+    spheres: int = 0  # raytrace: the scene's sphere count (the row's n)
+    pattern: str = "uniform"
+    seed: int = 0
+    params: JuliaParams = JuliaParams()
+    dtype: str = "rgba8"
+    bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
+    _reference: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def op(self) -> str:
+        return self.pattern if self.algorithm == "raytrace" else "julia"
+
+    @property
+    def n(self) -> int:
+        return self.spheres if self.algorithm == "raytrace" else self.size[0] * self.size[1]
+
+    @property
+    def expected(self) -> int:
+        return self.size[0] * self.size[1]  # pixels that must match the CPU twin
+
+    @functools.cached_property
+    def scene(self):
+        return generate_scene(self.spheres, self.seed)
+
+    def reference(self) -> np.ndarray:
+        if self._reference is None:
+            if self.algorithm == "raytrace":
+                self._reference = _renderer("cpu", 0, SphereRenderer).render(self.scene, self.size).image
+            else:
+                self._reference = _renderer("cpu", 0, JuliaRenderer).render(self.params, self.size).image
+        return self._reference
+
+    def verify(self, result) -> tuple[bool, str]:
+        ok = result == self.expected
+        return ok, "" if ok else f"{self.expected - result} pixels differ from the CPU twin by more than 1 level"
+
+
+def make_raytrace_problem(spheres: int, size=(1024, 1024), pattern: str = "uniform", seed: int = 0) -> RenderProblem:
+    check_pattern(pattern)
+    problem = RenderProblem("raytrace", check_size(*size), spheres, pattern, seed)
+    problem.scene  # validates the count now, before anything runs
+    return problem
+
+
+def make_julia_problem(size=(1000, 1000), params: JuliaParams = JuliaParams()) -> RenderProblem:
+    return RenderProblem("julia", check_size(*size), params=params.checked())
+
+
+@functools.lru_cache(maxsize=None)
+def _renderer(kind: str, device: int, cls):
+    from kernels.backend import Backend
+
+    return cls(Backend(kind, device))
+
+
+def _matching_pixels(problem: RenderProblem, image: np.ndarray) -> int:
+    diff = np.abs(image.astype(np.int16) - problem.reference()).max(axis=2)
+    return int((diff <= 1).sum())
+
+
+def _outcome(problem, frame) -> Outcome:
+    block = f"{frame.block[0]}x{frame.block[1]}" if frame.block else ""
+    grid = f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else ""
+    return Outcome(_matching_pixels(problem, frame.image), frame.kernel, block, grid)
+
+
+def _spheres(memory: str, on_cpu: bool = False):
+    def run(problem, launch, backend, repeats):
+        renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, SphereRenderer)
+        frame = renderer.render(problem.scene, problem.size, memory, launch.block or (16, 16), problem.pattern, repeats)
+        return _outcome(problem, frame)
+    return run
+
+
+def _julia(launch_kind: str, on_cpu: bool = False):
+    def run(problem, launch, backend, repeats):
+        renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, JuliaRenderer)
+        return _outcome(problem, renderer.render(problem.params, problem.size, launch_kind, launch.block or (16, 16), repeats))
+    return run
+
+
+def _check_block(launch, backend):
+    if launch.block is not None:
+        from kernels.devices import limits_for
+
+        check_block(launch.block, limits_for(backend))
+
+
+RAYTRACE_VARIANTS: tuple[Variant, ...] = (
+    Variant("spheres-global", "spheres read from global memory (seed 001's first kernel): each thread loads them through the caches",
+            "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("global")),
+    Variant("spheres-constant", "spheres read from __constant__ memory filled like cudaMemcpyToSymbol (seed 001): one address is broadcast to a whole warp",
+            "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("constant")),
+    Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row culling the spheres it misses",
+            "cpu", run=_spheres("global", on_cpu=True)),
+)
+
+JULIA_VARIANTS: tuple[Variant, ...] = (
+    Variant("julia-book", "the book's launch <<<dim3(W, H), 1>>>: one thread per block leaves 31 of every 32 lanes of a warp idle",
+            "gpu", "003", run=_julia("book")),
+    Variant("julia-2d", "2-D blocks of BXxBY threads: full warps, the same kernel",
+            "gpu", "003", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_julia("2d")),
+    Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu", run=_julia("2d", on_cpu=True)),
+)

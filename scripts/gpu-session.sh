@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
+# Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
+#   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all bench-render bench-kernels
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+app() { python3 -m raytracer_app "$@"; }
+for stage in "$@"; do
+  echo "=== $stage" | tee -a "$OUT/session.log"
+  case $stage in
+    info)
+      nvidia-smi -L 2>&1 | tee -a "$OUT/session.log"
+      app devices 2>&1 | tee -a "$OUT/session.log" ;;
+    tests-render)
+      python3 -m pytest -q -rs tests/test_raytrace.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
+    tests-all)
+      timeout 420 python3 -m pytest -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
+    constant-proof)
+      python3 - <<'PY' 2>&1 | tee -a "$OUT/session.log"
+import time, numpy as np
+from kernels import backend
+from kernels.raytrace import SphereRenderer, constant_ptx, gpu_kernel, CONSTANT_SPHERES
+from kernels.scene import generate_scene
+r = SphereRenderer(backend.resolve("cuda"))
+r.render(generate_scene(20, seed=1), memory="constant")
+ptx = constant_ptx()
+print("PTX:", [l.strip() for l in ptx.splitlines() if ".visible .const" in l], "ld.const count:", ptx.count("ld.const"))
+k = gpu_kernel("constant"); before = len(k.overloads)
+times = []
+for seed in range(2, 22):
+    s = generate_scene(2000, seed=seed).spheres
+    t0 = time.perf_counter(); CONSTANT_SPHERES.write(s, k); times.append((time.perf_counter() - t0) * 1e6)
+print(f"symbol write of 2000 spheres (56 KB): median {np.median(times):.1f} us; overloads before/after {before}/{len(k.overloads)}")
+from numba import cuda
+t0 = time.perf_counter(); cuda.jit("void(int32, boolean, uint8[:, :, ::1])")(gpu_kernel("constant").py_func); print(f"a recompile of the constant kernel: {(time.perf_counter() - t0):.2f} s")
+PY
+      ;;
+    bench-render)
+      app bench raytrace --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/raytrace.csv" 2>&1 | tee "$OUT/bench-raytrace.log"
+      app bench raytrace --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/raytrace-staggered.csv" 2>&1 | tee "$OUT/bench-raytrace-staggered.log"
+      app bench julia --block 16x16,32x8 --repeats 20 --csv "$OUT/julia.csv" 2>&1 | tee "$OUT/bench-julia.log" ;;
+    bench-kernels)
+      app bench reduction --op sum --dtype int32 --n 100000000 --repeats 20 --csv "$OUT/reduction.csv" 2>&1 | tee "$OUT/bench-reduction.log"
+      app bench histogram --n 104857600 --repeats 20 --csv "$OUT/histogram.csv" 2>&1 | tee "$OUT/bench-histogram.log"
+      app bench hashtable --n 26214400 --repeats 5 --csv "$OUT/hashtable.csv" 2>&1 | tee "$OUT/bench-hashtable.log"
+      app bench hashtable --n 1048576 --repeats 10 2>&1 | tee -a "$OUT/bench-hashtable.log" ;;
+    *) echo "unknown stage $stage" ;;
+  esac
+done
