@@ -121,6 +121,25 @@ def resolve(name: str = "auto", device: int | None = None) -> Backend:
 
 def for_kernels(fn):
     """A shared ``@numba.jit`` per-pixel function as a CUDA kernel should call it: the compiled function
-    on a GPU (numba-cuda compiles it for the device), its plain Python body in the simulator, whose
-    arrays are wrappers that compiled CPU code cannot take."""
-    return fn.py_func if simulator_active() else fn
+    on a GPU (numba-cuda compiles it for the device), plain Python all the way down in the simulator,
+    whose arrays are wrappers that compiled CPU code cannot take."""
+    return _plain_python(fn, {}) if simulator_active() else fn
+
+
+def _plain_python(fn, done: dict):
+    """``fn.py_func`` with every jit function it calls (through its module globals) made plain too."""
+    import types
+
+    from numba.core.dispatcher import Dispatcher
+
+    if fn in done:
+        return done[fn]
+    py = fn.py_func
+    globs = dict(py.__globals__)
+    clone = types.FunctionType(py.__code__, globs, py.__name__, py.__defaults__, py.__closure__)
+    done[fn] = clone
+    for name in py.__code__.co_names:
+        value = globs.get(name)
+        if isinstance(value, Dispatcher):
+            globs[name] = _plain_python(value, done)
+    return clone

@@ -1,9 +1,13 @@
 """The sphere ray tracer of seed 001 (CUDA by Example, ch. 6): one kernel reading the spheres from
-global memory, one from a real ``__constant__`` array, and a CPU twin; all three share the per-pixel math.
+global memory, one from a real ``__constant__`` array, one culling them per tile into shared memory, and
+a CPU twin; all of them share the per-sphere math.
 
 The definition: rays go along z through pixel (x, y), one world unit per pixel, origin at the image
 centre (ox = x - W/2, oy = y - H/2); the nearest sphere hit (largest dz + z) shades the pixel with
 ``color * dz / radius``; each byte is ``int(value * 255)``. Row 0 of the image is y = 0.
+
+Memories: ``global`` and ``constant`` are the book's two kernels; ``shared`` culls the spheres per block and
+stages the survivors in shared memory (the fast one we add).
 
 Access patterns: ``uniform`` visits spheres 0..N-1 in every thread, so a warp reads one address at a time
 (constant memory broadcasts it); ``staggered`` starts each thread of a warp at a different sphere, so a
@@ -28,7 +32,7 @@ from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
 from kernels.scene import CONSTANT_CAPACITY, SPHERE_FLOATS, Scene, capacity, check_count
 from kernels.timing import Timing, time_kernel
 
-MEMORIES = ("global", "constant")
+MEMORIES = ("global", "constant", "shared")
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
 CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY, SPHERE_FLOATS)
@@ -36,31 +40,33 @@ constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can ca
 
 
 @numba.jit(nopython=True)
+def sphere_step(spheres, i, index, ox, oy, r, g, b, maxz, nearest):
+    """The book's Sphere::hit for sphere row ``i`` (whose scene index is ``index``) and the ray through
+    (ox, oy); returns the updated nearest-hit state. Ties in depth go to the lower scene index, so every
+    visiting order gives the same pixel."""
+    dx = ox - spheres[i, 4]
+    dy = oy - spheres[i, 5]
+    radius = spheres[i, 3]
+    if dx * dx + dy * dy < radius * radius:
+        dz = np.float32(math.sqrt(radius * radius - dx * dx - dy * dy))
+        t = dz + spheres[i, 6]
+        if t > maxz or (t == maxz and index < nearest):
+            fscale = dz / np.float32(math.sqrt(radius * radius))
+            return spheres[i, 0] * fscale, spheres[i, 1] * fscale, spheres[i, 2] * fscale, t, index
+    return r, g, b, maxz, nearest
+
+
+@numba.jit(nopython=True)
 def shade_pixel(spheres, count, start, ox, oy):
-    """Colour of the ray through (ox, oy): the book's Sphere::hit over all spheres, visiting them from
-    ``start`` on. Ties in depth go to the lower index so every visiting order gives the same pixel."""
-    r = np.float32(0.0)
-    g = np.float32(0.0)
-    b = np.float32(0.0)
+    """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
+    r = g = b = np.float32(0.0)
     maxz = MISS
     nearest = count
     for k in range(count):
         i = start + k
         if i >= count:
             i -= count
-        dx = ox - spheres[i, 4]
-        dy = oy - spheres[i, 5]
-        radius = spheres[i, 3]
-        if dx * dx + dy * dy < radius * radius:
-            dz = np.float32(math.sqrt(radius * radius - dx * dx - dy * dy))
-            t = dz + spheres[i, 6]
-            if t > maxz or (t == maxz and i < nearest):
-                fscale = dz / np.float32(math.sqrt(radius * radius))
-                r = spheres[i, 0] * fscale
-                g = spheres[i, 1] * fscale
-                b = spheres[i, 2] * fscale
-                maxz = t
-                nearest = i
+        r, g, b, maxz, nearest = sphere_step(spheres, i, i, ox, oy, r, g, b, maxz, nearest)
     return r, g, b
 
 
@@ -79,7 +85,8 @@ def pattern_start(lane, count, staggered):
 
 
 # what the kernels call: compiled on a GPU, plain Python in the simulator
-_shade_pixel, _store_pixel, _pattern_start = (backends.for_kernels(f) for f in (shade_pixel, store_pixel, pattern_start))
+_shade_pixel, _store_pixel, _pattern_start, _sphere_step = (
+    backends.for_kernels(f) for f in (shade_pixel, store_pixel, pattern_start, sphere_step))
 
 
 def _render_spheres_global(spheres, count, staggered, pixels):
@@ -101,6 +108,55 @@ def _render_spheres_constant(count, staggered, pixels):
         ox = np.float32(x - pixels.shape[1] // 2)
         oy = np.float32(y - pixels.shape[0] // 2)
         r, g, b = _shade_pixel(constant_spheres(), count, start, ox, oy)
+        _store_pixel(pixels, x, y, r, g, b)
+
+
+TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
+
+
+def _render_spheres_shared(spheres, count, staggered, pixels):
+    """Per-tile culling: the block's threads test the spheres against the block's pixel rectangle, chunk
+    by chunk, and stage only those that can touch it in shared memory; each thread then shades from that
+    short list. With 2000 spheres a 16x16 tile keeps a few dozen, so each pixel does a few dozen tests."""
+    tile = cuda.shared.array((TILE_CHUNK, 7), np.float32)
+    tile_index = cuda.shared.array(TILE_CHUNK, np.int32)
+    kept = cuda.shared.array(1, np.int32)
+    tid = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    threads = cuda.blockDim.x * cuda.blockDim.y
+    x, y = cuda.grid(2)
+    width, height = pixels.shape[1], pixels.shape[0]
+    ox = np.float32(x - width // 2)
+    oy = np.float32(y - height // 2)
+    # the tile's rectangle in world units (a pixel-wide margin keeps the test conservative)
+    left = np.float32(cuda.blockIdx.x * cuda.blockDim.x - width // 2 - 1)
+    right = left + np.float32(cuda.blockDim.x + 1)
+    bottom = np.float32(cuda.blockIdx.y * cuda.blockDim.y - height // 2 - 1)
+    top = bottom + np.float32(cuda.blockDim.y + 1)
+    r = g = b = np.float32(0.0)
+    maxz = MISS
+    nearest = count
+    for base in range(0, count, TILE_CHUNK):
+        if tid == 0:
+            kept[0] = 0
+        cuda.syncthreads()
+        for j in range(base + tid, min(base + TILE_CHUNK, count), threads):
+            radius = spheres[j, 3]
+            if (spheres[j, 4] + radius >= left and spheres[j, 4] - radius <= right
+                    and spheres[j, 5] + radius >= bottom and spheres[j, 5] - radius <= top):
+                slot = cuda.atomic.add(kept, 0, 1)
+                for f in range(7):
+                    tile[slot, f] = spheres[j, f]
+                tile_index[slot] = j
+        cuda.syncthreads()
+        n = kept[0]
+        start = _pattern_start(tid, n, staggered) if n > 0 else 0
+        for k in range(n):
+            i = start + k
+            if i >= n:
+                i -= n
+            r, g, b, maxz, nearest = _sphere_step(tile, i, tile_index[i], ox, oy, r, g, b, maxz, nearest)
+        cuda.syncthreads()  # the next chunk overwrites the tile
+    if x < width and y < height:
         _store_pixel(pixels, x, y, r, g, b)
 
 
@@ -129,8 +185,9 @@ def render_spheres_cpu(spheres, count, staggered, pixels):
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(memory: str):
     """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature)."""
-    if memory == "global":
-        return cuda.jit("void(float32[:, ::1], int32, boolean, uint32[:, ::1])")(_render_spheres_global)
+    if memory in ("global", "shared"):
+        body = _render_spheres_global if memory == "global" else _render_spheres_shared
+        return cuda.jit("void(float32[:, ::1], int32, boolean, uint32[:, ::1])")(body)
     return cuda.jit("void(int32, boolean, uint32[:, ::1])")(_render_spheres_constant)
 
 
@@ -196,7 +253,7 @@ class SphereRenderer:
         kernel = gpu_kernel(memory)
         grid = grid_for(width, height, block)
         count = np.int32(scene.count)
-        if memory == "global":
+        if memory in ("global", "shared"):
             spheres_dev = self._upload_global(scene.spheres)
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
@@ -206,6 +263,27 @@ class SphereRenderer:
         kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
         self._warm.add(memory)
         return rgba_view(image_dev.copy_to_host()), kernel_time, grid
+
+    def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
+                    repeats: int = 100) -> tuple[np.ndarray, Timing]:
+        """Wall time of whole frames as an interactive viewer needs them: the kernel plus the copy back
+        into pinned (page-locked) host memory, which the GPU writes by DMA at full link speed."""
+        from kernels.timing import time_wall
+
+        if self.backend.kind != "cuda":
+            raise InputError("frame-to-host timing needs a real GPU (the cuda backend)")
+        self.render(scene, size, memory, block)  # validates, compiles, uploads the scene
+        width, height = size
+        kernel, grid, count = gpu_kernel(memory), grid_for(width, height, block), np.int32(scene.count)
+        image_dev = self._image_dev
+        host = cuda.pinned_array((height, width), np.uint32)
+        args = (count, False, image_dev) if memory == "constant" else (self._spheres_dev, count, False, image_dev)
+
+        def frame():
+            kernel[grid, block](*args)
+            image_dev.copy_to_host(host)
+
+        return rgba_view(host), time_wall(frame, repeats, warmup=3)
 
     def _upload_global(self, spheres: np.ndarray):
         if self._spheres_host is None or not np.array_equal(self._spheres_host, spheres):

@@ -95,6 +95,16 @@ def _spheres(memory: str, on_cpu: bool = False):
     return run
 
 
+def _frame_to_host(problem, launch, backend, repeats):
+    renderer = _renderer(backend.kind, backend.device, SphereRenderer)
+    if problem.pattern != "uniform":
+        return "frame-to-host is timed with the uniform pattern only"
+    image, timing = renderer.time_frames(problem.scene, problem.size, "constant", launch.block or (16, 16), max(repeats, 50))
+    block = launch.block or (16, 16)
+    grid = f"{-(-problem.size[0] // block[0])}x{-(-problem.size[1] // block[1])}"
+    return Outcome(_matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}", grid)
+
+
 def _julia(launch_kind: str, on_cpu: bool = False):
     def run(problem, launch, backend, repeats):
         renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, JuliaRenderer)
@@ -114,6 +124,11 @@ RAYTRACE_VARIANTS: tuple[Variant, ...] = (
             "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("global")),
     Variant("spheres-constant", "spheres read from __constant__ memory filled like cudaMemcpyToSymbol (seed 001): one address is broadcast to a whole warp",
             "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("constant")),
+    Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
+            "gpu", "", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("shared")),
+    Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy back into pinned host memory, wall time (1000 / ms = frames per second)",
+            "gpu", "", "block BXxBY; real GPU only", sim_skip="wall time of frames means nothing in the simulator",
+            check=_check_block, run=_frame_to_host),
     Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row culling the spheres it misses",
             "cpu", run=_spheres("global", on_cpu=True)),
 )

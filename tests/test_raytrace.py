@@ -39,7 +39,7 @@ def test_staggered_pattern_renders_the_same_image(cpu_backend):
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("memory", ["global", "constant"])
+@pytest.mark.parametrize("memory", ["global", "constant", "shared"])
 def test_cuda_kernels_match_cpu_twin_and_reference(cuda_backend, cpu_backend, memory):
     scene = small_scene()
     w, h = 32, 24
@@ -64,7 +64,7 @@ def test_constant_memory_follows_new_scenes(cuda_backend):
 def test_staggered_pattern_on_cuda_kernels(cuda_backend):
     scene = small_scene(n=5)
     r = SphereRenderer(cuda_backend)
-    for memory in ("global", "constant"):
+    for memory in ("global", "constant", "shared"):
         a = r.render(scene, (16, 16), memory=memory, block=(16, 4), pattern="staggered").image
         assert np.abs(a.astype(int) - spheres_reference(scene.spheres, 16, 16)).max() <= 1
 
@@ -171,12 +171,30 @@ def test_gpu_constant_kernel_reads_constant_memory_and_needs_no_recompile(cuda_b
     assert np.abs(img_b.astype(int) - spheres_reference(b.spheres, 1024, 1024)).max() <= 1
 
 
+def test_shared_kernel_with_more_spheres_than_a_chunk(cuda_backend):
+    """More spheres than one shared-memory chunk, many overlapping one tile: the culled passes must
+    keep the nearest hit across chunks."""
+    from kernels.raytrace import TILE_CHUNK
+
+    rng = np.random.default_rng(9)
+    n = TILE_CHUNK + 44
+    s = np.empty((n, 7), np.float32)
+    s[:, 0:3] = rng.random((n, 3))
+    s[:, 3] = rng.uniform(2, 6, n)
+    s[:, 4:6] = rng.uniform(-10, 10, (n, 2))
+    s[:, 6] = rng.uniform(-50, 50, n)
+    scene = Scene(s, "dense")
+    img = SphereRenderer(cuda_backend).render(scene, (16, 16), memory="shared", block=(8, 8)).image
+    assert np.abs(img.astype(int) - spheres_reference(s, 16, 16)).max() <= 1
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [20, 200, 2000])
-def test_gpu_global_and_constant_identical_at_1024(cuda_backend, n):
+def test_gpu_all_memories_identical_at_1024(cuda_backend, n):
     scene = generate_scene(n, seed=n)
     r = SphereRenderer(cuda_backend)
     g = r.render(scene, (1024, 1024), memory="global", block=(32, 8)).image
-    c = r.render(scene, (1024, 1024), memory="constant", block=(32, 8)).image
-    np.testing.assert_array_equal(g, c)
+    for memory in ("constant", "shared"):
+        for pattern in ("uniform", "staggered"):
+            np.testing.assert_array_equal(g, r.render(scene, (1024, 1024), memory=memory, block=(32, 8), pattern=pattern).image)
     assert np.abs(g.astype(int) - spheres_reference(scene.spheres, 1024, 1024)).max() <= 1

@@ -1,0 +1,118 @@
+import csv
+
+import numpy as np
+import pytest
+
+from kernels.bench import CSV_COLUMNS
+from raytracer_app.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames) == CSV_COLUMNS
+        return list(reader)
+
+
+def test_csv_columns_start_as_the_issue_lists():
+    assert CSV_COLUMNS[:17] == ("variant", "op", "dtype", "n", "block", "grid", "backend", "device", "repeats",
+                                "median_ms", "min_ms", "max_ms", "gbps", "pct_of_peak", "result", "expected", "verified")
+    assert CSV_COLUMNS[17:21] == ("app_version", "numba_version", "numba_cuda_version", "timestamp")
+
+
+def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backend):
+    out = tmp_path / "rt.csv"
+    code, text, err = run(capsys, "bench", "raytrace", "--backend", cuda_backend.kind, "--size", "16x16",
+                          "--sizes", "3,40", "--block", "8x8,16x4", "--repeats", "1", "--csv", str(out))
+    assert code == 0, err
+    rows = read_rows(out)
+    assert len(rows) == 2 * 2 * 5  # sphere counts x block shapes x variants
+    ran = [r for r in rows if r["verified"] == "yes"]
+    assert {r["variant"] for r in ran} >= {"spheres-global", "spheres-constant", "spheres-shared", "spheres-cpu"}
+    assert all(r["result"] == r["expected"] == "256" for r in ran)
+    assert {r["block"] for r in ran if r["variant"] == "spheres-shared"} == {"8x8", "16x4"}
+    assert "progress: 5/20" in err
+
+
+def test_bench_julia_on_cpu(capsys):
+    code, text, err = run(capsys, "bench", "julia", "--backend", "cpu", "--size", "64x48", "--repeats", "2")
+    assert code == 0, err
+    assert "julia-cpu" in text and "skipped" in text  # the GPU launches skip on the cpu backend
+
+
+def test_bench_reduction_on_cpu_and_csv(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    code, text, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "5000", "--op", "sumsq",
+                          "--variants", "numpy,cpu-parallel,tree-mask", "--repeats", "2", "--csv", str(out))
+    assert code == 0, err
+    rows = {r["variant"]: r for r in read_rows(out)}
+    assert rows["numpy"]["verified"] == rows["cpu-parallel"]["verified"] == "yes"
+    assert rows["tree-mask"]["verified"] == "skipped"
+    assert "peak:" in text
+
+
+def test_bench_reduction_from_npy_input(tmp_path, capsys, cuda_backend):
+    data = np.arange(-300, 700, dtype=np.int32)
+    path = tmp_path / "a.npy"
+    np.save(path, data)
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "bench", "reduction", "--backend", cuda_backend.kind, "--input", str(path),
+                       "--variants", "numpy,sequential", "--block", "64", "--grid", "4", "--repeats", "1", "--csv", str(out))
+    assert code == 0, err
+    rows = read_rows(out)
+    assert {r["result"] for r in rows} == {str(int(data.astype(np.int64).sum()))}
+
+
+def test_bench_histogram_from_any_file(tmp_path, capsys):
+    path = tmp_path / "blob.bin"
+    path.write_bytes(bytes(range(256)) * 7 + b"tail")
+    code, text, err = run(capsys, "bench", "histogram", "--backend", "cpu", "--input", str(path),
+                          "--variants", "cpu-numpy,cpu-parallel", "--repeats", "1")
+    assert code == 0, err
+    assert text.count(" yes") == 2
+
+
+def test_bench_list_prints_every_variant(capsys):
+    from kernels.reduction import VARIANTS
+
+    code, text, _ = run(capsys, "bench", "reduction", "--list")
+    assert code == 0
+    for v in VARIANTS:
+        assert v.name in text
+
+
+BAD = [
+    (["bench", "reduction", "--variants", "turbo"], "unknown variant 'turbo'"),
+    (["bench", "reduction", "--n", "10", "--sizes", "10,20"], "either --n or --sizes"),
+    (["bench", "hashtable", "--input", "x.bin"], "--input applies to reduction"),
+    (["bench", "reduction", "--block", "abc"], "--block 'abc' is not a whole number"),
+    (["bench", "reduction", "--n", "0"], "--n 0 must be at least 1"),
+    (["bench", "raytrace", "--block", "64x64", "--backend", "sim"], "at most 1024 per block"),
+    (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
+    (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
+    (["bench", "raytrace", "--pattern", "zigzag"], "pattern 'zigzag'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD)
+def test_bad_bench_input(tmp_path, capsys, argv, message):
+    out = tmp_path / "x.csv"
+    if "--backend" not in argv:
+        argv += ["--backend", "cpu"]
+    code, _, err = run(capsys, *argv, "--csv", str(out))
+    assert code == 2, err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_constraint_break_names_the_constraint(capsys, cuda_backend):
+    code, _, err = run(capsys, "bench", "reduction", "--backend", cuda_backend.kind, "--n", "100",
+                       "--variants", "tree-mask", "--block", "96")
+    assert code == 2
+    assert "tree-mask" in err and "power-of-two block size, got 96" in err
