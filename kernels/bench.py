@@ -309,7 +309,7 @@ def summary_lines(rows: Sequence[Row], peak: Peak | None) -> list[str]:
     for (op, dtype, n), group in by_problem.items():
         bests = [r for r in group if r.variant == "best" and r.ok and r.timing]
         peers = [r for r in group if r.variant.startswith(("cupy", "cuda-reduce")) and r.ok and r.timing]
-        missing = sorted({r.variant for r in group if r.variant.startswith("cupy") and not r.timing})
+        missing = sorted({r.variant for r in group if r.note == "CuPy is not installed"})
         for b in bests:
             parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms"]
             if b.gbps and peak and peak.gbps:

@@ -1,0 +1,483 @@
+"""Reductions (kernels.reduction): every variant against a numpy reference computed here, the benchmark
+runner's handling of skipped and broken variants, and every bad input.
+
+Without a GPU the CUDA kernels run in Numba's simulator, one Python thread per CUDA thread, so these tests
+use a few thousand elements, 32-96 thread blocks and small grids. Tests marked ``gpu`` (warp shuffles,
+large inputs, default launches, library peers) run only on a real GPU.
+"""
+
+import dataclasses
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from kernels import bench
+from kernels import reduction as R
+from kernels.bench import Launch
+from kernels.errors import InputError
+
+BY_NAME = {v.name: v for v in R.VARIANTS}
+GPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "gpu"]
+SIM_GPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "gpu" and not v.sim_skip]
+SHUFFLE_VARIANTS = ["warp-shuffle", "best"]
+CPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "cpu"]
+PEER_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "peer"]
+SMALL = Launch(block=32, grid=5)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quick_simulator_thread_switches():
+    """The simulator polls its Python threads at every syncthreads; handing the GIL over more often
+    than the default 5 ms makes those rounds several times faster. Restored after this module."""
+    from kernels import backend
+
+    if not backend.simulator_active():
+        yield
+        return
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(2e-4)
+    yield
+    sys.setswitchinterval(previous)
+
+
+def reference(op, a, b):
+    """(expected, tolerance) from numpy, independently of the module: exact int64 for int32 input;
+    for float32 input, the correctly rounded float64 sum (math.fsum) and 1e-9 x sum of |terms|."""
+    if a.dtype == np.int32:
+        x = a.astype(np.int64)
+        y = b.astype(np.int64) if b is not None else None
+        terms = x if op == "sum" else x * x if op == "sumsq" else x * y
+        return int(terms.sum()), 0.0
+    x = a.astype(np.float64)
+    terms = x if op == "sum" else x * x if op == "sumsq" else x * b.astype(np.float64)
+    return math.fsum(terms), 1e-9 * float(np.abs(terms).sum())
+
+
+def assert_matches_numpy(problem, result):
+    expected, tol = reference(problem.op, problem.a, problem.b)
+    if problem.dtype == "int32":
+        assert type(result) is int
+        assert result == expected
+    else:
+        assert type(result) is float
+        assert abs(result - expected) <= tol, (result, expected, tol)
+    ok, note = problem.verify(result)
+    assert ok, note
+
+
+def run_variant(name, problem, launch, backend, repeats=1):
+    out = BY_NAME[name].run(problem, launch, backend, repeats)
+    assert isinstance(out, bench.Outcome), out
+    assert out.timing.repeats == repeats
+    return out
+
+
+# --- GPU variants (the simulator here; the GPU when there is one) -------------------------------------
+
+
+@pytest.mark.parametrize("op", R.OPS)
+@pytest.mark.parametrize("name", SIM_GPU_VARIANTS)
+def test_gpu_variant_int32_is_exact(cuda_backend, name, op):
+    problem = R.make_problem(op, "int32", 1500, seed=3)  # 1500 is not a multiple of 32 x 5 threads
+    out = run_variant(name, problem, SMALL, cuda_backend)
+    assert_matches_numpy(problem, out.result)
+    assert (out.block, out.grid) == (32, 5)
+
+
+@pytest.mark.parametrize("name", SIM_GPU_VARIANTS)
+def test_gpu_variant_float32_dot_within_tolerance(cuda_backend, name):
+    problem = R.make_problem("dot", "float32", 1200, seed=4)
+    assert_matches_numpy(problem, run_variant(name, problem, SMALL, cuda_backend).result)
+
+
+@pytest.mark.parametrize("name", ["per-thread-partials", "block-serial", "two-kernel", "last-block"])
+def test_variants_without_power_of_two_constraint_take_block_96(cuda_backend, name):
+    problem = R.make_problem("sumsq", "float32", 700, seed=5)
+    out = run_variant(name, problem, Launch(block=96, grid=3), cuda_backend)
+    assert out.block == 96
+    assert_matches_numpy(problem, out.result)
+
+
+def test_seed_default_launch(cuda_backend):
+    problem = R.make_problem("sumsq", "int32", 300, seed=7)
+    out = run_variant("tree-mask", problem, Launch(), cuda_backend)
+    assert (out.block, out.grid) == (256, 2)  # seed 000's 256 threads; seed 003's min(32, blocks needed)
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.parametrize("name", ["last-block", "two-kernel"])
+def test_grid_larger_than_block_is_correct(cuda_backend, name):
+    # seed 004's last block only read blockDim partials, so grid 40 > block 32 lost 8 of them
+    problem = R.make_problem("sum", "int32", 2600, seed=6)
+    out = run_variant(name, problem, Launch(block=32, grid=40), cuda_backend, repeats=2)
+    assert out.grid == 40
+    assert_matches_numpy(problem, out.result)
+
+
+def test_last_block_resets_its_ticket_for_the_next_launch(cuda_backend):
+    """Two launches on the same ticket counter with different data: the second must still find its last
+    block (a stale ticket would leave the first launch's sum in place)."""
+    from numba import cuda
+
+    from kernels.reduction_kernels import last_block_kernel
+
+    kernel = last_block_kernel("sum", "int32")
+    grid, block = 3, 32
+    partials = cuda.device_array(grid, np.int64)
+    out = cuda.device_array(1, np.int64)
+    tickets = cuda.to_device(np.zeros(1, np.int32))
+    for seed in (1, 2):
+        a = np.random.default_rng(seed).integers(-100, 101, 500, dtype=np.int32)
+        d_a = cuda.to_device(a)
+        kernel[grid, block, 0, block * 8](d_a, d_a, partials, out, tickets)
+        assert out.copy_to_host()[0] == a.astype(np.int64).sum()
+        assert tickets.copy_to_host()[0] == 0
+
+
+@pytest.mark.parametrize("n", [1, 7])
+@pytest.mark.parametrize("name", ["per-thread-partials", "sequential", "last-block"])
+def test_fewer_elements_than_threads(cuda_backend, name, n):
+    problem = R.make_problem("dot", "int32", n, seed=8)
+    assert_matches_numpy(problem, run_variant(name, problem, Launch(block=32, grid=2), cuda_backend).result)
+
+
+@pytest.mark.parametrize("name", SHUFFLE_VARIANTS)
+def test_shuffle_variants_in_this_session(cuda_backend, name):
+    variant = BY_NAME[name]
+    if cuda_backend.kind == "sim":
+        assert variant.skip_reason("sim") == "the CUDA simulator has no warp shuffles"
+        return
+    problem = R.make_problem("sum", "int32", 5000, seed=9)
+    assert_matches_numpy(problem, run_variant(name, problem, Launch(block=64, grid=3), cuda_backend).result)
+
+
+# --- CPU references --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", R.DTYPES)
+@pytest.mark.parametrize("op", R.OPS)
+@pytest.mark.parametrize("name", CPU_VARIANTS)
+def test_cpu_references(cpu_backend, name, op, dtype):
+    problem = R.make_problem(op, dtype, 10_001, seed=10)
+    out = run_variant(name, problem, Launch(), cpu_backend, repeats=2)
+    assert out.timing.method == "wall"
+    assert_matches_numpy(problem, out.result)
+
+
+def test_int64_accumulation_where_int32_would_overflow(cpu_backend):
+    # 3000 values of 2**20: the sum of squares (2**40 each) overflows any int32 accumulator
+    problem = R.make_problem("sumsq", "int32", None, data=np.full(3000, 2**20, np.int64))
+    assert problem.expected == 3000 * 2**40
+    for name in CPU_VARIANTS:
+        assert run_variant(name, problem, Launch(), cpu_backend).result == 3000 * 2**40
+
+
+def test_int64_accumulation_on_the_gpu_path(cuda_backend):
+    problem = R.make_problem("dot", "int32", None, data=np.full(400, -(2**30), np.int64))
+    out = run_variant("last-block", problem, Launch(block=32, grid=3), cuda_backend)
+    assert_matches_numpy(problem, out.result)
+
+
+# --- through the benchmark runner ------------------------------------------------------------------------
+
+
+def test_bench_run_all_variants(cuda_backend):
+    problem = R.make_problem("sum", "int32", 600, seed=11)
+    rows = bench.run([problem], R.VARIANTS, [Launch(block=32, grid=4)], cuda_backend, 1)
+    by_name = {r.variant: r for r in rows}
+    assert list(by_name) == [v.name for v in R.VARIANTS]
+    for name in SIM_GPU_VARIANTS + CPU_VARIANTS:
+        assert by_name[name].verified == bench.PASSED, by_name[name]
+        assert by_name[name].result == problem.expected
+    for name in SHUFFLE_VARIANTS:
+        row = by_name[name]
+        if cuda_backend.kind == "sim":
+            assert (row.verified, row.note) == (bench.SKIPPED, "the CUDA simulator has no warp shuffles")
+        else:
+            assert row.verified == bench.PASSED, row
+    for name in PEER_VARIANTS:
+        if cuda_backend.kind == "sim":
+            assert by_name[name].verified == bench.SKIPPED
+            assert "real GPU" in by_name[name].note
+    assert by_name["cuda-reduce"].verified in (bench.PASSED, bench.SKIPPED)
+
+
+def test_bench_run_cpu_backend_skips_gpu_variants(cpu_backend):
+    problem = R.make_problem("dot", "float32", 300, seed=12)
+    rows = bench.run([problem], R.VARIANTS, [Launch(block=32)], cpu_backend, 1)
+    for row in rows:
+        if row.variant in CPU_VARIANTS:
+            assert row.verified == bench.PASSED, row
+        else:
+            assert row.verified == bench.SKIPPED
+            assert "needs a CUDA backend" in row.note
+
+
+def test_a_broken_variant_does_not_stop_the_others(cuda_backend):
+    def crash(problem, launch, backend, repeats):
+        raise RuntimeError("kernel exploded")
+
+    def wrong(problem, launch, backend, repeats):
+        out = BY_NAME["sequential"].run(problem, launch, backend, repeats)
+        return dataclasses.replace(out, result=out.result + 1)
+
+    variants = [
+        dataclasses.replace(BY_NAME["block-serial"], name="crashes", run=crash),
+        dataclasses.replace(BY_NAME["sequential"], name="off-by-one", run=wrong),
+        BY_NAME["tree-mask"],
+        BY_NAME["numpy"],
+    ]
+    problem = R.make_problem("sumsq", "int32", 400, seed=13)
+    rows = bench.run([problem], variants, [Launch(block=32, grid=2)], cuda_backend, 1)
+    assert [(r.variant, r.verified) for r in rows] == [
+        ("crashes", bench.ERROR), ("off-by-one", bench.FAILED), ("tree-mask", bench.PASSED), ("numpy", bench.PASSED),
+    ]
+    assert "kernel exploded" in rows[0].note
+    assert rows[1].note == "off by 1"
+
+
+def test_peer_that_does_not_apply_returns_its_reason():
+    problem = R.make_problem("sumsq", "int32", 10)
+    # decided before touching the GPU, so this runs anywhere
+    assert "sum" in BY_NAME["cuda-reduce"].run(problem, Launch(), None, 1)
+    float_sum = R.make_problem("sum", "float32", 10)
+    assert "float32" in BY_NAME["cuda-reduce"].run(float_sum, Launch(), None, 1)
+
+
+# --- problems and verify -------------------------------------------------------------------------------
+
+
+def test_problem_attributes():
+    p = R.make_problem("dot", "float32", 1000, seed=1)
+    assert (p.algorithm, p.op, p.dtype, p.n, p.bytes_read) == ("reduction", "dot", "float32", 1000, 8000)
+    assert p.a.dtype == p.b.dtype == np.float32 and p.a.shape == p.b.shape == (1000,)
+    assert np.all((p.a >= -1) & (p.a < 1))
+    assert isinstance(p.expected, np.float64)
+    assert R.make_problem("sum", "int32", 1000).bytes_read == 4000
+    q = R.make_problem("sum", np.dtype(np.int32), 1000, seed=1)
+    assert q.b is None and isinstance(q.expected, np.int64)
+    assert np.all((q.a >= -100) & (q.a <= 100))
+
+
+def test_problems_are_seeded():
+    a = R.make_problem("dot", "int32", 100, seed=5)
+    b = R.make_problem("dot", "int32", 100, seed=5)
+    c = R.make_problem("dot", "int32", 100, seed=6)
+    assert np.array_equal(a.a, b.a) and np.array_equal(a.b, b.b)
+    assert not np.array_equal(a.a, c.a)
+
+
+def test_data_replaces_the_first_vector():
+    data = np.arange(1, 11, dtype=np.int16)
+    p = R.make_problem("sumsq", "int32", 999, data=data)  # n comes from the data
+    assert p.n == 10 and p.a.dtype == np.int32 and p.expected == 385
+    d = R.make_problem("dot", "float32", None, seed=2, data=[0.5, 1.0, 2.0])
+    again = R.make_problem("dot", "float32", None, seed=2, data=[0.5, 1.0, 2.0])
+    assert np.array_equal(d.b, again.b)  # the second vector comes from the seed
+    assert d.expected == pytest.approx(0.5 * d.b[0] + d.b[1] + 2 * d.b[2], rel=1e-12)
+    assert R.make_problem("sum", "int32", None, data=np.array([3.0, -4.0])).expected == -1
+
+
+def test_verify_notes():
+    p = R.make_problem("sum", "int32", None, data=np.array([1, 2, 3]))
+    assert p.verify(6) == (True, "exact (int64 accumulation)")
+    assert p.verify(np.int64(7)) == (False, "off by 1")
+    assert p.verify(6.0)[0] is False  # an int problem wants an integer
+    f = R.make_problem("sum", "float32", None, data=np.array([1.0, -0.5, 0.25]))
+    ok, note = f.verify(0.75)
+    assert ok and "1e-09 x sum of |terms|" in note
+    assert f.verify(0.75 + 1e-6)[0] is False
+    assert f.verify(float("nan"))[0] is False
+
+
+def test_each_device_copy_is_made_once(cuda_backend):
+    p = R.make_problem("dot", "int32", 50)
+    first = p.device_inputs(cuda_backend)
+    assert p.device_inputs(cuda_backend) is first
+    assert first[0] is not first[1]
+    q = R.make_problem("sum", "int32", 50)
+    d_a, d_b = q.device_inputs(cuda_backend)
+    assert d_a is d_b
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(op="max", dtype="int32", n=10), "unknown op 'max'; allowed: sum, sumsq, dot"),
+        (dict(op="sum", dtype="int64", n=10), "unknown dtype 'int64'; allowed: int32, float32"),
+        (dict(op="sum", dtype="half-float", n=10), "unknown dtype 'half-float'"),
+        (dict(op="sum", dtype="int32", n=0), "n 0 is out of range; allowed 1.."),
+        (dict(op="sum", dtype="int32", n=-5), "n -5 is out of range"),
+        (dict(op="sum", dtype="int32", n=2.5), "n 2.5 must be a whole number"),
+        (dict(op="sum", dtype="int32", n=10, seed=-1), "seed -1 must be a whole number >= 0"),
+        (dict(op="sum", dtype="int32", n=None, data=np.ones((3, 3))), "data must be a 1-D array, got shape (3, 3)"),
+        (dict(op="sum", dtype="int32", n=None, data=np.array([], np.int32)), "data is empty"),
+        (dict(op="sum", dtype="int32", n=None, data=np.array(["a", "b"])), "cannot be represented as int32"),
+        (dict(op="sum", dtype="float32", n=None, data=np.array([1 + 2j])), "cannot be represented as float32"),
+        (dict(op="sum", dtype="int32", n=None, data=np.array([0.5, 1.0])), "int32 needs whole numbers"),
+        (dict(op="sum", dtype="int32", n=None, data=np.array([2**31])), "do not fit int32"),
+        (dict(op="sum", dtype="float32", n=None, data=np.array([1.0, np.nan])), "infinite or NaN"),
+        (dict(op="sum", dtype="float32", n=None, data=np.array([1e300])), "infinite or NaN"),
+        (dict(op="sumsq", dtype="int32", n=None, data=np.full(3, 2**31 - 1)), "could overflow the int64 accumulator"),
+    ],
+)
+def test_bad_problem_input(kwargs, message):
+    with pytest.raises(InputError) as err:
+        R.make_problem(**kwargs)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "name, launch, message",
+    [
+        ("tree-mask", Launch(block=96), "tree-mask needs a power-of-two block size, got 96"),
+        ("interleaved-divergent", Launch(block=48), "interleaved-divergent needs a power-of-two block size, got 48"),
+        ("sequential", Launch(block=160), "sequential needs a power-of-two block size, got 160"),
+        ("warp-shuffle", Launch(block=48),
+         "warp-shuffle needs a block size that is a multiple of the warp size 32, got 48"),
+        ("best", Launch(block=100), "best needs a block size that is a multiple of the warp size 32"),
+        ("block-serial", Launch(block=16), "block-serial: block size 16 is out of range; allowed 32..1024"),
+        ("two-kernel", Launch(block=2048), "two-kernel: block size 2048 is out of range; allowed 32..1024"),
+        ("last-block", Launch(block=64, grid=0), "last-block: grid 0 is out of range"),
+        ("per-thread-partials", Launch(block=64.0), "block size 64.0 must be a whole number"),
+        ("best", Launch(items_per_thread=0), "best: items_per_thread 0 is out of range; allowed 1..16"),
+        ("best", Launch(items_per_thread=17), "items_per_thread 17 is out of range"),
+    ],
+)
+def test_bad_launch(cuda_backend, name, launch, message):
+    with pytest.raises(InputError) as err:
+        BY_NAME[name].check(launch, cuda_backend)
+    assert message in str(err.value)
+
+
+def test_bad_launch_stops_bench_run_before_anything_runs(cuda_backend):
+    problem = R.make_problem("sum", "int32", 100)
+    seen = []
+    with pytest.raises(InputError, match="tree-mask needs a power-of-two block size, got 96"):
+        bench.run([problem], R.VARIANTS, [Launch(block=96, grid=2)], cuda_backend, 1, on_row=seen.append)
+    assert seen == []
+
+
+def test_defaults_and_grid_from_sm_count(cuda_backend):
+    from kernels.devices import limits_for
+
+    limits = limits_for(cuda_backend)
+    assert R.default_launch("per-thread-partials", limits) == (256, 32)
+    assert R.default_launch("sequential", limits, n=1000) == (256, 4)  # seed 003: no idle blocks
+    assert R.resolve_launch("block-serial", Launch(block=32), limits, n=100) == (32, 4, R.DEFAULT_ITEMS_PER_THREAD)
+    assert R.default_launch("last-block", limits) == (min(1024, limits.max_threads_per_block), 2 * limits.sm_count)
+    best = R.resolve_launch("best", Launch(block=128, grid_sm=3), limits)
+    assert best == (128, 3 * limits.sm_count, R.DEFAULT_ITEMS_PER_THREAD)
+    with pytest.raises(InputError, match="numpy"):
+        R.default_launch("numpy", limits)
+
+
+def test_registry_is_complete():
+    assert [v.name for v in R.VARIANTS] == [
+        "per-thread-partials", "block-serial", "tree-mask", "interleaved-divergent", "sequential", "two-kernel",
+        "last-block", "warp-shuffle", "best", "numpy", "cpu-parallel", "cuda-reduce", "cupy-sum", "cupy-dot",
+    ]
+    for v in R.VARIANTS:
+        assert v.description and "\n" not in v.description
+        assert v.run is not None
+        if v.kind == "gpu":
+            assert v.check is not None and v.constraints
+    assert all(BY_NAME[n].seed for n in GPU_VARIANTS if n != "best")
+
+
+# --- real GPU only ---------------------------------------------------------------------------------------
+
+LARGE_N = 10_000_001  # odd, so no launch divides it evenly
+
+
+@pytest.fixture(scope="module")
+def large_problems():
+    return {(op, dtype): R.make_problem(op, dtype, LARGE_N, seed=20) for op in R.OPS for dtype in R.DTYPES}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", R.DTYPES)
+@pytest.mark.parametrize("op", R.OPS)
+@pytest.mark.parametrize("name", GPU_VARIANTS)
+def test_gpu_large_default_launch(cuda_backend, large_problems, name, op, dtype):
+    problem = large_problems[(op, dtype)]
+    out = run_variant(name, problem, Launch(), cuda_backend, repeats=3)
+    assert out.timing.method == "cuda-events"
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 31, 4097, 1_000_003])
+@pytest.mark.parametrize("launch", [
+    Launch(block=32, grid=1), Launch(block=96, grid=3), Launch(block=256, grid_sm=8), Launch(block=1024, grid_sm=2),
+    Launch(block=256, grid=5000),
+])
+@pytest.mark.parametrize("name", SHUFFLE_VARIANTS + ["last-block", "two-kernel"])
+def test_gpu_launch_shapes(cuda_backend, name, launch, n):
+    problem = R.make_problem("dot", "int32", n, seed=21)
+    out = run_variant(name, problem, launch, cuda_backend, repeats=3)
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("items", [1, 2, 3, 8, 16])
+@pytest.mark.parametrize("op", R.OPS)
+def test_gpu_best_items_per_thread(cuda_backend, large_problems, op, items):
+    for dtype in R.DTYPES:
+        problem = large_problems[(op, dtype)]
+        out = run_variant("best", problem, Launch(block=512, grid_sm=4, items_per_thread=items), cuda_backend)
+        assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+def test_gpu_best_default_grid_is_one_full_wave(cuda_backend):
+    from numba import cuda
+
+    from kernels.devices import limits_for
+    from kernels.reduction_kernels import best_kernel
+
+    sms = limits_for(cuda_backend).sm_count
+    problem = R.make_problem("sum", "int32", 1_000_003, seed=23)
+    d_a, d_b = problem.device_inputs(cuda_backend)
+    args = (d_a, d_b, cuda.to_device(np.zeros(2, np.int64)), 0)
+    resident = R._resident_blocks(best_kernel("sum", "int32", R.DEFAULT_ITEMS_PER_THREAD), args, 256)
+    assert resident is not None and resident % sms == 0 and 1 <= resident // sms <= 8  # 2048 threads per SM
+    out = run_variant("best", problem, Launch(), cuda_backend)
+    assert (out.block, out.grid) == (256, resident)
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+def test_gpu_last_block_with_the_grid_that_broke_the_seed(cuda_backend, large_problems):
+    # grid 1056 with 1024-thread blocks gave a wrong sum with seed 004's kernel on an H200
+    problem = large_problems[("sum", "int32")]
+    out = run_variant("last-block", problem, Launch(block=1024, grid=1056), cuda_backend, repeats=5)
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", PEER_VARIANTS)
+def test_gpu_peers(cuda_backend, large_problems, name):
+    ran = 0
+    for (op, dtype), problem in large_problems.items():
+        out = BY_NAME[name].run(problem, Launch(), cuda_backend, 3)
+        if isinstance(out, str):
+            assert out  # a reason: the op or dtype does not apply, or CuPy is missing
+            continue
+        ran += 1
+        assert_matches_numpy(problem, out.result)
+    if name == "cuda-reduce":
+        assert ran == 1  # int32 sum
+
+
+@pytest.mark.gpu
+def test_gpu_bench_run_has_no_errors(cuda_backend):
+    problems = [R.make_problem(op, "int32", 1_000_003, seed=22) for op in R.OPS]
+    rows = bench.run(problems, R.VARIANTS, [Launch()], cuda_backend, 3)
+    assert [r for r in rows if r.verified in (bench.ERROR, bench.FAILED)] == []
+    assert all(r.gbps for r in rows if r.verified == bench.PASSED)
