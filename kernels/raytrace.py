@@ -84,31 +84,30 @@ def pattern_start(lane, count, staggered):
     return lane % count if staggered else 0
 
 
+@numba.jit(nopython=True)
+def trace_pixel(pixels, spheres, count, staggered, x, y, lane):
+    """One kernel thread's work for pixel (x, y), ``lane`` being its index in the block."""
+    if x < pixels.shape[1] and y < pixels.shape[0]:
+        start = pattern_start(lane, count, staggered)
+        ox = np.float32(x - pixels.shape[1] // 2)
+        oy = np.float32(y - pixels.shape[0] // 2)
+        r, g, b = shade_pixel(spheres, count, start, ox, oy)
+        store_pixel(pixels, x, y, r, g, b)
+
+
 # what the kernels call: compiled on a GPU, plain Python in the simulator
-_shade_pixel, _store_pixel, _pattern_start, _sphere_step = (
-    backends.for_kernels(f) for f in (shade_pixel, store_pixel, pattern_start, sphere_step))
+_trace_pixel, _store_pixel, _pattern_start, _sphere_step = (
+    backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, sphere_step))
 
 
 def _render_spheres_global(spheres, count, staggered, pixels):
     x, y = cuda.grid(2)
-    if x < pixels.shape[1] and y < pixels.shape[0]:
-        lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
-        start = _pattern_start(lane, count, staggered)
-        ox = np.float32(x - pixels.shape[1] // 2)
-        oy = np.float32(y - pixels.shape[0] // 2)
-        r, g, b = _shade_pixel(spheres, count, start, ox, oy)
-        _store_pixel(pixels, x, y, r, g, b)
+    _trace_pixel(pixels, spheres, count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
 
 
 def _render_spheres_constant(count, staggered, pixels):
     x, y = cuda.grid(2)
-    if x < pixels.shape[1] and y < pixels.shape[0]:
-        lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
-        start = _pattern_start(lane, count, staggered)
-        ox = np.float32(x - pixels.shape[1] // 2)
-        oy = np.float32(y - pixels.shape[0] // 2)
-        r, g, b = _shade_pixel(constant_spheres(), count, start, ox, oy)
-        _store_pixel(pixels, x, y, r, g, b)
+    _trace_pixel(pixels, constant_spheres(), count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
 
 
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
