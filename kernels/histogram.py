@@ -1,0 +1,424 @@
+"""256-bin histogram of bytes (seed 003): numpy and parallel CPU twins, the seed's global-atomic and
+shared-atomic kernels, a tuned kernel, and CuPy as a peer.
+
+A run's result is the number of bins (0..256) that match ``np.bincount`` of the data; the problem keeps a
+short description of the last mismatch for its verify note.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+from numba import cuda  # a module global: the simulator swaps it for its fake module
+
+from kernels.bench import Launch, Outcome
+from kernels.errors import InputError
+from kernels.timing import time_kernel
+from kernels.variants import Variant
+
+BINS = 256
+PATTERNS = ("uniform", "low-entropy")
+LOW_ENTROPY_SHARE = 0.9  # share of bytes that hold the one dominant value in the "low-entropy" pattern
+LOW_ENTROPY_VALUE = 0
+MAX_BYTES = 2**32 - 1  # the counters are 32-bit, as in the seed (unsigned int histo[256])
+
+class HistogramProblem:
+    algorithm = "histogram"
+    op = "histogram"
+    dtype = "uint8"
+
+    def __init__(self, data: np.ndarray, source: str):
+        self.data = data
+        self.source = source  # "uniform", "low-entropy" or where the bytes came from
+        self.n = int(data.size)
+        self.bytes_read = self.n
+        self.expected = BINS  # bins that must match
+        self.reference = np.bincount(data, minlength=BINS)
+        self.last_counts = None  # the counts of the last run, as scored
+        self.last_mismatch = ""
+        self._device_bytes = None
+        self._device_counts = None
+
+    def device_bytes(self):
+        """The data on the GPU, copied once, zero-padded to a multiple of 4 bytes so that kernels can
+        also read it as uint32 words (``.view(np.uint32)``); kernels still stop at ``n``."""
+        if self._device_bytes is None:
+            padded = np.zeros(-(-self.n // 4) * 4, np.uint8)
+            padded[: self.n] = self.data
+            self._device_bytes = cuda.to_device(padded)
+        return self._device_bytes
+
+    def device_counts(self):
+        """The GPU variants' 256 output counters, allocated once and zeroed by each timed launch."""
+        if self._device_counts is None:
+            self._device_counts = cuda.device_array(BINS, np.uint32)
+        return self._device_counts
+
+    def score(self, counts) -> int:
+        """Number of bins of ``counts`` that equal the reference; remembers what differed."""
+        counts = self.last_counts = np.asarray(counts, dtype=np.int64)
+        differ = np.flatnonzero(counts != self.reference)
+        if differ.size:
+            b = int(differ[0])
+            self.last_mismatch = (
+                f"{differ.size} bins differ (first: bin {b} got {counts[b]} expected {self.reference[b]})"
+            )
+        else:
+            self.last_mismatch = ""
+        return BINS - int(differ.size)
+
+    def verify(self, result) -> tuple[bool, str]:
+        if result == BINS:
+            return True, ""
+        return False, self.last_mismatch or f"{BINS - int(result)} bins differ"
+
+
+def make_problem(n: int | None = None, seed: int = 0, data=None, pattern: str = "uniform") -> HistogramProblem:
+    """Seeded random bytes (``n`` of them, ``pattern`` 'uniform' or 'low-entropy'), or given ``data``
+    (bytes, bytearray or a uint8 numpy array, e.g. a file's bytes from :func:`load_input`)."""
+    if data is not None:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            arr = np.frombuffer(bytes(data), dtype=np.uint8)
+        else:
+            arr = np.asarray(data)
+            if arr.dtype != np.uint8:
+                raise InputError(f"histogram data must be bytes or a uint8 array, not {arr.dtype}")
+            arr = arr.ravel()
+        if arr.size == 0:
+            raise InputError("histogram data is empty; give at least 1 byte")
+        _check_size(arr.size)
+        return HistogramProblem(np.ascontiguousarray(arr), "data")
+    if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"histogram size n={n!r} must be a whole number of bytes, at least 1")
+    _check_size(int(n))
+    if pattern not in PATTERNS:
+        raise InputError(f"unknown histogram pattern {pattern!r}; known: {', '.join(PATTERNS)}")
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, BINS, int(n), dtype=np.uint8)
+    if pattern == "low-entropy":
+        # one draw in ten keeps its uniform byte; the other nine become the dominant value
+        keep_uniform = rng.integers(0, 10, int(n), dtype=np.uint8) >= round(10 * LOW_ENTROPY_SHARE)
+        data = np.where(keep_uniform, data, np.uint8(LOW_ENTROPY_VALUE))
+    return HistogramProblem(data, pattern)
+
+
+def _check_size(n: int) -> None:
+    if n > MAX_BYTES:
+        raise InputError(f"histogram of {n} bytes is too large: at most {MAX_BYTES} (32-bit counters)")
+
+
+def load_input(path) -> np.ndarray:
+    """Every byte of the file at ``path`` as a uint8 array (InputError if missing, unreadable or empty)."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise InputError(f"input file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"input {path!r} is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read input file {path!r}: {exc.strerror or exc}") from None
+    if not raw:
+        raise InputError(f"input file {path!r} is empty; a histogram needs at least 1 byte")
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------- CPU
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_parallel_kernel():
+    import numba
+
+    @numba.njit(parallel=True, cache=False)
+    def histogram_private_bins(data, chunks):
+        # each chunk counts into its own row, so threads never write the same counter
+        per_chunk = np.zeros((chunks, BINS), np.int64)
+        size = data.size
+        step = (size + chunks - 1) // chunks
+        for c in numba.prange(chunks):
+            row = per_chunk[c]
+            for i in range(c * step, min(size, (c + 1) * step)):
+                row[data[i]] += 1
+        return per_chunk.sum(axis=0)
+
+    return histogram_private_bins
+
+
+def _run_cpu_numpy(problem, launch, backend, repeats):
+    result = {}
+
+    def count():
+        result["counts"] = np.bincount(problem.data, minlength=BINS)
+
+    timing = time_kernel("cpu", count, repeats)
+    return Outcome(problem.score(result["counts"]), timing)
+
+
+def _run_cpu_parallel(problem, launch, backend, repeats):
+    import numba
+
+    kernel = _cpu_parallel_kernel()
+    chunks = 4 * numba.get_num_threads()  # a few chunks per thread evens out the load
+    result = {}
+
+    def count():
+        result["counts"] = kernel(problem.data, chunks)
+
+    timing = time_kernel("cpu", count, repeats)
+    return Outcome(problem.score(result["counts"]), timing)
+
+
+# ---------------------------------------------------------------------------------------------- GPU
+
+
+@functools.lru_cache(maxsize=None)
+def _seed_kernels():
+    from numba import uint32
+
+
+    @cuda.jit
+    def zero_counts(counts):
+        i = cuda.grid(1)
+        if i < counts.size:
+            counts[i] = 0
+
+    @cuda.jit
+    def histo_global_atomics(buffer, size, histo):
+        # seed 003, first kernel: thousands of threads contend for 256 global counters
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < size:
+            cuda.atomic.add(histo, buffer[i], 1)
+            i += stride
+
+    @cuda.jit
+    def histo_shared_atomics(buffer, size, histo):
+        # seed 003, second kernel: a block's threads contend only for the block's shared counters;
+        # the loops over bins let any block size work (the seed's 256 threads own one bin each)
+        tmp = cuda.shared.array(BINS, uint32)
+        for b in range(cuda.threadIdx.x, BINS, cuda.blockDim.x):
+            tmp[b] = 0
+        cuda.syncthreads()
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < size:
+            cuda.atomic.add(tmp, buffer[i], 1)
+            i += stride
+        cuda.syncthreads()
+        for b in range(cuda.threadIdx.x, BINS, cuda.blockDim.x):
+            cuda.atomic.add(histo, b, tmp[b])
+
+    return zero_counts, histo_global_atomics, histo_shared_atomics
+
+
+@functools.lru_cache(maxsize=None)
+def _best_kernel(words_per_thread: int):
+    """The tuned kernel for one unroll depth (unrolled loops need a compile-time trip count)."""
+    from numba import uint32
+
+    lanes = 32
+    sub_size = BINS * lanes  # 32 KiB of shared counters per block, whatever the block size
+
+    @cuda.jit(device=True, inline="always")
+    def count_byte(sub, byte, lane):
+        # lane l's counter for bin b is sub[b * 32 + l], in bank l: the 32 atomics of a warp never hit
+        # the same bank or address, even when every lane sees the same byte (low-entropy data).
+        # Unsigned indices also spare numba's negative-index wraparound code.
+        cuda.atomic.add(sub, (uint32(byte) << uint32(5)) | lane, 1)
+
+    @cuda.jit
+    def histo_best(words, buffer, size, histo):
+        sub = cuda.shared.array(sub_size, uint32)
+        t = cuda.threadIdx.x
+        for j in range(t, sub_size, cuda.blockDim.x):
+            sub[j] = 0
+        cuda.syncthreads()
+        lane = uint32(t & 31)
+        n_words = size // 4
+        stride = cuda.gridsize(1)
+        i = cuda.grid(1)
+        # main loop: words_per_thread coalesced 4-byte loads in flight before their 4 atomics each
+        loaded = cuda.local.array(words_per_thread, uint32)
+        while i + (words_per_thread - 1) * stride < n_words:
+            for k in range(words_per_thread):
+                loaded[k] = words[i + k * stride]
+            for k in range(words_per_thread):
+                w = loaded[k]
+                count_byte(sub, w & 0xFF, lane)
+                count_byte(sub, (w >> 8) & 0xFF, lane)
+                count_byte(sub, (w >> 16) & 0xFF, lane)
+                count_byte(sub, w >> 24, lane)
+            i += words_per_thread * stride
+        while i < n_words:
+            w = words[i]
+            count_byte(sub, w & 0xFF, lane)
+            count_byte(sub, (w >> 8) & 0xFF, lane)
+            count_byte(sub, (w >> 16) & 0xFF, lane)
+            count_byte(sub, w >> 24, lane)
+            i += stride
+        # the 0..3 bytes after the last whole word
+        tail = n_words * 4 + cuda.grid(1)
+        if tail < size:
+            count_byte(sub, buffer[tail], lane)
+        cuda.syncthreads()
+        # one global atomic per bin per block; each thread starts its 32 reads at a different lane so
+        # that a warp's reads fall in 32 different banks
+        for b in range(t, BINS, cuda.blockDim.x):
+            total = uint32(0)
+            for k in range(lanes):
+                total += sub[b * lanes + ((k + b) & 31)]
+            if total:
+                cuda.atomic.add(histo, b, total)
+
+    return histo_best
+
+
+def _launch_dims(launch: Launch, backend, default_block: int, default_grid_sm: float) -> tuple[int, int]:
+    from kernels.devices import limits_for
+
+    sm_count = limits_for(backend).sm_count
+    block = launch.block if launch.block is not None else default_block
+    grid = launch.resolved_grid(sm_count)
+    if grid is None:
+        grid = max(1, int(round(default_grid_sm * sm_count)))
+    return block, grid
+
+
+def _time_gpu(problem, backend, repeats, block, grid, count_into):
+    """Times zeroing the counters plus ``count_into(counts)`` (what a real run needs), then scores.
+    The caller has activated the backend and copied the data to the GPU (outside the timing)."""
+    zero_counts = _seed_kernels()[0]
+    counts = problem.device_counts()
+
+    def launch_once():
+        zero_counts[1, BINS](counts)
+        count_into(counts)
+
+    timing = time_kernel(backend.kind, launch_once, repeats)
+    return Outcome(problem.score(counts.copy_to_host()), timing, block, grid)
+
+
+SEED_BLOCK, SEED_GRID_SM = 256, 2  # the seed's launch: 256 threads, blocks = 2 x SM count
+
+
+def _run_global_atomics(problem, launch, backend, repeats):
+    backend.activate()
+    block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
+    kernel, data = _seed_kernels()[1], problem.device_bytes()
+
+    def count_into(counts):
+        kernel[grid, block](data, problem.n, counts)
+
+    return _time_gpu(problem, backend, repeats, block, grid, count_into)
+
+
+def _run_shared_atomics(problem, launch, backend, repeats):
+    backend.activate()
+    block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
+    kernel, data = _seed_kernels()[2], problem.device_bytes()
+
+    def count_into(counts):
+        kernel[grid, block](data, problem.n, counts)
+
+    return _time_gpu(problem, backend, repeats, block, grid, count_into)
+
+
+# 512 threads x 4 blocks per SM is one full wave at 2048 resident threads per SM (H100/H200): fewer,
+# longer-lived blocks spread each block's zeroing and merging of its 8192 counters over more bytes
+BEST_BLOCK, BEST_GRID_SM, BEST_WORDS_PER_THREAD = 512, 4, 4
+MAX_WORDS_PER_THREAD = 16
+
+
+def _run_best(problem, launch, backend, repeats):
+    backend.activate()
+    block, grid = _launch_dims(launch, backend, BEST_BLOCK, BEST_GRID_SM)
+    kernel = _best_kernel(launch.items_per_thread or BEST_WORDS_PER_THREAD)
+    data = problem.device_bytes()
+    words = data.view(np.uint32)  # same memory; the padding to a multiple of 4 makes the view legal
+
+    def count_into(counts):
+        kernel[grid, block](words, data, problem.n, counts)
+
+    return _time_gpu(problem, backend, repeats, block, grid, count_into)
+
+
+def _run_cupy(problem, launch, backend, repeats):
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed"
+    backend.activate()
+    with cupy.cuda.Device(backend.device):
+        data = cupy.asarray(problem.device_bytes())[: problem.n]  # zero-copy view of numba's buffer
+        result = {}
+
+        def count():
+            result["counts"], _ = cupy.histogram(data, bins=BINS, range=(0, BINS))
+
+        timing = time_kernel(backend.kind, count, repeats)
+        return Outcome(problem.score(cupy.asnumpy(result["counts"])), timing)
+
+
+# ------------------------------------------------------------------------------------- constraints
+
+
+def _check_common(launch: Launch, backend) -> None:
+    from kernels.devices import limits_for
+
+    limit = limits_for(backend).max_threads_per_block
+    if launch.block is not None and not 1 <= launch.block <= limit:
+        raise InputError(f"block size {launch.block} must be between 1 and {limit} threads")
+    if launch.grid is not None and launch.grid < 1:
+        raise InputError(f"grid {launch.grid} must be at least 1 block")
+    if launch.grid_sm is not None and launch.grid_sm <= 0:
+        raise InputError(f"grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
+
+
+def _check_best(launch: Launch, backend) -> None:
+    _check_common(launch, backend)
+    per_thread = launch.items_per_thread
+    if per_thread is not None and not 1 <= per_thread <= MAX_WORDS_PER_THREAD:
+        raise InputError(
+            f"best: items_per_thread {per_thread} must be between 1 and {MAX_WORDS_PER_THREAD} "
+            "(4-byte words each thread loads per round)"
+        )
+
+
+_SEED_LAUNCH = "default 256 threads x (2 x SM count) blocks, as in the seed"
+
+VARIANTS = [
+    Variant(
+        "cpu-numpy", "np.bincount on the host: the seed's CPU histogram, and the reference to match",
+        "cpu", seed="003", run=_run_cpu_numpy,
+    ),
+    Variant(
+        "cpu-parallel", "Numba parallel loop: each chunk counts into private bins, summed at the end (no atomics)",
+        "cpu", run=_run_cpu_parallel,
+    ),
+    Variant(
+        "global-atomics", "seed's first kernel: an atomic add on 256 global counters per byte, so threads queue up",
+        "gpu", seed="003", constraints=f"block size 1..max threads per block; {_SEED_LAUNCH}",
+        check=_check_common, run=_run_global_atomics,
+    ),
+    Variant(
+        "shared-atomics", "seed's second kernel: atomics on a block's shared histogram, then one global atomic per bin",
+        "gpu", seed="003",
+        constraints=f"any block size up to the device limit (a loop covers the 256 bins); {_SEED_LAUNCH}",
+        check=_check_common, run=_run_shared_atomics,
+    ),
+    Variant(
+        "best", "32 per-lane shared sub-histograms, one bank each (conflict-free atomics); 4-byte loads in flight",
+        "gpu",
+        constraints="any block size up to the device limit (default 512; 32 KiB shared memory per block); "
+        "items_per_thread = 4-byte words per thread per round, 1..16 (default 4); default grid 4 x SM count",
+        check=_check_best, run=_run_best,
+    ),
+    Variant(
+        "cupy-histogram", "cupy.histogram (CUB's device histogram): the library baseline", "peer",
+        run=_run_cupy,
+    ),
+]

@@ -1,0 +1,236 @@
+"""The chained hash table of seed 003: CPU and GPU inserts checked against bucket membership rebuilt
+with numpy, the table walker on hand-made broken tables, the benchmark runner, and every bad input."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from kernels import bench, hashtable
+from kernels.bench import Launch
+from kernels.errors import InputError
+from kernels.timing import Timing
+from kernels.variants import select
+
+GPU_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "gpu"]
+SMALL = Launch(block=64, grid=2)  # the simulator runs every thread as a Python thread
+
+
+@pytest.fixture(autouse=True)
+def frequent_thread_switches():
+    """The simulator runs each CUDA thread as a Python thread. Switching threads every microsecond
+    (Python's default is every 5 ms) interleaves them inside the insert's reads and writes, so a missing
+    lock or compare-and-swap loses entries here instead of passing by luck. (Not for kernels with shared
+    arrays: the simulator's shared-array allocation is itself unsafe under such switching.)"""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def variant(name):
+    return select(hashtable.VARIANTS, name)[0]
+
+
+def chains(pool_keys, heads, pool_next):
+    """Each bucket's keys, read by following the links in plain Python (independent of the module)."""
+    result = []
+    for head in heads:
+        keys, e, steps = [], int(head), 0
+        while e != -1:
+            assert steps < len(pool_keys), "chain longer than the pool: a cycle"
+            keys.append(int(pool_keys[e]))
+            e, steps = int(pool_next[e]), steps + 1
+        result.append(sorted(keys))
+    return result
+
+
+def expected_chains(keys, buckets):
+    return [sorted(int(k) for k in keys[keys % buckets == b]) for b in range(buckets)]
+
+
+def assert_table_holds_every_key(problem):
+    pool_keys, heads, pool_next = problem.last_table
+    assert chains(pool_keys, heads, pool_next) == expected_chains(problem.keys, problem.buckets)
+
+
+def test_variants_in_the_briefed_order():
+    assert [v.name for v in hashtable.VARIANTS] == ["cpu", "gpu-locks", "gpu-lockfree"]
+    assert [v.kind for v in hashtable.VARIANTS] == ["cpu", "gpu", "gpu"]
+    assert all(v.description and v.run for v in hashtable.VARIANTS)
+
+
+def test_cpu_insertion(cpu_backend):
+    problem = hashtable.make_problem(5000, buckets=97, seed=1)
+    out = variant("cpu").run(problem, Launch(), cpu_backend, 2)
+    assert out.result == 5000
+    assert problem.verify(out.result) == (True, "")
+    assert_table_holds_every_key(problem)
+    # the seed inserts at the head of the chain: the last key of a bucket comes first
+    pool_keys, heads, _ = problem.last_table
+    b = int(problem.keys[-1] % 97)
+    assert heads[b] == 4999 and pool_keys[4999] == problem.keys[-1]
+
+
+@pytest.mark.parametrize("n_keys, buckets", [(2000, 64), (300, 1), (500, 4096)])
+@pytest.mark.parametrize("name", GPU_VARIANTS)
+def test_gpu_insertion(cuda_backend, name, n_keys, buckets):
+    # 1 bucket: every insert contends for the same lock / head; 4096 buckets: most stay empty
+    problem = hashtable.make_problem(n_keys, buckets=buckets, seed=n_keys)
+    out = variant(name).run(problem, SMALL, cuda_backend, 1)
+    assert (out.block, out.grid) == (64, 2)
+    assert out.result == n_keys
+    assert problem.verify(out.result) == (True, "")
+    assert_table_holds_every_key(problem)
+
+
+@pytest.mark.parametrize("name", GPU_VARIANTS)
+def test_repeated_runs_rebuild_the_table(cuda_backend, name):
+    # each timed launch empties the table first; inserting into a full one would link entries twice
+    problem = hashtable.make_problem(700, buckets=16, seed=3)
+    out = variant(name).run(problem, Launch(block=32, grid=3), cuda_backend, 3)
+    assert out.timing.repeats == 3
+    assert problem.verify(out.result) == (True, "")
+    assert_table_holds_every_key(problem)
+
+
+def test_keys_are_seeded_uint32():
+    a, b = hashtable.make_problem(1000, seed=4), hashtable.make_problem(1000, seed=4)
+    np.testing.assert_array_equal(a.keys, b.keys)
+    assert a.keys.dtype == np.uint32
+    assert a.keys.max() > 2**31  # the whole unsigned range is used
+    assert not np.array_equal(a.keys, hashtable.make_problem(1000, seed=5).keys)
+    assert (a.algorithm, a.op, a.dtype, a.n, a.bytes_read, a.expected, a.buckets) == (
+        "hashtable", "insert", "uint32", 1000, 4000, 1000, 1024
+    )
+
+
+def table_of(keys, buckets):
+    """A correct table built in plain Python: entry i holds key i, pushed at the head of its chain."""
+    keys = np.asarray(keys, np.uint32)
+    heads = np.full(buckets, -1, np.int32)
+    pool_next = np.empty(keys.size, np.int32)
+    for i, k in enumerate(keys):
+        b = int(k) % buckets
+        pool_next[i], heads[b] = heads[b], i
+    return keys, heads, pool_next
+
+
+def test_verify_table_counts_found_and_misplaced():
+    keys, heads, pool_next = table_of([5, 9, 13, 2, 7, 4], 4)
+    assert hashtable.verify_table(keys, heads, pool_next, 4) == (6, 0)
+
+    lost = heads.copy()
+    lost[1] = pool_next[heads[1]]  # unlink the first entry of bucket 1 (keys 5, 9, 13 live there)
+    assert hashtable.verify_table(keys, lost, pool_next, 4) == (5, 0)
+
+    moved = keys.copy()
+    moved[0] = 6  # key 6 belongs to bucket 2 but sits in bucket 1's chain
+    assert hashtable.verify_table(moved, heads, pool_next, 4) == (6, 1)
+
+
+def test_verify_table_survives_cycles_and_wild_links():
+    keys, heads, pool_next = table_of([1, 5, 9], 4)  # one chain: 2 -> 1 -> 0
+    cyclic = pool_next.copy()
+    cyclic[0] = 2
+    assert hashtable.verify_table(keys, heads, cyclic, 4) == (3, 0)
+    wild = pool_next.copy()
+    wild[1] = 77
+    assert hashtable.verify_table(keys, heads, wild, 4) == (2, 0)
+
+
+def test_problem_verify_notes():
+    problem = hashtable.make_problem(50, buckets=8, seed=6)
+    keys, heads, pool_next = table_of(problem.keys, 8)
+    assert problem.verify(problem.check_table(keys, heads, pool_next)) == (True, "")
+
+    b = next(b for b in range(8) if heads[b] != -1)
+    lost = heads.copy()
+    lost[b] = -1
+    gone = len(chains(keys, heads, pool_next)[b])
+    ok, note = problem.verify(problem.check_table(keys, lost, pool_next))
+    assert not ok and note == f"{gone} entries lost"
+
+    swapped = heads.copy()
+    b1, b2 = [b for b in range(8) if heads[b] != -1][:2]
+    swapped[b1], swapped[b2] = heads[b2], heads[b1]
+    misplaced = len(chains(keys, heads, pool_next)[b1]) + len(chains(keys, heads, pool_next)[b2])
+    ok, note = problem.verify(problem.check_table(keys, swapped, pool_next))
+    assert not ok and note == f"{misplaced} entries in the wrong bucket"
+
+    cyclic = pool_next.copy()
+    cyclic[heads[b1]] = heads[b1]
+    ok, note = problem.verify(problem.check_table(keys, heads, cyclic))
+    assert not ok and "corrupt links" in note
+
+
+def test_rates():
+    timing = Timing((2.0, 4.0, 3.0), "wall")  # median 3 ms
+    assert hashtable.inserts_per_second(timing, 3_000_000) == pytest.approx(1e9)
+    assert hashtable.rate_note(3_000_000, timing) == "1000.0 M inserts/s"
+    assert hashtable.rate_note(30, timing) == "10000 inserts/s"
+    row = bench.Row("gpu-locks", "insert", "uint32", 30, "sim", "CUDA simulator", timing=timing)
+    assert hashtable.inserts_per_second(row, 30) == pytest.approx(1e4)
+    assert hashtable.inserts_per_second(bench.Row("cpu", "insert", "uint32", 30, "cpu", "x"), 30) is None
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n_keys=0), "at least 1"),
+    (dict(n_keys=-3), "at least 1"),
+    (dict(n_keys=2.5), "whole number"),
+    (dict(n_keys=10, buckets=0), "buckets 0"),
+    (dict(n_keys=10, buckets=-2), "buckets -2"),
+    (dict(n_keys=10, buckets=None), "buckets None"),
+])
+def test_bad_problem_inputs(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        hashtable.make_problem(**kwargs)
+
+
+@pytest.mark.parametrize("launch, message", [
+    (Launch(block=0), "block size 0"),
+    (Launch(block=2048), "block size 2048"),
+    (Launch(grid=0), "grid 0"),
+    (Launch(grid_sm=0), "grid_sm"),
+])
+def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, message):
+    with pytest.raises(InputError, match=message):
+        bench.run([hashtable.make_problem(10)], hashtable.VARIANTS, [launch], cuda_backend, 1)
+
+
+def test_runner_on_the_cpu_backend(cpu_backend):
+    rows = bench.run([hashtable.make_problem(3000, buckets=32)], hashtable.VARIANTS, [Launch()], cpu_backend, 1)
+    by_name = {r.variant: r for r in rows}
+    assert by_name["cpu"].verified == bench.PASSED and by_name["cpu"].result == 3000
+    assert by_name["cpu"].gbps > 0
+    for name in GPU_VARIANTS:
+        assert by_name[name].verified == bench.SKIPPED
+        assert "CUDA backend" in by_name[name].note
+
+
+def test_runner_on_the_cuda_backend(cuda_backend):
+    rows = bench.run([hashtable.make_problem(1000, buckets=32, seed=8)], hashtable.VARIANTS, [SMALL], cuda_backend, 1)
+    for row in rows:
+        assert row.verified == bench.PASSED, (row.variant, row.note)
+        assert (row.result, row.expected) == (1000, 1000)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("launch", [Launch(), Launch(block=256, grid_sm=8), Launch(block=1024, grid_sm=2)])
+def test_a_million_keys_on_a_real_gpu(cuda_backend, launch):
+    problem = hashtable.make_problem(2**20, buckets=1024, seed=12)
+    rows = bench.run([problem], hashtable.VARIANTS, [launch], cuda_backend, 3)
+    for row in rows:
+        assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
+    gpu = [r for r in rows if r.variant in GPU_VARIANTS]
+    if launch == Launch():
+        assert all((r.block, r.grid) == (256, 60) for r in gpu)  # the seed's <<<60, 256>>>
+
+
+@pytest.mark.gpu
+def test_the_seed_size_on_a_real_gpu(cuda_backend):
+    # 100 MiB of keys into 1024 buckets, as in the seed; long chains make the walk the slow part
+    problem = hashtable.make_problem(hashtable.SEED_KEYS, buckets=hashtable.SEED_BUCKETS)
+    for name in GPU_VARIANTS:
+        out = variant(name).run(problem, Launch(), cuda_backend, 1)
+        assert problem.verify(out.result) == (True, ""), name
