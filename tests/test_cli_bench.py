@@ -93,7 +93,6 @@ BAD = [
     (["bench", "hashtable", "--input", "x.bin"], "--input applies to reduction"),
     (["bench", "reduction", "--block", "abc"], "--block 'abc' is not a whole number"),
     (["bench", "reduction", "--n", "0"], "--n 0 must be at least 1"),
-    (["bench", "raytrace", "--block", "64x64", "--backend", "sim"], "at most 1024 per block"),
     (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
     (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
     (["bench", "raytrace", "--pattern", "zigzag"], "pattern 'zigzag'"),
@@ -109,6 +108,12 @@ def test_bad_bench_input(tmp_path, capsys, argv, message):
     assert code == 2, err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_block_above_the_device_limit(tmp_path, capsys, cuda_backend):
+    out = tmp_path / "x.csv"
+    code, _, err = run(capsys, "bench", "raytrace", "--block", "64x64", "--backend", cuda_backend.kind, "--csv", str(out))
+    assert code == 2 and "at most 1024 per block" in err and not out.exists()
 
 
 def test_constraint_break_names_the_constraint(capsys, cuda_backend):

@@ -1,0 +1,98 @@
+"""The desktop GUI (PyQt6 + pyqtgraph). ``run_gui`` is the entry point the CLI calls.
+
+Modules: state (models, settings; no widgets), algorithms (benchmark panel specs), workers (QThread
+workers), render_view, controls, charts, bench_panel, dialogs, main_window.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "app.svg"
+
+
+def _resolve_backend(backend_name: str, device: int | None, settings):
+    """The backend to open with: the one asked for; with 'auto' the one saved last time if it still works.
+    A backend that cannot run here falls back to auto, with a message instead of an error."""
+    from kernels import backend as backends
+    from kernels.errors import InputError
+    from raytracer_app.gui.state import Keys
+
+    name, message = backend_name, ""
+    if backend_name == "auto" and device is None:
+        saved = settings.value(Keys.BACKEND, "auto")
+        if saved in ("cuda", "cpu", "sim"):
+            try:
+                saved_device = int(settings.value(Keys.DEVICE, 0)) if saved == "cuda" else None
+                return backends.resolve(saved, saved_device), saved, ""
+            except (InputError, ValueError, TypeError):
+                pass
+    try:
+        return backends.resolve(backend_name, device), name, message
+    except InputError as exc:
+        b = backends.resolve("auto")
+        return b, "auto", f"{exc}; using {b.label}"
+
+
+_showing_error = False
+
+
+def _excepthook(kind, value, tb):
+    """An exception escaping a slot is shown, never allowed to abort the application."""
+    global _showing_error
+    traceback.print_exception(kind, value, tb)
+    if _showing_error:  # one dialog at a time; the rest go to stderr
+        return
+    try:
+        from PyQt6.QtWidgets import QApplication, QMessageBox
+
+        if QApplication.instance() is not None:
+            _showing_error = True
+            QMessageBox.warning(None, "Unexpected error", f"{kind.__name__}: {value}\n\nThe app keeps running.")
+    except Exception:
+        pass
+    finally:
+        _showing_error = False
+
+
+def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
+    """Create the QApplication and the main window, run the event loop; returns the exit code."""
+    t_launch = time.perf_counter()
+    from kernels import backend as backends
+
+    backends.prepare(backend_name)  # before numba is imported (no-op when the CLI already did)
+    from PyQt6.QtGui import QIcon
+    from PyQt6.QtWidgets import QApplication
+
+    from raytracer_app.gui.state import APPLICATION, ORGANIZATION, make_settings
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    if ICON.exists():
+        app.setWindowIcon(QIcon(str(ICON)))
+    sys.excepthook = _excepthook
+    settings = make_settings()
+    backend, name, message = _resolve_backend(backend_name, device, settings)
+
+    from raytracer_app.gui.main_window import MainWindow
+
+    window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
+    window.show()
+    code = app.exec()
+    from raytracer_app.gui.workers import ORPHANS
+
+    if any(t.isRunning() for t in ORPHANS):
+        # a kernel that cannot be interrupted (e.g. a huge simulator render) is still running: settings are
+        # saved, so end the process now instead of waiting for it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+__all__ = ["run_gui"]

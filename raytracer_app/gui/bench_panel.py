@@ -1,0 +1,362 @@
+"""One benchmark panel class, parameterised by an AlgorithmSpec (Reduction, Histogram, Hash table):
+variant check boxes, problem size and options, launch, repeats, sweep mode, Run / Stop, a live chart
+and a results table. Runs happen in a BenchWorker thread through ``kernels.bench.run``."""
+
+from __future__ import annotations
+
+from PyQt6.QtCore import Qt, pyqtSignal
+from PyQt6.QtGui import QColor
+from PyQt6.QtWidgets import (
+    QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+    QProgressBar, QPushButton, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from kernels import backend as backends
+from kernels import bench
+from raytracer_app.gui.algorithms import block_sweep, n_sweep
+from raytracer_app.gui.charts import METRICS, BenchChart
+from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
+
+TABLE_COLUMNS = ("variant", "n", "block", "grid", "median ms", "min ms", "max ms", "GB/s", "% peak", "verified", "note")
+SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
+FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
+
+
+def verified_text(row) -> str:
+    if row.verified == bench.FAILED:
+        return f"FAILED: got {row.result}, expected {row.expected}" + (f" ({row.note})" if row.note else "")
+    if row.verified in (bench.SKIPPED, bench.ERROR) and row.note:
+        return f"{row.verified}: {row.note}"
+    return row.verified
+
+
+def _fmt(x, digits=4):
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+class BenchPanel(QWidget):
+    """``message(text)`` reports errors and results for the status line."""
+
+    message = pyqtSignal(str)
+    runFinished = pyqtSignal(bool)  # stopped
+
+    def __init__(self, spec, model, log):
+        super().__init__()
+        self.spec, self.model, self.log = spec, model, log
+        self.rows: list = []
+        self._block_ready = False
+        self.job: BenchJob | None = None
+        self.worker = BenchWorker()
+        self.thread = WorkerThread(self.worker, f"bench-{spec.title}")
+        self.worker.peakReady.connect(self._peak)
+        self.worker.rowReady.connect(self._row)
+        self.worker.progress.connect(self._progress)
+        self.worker.failed.connect(self._failed)
+        self.worker.finished.connect(self._finished)
+        self.thread.start()
+
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        lay.addLayout(top)
+        self.variants_box = QGroupBox("Variants")
+        vlay = QVBoxLayout(self.variants_box)
+        self.checks: dict[str, QCheckBox] = {}
+        for v in spec.variants():
+            cb = QCheckBox(v.name)
+            cb.setChecked(not v.skip_reason(model.backend.kind))
+            tip = v.description + (f"\nconstraints: {v.constraints}" if v.constraints else "")
+            cb.setToolTip(tip)
+            vlay.addWidget(cb)
+            self.checks[v.name] = cb
+        top.addWidget(self.variants_box)
+        top.addWidget(self._settings_box(), 1)
+
+        row = QHBoxLayout()
+        self.run_button, self.stop_button = QPushButton("Run"), QPushButton("Stop")
+        self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v / %m")
+        csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart PNG…")
+        csv_button.clicked.connect(lambda: self.export_csv())
+        png_button.clicked.connect(lambda: self.export_chart())
+        for w in (self.run_button, self.stop_button, self.progress, csv_button, png_button):
+            row.addWidget(w, 1 if w is self.progress else 0)
+        lay.addLayout(row)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.chart = BenchChart()
+        self.chart.setMinimumSize(240, 180)
+        self.table = QTableWidget(0, len(TABLE_COLUMNS))
+        self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        split.addWidget(self.chart)
+        split.addWidget(self.table)
+        lay.addWidget(split, 1)
+        model.changed.connect(lambda group: group == "backend" and self._backend_changed())
+        self._backend_changed()
+
+    def _settings_box(self) -> QGroupBox:
+        box = QGroupBox("Run")
+        form = QFormLayout(box)
+        self.n = QSpinBox()
+        self.n.setRange(1, min(self.spec.max_n, 2**31 - 1))
+        self.n.setStepType(QSpinBox.StepType.AdaptiveDecimalStepType)
+        self.n.setValue(self.spec.sim_n if backends.simulator_active() else self.spec.default_n)
+        form.addRow(self.spec.n_label, self.n)
+        self.options: dict[str, QComboBox] = {}
+        for opt in self.spec.options:
+            combo = QComboBox()
+            combo.addItems([str(v) for v in self.spec.option_values(opt)])
+            if opt.default is not None:
+                combo.setCurrentText(str(opt.default))
+            form.addRow(opt.label, combo)
+            self.options[opt.key] = combo
+        self.default_launch = QCheckBox("each variant's default launch")
+        self.default_launch.setToolTip("off: every variant runs with the block size and grid below")
+        self.default_launch.setChecked(True)
+        self.default_launch.toggled.connect(self._launch_enabled)
+        form.addRow(self.default_launch)
+        blk = QHBoxLayout()
+        self.block = QSlider(Qt.Orientation.Horizontal)
+        self.block_label = QLabel()
+        self.block.valueChanged.connect(lambda _: self.block_label.setText(f"{self.block_size()} threads"))
+        blk.addWidget(self.block, 1)
+        blk.addWidget(self.block_label)
+        form.addRow("Block size", blk)
+        self.grid_sm = QDoubleSpinBox()
+        self.grid_sm.setRange(0, 1024)
+        self.grid_sm.setDecimals(1)
+        self.grid_sm.setSpecialValueText("variant default")
+        self.grid_sm.setSuffix(" x SMs")
+        self.grid_sm.setToolTip("blocks in the grid, as a multiple of the device's SM count")
+        form.addRow("Grid", self.grid_sm)
+        self.repeats = QSpinBox()
+        self.repeats.setRange(1, 10000)
+        self.repeats.setValue(5)
+        form.addRow("Repeats", self.repeats)
+        self.sweep = QComboBox()
+        self.sweep.addItems(list(SWEEPS))
+        self.sweep.setToolTip("sweep block size: powers of two up to the device limit (each variant's own grid "
+                              "unless set); sweep N: x4 steps from 1024 up to N")
+        form.addRow("Mode", self.sweep)
+        self.metric = QComboBox()
+        self.metric.addItems(METRICS)
+        self.metric.currentTextChanged.connect(self.chart_metric)
+        form.addRow("Chart", self.metric)
+        self.show_peak = QCheckBox("measure copy bandwidth (line on the chart)")
+        self.show_peak.setChecked(True)
+        form.addRow(self.show_peak)
+        self._launch_enabled(True)
+        return box
+
+    # ------------------------------------------------------------------ values
+    def block_size(self) -> int:
+        sizes = block_sweep(self.model.limits.max_threads_per_block)
+        return sizes[min(self.block.value(), len(sizes) - 1)]
+
+    def selected_variants(self) -> list[str]:
+        return [name for name, cb in self.checks.items() if cb.isChecked()]
+
+    def set_variants(self, names) -> None:
+        for name, cb in self.checks.items():
+            cb.setChecked(name in names)
+
+    def busy(self) -> bool:
+        return self.worker.running()
+
+    def _launch_enabled(self, default: bool) -> None:
+        self.block.setEnabled(not default)
+        self.grid_sm.setEnabled(not default)
+
+    def _backend_changed(self) -> None:
+        sizes = block_sweep(self.model.limits.max_threads_per_block)
+        current = self.block_size() if self._block_ready else 256
+        self._block_ready = True
+        self.block.setRange(0, len(sizes) - 1)
+        self.block.setValue(sizes.index(current) if current in sizes else min(3, len(sizes) - 1))
+        self.block_label.setText(f"{self.block_size()} threads")
+        kind = self.model.backend.kind
+        changed_kind, self._kind = getattr(self, "_kind", kind) != kind, kind
+        for v in self.spec.variants() if self.checks else []:
+            why = v.skip_reason(kind)
+            cb = self.checks[v.name]
+            tip = v.description + (f"\nconstraints: {v.constraints}" if v.constraints else "")
+            cb.setToolTip(tip + (f"\nskipped on this backend: {why}" if why else ""))
+            cb.setStyleSheet("color: gray" if why else "")
+            if changed_kind:  # a new backend: check what runs there
+                cb.setChecked(not why)
+
+    # ------------------------------------------------------------------ run / stop
+    def run(self) -> bool:
+        if self.busy():
+            return False
+        names = self.selected_variants()
+        if not names:
+            self._say("choose at least one variant", error=True)
+            return False
+        mode = SWEEPS[self.sweep.currentText()]
+        n = self.n.value()
+        grid_sm = self.grid_sm.value() or None
+        if mode == "block":
+            launches = [bench.Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
+        elif self.default_launch.isChecked():
+            launches = [bench.Launch()]
+        else:
+            launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
+        options = {key: combo.currentText() for key, combo in self.options.items()}
+        sizes = n_sweep(n) if mode == "n" else [n]
+        self.job = BenchJob(self.spec, self.model.backend, sizes, options, launches, names, self.repeats.value(),
+                            want_peak=self.show_peak.isChecked())
+        self.rows = []
+        self.table.setRowCount(0)
+        self.chart.reset(mode, self.metric.currentText())
+        self.chart.set_peak(None)
+        self.progress.setRange(0, len(sizes) * len(launches) * len(names))
+        self.progress.setValue(0)
+        self.run_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self._say(f"running {len(names)} variant(s) on {self.model.backend.label}…")
+        self.worker.start(self.job)
+        return True
+
+    def stop(self) -> None:
+        if self.busy():
+            self.worker.stop()
+            self._say("stopping after the current variant…")
+
+    def shutdown(self) -> None:
+        self.worker.stop()
+        self.thread.shutdown()
+
+    # ------------------------------------------------------------------ worker signals
+    def _x_for(self, index: int) -> float:
+        """Rows arrive problem by problem, launch by launch, variant by variant."""
+        job = self.job
+        per_problem = len(job.launches) * len(job.variant_names)
+        if self.chart.mode == "n":
+            return float(job.sizes[min(index // per_problem, len(job.sizes) - 1)])
+        if self.chart.mode == "block":
+            launch = job.launches[(index // len(job.variant_names)) % len(job.launches)]
+            return float(launch.block)
+        return 0.0
+
+    def _peak(self, peak) -> None:
+        self.chart.set_peak(peak.gbps, peak.how)
+
+    def _row(self, row) -> None:
+        x = self._x_for(len(self.rows))
+        self.rows.append((row, x))
+        self.log.add(row)
+        self.chart.add(row, x)
+        self._add_table_row(row)
+
+    def chart_metric(self, metric: str) -> None:
+        self.chart.set_metric(metric)
+
+    def _add_table_row(self, row) -> None:
+        t = row.timing
+        values = (row.variant, row.n, row.block, row.grid, _fmt(t and t.median_ms), _fmt(t and t.min_ms),
+                  _fmt(t and t.max_ms), _fmt(row.gbps, 2), _fmt(row.pct_of_peak, 1), verified_text(row), row.note)
+        r = self.table.rowCount()
+        self.table.insertRow(r)
+        for c, v in enumerate(values):
+            item = QTableWidgetItem(str(v))
+            if row.verified == bench.FAILED:
+                item.setBackground(FAILED_BG)
+                item.setForeground(QColor(160, 0, 0))
+            elif row.verified == bench.ERROR:
+                item.setForeground(QColor(200, 0, 0))
+            elif row.verified == bench.SKIPPED:
+                item.setForeground(SKIPPED_FG)
+            item.setToolTip(verified_text(row) if c == TABLE_COLUMNS.index("verified") else str(v))
+            self.table.setItem(r, c, item)
+        self.table.scrollToBottom()
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+
+    def _failed(self, text: str) -> None:
+        self._say(text, error=True)
+
+    def _finished(self, rows, stopped: bool) -> None:
+        self.run_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
+        if stopped:
+            self._say(f"stopped after {len(self.rows)} row(s)")
+        elif self.rows:
+            self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped"),
+                      error=bool(failed))
+        self.runFinished.emit(stopped)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c00000" if error else "")
+        self.message.emit(f"{self.spec.title}: {text}")
+
+    # ------------------------------------------------------------------ settings
+    def _key(self, name: str) -> str:
+        return f"bench/{self.spec.module_name.rsplit('.', 1)[-1]}/{name}"
+
+    def save(self, s) -> None:
+        s.setValue(self._key("variants"), ",".join(self.selected_variants()))
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
+            s.setValue(self._key(name), w.value())
+        s.setValue(self._key("grid_sm"), self.grid_sm.value())
+        s.setValue(self._key("default_launch"), self.default_launch.isChecked())
+        s.setValue(self._key("peak"), self.show_peak.isChecked())
+        for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
+            s.setValue(self._key(name), combo.currentText())
+
+    def load(self, s) -> None:
+        """Restore saved choices; anything missing or unreadable keeps its default."""
+        from raytracer_app.gui.state import read
+
+        names = s.value(self._key("variants"))
+        if isinstance(names, str):
+            self.set_variants(set(names.split(",")))
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
+            w.setValue(read(s, self._key(name), w.value(), int))
+        self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float))
+        self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
+        self.show_peak.setChecked(read(s, self._key("peak"), True, bool))
+        for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
+            text = read(s, self._key(name), combo.currentText(), str)
+            if combo.findText(text) >= 0:
+                combo.setCurrentText(text)
+
+    # ------------------------------------------------------------------ export
+    def export_csv(self, path=None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export results", f"{self.spec.module_name.split('.')[-1]}.csv", "CSV (*.csv)")
+            if not path:
+                return False
+        try:
+            bench.write_csv([r for r, _ in self.rows], path)
+        except OSError as exc:
+            self._say(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            return False
+        self._say(f"{len(self.rows)} row(s) written to {path}")
+        return True
+
+    def export_chart(self, path=None) -> bool:
+        import pyqtgraph.exporters
+
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export chart", "chart.png", "PNG (*.png)")
+            if not path:
+                return False
+        try:
+            pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(str(path))
+        except Exception as exc:  # a bad path or an empty chart
+            self._say(f"cannot export the chart to {path}: {exc}", error=True)
+            return False
+        self._say(f"chart written to {path}")
+        return True

@@ -1,0 +1,350 @@
+"""The controls dock: backend, image size, launch shape, sphere scene and Julia parameters.
+
+Widgets write into the RenderModel and follow its ``changed`` signal; ``_sync`` copies the model into
+the widgets with their signals blocked, so nothing echoes back."""
+
+from __future__ import annotations
+
+from PyQt6.QtCore import Qt, pyqtSignal
+from PyQt6.QtWidgets import (
+    QAbstractButton, QAbstractSpinBox, QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QLabel, QPushButton, QRadioButton, QScrollArea, QSlider, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from kernels import backend as backends
+from kernels.errors import InputError
+from kernels.frames import parse_size
+from kernels.julia import COLORMAPS, MAX_ITERATIONS
+from kernels.raytrace import PATTERNS
+from kernels.scene import load_scene, presets, save_scene
+from raytracer_app.gui.state import JULIA_PRESETS, SIM_MAX_SIDE
+
+SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
+CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
+MEMORY_TIPS = {
+    "global": "the book's first kernel: every thread reads the spheres from global memory",
+    "constant": "the book's second kernel: spheres in __constant__ memory, one address broadcast to a warp",
+    "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory (fastest)",
+}
+CPU_BLOCK_TIP = "the CPU backend runs image rows in parallel; the block shape applies to CUDA backends"
+SIM_TIP = "start the app with --backend sim to use the CUDA simulator (small images only)"
+
+
+class SliderSpin(QWidget):
+    """A slider with a spin box; ``scale`` > 1 makes a float control with 1/scale resolution."""
+
+    valueChanged = pyqtSignal(float)
+
+    def __init__(self, lo, hi, scale: int = 1, decimals: int = 0):
+        super().__init__()
+        self.scale = scale
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.spin = QDoubleSpinBox() if scale > 1 else QSpinBox()
+        if scale > 1:
+            self.spin.setDecimals(decimals)
+            self.spin.setSingleStep(1 / scale)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.spin)
+        self.setRange(lo, hi)
+        self.slider.valueChanged.connect(lambda v: self._changed(v / self.scale))
+        self.spin.valueChanged.connect(lambda v: self._changed(v))
+
+    def _changed(self, v) -> None:
+        self.setValue(v)
+        self.valueChanged.emit(self.value())
+
+    def _quiet(self):
+        return [(w, w.blockSignals(True)) for w in (self.slider, self.spin)]
+
+    def setRange(self, lo, hi) -> None:
+        was = self._quiet()
+        self.slider.setRange(round(lo * self.scale), round(hi * self.scale))
+        self.spin.setRange(lo, hi) if self.scale > 1 else self.spin.setRange(int(lo), int(hi))
+        for w, old in was:
+            w.blockSignals(old)
+
+    def maximum(self):
+        return self.spin.maximum()
+
+    def value(self):
+        return self.spin.value()
+
+    def setValue(self, v) -> None:
+        was = self._quiet()
+        self.spin.setValue(v if self.scale > 1 else int(round(v)))
+        self.slider.setValue(round(self.spin.value() * self.scale))
+        for w, old in was:
+            w.blockSignals(old)
+
+    def setToolTip(self, tip: str) -> None:  # noqa: N802 (Qt naming)
+        self.slider.setToolTip(tip)
+        self.spin.setToolTip(tip)
+
+
+def _combo(items, tip: str = "") -> QComboBox:
+    c = QComboBox()
+    c.addItems([str(i) for i in items])
+    c.setToolTip(tip)
+    return c
+
+
+def _set_item_enabled(combo: QComboBox, index: int, enabled: bool, tip: str = "") -> None:
+    item = combo.model().item(index)
+    item.setEnabled(enabled)
+    item.setToolTip(tip)
+
+
+class Controls(QScrollArea):
+    """The dock's contents. ``compareRequested`` asks the main window to run Compare memory."""
+
+    compareRequested = pyqtSignal()
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        lay.addWidget(self._backend_group())
+        lay.addWidget(self._launch_group())
+        self.spheres_box = self._spheres_group()
+        self.julia_box = self._julia_group()
+        lay.addWidget(self.spheres_box)
+        lay.addWidget(self.julia_box)
+        lay.addStretch(1)
+        self.setWidget(body)
+        self.setWidgetResizable(True)
+        inputs = (QAbstractButton, QComboBox, QAbstractSpinBox, QSlider, SliderSpin)
+        self._inputs = [w for w in body.findChildren(QWidget) if isinstance(w, inputs)]
+        model.changed.connect(self._sync)
+        self._sync("backend")
+
+    # ------------------------------------------------------------------ groups
+    def _backend_group(self) -> QGroupBox:
+        box = QGroupBox("Backend")
+        form = QFormLayout(box)
+        self.backend = _combo(backends.BACKEND_NAMES, "auto: a CUDA GPU when there is one, else the CPU")
+        gpus, sim = backends.gpu_count(), backends.simulator_active()
+        if not gpus:
+            why = "this process runs the CUDA simulator" if sim else "no CUDA GPU was found"
+            _set_item_enabled(self.backend, 1, False, f"the cuda backend needs a CUDA GPU: {why}")
+        if not sim:
+            _set_item_enabled(self.backend, 3, False, SIM_TIP)
+        self.backend.textActivated.connect(self._backend_chosen)
+        form.addRow("Backend", self.backend)
+        self.gpu = _combo(range(gpus), "which GPU renders")
+        self.gpu.activated.connect(lambda _: self._backend_chosen(self.backend.currentText()))
+        self.gpu_label = QLabel("GPU")
+        form.addRow(self.gpu_label, self.gpu)
+        self.gpu.setVisible(gpus > 1)
+        self.gpu_label.setVisible(gpus > 1)
+        self.device = QLabel()
+        self.device.setWordWrap(True)
+        form.addRow(self.device)
+        self.size = _combo(SIZES, "image size WxH (type your own, 1..4096 each)")
+        self.size.setEditable(True)
+        self.size.lineEdit().editingFinished.connect(lambda: self._size_chosen(self.size.currentText()))
+        self.size.textActivated.connect(self._size_chosen)
+        form.addRow("Image size", self.size)
+        self.size_note = QLabel()
+        self.size_note.setWordWrap(True)
+        form.addRow(self.size_note)
+        return box
+
+    def _launch_group(self) -> QGroupBox:
+        box = QGroupBox("Launch (threads per block)")
+        form = QFormLayout(box)
+        self.bx, self.by = SliderSpin(1, 1024), SliderSpin(1, 1024)
+        self.bx.valueChanged.connect(lambda v: self.model.set_block(bx=int(v)))
+        self.by.valueChanged.connect(lambda v: self.model.set_block(by=int(v)))
+        form.addRow("Block width", self.bx)
+        form.addRow("Block height", self.by)
+        self.threads = QLabel()
+        form.addRow(self.threads)
+        return box
+
+    def _spheres_group(self) -> QGroupBox:
+        box = QGroupBox("Spheres")
+        form = QFormLayout(box)
+        self.count = SliderSpin(1, self.model.capacity)
+        self.count.setToolTip("number of spheres (a random scene with the seed below); at most the "
+                              "constant-memory capacity: 64 KiB / 28 bytes per sphere")
+        self.count.valueChanged.connect(lambda v: self.model.set_sphere_count(int(v)))
+        form.addRow("Spheres", self.count)
+        row = QHBoxLayout()
+        self.mem_global, self.mem_constant = QRadioButton("Global"), QRadioButton("Constant")
+        self.mem_shared = QRadioButton("Shared tiles")
+        self.memory_buttons = {"global": self.mem_global, "constant": self.mem_constant, "shared": self.mem_shared}
+        self.memory = QButtonGroup(self)
+        for i, b in enumerate(self.memory_buttons.values()):
+            self.memory.addButton(b, i)
+            row.addWidget(b)
+        self.memory.idClicked.connect(lambda i: self.model.set_memory(list(self.memory_buttons)[i]))
+        form.addRow("Memory", row)
+        self.pattern = _combo(PATTERNS, "uniform: every thread reads the same sphere at once (constant memory "
+                                        "broadcasts it); staggered: the threads of a warp read different spheres")
+        self.pattern.textActivated.connect(self.model.set_pattern)
+        form.addRow("Access", self.pattern)
+        row = QHBoxLayout()
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setToolTip("seed of the random scene")
+        self.seed.valueChanged.connect(lambda v: self.model.new_random_scene(v))
+        new = QPushButton("New random scene")
+        new.clicked.connect(lambda: self.model.new_random_scene())
+        row.addWidget(self.seed)
+        row.addWidget(new)
+        form.addRow("Seed", row)
+        self.presets = _combo(["(preset)"] + list(presets()), "scenes shipped in assets/scenes")
+        self.presets.textActivated.connect(self._preset_chosen)
+        form.addRow("Preset", self.presets)
+        row = QHBoxLayout()
+        for text, slot in (("Open scene…", self.open_scene), ("Save scene…", self.save_scene)):
+            b = QPushButton(text)
+            b.clicked.connect(lambda _=False, s=slot: s())
+            row.addWidget(b)
+        form.addRow(row)
+        self.compare_repeats = QSpinBox()
+        self.compare_repeats.setRange(1, 1000)
+        self.compare_repeats.setValue(3 if backends.simulator_active() else 10)  # the simulator is slow
+        self.compare_repeats.setToolTip("renders per memory kind in Compare memory")
+        self.compare = QPushButton("Compare memory")
+        self.compare.clicked.connect(self.compareRequested)
+        row = QHBoxLayout()
+        row.addWidget(self.compare_repeats)
+        row.addWidget(self.compare)
+        form.addRow("Repeats", row)
+        self.scene_label = QLabel()
+        self.scene_label.setWordWrap(True)
+        form.addRow(self.scene_label)
+        return box
+
+    def _julia_group(self) -> QGroupBox:
+        box = QGroupBox("Julia set")
+        form = QFormLayout(box)
+        self.c_re, self.c_im = SliderSpin(-2, 2, 1000, 3), SliderSpin(-2, 2, 1000, 3)
+        self.c_re.valueChanged.connect(lambda v: self.model.set_julia(c=complex(v, self.model.julia.c.imag)))
+        self.c_im.valueChanged.connect(lambda v: self.model.set_julia(c=complex(self.model.julia.c.real, v)))
+        form.addRow("c real", self.c_re)
+        form.addRow("c imaginary", self.c_im)
+        self.iterations = QSpinBox()
+        self.iterations.setRange(1, MAX_ITERATIONS)
+        self.iterations.valueChanged.connect(lambda v: self.model.set_julia(iterations=v))
+        form.addRow("Iterations", self.iterations)
+        self.colormap = _combo(COLORMAPS, "classic: the book's red on black; smooth: escape-time palette")
+        self.colormap.textActivated.connect(lambda t: self.model.set_julia(colormap=t))
+        form.addRow("Colormap", self.colormap)
+        self.julia_presets = _combo(["(preset)"] + list(JULIA_PRESETS), "named views; the book's comes first")
+        self.julia_presets.textActivated.connect(
+            lambda t: t in JULIA_PRESETS and self.model.apply_julia_preset(t))
+        form.addRow("Preset", self.julia_presets)
+        self.book_launch = QCheckBox("Book's launch: one thread per block")
+        self.book_launch.toggled.connect(lambda on: self.model.set_launch("book" if on else "2d"))
+        form.addRow(self.book_launch)
+        reset = QPushButton("Reset view")
+        reset.clicked.connect(self.model.reset_julia_view)
+        form.addRow(reset)
+        self.view_label = QLabel()
+        form.addRow(self.view_label)
+        return box
+
+    # ------------------------------------------------------------------ user actions
+    def _backend_chosen(self, name: str) -> None:
+        device = self.gpu.currentIndex() if name == "cuda" and self.gpu.count() > 1 else None
+        if not self.model.set_backend(name, device):
+            self._sync("backend")
+
+    def _size_chosen(self, text: str) -> None:
+        try:
+            self.model.set_size(parse_size(text))
+        except InputError as exc:
+            self.model.message.emit(str(exc))
+            self._sync("size")
+
+    def _preset_chosen(self, name: str) -> None:
+        path = presets().get(name)
+        if path:
+            self.open_scene(path)
+
+    def open_scene(self, path=None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open scene", "", "Scene JSON (*.json)")
+            if not path:
+                return False
+        try:
+            self.model.set_scene(load_scene(path, self.model.capacity))
+        except InputError as exc:
+            self.model.message.emit(str(exc))
+            return False
+        return True
+
+    def save_scene(self, path=None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save scene", "scene.json", "Scene JSON (*.json)")
+            if not path:
+                return False
+        try:
+            save_scene(self.model.scene, path)
+        except InputError as exc:
+            self.model.message.emit(str(exc))
+            return False
+        self.model.message.emit(f"scene saved to {path}")
+        return True
+
+    # ------------------------------------------------------------------ model -> widgets
+    def _sync(self, group: str = "") -> None:
+        m = self.model
+        for w in self._inputs:
+            w.blockSignals(True)
+        try:
+            cpu = m.backend.kind == "cpu"
+            self.backend.setCurrentText(m.backend_name)
+            if m.backend.kind == "cuda" and self.gpu.count():
+                self.gpu.setCurrentIndex(m.backend.device)
+            self.device.setText(m.backend.label + (f"\n{m.backend.note}" if m.backend.note else ""))
+            w, h = m.sizes[m.tab]
+            self.size.setCurrentText(f"{w}x{h}")
+            ew, eh = m.effective_size()
+            self.size_note.setText(f"the simulator renders at most {SIM_MAX_SIDE}x{SIM_MAX_SIDE}: {ew}x{eh}"
+                                   if (ew, eh) != (w, h) else "")
+            self.size_note.setVisible((ew, eh) != (w, h))
+            max_bx, max_by = m.max_block()
+            self.bx.setRange(1, max_bx)
+            self.by.setRange(1, max_by)
+            self.bx.setValue(m.block[0])
+            self.by.setValue(m.block[1])
+            book = m.tab == "julia" and m.launch == "book"
+            for s in (self.bx, self.by):
+                s.setEnabled(not cpu and not book)
+                s.setToolTip(CPU_BLOCK_TIP if cpu else ("the book's launch uses 1x1 blocks" if book else
+                             f"BX x BY is at most {m.limits.max_threads_per_block} threads on this device"))
+            self.threads.setText(f"{m.block[0]} x {m.block[1]} = {m.block[0] * m.block[1]} threads "
+                                 f"(max {m.limits.max_threads_per_block})")
+            self.count.setRange(1, m.capacity)
+            self.count.setValue(m.scene.count)
+            self.memory_buttons.get(m.memory, self.mem_global).setChecked(True)
+            for name, b in self.memory_buttons.items():
+                b.setEnabled(not cpu)
+                b.setToolTip(CPU_MEMORY_TIP if cpu else MEMORY_TIPS[name])
+            self.compare.setEnabled(not cpu)
+            self.compare.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene with global and with constant "
+                                    "memory and chart the timings")
+            self.pattern.setCurrentText(m.pattern)
+            self.seed.setValue(m.seed)
+            self.scene_label.setText(f"scene: {m.scene.name} ({m.scene.count} spheres)")
+            j = m.julia
+            self.c_re.setValue(j.c.real)
+            self.c_im.setValue(j.c.imag)
+            self.iterations.setValue(j.iterations)
+            self.colormap.setCurrentText(j.colormap)
+            self.book_launch.setChecked(m.launch == "book")
+            self.book_launch.setEnabled(not cpu)
+            self.book_launch.setToolTip("the CPU backend has no thread blocks" if cpu else
+                                        "<<<dim3(W, H), 1>>>: one thread per block, as in CUDA by Example")
+            self.view_label.setText(f"centre {j.center[0]:.6g}, {j.center[1]:.6g}; zoom {j.zoom:.4g}")
+            self.spheres_box.setVisible(m.tab == "spheres")
+            self.julia_box.setVisible(m.tab == "julia")
+        finally:
+            for w in self._inputs:
+                w.blockSignals(False)

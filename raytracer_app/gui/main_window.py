@@ -1,0 +1,340 @@
+"""The main window: render view, controls dock, benchmark docks, menus, status line, settings."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from PyQt6.QtCore import Qt, QTimer
+from PyQt6.QtGui import QAction, QKeySequence
+from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+
+from raytracer_app.gui import dialogs
+from raytracer_app.gui.algorithms import ALGORITHMS
+from raytracer_app.gui.bench_panel import BenchPanel
+from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
+from raytracer_app.gui.render_view import RenderView
+from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read
+from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
+
+CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
+
+# which tabs a model change makes stale
+STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "spheres": ("spheres",), "julia": ("julia",)}
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, backend, backend_name: str | None = None, settings=None, t_launch: float | None = None,
+                 startup_message: str = ""):
+        super().__init__()
+        self.setWindowTitle("GPU kernel lab")
+        self.settings = settings if settings is not None else make_settings()
+        self.t_launch = time.perf_counter() if t_launch is None else t_launch
+        self.first_frame_s: float | None = None
+        self.model = RenderModel(backend)
+        self.model.backend_name = backend_name or backend.kind
+        self.model.load(self.settings)
+        self.log = TimingLog()
+        self.fps = FpsMeter()
+        self.last: dict = {}  # tab -> (Frame, RenderRequest) last shown
+        self.stale = {"spheres": True, "julia": True}
+        self.continuous = False
+        self.compare_dialog = None
+        self._closing = False
+
+        self.view = RenderView()
+        self.setCentralWidget(self.view)
+        self.controls = Controls(self.model)
+        self.controls_dock = self._dock("Controls", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.panels: dict[str, BenchPanel] = {}
+        docks = []
+        for spec in ALGORITHMS:
+            panel = BenchPanel(spec, self.model, self.log)
+            panel.load(self.settings)
+            panel.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+            self.panels[spec.title] = panel
+            docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
+        for d in docks[1:]:
+            self.tabifyDockWidget(docks[0], d)
+        docks[0].raise_()
+        self.bench_docks = docks
+
+        self.worker = RenderWorker()
+        self.render_thread = WorkerThread(self.worker, "render")
+        self.worker.frameReady.connect(self._frame_ready)
+        self.worker.renderFailed.connect(self._render_failed)
+        self.worker.compareReady.connect(self._compare_ready)
+        self.worker.compareFailed.connect(self._compare_failed)
+        self.render_thread.start()
+
+        self._status_widgets()
+        self._menus()
+        self.model.changed.connect(self._model_changed)
+        self.model.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.controls.compareRequested.connect(self.compare_memory)
+        self.view.tabChangedTo.connect(self.model.set_tab)
+        self.view.julia_box.panRequested.connect(self.model.pan_julia)
+        self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
+
+        self.resize(1500, 950)
+        geometry, state = self.settings.value(Keys.GEOMETRY), self.settings.value(Keys.STATE)
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        else:  # first start: most of the width for the image, the rest for the benchmark panels
+            self.resizeDocks([self.controls_dock, docks[0]], [370, 620], Qt.Orientation.Horizontal)
+        self.view.select(self.model.tab)
+        self.continuous_action.setChecked(read(self.settings, Keys.CONTINUOUS, False, bool))
+        self._model_changed("backend")
+        note = startup_message or backend.note
+        if note:
+            self.statusBar().showMessage(note, 15000)
+
+    # ------------------------------------------------------------------ construction
+    def _dock(self, title: str, widget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _status_widgets(self) -> None:
+        bar = self.statusBar()
+        self.status = {k: QLabel() for k in ("backend", "kernel", "frame", "fps", "size")}
+        tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
+                "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
+                "size": "image size"}
+        for key, label in self.status.items():
+            label.setToolTip(tips[key])
+            bar.addPermanentWidget(label)
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setToolTip(tip or text)
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda _=False: slot())
+        menu.addAction(action)
+        return action
+
+    def _menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        self._action(file, "Save &Image…", self.save_image, QKeySequence.StandardKey.Save,
+                     "the rendered frame at native resolution, with scene and timing in the PNG's text")
+        self._action(file, "Save &Window Screenshot…", self.save_screenshot)
+        self._action(file, "&Export Timings CSV…", self.export_timings, "Ctrl+E",
+                     "every timing of this session: renders, compares and benchmarks")
+        file.addSeparator()
+        self._action(file, "&Open Scene…", self.controls.open_scene)
+        self._action(file, "Sa&ve Scene…", self.controls.save_scene)
+        file.addSeparator()
+        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view = bar.addMenu("&View")
+        self._action(view, "&Reset View", self.reset_view, "Ctrl+0", "fit the image; on Julia also reset centre and zoom")
+        self.continuous_action = self._action(view, "Render &Continuously", lambda: None, "F5",
+                                              "render again as soon as a frame is shown (measures frames per second)")
+        self.continuous_action.setCheckable(True)
+        self.continuous_action.toggled.connect(self.set_continuous)
+        view.addSeparator()
+        for dock in [self.controls_dock, *self.bench_docks]:
+            view.addAction(dock.toggleViewAction())
+        render = bar.addMenu("&Render")
+        self._action(render, "Render &Now", lambda: self.request_render(force=True), "Ctrl+R")
+        self.compare_action = self._action(render, "&Compare Memory", self.compare_memory, "Ctrl+M",
+                                           "render the scene N times with global and with constant memory")
+        help_ = bar.addMenu("&Help")
+        self._action(help_, "&Device Info", self.device_info)
+        self._action(help_, "&About", self.about)
+
+    # ------------------------------------------------------------------ rendering
+    def _model_changed(self, group: str) -> None:
+        for tab in STALE.get(group, (self.model.tab,) if group == "size" else ()):
+            self.stale[tab] = True
+        cpu = self.model.backend.kind == "cpu"
+        self.compare_action.setEnabled(not cpu)
+        self.compare_action.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene N times with global and constant memory")
+        self.status["backend"].setText(self.model.backend.label)
+        if self.view.current_name() != self.model.tab:
+            self.view.select(self.model.tab)
+        if self.stale[self.model.tab]:
+            self.request_render()
+
+    def request_render(self, force: bool = False) -> None:
+        """Render the current tab (coalesced: a newer request replaces one still waiting)."""
+        if self._closing:
+            return
+        tab = self.model.tab
+        if force or self.stale[tab]:
+            self.stale[tab] = False
+            self.worker.submit(self.model.request())
+
+    def _frame_ready(self, frame, request) -> None:
+        try:
+            view = self.view.view(request.kind)
+            display_ms = view.show_frame(frame)
+            self.last[request.kind] = (frame, request)
+            self.log.add(frame_row(frame))
+            self.fps.tick()
+            if self.first_frame_s is None:
+                self.first_frame_s = time.perf_counter() - self.t_launch
+                self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
+            t = frame.kernel
+            self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
+            self.status["frame"].setText(f"frame {frame.frame_ms + display_ms:.1f} ms")
+            fps = self.fps.fps()
+            self.status["fps"].setText(f"{fps:.1f} fps" if fps else "- fps")
+            w, h = frame.size
+            self.status["size"].setText(f"{w}x{h}")
+            self.status["backend"].setText(f"{request.backend.label}")
+        finally:
+            self.worker.ack()
+        if self.continuous and request.kind == self.model.tab:
+            self.request_render(force=True)
+
+    def _render_failed(self, text: str, request) -> None:
+        self.worker.ack()
+        self.stale[request.kind] = True  # the next change (or Render Now) tries again
+        self.statusBar().showMessage(f"render failed: {text}", 15000)
+
+    def set_continuous(self, on: bool) -> None:
+        self.continuous = on
+        self.fps = FpsMeter()
+        if on:
+            self.request_render(force=True)
+
+    def reset_view(self) -> None:
+        if self.model.tab == "julia":
+            self.model.reset_julia_view()
+        self.view.view(self.model.tab).reset_view()
+
+    # ------------------------------------------------------------------ compare memory
+    def compare_memory(self) -> bool:
+        if self.model.backend.kind == "cpu":
+            self.statusBar().showMessage(f"Compare memory needs a CUDA backend: {CPU_MEMORY_TIP}", 10000)
+            return False
+        if self.model.tab != "spheres":
+            self.view.select("spheres")
+        repeats = self.controls.compare_repeats.value()
+        self.worker.submit_job(CompareRequest(self.model.request(), repeats))
+        self.statusBar().showMessage(f"comparing global and constant memory ({repeats} renders each)…")
+        return True
+
+    def _compare_ready(self, frames, job) -> None:
+        self.worker.ack()
+        self.log.add(*(frame_row(f) for f in frames))
+        if self.compare_dialog is None:
+            self.compare_dialog = dialogs.CompareDialog(self)
+        r = job.render
+        self.compare_dialog.show_frames(frames, r.pattern, r.scene.count, r.size)
+        self.compare_dialog.show()
+        self.compare_dialog.raise_()
+        self.statusBar().showMessage(self.compare_dialog.summary.text(), 15000)
+
+    def _compare_failed(self, text: str, job) -> None:
+        self.worker.ack()
+        self.statusBar().showMessage(f"compare failed: {text}", 15000)
+
+    # ------------------------------------------------------------------ files
+    def _ask_path(self, title: str, name: str, filters: str):
+        path, _ = QFileDialog.getSaveFileName(self, title, name, filters)
+        return path or None
+
+    def save_image(self, path=None) -> bool:
+        from raytracer_app.png import frame_metadata, write_png
+
+        shown = self.last.get(self.model.tab)
+        if shown is None:
+            self.statusBar().showMessage("nothing rendered yet", 5000)
+            return False
+        frame, request = shown
+        path = path or self._ask_path("Save image", f"{self.model.tab}.png", "PNG (*.png)")
+        if not path:
+            return False
+        text = frame_metadata(frame)
+        if request.kind == "spheres":
+            text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
+        try:
+            write_png(path, frame.image, text)
+        except Exception as exc:  # InputError for a bad path, OSError for a full disk
+            self.statusBar().showMessage(f"cannot save the image: {exc}", 10000)
+            return False
+        self.statusBar().showMessage(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
+        return True
+
+    def save_screenshot(self, path=None) -> bool:
+        path = path or self._ask_path("Save window screenshot", "window.png", "PNG (*.png)")
+        if not path:
+            return False
+        ok = self.grab().save(str(path))
+        self.statusBar().showMessage(f"screenshot saved to {path}" if ok else f"cannot write {path}", 8000)
+        return ok
+
+    def export_timings(self, path=None) -> bool:
+        path = path or self._ask_path("Export timings", "timings.csv", "CSV (*.csv)")
+        if not path:
+            return False
+        try:
+            self.log.write_csv(path)
+        except OSError as exc:
+            self.statusBar().showMessage(f"cannot write {path}: {exc.strerror or exc}", 10000)
+            return False
+        self.statusBar().showMessage(f"{len(self.log.rows)} timing row(s) written to {path}", 8000)
+        return True
+
+    # ------------------------------------------------------------------ help
+    def device_info(self) -> None:
+        from kernels.devices import devices_report
+
+        try:
+            text = devices_report()
+        except Exception as exc:  # a broken driver must not take the window down
+            text = f"device report failed: {type(exc).__name__}: {exc}"
+        dialogs.TextDialog("Device info", text, self).exec()
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About GPU kernel lab", dialogs.about_text())
+
+    # ------------------------------------------------------------------ closing
+    def busy(self) -> bool:
+        """A benchmark or a render is still running in a worker thread."""
+        return any(p.busy() for p in self.panels.values()) or not self.worker.idle()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Stop every worker and join its thread. Rows and frames are short, so this usually waits for
+        the current one to return; one that runs past CLOSE_WAIT_S (a huge simulator render) is left to
+        finish on its own: run_gui then ends the process without waiting for it."""
+        now = time.perf_counter()
+        if not self._closing:
+            self._closing, self._close_deadline = True, now + CLOSE_WAIT_S
+            self.continuous = False
+            self.worker.cancel()
+            for panel in self.panels.values():
+                panel.worker.stop()
+        if self.busy() and now < self._close_deadline:
+            event.ignore()
+            self.statusBar().showMessage("stopping the running work before closing…")
+            QTimer.singleShot(50, self.close)
+            return
+        self.save_settings()
+        threads = [p.thread for p in self.panels.values()] + [self.render_thread]
+        for thread in threads:
+            if not thread.shutdown(timeout_ms=500):
+                ORPHANS.append(thread)  # keep it referenced: destroying a running QThread aborts
+        if self.compare_dialog is not None:
+            self.compare_dialog.close()
+        event.accept()
+
+    def save_settings(self) -> None:
+        s = self.settings
+        self.model.save(s)
+        s.setValue(Keys.BACKEND, self.model.backend_name)
+        s.setValue(Keys.DEVICE, self.model.backend.device)
+        s.setValue(Keys.CONTINUOUS, self.continuous_action.isChecked())
+        for panel in self.panels.values():
+            panel.save(s)
+        s.setValue(Keys.GEOMETRY, self.saveGeometry())
+        s.setValue(Keys.STATE, self.saveState())
+        s.sync()

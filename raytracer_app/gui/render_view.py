@@ -1,0 +1,109 @@
+"""The central render view: a tab per renderer, each a pyqtgraph ImageItem in an aspect-locked ViewBox
+with y inverted so row 0 is at the top. Frames are shown as they are (no copy, no level scaling)."""
+
+from __future__ import annotations
+
+import time
+
+import pyqtgraph as pg
+from PyQt6.QtCore import QRectF, Qt, pyqtSignal
+from PyQt6.QtWidgets import QTabWidget
+
+
+class FrameImageItem(pg.ImageItem):
+    """An ImageItem that remembers how long its last paint took (part of the displayed frame time)."""
+
+    def __init__(self):
+        super().__init__(axisOrder="row-major")
+        self.last_paint_ms = 0.0
+
+    def paint(self, painter, *args):
+        t0 = time.perf_counter()
+        super().paint(painter, *args)
+        self.last_paint_ms = (time.perf_counter() - t0) * 1e3
+
+
+class PanZoomViewBox(pg.ViewBox):
+    """For the Julia view: drags and wheel turns become requests in image pixels instead of moving the
+    view; the image itself re-renders at the new centre / zoom."""
+
+    panRequested = pyqtSignal(float, float)  # dx, dy in image pixels
+    zoomRequested = pyqtSignal(float, float, float)  # factor, px, py (image pixel under the cursor)
+
+    def mouseDragEvent(self, ev, axis=None):
+        if ev.button() != Qt.MouseButton.LeftButton:
+            ev.ignore()
+            return
+        ev.accept()
+        d = self.mapSceneToView(ev.scenePos()) - self.mapSceneToView(ev.lastScenePos())
+        if d.x() or d.y():
+            self.panRequested.emit(d.x(), d.y())
+
+    def wheelEvent(self, ev, axis=None):
+        ev.accept()
+        p = self.mapSceneToView(ev.scenePos())
+        # pixel i covers [i, i + 1) in view coordinates; the mapping's pixel coordinate is its corner
+        self.zoomRequested.emit(1.0015 ** ev.delta(), p.x() - 0.5, p.y() - 0.5)
+
+
+class FrameView(pg.GraphicsView):
+    """Shows Frames. ``interactive`` views pan/zoom the ViewBox; a PanZoomViewBox emits requests."""
+
+    def __init__(self, viewbox: pg.ViewBox | None = None):
+        super().__init__()
+        self.vb = viewbox or pg.ViewBox()
+        self.vb.setAspectLocked(True)
+        self.vb.invertY(True)
+        self.vb.setMenuEnabled(False)
+        self.vb.setDefaultPadding(0.0)
+        self.setCentralItem(self.vb)
+        self.item = FrameImageItem()
+        self.vb.addItem(self.item)
+        self.frame = None
+        self._shape = None
+        self.setBackground((40, 40, 44))  # not black, so a black image shows its edges
+
+    def show_frame(self, frame) -> float:
+        """Display the frame's array as it is; returns the milliseconds it took (plus the last paint)."""
+        t0 = time.perf_counter()
+        self.item.setImage(frame.image, autoLevels=False, levels=None)
+        self.frame = frame
+        if frame.image.shape != self._shape:
+            self._shape = frame.image.shape
+            self.reset_view()
+        return (time.perf_counter() - t0) * 1e3 + self.item.last_paint_ms
+
+    def reset_view(self) -> None:
+        """Fit the whole image, and keep fitting it as the window resizes (until the user zooms or pans
+        the ViewBox, which turns auto-range off as usual in pyqtgraph)."""
+        self.vb.enableAutoRange(enable=True)
+        if self._shape is not None:
+            h, w = self._shape[:2]
+            self.vb.setRange(QRectF(0, 0, w, h), padding=0, disableAutoRange=False)
+
+
+class RenderView(QTabWidget):
+    """Spheres and Julia tabs. ``tabChangedTo(name)`` says which renderer is shown."""
+
+    tabChangedTo = pyqtSignal(str)
+    NAMES = ("spheres", "julia")
+
+    def __init__(self):
+        super().__init__()
+        self.spheres = FrameView()
+        self.julia_box = PanZoomViewBox()
+        self.julia = FrameView(self.julia_box)
+        self.addTab(self.spheres, "Spheres")
+        self.addTab(self.julia, "Julia")
+        self.setTabToolTip(0, "Ray-traced spheres (wheel / drag to inspect pixels)")
+        self.setTabToolTip(1, "Julia set: drag to pan, wheel to zoom about the cursor")
+        self.currentChanged.connect(lambda i: self.tabChangedTo.emit(self.NAMES[i]))
+
+    def view(self, name: str) -> FrameView:
+        return self.spheres if name == "spheres" else self.julia
+
+    def current_name(self) -> str:
+        return self.NAMES[self.currentIndex()]
+
+    def select(self, name: str) -> None:
+        self.setCurrentIndex(self.NAMES.index(name))

@@ -1,0 +1,380 @@
+"""The GUI's models: what to render, the session's timing rows, settings. No widgets here: widgets read
+these objects and listen to their signals (napari-style), workers receive immutable snapshots of them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, replace
+
+from PyQt6.QtCore import QObject, QSettings, pyqtSignal
+
+from kernels import backend as backends
+from kernels import bench
+from kernels.devices import device_name, limits_for
+from kernels.errors import InputError
+from kernels.frames import check_size
+from kernels.julia import JuliaParams
+from kernels.scene import Scene, capacity, generate_scene
+
+ORGANIZATION = "raytracer-lab"
+APPLICATION = "raytracer-app"
+SIM_MAX_SIDE = 128  # the CUDA simulator runs every thread in Python: keep its images small
+TABS = ("spheres", "julia")
+DEFAULT_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}
+
+# Julia presets: the book's view first (c, iterations, colormap, size or None to keep the size)
+JULIA_PRESETS = {
+    "book (c = -0.8 + 0.156i, 1000x1000)": (complex(-0.8, 0.156), 200, "classic", (1000, 1000)),
+    "Douady rabbit (c = -0.123 + 0.745i)": (complex(-0.123, 0.745), 300, "smooth", None),
+    "dendrite (c = i)": (complex(0.0, 1.0), 300, "smooth", None),
+    "San Marco (c = -0.75)": (complex(-0.75, 0.0), 400, "smooth", None),
+    "Siegel disk (c = -0.391 - 0.587i)": (complex(-0.391, -0.587), 400, "smooth", None),
+    "dragon (c = 0.285 + 0.01i)": (complex(0.285, 0.01), 400, "smooth", None),
+}
+
+
+class Keys:
+    """QSettings keys, in one place."""
+
+    BACKEND = "backend/name"
+    DEVICE = "backend/device"
+    TAB = "view/tab"
+    CONTINUOUS = "view/continuous"
+    GEOMETRY = "window/geometry"
+    STATE = "window/state"
+    SIZE = "render/size_{}"  # .format(tab)
+    BLOCK_X = "render/block_x"
+    BLOCK_Y = "render/block_y"
+    COUNT = "spheres/count"
+    SEED = "spheres/seed"
+    MEMORY = "spheres/memory"
+    PATTERN = "spheres/pattern"
+    C_RE = "julia/c_re"
+    C_IM = "julia/c_im"
+    ITERATIONS = "julia/iterations"
+    COLORMAP = "julia/colormap"
+    LAUNCH = "julia/launch"
+    COMPARE_REPEATS = "compare/repeats"
+
+
+def make_settings() -> QSettings:
+    """The one place the app's QSettings is created. It honours QSettings.defaultFormat() (the plain
+    (organization, application) constructor always uses NativeFormat), so tests can point it at a temp
+    dir with setPath(IniFormat, UserScope, dir) + setDefaultFormat(IniFormat)."""
+    return QSettings(QSettings.defaultFormat(), QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+def read(settings: QSettings, key: str, default, kind=None):
+    """A typed settings value; the default when missing or unreadable."""
+    kind = kind or type(default)
+    value = settings.value(key, default)
+    try:
+        if kind is bool and isinstance(value, str):
+            return value.lower() in ("1", "true", "yes")
+        return kind(value)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """An immutable snapshot of one frame to render (what the render worker receives)."""
+
+    kind: str  # 'spheres' or 'julia'
+    backend: backends.Backend
+    size: tuple[int, int]
+    block: tuple[int, int]
+    scene: Scene | None = None
+    memory: str = "global"
+    pattern: str = "uniform"
+    julia: JuliaParams | None = None
+    launch: str = "2d"
+    repeats: int = 1
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """Render the scene ``repeats`` times with global and with constant memory."""
+
+    render: RenderRequest
+    repeats: int
+
+
+def render_variant(frame) -> str:
+    """Name of a render in the timing rows: spheres-global / spheres-constant / spheres-cpu / julia-2d ..."""
+    kind = frame.meta.get("kind", "render")
+    if frame.backend == "cpu":
+        return f"{kind}-cpu"
+    if kind == "spheres":
+        return f"spheres-{frame.meta.get('memory', '')}"
+    return f"{kind}-{frame.meta.get('launch', '')}"
+
+
+def frame_row(frame) -> bench.Row:
+    """A render's timing as a benchmark row, with the CLI's columns."""
+    w, h = frame.size
+    meta = frame.meta
+    what = f"{meta.get('spheres')} spheres, {meta.get('pattern')}" if meta.get("kind") == "spheres" else (
+        f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    return bench.Row(
+        variant=render_variant(frame), op="render", dtype="rgba8", n=w * h, backend=frame.backend,
+        device=frame.device, block=f"{frame.block[0]}x{frame.block[1]}" if frame.block else "",
+        grid=f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else "", repeats=frame.kernel.repeats,
+        timing=frame.kernel, verified=bench.SKIPPED, note=f"{w}x{h}, {what}, frame {frame.frame_ms:.3f} ms",
+    )
+
+
+class TimingLog(QObject):
+    """Every timing row of this session (renders, compares, benchmarks), for File > Export Timings CSV."""
+
+    rowsAdded = pyqtSignal(int)  # total number of rows
+
+    def __init__(self):
+        super().__init__()
+        self.rows: list[bench.Row] = []
+
+    def add(self, *rows: bench.Row) -> None:
+        self.rows.extend(rows)
+        self.rowsAdded.emit(len(self.rows))
+
+    def write_csv(self, path) -> None:
+        bench.write_csv(self.rows, path)
+
+
+class FpsMeter:
+    """Frames per second over the frames displayed in the last ``window`` seconds."""
+
+    def __init__(self, window: float = 1.0):
+        self.window = window
+        self.times: deque[float] = deque()
+
+    def tick(self, now: float | None = None) -> None:
+        now = time.perf_counter() if now is None else now
+        self.times.append(now)
+        while self.times and now - self.times[0] > self.window:
+            self.times.popleft()
+
+    def fps(self) -> float | None:
+        if len(self.times) < 2 or self.times[-1] == self.times[0]:
+            return None
+        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
+
+
+class RenderModel(QObject):
+    """What the user asked to see. Setters validate, then emit ``changed(group)`` (group: 'backend',
+    'tab', 'size', 'block', 'spheres', 'julia'); widgets listen to it and the main window renders."""
+
+    changed = pyqtSignal(str)
+    message = pyqtSignal(str)  # something the user should read (a refused value, a backend note)
+
+    def __init__(self, backend: backends.Backend):
+        super().__init__()
+        self.backend = backend
+        self.backend_name = backend.kind  # what the user chose: auto, cuda, cpu or sim
+        self.limits = limits_for(backend)
+        self.tab = "spheres"
+        self.sizes = dict(DEFAULT_SIZES)
+        self.block = (16, 16)
+        self.seed = 0
+        self.scene = generate_scene(20, 0)
+        self.scene_is_random = True
+        self.memory = "global"
+        self.pattern = "uniform"
+        self.julia = JuliaParams()
+        self.launch = "2d"
+        self._seq = 0
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def capacity(self) -> int:
+        return capacity(self.limits)
+
+    @property
+    def device_label(self) -> str:
+        return f"{self.backend.kind}: {device_name(self.backend)}"
+
+    def max_block(self) -> tuple[int, int]:
+        """(max BX, max BY) given the other dimension: BX * BY never exceeds max threads per block."""
+        bx, by = self.block
+        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
+        return min(dims[0], mt // by), min(dims[1], mt // bx)
+
+    def effective_size(self, tab: str | None = None) -> tuple[int, int]:
+        w, h = self.sizes[tab or self.tab]
+        if self.backend.kind == "sim":
+            return min(w, SIM_MAX_SIDE), min(h, SIM_MAX_SIDE)
+        return w, h
+
+    def request(self, repeats: int = 1) -> RenderRequest:
+        self._seq += 1
+        common = dict(backend=self.backend, size=self.effective_size(), block=self.block, repeats=repeats, seq=self._seq)
+        if self.tab == "spheres":
+            return RenderRequest("spheres", scene=self.scene, memory=self.memory, pattern=self.pattern, **common)
+        return RenderRequest("julia", julia=self.julia, launch=self.launch, **common)
+
+    # ------------------------------------------------------------------ setters
+    def set_backend(self, name: str, device: int | None = None) -> bool:
+        """Switch backend; on failure says why (``message``) and keeps the current one."""
+        try:
+            b = backends.resolve(name, device)
+        except InputError as exc:
+            self.message.emit(str(exc))
+            return False
+        self.backend_name = name
+        if b == self.backend:
+            return True
+        self.backend, self.limits = b, limits_for(b)
+        bx, by = self.block
+        mt = self.limits.max_threads_per_block
+        bx = max(1, min(bx, self.limits.max_block_dim[0], mt))
+        self.block = (bx, max(1, min(by, self.limits.max_block_dim[1], mt // bx)))
+        if self.scene.count > self.capacity:
+            self.set_sphere_count(self.capacity, emit=False)
+        self.changed.emit("backend")
+        return True
+
+    def set_tab(self, tab: str) -> None:
+        if tab in TABS and tab != self.tab:
+            self.tab = tab
+            self.changed.emit("tab")
+
+    def set_size(self, size: tuple[int, int], tab: str | None = None) -> bool:
+        try:
+            size = check_size(*size)
+        except InputError as exc:
+            self.message.emit(str(exc))
+            return False
+        tab = tab or self.tab
+        if self.sizes[tab] != size:
+            self.sizes[tab] = size
+            self.changed.emit("size")
+        return True
+
+    def set_block(self, bx: int | None = None, by: int | None = None) -> None:
+        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit."""
+        nbx, nby = self.block
+        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
+        if bx is not None:
+            nbx = max(1, min(int(bx), dims[0], mt // nby))
+        if by is not None:
+            nby = max(1, min(int(by), dims[1], mt // nbx))
+        if (nbx, nby) != self.block:
+            self.block = (nbx, nby)
+            self.changed.emit("block")
+
+    def set_sphere_count(self, n: int, emit: bool = True) -> None:
+        """A random scene of ``n`` spheres with the current seed (a loaded scene is replaced)."""
+        n = max(1, min(int(n), self.capacity))
+        if self.scene_is_random and n == self.scene.count:
+            return
+        self.scene, self.scene_is_random = generate_scene(n, self.seed, self.capacity), True
+        if emit:
+            self.changed.emit("spheres")
+
+    def new_random_scene(self, seed: int | None = None) -> None:
+        self.seed = int(seed) if seed is not None else (self.seed + 1) % 2**31
+        self.scene, self.scene_is_random = generate_scene(self.scene.count, self.seed, self.capacity), True
+        self.changed.emit("spheres")
+
+    def set_scene(self, scene: Scene) -> None:
+        self.scene, self.scene_is_random = scene, False
+        self.changed.emit("spheres")
+
+    def set_memory(self, memory: str) -> None:
+        if memory != self.memory:
+            self.memory = memory
+            self.changed.emit("spheres")
+
+    def set_pattern(self, pattern: str) -> None:
+        if pattern != self.pattern:
+            self.pattern = pattern
+            self.changed.emit("spheres")
+
+    def set_julia(self, **changes) -> None:
+        """Replace JuliaParams fields (c, center, zoom, iterations, colormap); bad values are refused."""
+        params = replace(self.julia, **changes)
+        try:
+            params.checked()
+        except InputError as exc:
+            self.message.emit(str(exc))
+            return
+        if params != self.julia:
+            self.julia = params
+            self.changed.emit("julia")
+
+    def set_launch(self, launch: str) -> None:
+        if launch != self.launch:
+            self.launch = launch
+            self.changed.emit("julia")
+
+    def pan_julia(self, dx: float, dy: float) -> None:
+        """Drag by (dx, dy) image pixels: the picture follows the pointer."""
+        w, h = self.effective_size("julia")
+        self.set_julia(center=self.julia.panned(dx, dy, height=h, width=w).center)
+
+    def zoom_julia(self, factor: float, px: float, py: float) -> None:
+        """Zoom by ``factor`` about image pixel (px, py)."""
+        w, h = self.effective_size("julia")
+        z = self.julia.zoomed(factor, px, py, width=w, height=h)
+        self.set_julia(zoom=z.zoom, center=z.center)
+
+    def reset_julia_view(self) -> None:
+        self.set_julia(center=(0.0, 0.0), zoom=1.0)
+
+    def apply_julia_preset(self, name: str) -> None:
+        c, iterations, colormap, size = JULIA_PRESETS[name]
+        if size:
+            self.set_size(size, "julia")
+        self.set_julia(c=c, iterations=iterations, colormap=colormap, center=(0.0, 0.0), zoom=1.0)
+
+    # ------------------------------------------------------------------ settings
+    def save(self, s: QSettings) -> None:
+        s.setValue(Keys.TAB, self.tab)
+        for tab, (w, h) in self.sizes.items():
+            s.setValue(Keys.SIZE.format(tab), f"{w}x{h}")
+        s.setValue(Keys.BLOCK_X, self.block[0])
+        s.setValue(Keys.BLOCK_Y, self.block[1])
+        s.setValue(Keys.COUNT, self.scene.count)
+        s.setValue(Keys.SEED, self.seed)
+        s.setValue(Keys.MEMORY, self.memory)
+        s.setValue(Keys.PATTERN, self.pattern)
+        s.setValue(Keys.C_RE, self.julia.c.real)
+        s.setValue(Keys.C_IM, self.julia.c.imag)
+        s.setValue(Keys.ITERATIONS, self.julia.iterations)
+        s.setValue(Keys.COLORMAP, self.julia.colormap)
+        s.setValue(Keys.LAUNCH, self.launch)
+
+    def load(self, s: QSettings) -> None:
+        """Restore saved values; anything unreadable keeps its default. Emits nothing (call before widgets)."""
+        from kernels.frames import parse_size
+        from kernels.julia import COLORMAPS, LAUNCHES
+        from kernels.raytrace import MEMORIES, PATTERNS
+
+        tab = read(s, Keys.TAB, self.tab)
+        self.tab = tab if tab in TABS else self.tab
+        for t in TABS:
+            try:
+                self.sizes[t] = parse_size(read(s, Keys.SIZE.format(t), "{}x{}".format(*self.sizes[t])))
+            except InputError:
+                pass
+        mt = self.limits.max_threads_per_block
+        bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
+        self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
+        self.seed = read(s, Keys.SEED, 0, int)
+        count = max(1, min(read(s, Keys.COUNT, 20, int), self.capacity))
+        self.scene = generate_scene(count, self.seed, self.capacity)
+        memory, pattern = read(s, Keys.MEMORY, "global"), read(s, Keys.PATTERN, "uniform")
+        self.memory = memory if memory in MEMORIES else "global"
+        self.pattern = pattern if pattern in PATTERNS else "uniform"
+        colormap, launch = read(s, Keys.COLORMAP, "classic"), read(s, Keys.LAUNCH, "2d")
+        params = JuliaParams(c=complex(read(s, Keys.C_RE, -0.8, float), read(s, Keys.C_IM, 0.156, float)),
+                             iterations=read(s, Keys.ITERATIONS, 200, int),
+                             colormap=colormap if colormap in COLORMAPS else "classic")
+        try:
+            self.julia = params.checked()
+        except InputError:
+            pass
+        self.launch = launch if launch in LAUNCHES else "2d"

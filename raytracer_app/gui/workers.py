@@ -1,0 +1,234 @@
+"""Worker threads: the render worker (owns the renderers, coalesces requests) and the benchmark worker.
+
+Both live in their own QThread and talk to the GUI through queued signals only. One lock serialises
+compute calls across workers: the CUDA simulator swaps module globals while a kernel runs, so two
+threads must never launch at once (and on the CPU two parallel kernels would only slow each other).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import traceback
+from collections import deque
+from dataclasses import dataclass
+
+from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
+
+from kernels import bench
+from kernels.errors import InputError
+
+COMPUTE_LOCK = threading.RLock()
+ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the user: InputError messages as they are, anything else with its type."""
+    if isinstance(exc, InputError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class RenderWorker(QObject):
+    """Renders RenderRequests and runs CompareRequests in its own thread.
+
+    Coalescing: ``submit`` overwrites one pending slot, so only the newest request is rendered. At most
+    one result is in flight to the GUI: after emitting, the worker waits for ``ack()`` (the GUI calls it
+    once the frame is shown), so the GUI never has a queue of frames to work through."""
+
+    frameReady = pyqtSignal(object, object)  # Frame, RenderRequest
+    renderFailed = pyqtSignal(str, object)  # message, request
+    compareReady = pyqtSignal(object, object)  # (global Frame, constant Frame), CompareRequest
+    compareFailed = pyqtSignal(str, object)
+    _wake = pyqtSignal()
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.Lock()
+        self._pending = None
+        self._jobs: deque = deque()
+        self._busy = False  # a drain is scheduled or running, or a result awaits ack()
+        self._renderers: dict = {}
+        self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
+
+    # ------------------------------------------------------------------ called from the GUI thread
+    def submit(self, request) -> None:
+        """Render ``request`` next, dropping any older request still waiting."""
+        with self._lock:
+            self._pending = request
+            self._schedule_locked()
+
+    def submit_job(self, job) -> None:
+        """Queue a job that must not be dropped (a memory comparison)."""
+        with self._lock:
+            self._jobs.append(job)
+            self._schedule_locked()
+
+    def ack(self) -> None:
+        """The GUI has handled the last result: the next request may run."""
+        with self._lock:
+            self._busy = False
+            self._schedule_locked()
+
+    def idle(self) -> bool:
+        with self._lock:
+            return not self._busy and self._pending is None and not self._jobs
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._pending = None
+            self._jobs.clear()
+
+    def _schedule_locked(self) -> None:
+        if not self._busy and (self._pending is not None or self._jobs):
+            self._busy = True
+            self._wake.emit()
+
+    # ------------------------------------------------------------------ worker thread
+    @pyqtSlot()
+    def _drain(self) -> None:
+        with self._lock:
+            job = self._jobs.popleft() if self._jobs else None
+            request = None if job else self._pending
+            if job is None:
+                self._pending = None
+            if job is None and request is None:
+                self._busy = False
+                return
+        if job is not None:
+            self._compare(job)
+        else:
+            self._render(request)
+
+    def _renderers_for(self, backend):
+        if backend not in self._renderers:
+            from kernels.julia import JuliaRenderer
+            from kernels.raytrace import SphereRenderer
+
+            self._renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
+        return self._renderers[backend]
+
+    def _render_frame(self, r, memory=None, repeats=None):
+        spheres, julia = self._renderers_for(r.backend)
+        with COMPUTE_LOCK:
+            if r.kind == "spheres":
+                return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
+                                      pattern=r.pattern, repeats=repeats or r.repeats)
+            block = r.block if r.launch == "2d" else (1, 1)
+            return julia.render(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats)
+
+    def _render(self, request) -> None:
+        try:
+            frame = self._render_frame(request)
+        except Exception as exc:  # reported to the GUI; the next request renders normally
+            if not isinstance(exc, InputError):
+                traceback.print_exc()
+            self.renderFailed.emit(describe(exc), request)
+            return
+        self.frameReady.emit(frame, request)
+
+    def _compare(self, job) -> None:
+        try:
+            frames = tuple(self._render_frame(job.render, memory=m, repeats=job.repeats) for m in ("global", "constant"))
+        except Exception as exc:
+            if not isinstance(exc, InputError):
+                traceback.print_exc()
+            self.compareFailed.emit(describe(exc), job)
+            return
+        self.compareReady.emit(frames, job)
+
+
+@dataclass
+class BenchJob:
+    """One Run of a benchmark panel: problems are built in the worker (they can be large)."""
+
+    spec: object  # algorithms.AlgorithmSpec
+    backend: object
+    sizes: list[int]
+    options: dict
+    launches: list[bench.Launch]
+    variant_names: list[str]
+    repeats: int
+    want_peak: bool = True
+
+
+def _locked(run):
+    def locked_run(*args, **kwargs):
+        with COMPUTE_LOCK:
+            return run(*args, **kwargs)
+
+    return locked_run
+
+
+class BenchWorker(QObject):
+    """Runs BenchJobs through ``kernels.bench.run`` in its own thread, streaming rows as they come."""
+
+    started = pyqtSignal(object)  # the job
+    peakReady = pyqtSignal(object)  # bench.Peak
+    rowReady = pyqtSignal(object)  # bench.Row
+    progress = pyqtSignal(int, int)  # done, total
+    finished = pyqtSignal(object, bool)  # rows, stopped
+    failed = pyqtSignal(str)
+    _start = pyqtSignal(object)
+
+    def __init__(self):
+        super().__init__()
+        self._stop = threading.Event()
+        self._running = threading.Event()
+        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
+
+    def start(self, job: BenchJob) -> None:
+        self._stop.clear()
+        self._running.set()
+        self._start.emit(job)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def running(self) -> bool:
+        return self._running.is_set()
+
+    @pyqtSlot(object)
+    def _run(self, job: BenchJob) -> None:
+        rows: list = []
+        try:
+            self.started.emit(job)
+            job.backend.activate()  # this thread's current GPU (no-op on cpu and sim)
+            if job.want_peak and not self._stop.is_set():
+                with COMPUTE_LOCK:
+                    peak = bench.copy_peak(job.backend.kind, job.backend.device)
+                self.peakReady.emit(peak)
+            else:
+                peak = None
+            by_name = {v.name: v for v in job.spec.variants()}
+            variants = [dataclasses.replace(by_name[n], run=_locked(by_name[n].run)) for n in job.variant_names]
+            problems = []
+            for n in job.sizes:
+                if self._stop.is_set():
+                    break
+                problems.append(job.spec.make_problem(n, job.options))
+            rows = bench.run(problems, variants, job.launches, job.backend, job.repeats, peak=peak,
+                             on_row=self.rowReady.emit, on_progress=self.progress.emit,
+                             should_stop=self._stop.is_set)
+        except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module
+            if not isinstance(exc, InputError):
+                traceback.print_exc()
+            self.failed.emit(describe(exc))
+        finally:
+            stopped = self._stop.is_set()
+            self._running.clear()
+            self.finished.emit(rows, stopped)
+
+
+class WorkerThread(QThread):
+    """A QThread running one worker object's event loop; ``shutdown`` quits and joins it."""
+
+    def __init__(self, worker: QObject, name: str):
+        super().__init__()
+        self.setObjectName(name)
+        self.worker = worker
+        worker.moveToThread(self)
+
+    def shutdown(self, timeout_ms: int = 30000) -> bool:
+        self.quit()
+        return self.wait(timeout_ms)

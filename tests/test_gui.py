@@ -1,0 +1,381 @@
+"""GUI tests (pytest-qt, offscreen; QSettings in a temp dir). No timing asserts."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+from PyQt6.QtCore import QSettings  # noqa: E402
+from PyQt6.QtGui import QImage  # noqa: E402
+
+from kernels import bench  # noqa: E402
+from kernels.backend import resolve  # noqa: E402
+
+WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
+
+
+@pytest.fixture(autouse=True)
+def settings_dir(tmp_path):
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    yield tmp_path / "settings"
+
+
+def preset(**values):
+    """Write settings the window reads at start (small images keep the tests fast)."""
+    from raytracer_app.gui.state import make_settings
+
+    s = make_settings()
+    for key, value in values.items():
+        s.setValue(key, value)
+    s.sync()
+
+
+@pytest.fixture
+def make_window(qtbot):
+    from raytracer_app.gui.main_window import MainWindow
+
+    windows = []
+
+    def make(backend):
+        w = MainWindow(backend)
+        windows.append(w)
+        w.show()
+        return w
+
+    yield make
+    for w in windows:
+        for panel in w.panels.values():
+            panel.stop()
+        w.close()
+        qtbot.waitUntil(lambda: w.render_thread.isFinished() and all(p.thread.isFinished() for p in w.panels.values()),
+                        timeout=WAIT)
+
+
+def shown(w, tab="spheres"):
+    return w.last.get(tab, (None, None))[0]
+
+
+def wait_frame(qtbot, w, tab="spheres", **meta):
+    def ok():
+        f = shown(w, tab)
+        assert f is not None and all(f.meta.get(k) == v for k, v in meta.items())
+
+    qtbot.waitUntil(ok, timeout=WAIT)
+    return shown(w, tab)
+
+
+def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend):
+    preset(**{"render/size_spheres": "256x256"})
+    w = make_window(cpu_backend)
+    assert w.windowTitle()
+    wait_frame(qtbot, w)
+    w.controls.count.slider.setValue(7)
+    frame = wait_frame(qtbot, w, spheres=7)
+    assert frame.image.shape == (256, 256, 4)
+    assert np.shares_memory(w.view.spheres.item.image, frame.image)  # shown without a copy
+    assert "256x256" in w.status["size"].text() and "kernel" in w.status["kernel"].text()
+    # the CPU backend has no memory spaces: the toggle is disabled and says why
+    assert not w.controls.mem_constant.isEnabled()
+    assert "CPU backend" in w.controls.mem_constant.toolTip()
+    assert not w.compare_action.isEnabled()
+
+
+def _visible_seed(count: int, size) -> int:
+    """A seed whose random scene shows at least one sphere in a small image (CPU twin, same pixels)."""
+    from kernels.raytrace import SphereRenderer
+    from kernels.scene import generate_scene
+
+    r = SphereRenderer(resolve("cpu"))
+    for seed in range(200):
+        if r.render(generate_scene(count, seed), size).image[..., :3].any():
+            return seed
+    raise AssertionError("no visible scene")
+
+
+def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
+    seed = _visible_seed(8, (64, 64))
+    preset(**{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
+    w = make_window(cuda_backend)
+    assert w.controls.mem_constant.isEnabled()
+    first = wait_frame(qtbot, w, memory="global", spheres=8)
+    assert first.image[..., :3].any()
+    w.controls.mem_constant.click()
+    second = wait_frame(qtbot, w, memory="constant")
+    np.testing.assert_array_equal(first.image, second.image)
+    assert second.kernel is not first.kernel
+    w.controls.mem_shared.click()
+    third = wait_frame(qtbot, w, memory="shared")
+    np.testing.assert_array_equal(first.image, third.image)
+    # Compare memory charts both timings side by side
+    w.controls.compare_repeats.setValue(2)
+    assert w.compare_memory()
+    qtbot.waitUntil(lambda: w.compare_dialog is not None and w.compare_dialog.chart.bars is not None, timeout=WAIT)
+    assert len(w.compare_dialog.chart.bars.opts["height"]) == 2
+    variants = [r.variant for r in w.log.rows]
+    assert "spheres-global" in variants and "spheres-constant" in variants
+
+
+def test_backend_entries(qtbot, make_window, cpu_backend):
+    from kernels.backend import gpu_count, simulator_active
+
+    w = make_window(cpu_backend)
+    items = w.controls.backend.model()
+    names = [w.controls.backend.itemText(i) for i in range(w.controls.backend.count())]
+    assert names == ["auto", "cuda", "cpu", "sim"]
+    assert items.item(3).isEnabled() == simulator_active()
+    assert items.item(1).isEnabled() == (gpu_count() > 0)
+    if not simulator_active():
+        assert "--backend sim" in items.item(3).toolTip()
+
+
+def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_backend):
+    preset(**{"render/size_spheres": "48x48", "spheres/count": 4})
+    w = make_window(cpu_backend)
+    assert wait_frame(qtbot, w).backend == "cpu"
+    assert w.panels["Reduction"].selected_variants() == ["numpy", "cpu-parallel"]
+    w.controls._backend_chosen(cuda_backend.kind)
+    frame = wait_frame(qtbot, w, memory="global")
+    assert frame.backend == cuda_backend.kind and frame.block == w.model.block
+    assert "best" in w.panels["Reduction"].selected_variants() or cuda_backend.kind == "sim"
+    assert w.controls.mem_constant.isEnabled() and w.compare_action.isEnabled()
+
+
+def test_block_size_beyond_limit_cannot_be_entered(qtbot, make_window, cpu_backend):
+    preset(**{"render/size_spheres": "64x64"})
+    w = make_window(cpu_backend)
+    c, limit = w.controls, w.model.limits.max_threads_per_block
+    c.bx.slider.setValue(64)
+    assert c.by.slider.maximum() == limit // 64 and c.by.spin.maximum() == limit // 64
+    c.by.spin.setValue(100)  # typed beyond the limit: the spin box clamps it
+    assert w.model.block == (64, limit // 64)
+    c.bx.spin.setValue(limit)
+    assert w.model.block[0] * w.model.block[1] <= limit
+    assert c.bx.slider.maximum() == limit // w.model.block[1]
+
+
+def _run_panel(qtbot, panel, n=4096, repeats=2):
+    panel.n.setValue(n)
+    panel.repeats.setValue(repeats)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+
+
+@pytest.mark.parametrize("title", ["Reduction", "Histogram", "Hash table"])
+def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backend, tmp_path, title):
+    w = make_window(cpu_backend)
+    panel = w.panels[title]
+    names = panel.selected_variants()
+    assert names, "the CPU variants are checked by default on the cpu backend"
+    panel.show_peak.setChecked(title == "Reduction")
+    _run_panel(qtbot, panel)
+    assert panel.table.rowCount() == len(names)
+    assert panel.chart.bar_count() == len(names)
+    verified = panel.table.item(0, 9).text()
+    assert verified == "yes", verified
+    if title == "Reduction":
+        assert panel.chart.peak_gbps and panel.chart.peak_line.scene() is not None
+    path = tmp_path / "results.csv"
+    assert panel.export_csv(path)
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert [r["variant"] for r in rows] == names and all(r["verified"] == "yes" for r in rows)
+    assert panel.export_chart(tmp_path / "chart.png")
+    assert QImage(str(tmp_path / "chart.png")).width() > 0
+    # File > Export Timings CSV has the renders and the benchmark rows, same columns
+    all_path = tmp_path / "timings.csv"
+    assert w.export_timings(all_path)
+    with open(all_path, newline="") as f:
+        reader = csv.DictReader(f)
+        variants = [r["variant"] for r in reader]
+    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert set(names) <= set(variants)
+
+
+def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, cpu_backend):
+    from raytracer_app.gui.bench_panel import FAILED_BG
+
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    row = bench.Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=bench.FAILED, result=41, expected=42,
+                    note="off by one")
+    panel._add_table_row(row)
+    item = panel.table.item(0, 9)
+    assert "got 41" in item.text() and "expected 42" in item.text()
+    assert item.background().color() == FAILED_BG
+
+
+def test_stop_ends_a_sweep(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.show_peak.setChecked(False)
+    panel.sweep.setCurrentText("sweep N")
+    panel.n.setValue(1 << 22)
+    panel.repeats.setValue(200)
+    assert panel.run()
+    total = panel.progress.maximum()
+    qtbot.waitUntil(lambda: len(panel.rows) >= 1, timeout=WAIT)
+    panel.stop_button.click()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    assert len(panel.rows) < total
+    assert "stopped" in panel.status.text()
+    assert panel.chart.line_count() >= 1 and panel.chart.getPlotItem().getAxis("bottom").logMode
+
+
+def test_save_image_writes_png_of_the_frame_size(qtbot, make_window, cpu_backend, tmp_path):
+    from raytracer_app.png import read_png_text
+
+    preset(**{"render/size_spheres": "200x120"})
+    w = make_window(cpu_backend)
+    frame = wait_frame(qtbot, w)
+    path = tmp_path / "frame.png"
+    assert w.save_image(path)
+    img = QImage(str(path))
+    assert (img.width(), img.height()) == (200, 120)
+    y, x = np.argwhere(frame.image[..., :3].any(axis=2))[0] if frame.image[..., :3].any() else (0, 0)
+    px = img.pixelColor(int(x), int(y))
+    assert (px.red(), px.green(), px.blue()) == tuple(int(v) for v in frame.image[y, x, :3])
+    text = read_png_text(path)
+    assert "raytracer:kernel_ms" in text and "raytracer:scene_json" in text
+    shot = tmp_path / "window.png"
+    assert w.save_screenshot(shot) and QImage(str(shot)).width() > 0
+
+
+def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Histogram"]
+    panel.show_peak.setChecked(False)
+    panel.sweep.setCurrentText("sweep N")
+    panel.n.setValue(1 << 22)
+    panel.repeats.setValue(200)
+    assert panel.run()
+    qtbot.waitUntil(panel.busy, timeout=WAIT)
+    w.close()
+    qtbot.waitUntil(lambda: not w.isVisible(), timeout=WAIT)
+    qtbot.waitUntil(lambda: w.render_thread.isFinished() and panel.thread.isFinished(), timeout=WAIT)
+
+
+def test_failed_render_shows_message_and_next_render_succeeds(qtbot, make_window, cpu_backend, monkeypatch):
+    from kernels import raytrace
+
+    preset(**{"render/size_spheres": "64x64"})
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    real, calls = raytrace.SphereRenderer.render, []
+
+    def flaky(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("simulated launch failure")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(raytrace.SphereRenderer, "render", flaky)
+    w.controls.count.spin.setValue(3)
+    qtbot.waitUntil(lambda: "render failed" in w.statusBar().currentMessage(), timeout=WAIT)
+    assert "simulated launch failure" in w.statusBar().currentMessage()
+    w.controls.count.spin.setValue(4)
+    wait_frame(qtbot, w, spheres=4)
+
+
+def test_julia_pan_follows_pointer_and_reset(qtbot, make_window, cpu_backend):
+    preset(**{"view/tab": "julia", "render/size_julia": "96x64", "julia/colormap": "smooth"})
+    w = make_window(cpu_backend)
+    before = wait_frame(qtbot, w, "julia").image
+    w.view.julia_box.panRequested.emit(6.0, 4.0)
+    cx, cy = w.model.julia.center
+    assert (cx, cy) != (0.0, 0.0)
+    after = wait_frame(qtbot, w, "julia", center=f"{cx},{cy}").image
+    # the picture moved with the pointer: what was at (x, y) is now at (x + 6, y + 4)
+    same = np.mean(np.all(after[4:, 6:] == before[:-4, :-6], axis=2))
+    assert same > 0.97, same
+    w.view.julia_box.zoomRequested.emit(2.0, 10.0, 20.0)
+    qtbot.waitUntil(lambda: w.model.julia.zoom == 2.0, timeout=WAIT)
+    w.reset_view()
+    assert w.model.julia.center == (0.0, 0.0) and w.model.julia.zoom == 1.0
+
+
+def test_settings_persist(qtbot, make_window, cpu_backend):
+    preset(**{"render/size_spheres": "64x64"})
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    w.controls.count.spin.setValue(11)
+    w.view.select("julia")
+    w.panels["Histogram"].n.setValue(12345)
+    w.panels["Histogram"].sweep.setCurrentText("sweep block size")
+    w.close()
+    qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
+    w2 = make_window(cpu_backend)
+    assert w2.model.scene.count == 11 and w2.model.tab == "julia"
+    assert w2.controls.count.value() == 11 and w2.view.current_name() == "julia"
+    assert w2.panels["Histogram"].n.value() == 12345
+    assert w2.panels["Histogram"].sweep.currentText() == "sweep block size"
+
+
+def test_run_gui_entry_point(qtbot, monkeypatch):
+    import sys
+
+    from PyQt6.QtCore import QTimer
+    from PyQt6.QtWidgets import QApplication
+
+    from raytracer_app.gui import run_gui
+    from raytracer_app.gui.main_window import MainWindow
+
+    preset(**{"render/size_spheres": "64x64", "backend/name": "cpu"})
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
+    seen = []
+
+    def close_after_first_frame():
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, MainWindow) and w.isVisible() and w.first_frame_s is not None:
+                seen.append(w.model.backend.kind)
+                w.close()
+                return
+        QTimer.singleShot(20, close_after_first_frame)
+
+    QTimer.singleShot(0, close_after_first_frame)
+    guard = QTimer()  # never hang the test run
+    guard.setSingleShot(True)
+    guard.timeout.connect(QApplication.quit)
+    guard.start(WAIT)
+    try:
+        assert run_gui("auto") == 0
+    finally:
+        guard.stop()
+    assert seen == ["cpu"]  # 'auto' reopens the backend saved last time
+
+
+def test_render_worker_coalesces_requests(qtbot):
+    """While a frame renders, newer requests overwrite one pending slot: only the newest is rendered next."""
+    import threading
+
+    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+
+    worker = RenderWorker()
+    started, release, rendered, shown = threading.Event(), threading.Event(), [], []
+
+    def fake_render(request, memory=None, repeats=None):
+        rendered.append(request)
+        started.set()
+        release.wait(WAIT / 1000)
+        return f"frame {request}"
+
+    worker._render_frame = fake_render
+    thread = WorkerThread(worker, "test-render")
+    worker.frameReady.connect(lambda frame, request: (shown.append(request), worker.ack()))
+    thread.start()
+    try:
+        worker.submit(0)
+        assert started.wait(WAIT / 1000)
+        for seq in range(1, 50):  # a slider dragged while frame 0 renders
+            worker.submit(seq)
+        release.set()
+        qtbot.waitUntil(lambda: shown == [0, 49] and worker.idle(), timeout=WAIT)
+        assert rendered == [0, 49]
+    finally:
+        release.set()
+        assert thread.shutdown()
