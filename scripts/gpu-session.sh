@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
 # Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
-#   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all bench-render bench-kernels
+#   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all constant-proof bench-render
+#   bench-kernels bench-best tune-best pack   (PYTEST_ARGS adds pytest options to tests-all; pack tars
+#   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -15,7 +17,7 @@ for stage in "$@"; do
     tests-render)
       python3 -m pytest -q -rs tests/test_raytrace.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
     tests-all)
-      timeout 420 python3 -m pytest -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
+      timeout 420 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
     constant-proof)
       python3 - <<'PY' 2>&1 | tee -a "$OUT/session.log"
 import time, numpy as np
@@ -45,6 +47,21 @@ PY
       app bench histogram --n 104857600 --repeats 20 --csv "$OUT/histogram.csv" 2>&1 | tee "$OUT/bench-histogram.log"
       app bench hashtable --n 26214400 --repeats 5 --csv "$OUT/hashtable.csv" 2>&1 | tee "$OUT/bench-hashtable.log"
       app bench hashtable --n 1048576 --repeats 10 2>&1 | tee -a "$OUT/bench-hashtable.log" ;;
+    bench-best)
+      for n in 268435456 100000000 16777216; do
+        app bench reduction --op sum --dtype int32 --n $n --repeats 20 --csv "$OUT/best-sum-$n.csv" 2>&1 | tee -a "$OUT/bench-best.log"
+      done
+      for op in sumsq dot; do
+        app bench reduction --op $op --dtype float32 --n 100000000 --repeats 20 --csv "$OUT/best-$op.csv" 2>&1 | tee -a "$OUT/bench-best.log"
+      done
+      app bench histogram --pattern low-entropy --n 104857600 --repeats 20 --csv "$OUT/histogram-low.csv" 2>&1 | tee -a "$OUT/bench-best.log" ;;
+    tune-best)
+      for items in 2 4 8 16; do
+        app bench reduction --op dot --dtype float32 --n 100000000 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/dot items=$items /" | tee -a "$OUT/tune-best.log"
+        app bench reduction --op sum --dtype int32 --n 16777216 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/sum16M items=$items /" | tee -a "$OUT/tune-best.log"
+      done ;;
+    pack)
+      (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -1,0 +1,201 @@
+"""Take the README screenshot (assets/screenshot.png) of the real app on an X display.
+
+Usage (no GPU needed: the app runs on the CPU backend):
+
+    xvfb-run -s "-screen 0 1600x1000x24" python scripts/screenshot.py [--out assets/screenshot.png]
+
+What it does, with the app's own start-up (``run_gui``) and a throw-away QSettings dir (your settings are
+not read or touched):
+
+1. opens the main window on the CPU backend, sized to the screen (1600x1000), Spheres tab, 1024x1024;
+2. loads the ``book-20`` scene preset and renders it, then renders continuously for a moment so the
+   status line shows kernel time, frame time and frames per second;
+3. runs the Reduction panel as a sweep over N (1024 .. 4M int32 elements, the CPU variants: numpy and
+   cpu-parallel, with the copy-bandwidth line), so its chart and table fill in;
+4. grabs the whole screen of the X display (falls back to ``window.grab()`` if the screen cannot be
+   grabbed), saves the PNG and closes the app. It exits by itself: 0 on success, 1 on a failure or when
+   something takes longer than the guard time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENE = "book-20"
+BENCH_PANEL = "Reduction"
+BENCH_N = 1 << 22  # 4M elements
+BENCH_REPEATS = 10
+WINDOW = (1600, 1000)
+FPS_FRAMES = 12  # frames rendered continuously before the benchmark starts (fps in the status line)
+GUARD_S = 300  # never hang
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png", help="PNG to write")
+    return p.parse_args(argv)
+
+
+class Driver:
+    """Steps the running app through the scenario with event-loop callbacks (no blocking waits)."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.window = None
+        self.ok = False
+        self.t0 = time.perf_counter()
+
+    def log(self, text: str) -> None:
+        print(f"[{time.perf_counter() - self.t0:6.1f} s] {text}", flush=True)
+
+    def poll(self, ready, then, every_ms: int = 50) -> None:
+        """Call ``then()`` once ``ready()`` is true, checking every ``every_ms``."""
+        from PyQt6.QtCore import QTimer
+
+        if ready():
+            then()
+        else:
+            QTimer.singleShot(every_ms, lambda: self.poll(ready, then, every_ms))
+
+    # ------------------------------------------------------------------ steps
+    def start(self) -> None:
+        from PyQt6.QtWidgets import QApplication
+
+        from raytracer_app.gui.main_window import MainWindow
+
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if not windows:  # run_gui has not shown it yet
+            self.poll(lambda: any(isinstance(w, MainWindow) and w.isVisible() for w in QApplication.topLevelWidgets()),
+                      self.start)
+            return
+        w = self.window = windows[0]
+        screen = w.screen().availableGeometry()
+        w.setGeometry(screen.x(), screen.y(), min(WINDOW[0], screen.width()), min(WINDOW[1], screen.height()))
+        self.log(f"window on {QApplication.platformName()} display, screen {screen.width()}x{screen.height()}, "
+                 f"backend {w.model.backend.label}")
+        c = w.controls
+        c.presets.setCurrentText(SCENE)
+        c._preset_chosen(SCENE)  # what choosing the preset in the combo box does
+        self.poll(self._scene_shown, self.measure_fps)
+
+    def _scene_shown(self) -> bool:
+        shown = self.window.last.get("spheres")
+        if shown is None:
+            return False
+        frame, request = shown
+        return request.scene == self.window.model.scene and frame.size == (1024, 1024)
+
+    def measure_fps(self) -> None:
+        w = self.window
+        self.log(f"{SCENE} rendered: {w.status['kernel'].text()}, {w.status['frame'].text()}")
+        rendered = len(w.log.rows)
+        w.continuous_action.setChecked(True)
+        self.poll(lambda: len(w.log.rows) >= rendered + FPS_FRAMES, self.run_bench)
+
+    def run_bench(self) -> None:
+        w = self.window
+        w.continuous_action.setChecked(False)
+        self.log(f"continuous rendering: {w.status['fps'].text()}")
+        self.poll(w.worker.idle, self._start_bench)
+
+    def _start_bench(self) -> None:
+        w = self.window
+        panel = w.panels[BENCH_PANEL]
+        w.bench_docks[list(w.panels).index(BENCH_PANEL)].raise_()
+        panel.sweep.setCurrentText("sweep N")
+        panel.n.setValue(BENCH_N)
+        panel.repeats.setValue(BENCH_REPEATS)
+        panel.metric.setCurrentText("GB/s")
+        panel.show_peak.setChecked(True)
+        panel.runFinished.connect(self.bench_done)
+        self.log(f"{BENCH_PANEL}: sweep N up to {BENCH_N}, variants {', '.join(panel.selected_variants())}")
+        if not panel.run():
+            self.fail(f"{BENCH_PANEL} panel did not start: {panel.status.text()}")
+
+    def bench_done(self, stopped: bool) -> None:
+        from PyQt6.QtCore import QTimer
+
+        panel = self.window.panels[BENCH_PANEL]
+        self.log(f"{BENCH_PANEL}: {panel.status.text()}")
+        if stopped or panel.table.rowCount() == 0:
+            self.fail("the benchmark did not complete")
+            return
+        panel.table.scrollToTop()
+        QTimer.singleShot(300, self.grab)  # let the last chart update and the status line repaint
+
+    def grab(self) -> None:
+        from PyQt6.QtCore import Qt
+        from PyQt6.QtGui import QImage
+        from PyQt6.QtWidgets import QApplication
+
+        w = self.window
+        w.repaint()
+        QApplication.processEvents()
+        g = w.frameGeometry()
+        pixmap = w.screen().grabWindow(0, g.x(), g.y(), g.width(), g.height())  # what the X server shows
+        how = "screen"
+        if pixmap.isNull() or pixmap.toImage().allGray():
+            pixmap, how = w.grab(), "window.grab()"
+        image = pixmap.toImage().convertToFormat(QImage.Format.Format_RGB32)
+        if image.width() > WINDOW[0]:  # a HiDPI screen: keep the README image at 1600 px wide
+            image = image.scaledToWidth(WINDOW[0], Qt.TransformationMode.SmoothTransformation)
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        if not image.save(str(self.out), "PNG", 0):  # quality 0: the smallest PNG (zlib level 9)
+            self.fail(f"cannot write {self.out}")
+            return
+        self.ok = True
+        self.log(f"{how} grab {image.width()}x{image.height()} written to {self.out} "
+                 f"({self.out.stat().st_size} bytes)")
+        w.close()
+
+    def fail(self, text: str) -> None:
+        self.log(f"error: {text}")
+        if self.window is not None:
+            self.window.close()
+        else:
+            from PyQt6.QtWidgets import QApplication
+
+            QApplication.quit()
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from PyQt6.QtCore import QSettings, QTimer
+    from PyQt6.QtWidgets import QApplication
+
+    settings_dir = tempfile.TemporaryDirectory(prefix="raytracer-screenshot-")
+    # the app's settings go to a temp dir, as in tests/test_gui.py
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir.name)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+
+    from raytracer_app.gui import run_gui
+    from raytracer_app.gui.state import Keys, make_settings
+
+    app = QApplication(sys.argv[:1])  # run_gui uses the existing instance
+    if app.platformName() != "xcb":
+        print(f"warning: Qt platform is {app.platformName()!r}, not an X display (run it under xvfb-run)",
+              file=sys.stderr)
+    s = make_settings()  # what the window reads at start
+    s.setValue(Keys.TAB, "spheres")
+    s.setValue(Keys.SIZE.format("spheres"), "1024x1024")
+    s.sync()
+
+    driver = Driver(args.out.resolve())
+    QTimer.singleShot(0, driver.start)
+    guard = QTimer()
+    guard.setSingleShot(True)
+    guard.timeout.connect(lambda: driver.fail(f"gave up after {GUARD_S} s"))
+    guard.start(GUARD_S * 1000)
+    code = run_gui("cpu")
+    guard.stop()
+    settings_dir.cleanup()
+    return 0 if code == 0 and driver.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
