@@ -63,16 +63,14 @@ class ConstantArray:
         return constant_array
 
     def write(self, values: np.ndarray, kernel=None) -> bool:
-        """Copy ``values`` into the top-left corner of the constant array as read by ``kernel`` (a
-        compiled dispatcher): each row to the start of its row. Returns False when those bytes were
-        already there (nothing copied)."""
+        """Copy ``values`` (first rows of the array) into constant memory as read by ``kernel`` (a
+        compiled dispatcher). Returns False when those bytes were already there (nothing copied)."""
         values = np.ascontiguousarray(values, np.float32)
-        rows, cols = values.shape
-        if rows > self.rows or cols > self.cols:
+        if values.shape[1] != self.cols or values.shape[0] > self.rows:
             raise ValueError(f"{values.shape} does not fit the constant array {self.rows}x{self.cols}")
         data = values.tobytes()
         if kernel is None or simulator_active():
-            self.host[:rows, :cols] = values
+            self.host[: values.shape[0]] = values
             return True
         from numba import cuda
 
@@ -83,13 +81,9 @@ class ConstantArray:
             if self._written.get(key) == data:
                 continue
             symbol, size = compiled.library.get_cufunc().module.get_global_symbol(self.name)
-            if size != self.rows * self.cols * 4:
-                raise ValueError(f"constant symbol {self.name} has {size} bytes, expected {self.rows * self.cols * 4}")
-            if cols == self.cols:  # whole rows: one copy
-                cuda.driver.host_to_device(symbol, values, len(data))
-            else:
-                for r in range(rows):
-                    cuda.driver.host_to_device(symbol.view(r * self.cols * 4), values[r], cols * 4)
+            if len(data) > size:
+                raise ValueError(f"{len(data)} bytes do not fit the {size}-byte constant symbol {self.name}")
+            cuda.driver.host_to_device(symbol, values, len(data))
             self._written[key] = data
             written = True
         return written

@@ -35,10 +35,7 @@ from kernels.timing import Timing, time_kernel
 MEMORIES = ("global", "constant", "shared")
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
-# The GPU kernels keep spheres field by field, shape (7, N): the hot loop reads only x, y and radius, so
-# those stay together in few cache lines (24 KB for 2000 spheres instead of 56 KB of whole records, which
-# matters for the small constant cache). Kernels index the transposed view, spheres.T[i, field].
-CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", SPHERE_FLOATS, CONSTANT_CAPACITY)
+CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY, SPHERE_FLOATS)
 constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can call the intrinsic
 
 
@@ -103,24 +100,23 @@ _trace_pixel, _store_pixel, _pattern_start, _sphere_step = (
     backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, sphere_step))
 
 
-def _render_spheres_global(fields, count, staggered, pixels):
+def _render_spheres_global(spheres, count, staggered, pixels):
     x, y = cuda.grid(2)
-    _trace_pixel(pixels, fields.T, count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
+    _trace_pixel(pixels, spheres, count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
 
 
 def _render_spheres_constant(count, staggered, pixels):
     x, y = cuda.grid(2)
-    _trace_pixel(pixels, constant_spheres().T, count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
+    _trace_pixel(pixels, constant_spheres(), count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
 
 
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
 
 
-def _render_spheres_shared(fields, count, staggered, pixels):
+def _render_spheres_shared(spheres, count, staggered, pixels):
     """Per-tile culling: the block's threads test the spheres against the block's pixel rectangle, chunk
     by chunk, and stage only those that can touch it in shared memory; each thread then shades from that
     short list. With 2000 spheres a 16x16 tile keeps a few dozen, so each pixel does a few dozen tests."""
-    spheres = fields.T
     tile = cuda.shared.array((TILE_CHUNK, 7), np.float32)
     tile_index = cuda.shared.array(TILE_CHUNK, np.int32)
     kept = cuda.shared.array(1, np.int32)
@@ -260,7 +256,7 @@ class SphereRenderer:
             spheres_dev = self._upload_global(scene.spheres)
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
-            CONSTANT_SPHERES.write(scene.spheres.T, kernel)  # cudaMemcpyToSymbol: no recompile
+            CONSTANT_SPHERES.write(scene.spheres, kernel)  # cudaMemcpyToSymbol: no recompile
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
         kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
@@ -290,6 +286,6 @@ class SphereRenderer:
 
     def _upload_global(self, spheres: np.ndarray):
         if self._spheres_host is None or not np.array_equal(self._spheres_host, spheres):
-            self._spheres_dev = cuda.to_device(np.ascontiguousarray(spheres.T, np.float32))
+            self._spheres_dev = cuda.to_device(np.ascontiguousarray(spheres, np.float32))
             self._spheres_host = spheres.copy()
         return self._spheres_dev
