@@ -7,9 +7,11 @@ Usage (no GPU needed: the app runs on the CPU backend):
 What it does, with the app's own start-up (``run_gui``) and a throw-away QSettings dir (your settings are
 not read or touched):
 
-1. opens the main window on the CPU backend, sized to the screen (1600x1000), Spheres tab, 1024x1024;
-2. loads the ``book-20`` scene preset and renders it, then renders continuously for a moment so the
-   status line shows kernel time, frame time and frames per second;
+1. opens the main window on the CPU backend, sized to the screen (1600x1000), Spheres tab, 1024x1024,
+   the benchmark dock widened so its results table shows the median times beside the chart;
+2. renders a random scene of 40 spheres (seed 1; ``--spheres``, ``--seed``) or a scene preset
+   (``--scene book-20``, the book's scene), then renders it again back to back a few times (as View >
+   Render Continuously does) so the status line shows kernel time, frame time and frames per second;
 3. runs the Reduction panel as a sweep over N (1024 .. 4M int32 elements, the CPU variants: numpy and
    cpu-parallel, with the copy-bandwidth line), so its chart and table fill in;
 4. grabs the whole screen of the X display (falls back to ``window.grab()`` if the screen cannot be
@@ -26,26 +28,32 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENE = "book-20"
+SPHERES, SEED = 40, 1  # the random scene shown (colourful, with depth, and a PNG well under 400 KB)
 BENCH_PANEL = "Reduction"
 BENCH_N = 1 << 22  # 4M elements
 BENCH_REPEATS = 10
 WINDOW = (1600, 1000)
-FPS_FRAMES = 12  # frames rendered continuously before the benchmark starts (fps in the status line)
+FPS_FRAMES = 12  # frames rendered back to back before the benchmark starts (fps in the status line)
+DOCK_WIDTHS = (365, 680)  # controls, benchmark panel: wide enough for the table's median-time column
+CHART_WIDTH = 320  # chart | table splitter in the benchmark panel
 GUARD_S = 300  # never hang
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png", help="PNG to write")
+    p.add_argument("--spheres", type=int, default=SPHERES, help=f"spheres in the random scene (default {SPHERES})")
+    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the random scene (default {SEED})")
+    p.add_argument("--scene", help="show this scene preset of assets/scenes instead (book-20, crowd-200, ...)")
     return p.parse_args(argv)
 
 
 class Driver:
     """Steps the running app through the scenario with event-loop callbacks (no blocking waits)."""
 
-    def __init__(self, out: Path):
-        self.out = out
+    def __init__(self, out: Path, scene: str | None):
+        self.out, self.scene = out, scene
+        self.frames_left = 0
         self.window = None
         self.ok = False
         self.t0 = time.perf_counter()
@@ -64,6 +72,7 @@ class Driver:
 
     # ------------------------------------------------------------------ steps
     def start(self) -> None:
+        from PyQt6.QtCore import Qt
         from PyQt6.QtWidgets import QApplication
 
         from raytracer_app.gui.main_window import MainWindow
@@ -76,11 +85,20 @@ class Driver:
         w = self.window = windows[0]
         screen = w.screen().availableGeometry()
         w.setGeometry(screen.x(), screen.y(), min(WINDOW[0], screen.width()), min(WINDOW[1], screen.height()))
+        bench_dock = w.bench_docks[list(w.panels).index(BENCH_PANEL)]
+        bench_dock.raise_()
+        w.resizeDocks([w.controls_dock, bench_dock], list(DOCK_WIDTHS), Qt.Orientation.Horizontal)
+        split = w.panels[BENCH_PANEL].chart.parentWidget()  # the chart | table splitter
+        split.setSizes([CHART_WIDTH, max(1, split.width() - CHART_WIDTH)])
         self.log(f"window on {QApplication.platformName()} display, screen {screen.width()}x{screen.height()}, "
                  f"backend {w.model.backend.label}")
         c = w.controls
-        c.presets.setCurrentText(SCENE)
-        c._preset_chosen(SCENE)  # what choosing the preset in the combo box does
+        if self.scene:
+            if c.presets.findText(self.scene) < 0:
+                self.fail(f"no scene preset {self.scene!r}")
+                return
+            c.presets.setCurrentText(self.scene)
+            c._preset_chosen(self.scene)  # what choosing the preset in the combo box does
         self.poll(self._scene_shown, self.measure_fps)
 
     def _scene_shown(self) -> bool:
@@ -88,25 +106,31 @@ class Driver:
         if shown is None:
             return False
         frame, request = shown
-        return request.scene == self.window.model.scene and frame.size == (1024, 1024)
+        return request.scene is self.window.model.scene and frame.size == (1024, 1024)
 
     def measure_fps(self) -> None:
+        """Render again as soon as each frame is shown (what View > Render Continuously does), a fixed
+        number of times, so the status line ends with a frames-per-second figure."""
         w = self.window
-        self.log(f"{SCENE} rendered: {w.status['kernel'].text()}, {w.status['frame'].text()}")
-        rendered = len(w.log.rows)
-        w.continuous_action.setChecked(True)
-        self.poll(lambda: len(w.log.rows) >= rendered + FPS_FRAMES, self.run_bench)
+        self.log(f"{w.model.scene.count} spheres rendered: {w.status['kernel'].text()}, {w.status['frame'].text()}")
+        self.frames_left = FPS_FRAMES
+        w.worker.frameReady.connect(self._next_frame)  # after the window's own slot, which shows the frame
+        w.request_render(force=True)
 
-    def run_bench(self) -> None:
+    def _next_frame(self, frame, request) -> None:
         w = self.window
-        w.continuous_action.setChecked(False)
-        self.log(f"continuous rendering: {w.status['fps'].text()}")
+        self.frames_left -= 1
+        if self.frames_left > 0:
+            w.request_render(force=True)
+            return
+        w.worker.frameReady.disconnect(self._next_frame)
+        self.log(f"after {FPS_FRAMES} frames: {w.status['kernel'].text()}, {w.status['frame'].text()}, "
+                 f"{w.status['fps'].text()}")
         self.poll(w.worker.idle, self._start_bench)
 
     def _start_bench(self) -> None:
         w = self.window
         panel = w.panels[BENCH_PANEL]
-        w.bench_docks[list(w.panels).index(BENCH_PANEL)].raise_()
         panel.sweep.setCurrentText("sweep N")
         panel.n.setValue(BENCH_N)
         panel.repeats.setValue(BENCH_REPEATS)
@@ -154,13 +178,18 @@ class Driver:
         w.close()
 
     def fail(self, text: str) -> None:
-        self.log(f"error: {text}")
-        if self.window is not None:
-            self.window.close()
-        else:
-            from PyQt6.QtWidgets import QApplication
+        from PyQt6.QtCore import QTimer
+        from PyQt6.QtWidgets import QApplication
 
-            QApplication.quit()
+        self.log(f"error: {text}")
+        for _ in range(5):  # e.g. the app's "Unexpected error" box
+            modal = QApplication.activeModalWidget()
+            if modal is None:
+                break
+            modal.close()
+        if self.window is not None:
+            self.window.close()  # stops the workers, as when the user closes it
+        QTimer.singleShot(10_000, lambda: QApplication.exit(1))  # in case closing is refused
 
 
 def main(argv=None) -> int:
@@ -183,9 +212,11 @@ def main(argv=None) -> int:
     s = make_settings()  # what the window reads at start
     s.setValue(Keys.TAB, "spheres")
     s.setValue(Keys.SIZE.format("spheres"), "1024x1024")
+    s.setValue(Keys.COUNT, args.spheres)
+    s.setValue(Keys.SEED, args.seed)
     s.sync()
 
-    driver = Driver(args.out.resolve())
+    driver = Driver(args.out.resolve(), args.scene)
     QTimer.singleShot(0, driver.start)
     guard = QTimer()
     guard.setSingleShot(True)

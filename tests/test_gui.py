@@ -13,6 +13,7 @@ from PyQt6.QtGui import QImage  # noqa: E402
 
 from kernels import bench  # noqa: E402
 from kernels.backend import resolve  # noqa: E402
+from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
 
 WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
 
@@ -174,7 +175,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     _run_panel(qtbot, panel)
     assert panel.table.rowCount() == len(names)
     assert panel.chart.bar_count() == len(names)
-    verified = panel.table.item(0, 9).text()
+    verified = panel.table.item(0, TABLE_COLUMNS.index("verified")).text()
     assert verified == "yes", verified
     if title == "Reduction":
         assert panel.chart.peak_gbps and panel.chart.peak_line.scene() is not None
@@ -205,7 +206,7 @@ def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, c
     row = bench.Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=bench.FAILED, result=41, expected=42,
                     note="off by one")
     panel._add_table_row(row)
-    item = panel.table.item(0, 9)
+    item = panel.table.item(0, TABLE_COLUMNS.index("verified"))
     assert "got 41" in item.text() and "expected 42" in item.text()
     assert item.background().color() == FAILED_BG
 

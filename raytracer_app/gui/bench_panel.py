@@ -17,7 +17,8 @@ from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import METRICS, BenchChart
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
-TABLE_COLUMNS = ("variant", "n", "block", "grid", "median ms", "min ms", "max ms", "GB/s", "% peak", "verified", "note")
+# what a reader looks for first comes first; launch details and the note go to the right
+TABLE_COLUMNS = ("variant", "n", "median ms", "GB/s", "verified", "% peak", "min ms", "max ms", "block", "grid", "note")
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
 
@@ -261,8 +262,8 @@ class BenchPanel(QWidget):
 
     def _add_table_row(self, row) -> None:
         t = row.timing
-        values = (row.variant, row.n, row.block, row.grid, _fmt(t and t.median_ms), _fmt(t and t.min_ms),
-                  _fmt(t and t.max_ms), _fmt(row.gbps, 2), _fmt(row.pct_of_peak, 1), verified_text(row), row.note)
+        values = (row.variant, row.n, _fmt(t and t.median_ms), _fmt(row.gbps, 2), verified_text(row),
+                  _fmt(row.pct_of_peak, 1), _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
         r = self.table.rowCount()
         self.table.insertRow(r)
         for c, v in enumerate(values):

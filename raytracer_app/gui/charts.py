@@ -46,9 +46,10 @@ class BenchChart(pg.PlotWidget):
         self.bars = None
         self.lines: dict[str, pg.PlotDataItem] = {}
         self.peak_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen((255, 200, 0), width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                         label="", labelOpts={"position": 0.05, "color": (255, 200, 0), "anchors": [(0, 1), (0, 1)]})
+                                         label="", labelOpts={"position": 0.97, "color": (255, 200, 0), "anchors": [(1, 1), (1, 1)]})
         self.showGrid(x=False, y=True, alpha=0.3)
-        self.legend = self.addLegend(offset=(-10, 10))
+        # top left, on a dark backing: bandwidth rises to the right, so lines would cross it there
+        self.legend = self.addLegend(offset=(10, 10), brush=(0, 0, 0, 170))
         self.reset("bars", "GB/s")
 
     def reset(self, mode: str, metric: str) -> None:

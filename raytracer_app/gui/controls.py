@@ -332,7 +332,8 @@ class Controls(QScrollArea):
                                     "memory and chart the timings")
             self.pattern.setCurrentText(m.pattern)
             self.seed.setValue(m.seed)
-            self.scene_label.setText(f"scene: {m.scene.name} ({m.scene.count} spheres)")
+            count = f"{m.scene.count} spheres"
+            self.scene_label.setText(f"scene: {m.scene.name}" + ("" if count in m.scene.name else f" ({count})"))
             j = m.julia
             self.c_re.setValue(j.c.real)
             self.c_im.setValue(j.c.imag)

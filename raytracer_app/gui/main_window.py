@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
                 "size": "image size"}
         for key, label in self.status.items():
             label.setToolTip(tips[key])
+            label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
             bar.addPermanentWidget(label)
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
