@@ -2,7 +2,7 @@
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
 # Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all constant-proof bench-render
-#   bench-kernels bench-best tune-best pack   (PYTEST_ARGS adds pytest options to tests-all; pack tars
+#   bench-kernels bench-best tune-best gui-fps pack   (PYTEST_ARGS adds pytest options to tests-all; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -59,6 +59,10 @@ PY
       for items in 2 4 8 16; do
         app bench reduction --op dot --dtype float32 --n 100000000 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/dot items=$items /" | tee -a "$OUT/tune-best.log"
         app bench reduction --op sum --dtype int32 --n 16777216 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/sum16M items=$items /" | tee -a "$OUT/tune-best.log"
+      done ;;
+    gui-fps)
+      for memory in global constant shared; do
+        python3 scripts/gui_fps.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;

@@ -1,0 +1,66 @@
+"""Measure the desktop app's speed as a user sees it: time from launch to the first frame, and frames per
+second with View > Render Continuously (render + copy back + display), 1024x1024 with 20 spheres.
+
+    QT_QPA_PLATFORM=offscreen python scripts/gui_fps.py [--backend auto|cuda|cpu] [--memory M] [--seconds S]
+
+Uses a throw-away QSettings folder, so your settings are neither read nor changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+T_LAUNCH = time.perf_counter()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--memory", default="constant", choices=("global", "constant", "shared"))
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+
+    from kernels import backend as backends
+
+    backends.prepare(args.backend)
+    from PyQt6.QtCore import QSettings
+    from PyQt6.QtWidgets import QApplication
+
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="gui-fps-"))
+    app = QApplication([])
+    from raytracer_app.gui.main_window import MainWindow
+
+    backend = backends.resolve(args.backend)
+    window = MainWindow(backend, t_launch=T_LAUNCH)
+    window.model.set_size((1024, 1024), "spheres")
+    window.model.set_sphere_count(20)
+    if backend.runs_cuda_kernels:
+        window.model.set_memory(args.memory)
+    window.show()
+    deadline = time.perf_counter() + 120
+    while window.first_frame_s is None and time.perf_counter() < deadline:
+        app.processEvents()
+    window.continuous_action.setChecked(True)
+    shown = []
+    end = time.perf_counter() + args.seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        frame = window.last.get("spheres", (None, None))[0]
+        if frame is not None and (not shown or shown[-1] is not frame):
+            shown.append(frame)
+    window.continuous_action.setChecked(False)
+    kernel = frame.kernel.median_ms if frame is not None else float("nan")
+    print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}: first frame "
+          f"{window.first_frame_s:.2f} s after launch; {len(shown) / args.seconds:.0f} frames per second shown "
+          f"over {args.seconds:.0f} s (last kernel {kernel:.3f} ms, {frame.kernel.method if frame else ''})")
+    window.close()  # stops the workers; wait for them as the app does on quit
+    while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:
+        app.processEvents()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
