@@ -2,6 +2,9 @@
 global memory, one from a real ``__constant__`` array, one culling them per tile into shared memory, and
 a CPU twin; all of them share the per-sphere math.
 
+The GPU kernels and the CPU twin read the spheres packed as hot and cold records (``pack_spheres``);
+scenes keep the book's whole records.
+
 The definition: rays go along z through pixel (x, y), one world unit per pixel, origin at the image
 centre (ox = x - W/2, oy = y - H/2); the nearest sphere hit (largest dz + z) shades the pixel with
 ``color * dz / radius``; each byte is ``int(value * 255)``. Row 0 of the image is y = 0.
@@ -29,35 +32,55 @@ from kernels.constant_memory import ConstantArray
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
 from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
-from kernels.scene import CONSTANT_CAPACITY, SPHERE_FLOATS, Scene, capacity, check_count
+from kernels.scene import CONSTANT_CAPACITY, Scene, capacity, check_count
 from kernels.timing import Timing, time_kernel
 
 MEMORIES = ("global", "constant", "shared")
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
-CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY, SPHERE_FLOATS)
+# The kernels read the spheres from one flat float32 buffer: first a hot record per sphere, read at every
+# step (x, y, radius, z: 16 bytes, four to a 64-byte line), then a cold one read only for a nearer hit
+# (r, g, b) from element ``cold_at`` on. Whole 28-byte records would stream 56 KB through each SM's small
+# constant cache for 2000 spheres and thrash it when many blocks sit at different spheres; hot records
+# halve that. One buffer, not two arrays: a second array argument makes the CPU twin 20x slower.
+HOT, COLD = 4, 3
+CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY * (HOT + COLD))
 constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can call the intrinsic
+CONSTANT_COLD_AT = CONSTANT_CAPACITY * HOT
+
+
+def pack_spheres(spheres: np.ndarray, slots: int | None = None) -> np.ndarray:
+    """The scene's (N, 7) records (r, g, b, radius, x, y, z) as the flat hot-then-cold buffer, with room
+    for ``slots`` spheres (default N): hot x, y, radius, z at 4*i, cold r, g, b at 4*slots + 3*i."""
+    n = spheres.shape[0]
+    slots = n if slots is None else slots
+    flat = np.zeros(slots * (HOT + COLD), np.float32)
+    flat[: n * HOT] = spheres[:, [4, 5, 3, 6]].ravel()
+    flat[slots * HOT: slots * HOT + n * COLD] = spheres[:, 0:3].ravel()
+    return flat
 
 
 @numba.jit(nopython=True)
-def sphere_step(spheres, i, index, ox, oy, r, g, b, maxz, nearest):
+def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
     """The book's Sphere::hit for sphere row ``i`` (whose scene index is ``index``) and the ray through
     (ox, oy); returns the updated nearest-hit state. Ties in depth go to the lower scene index, so every
     visiting order gives the same pixel."""
-    dx = ox - spheres[i, 4]
-    dy = oy - spheres[i, 5]
-    radius = spheres[i, 3]
+    h = HOT * i
+    dx = ox - spheres[h]
+    dy = oy - spheres[h + 1]
+    radius = spheres[h + 2]
     if dx * dx + dy * dy < radius * radius:
         dz = np.float32(math.sqrt(radius * radius - dx * dx - dy * dy))
-        t = dz + spheres[i, 6]
+        t = dz + spheres[h + 3]
         if t > maxz or (t == maxz and index < nearest):
             fscale = dz / np.float32(math.sqrt(radius * radius))
-            return spheres[i, 0] * fscale, spheres[i, 1] * fscale, spheres[i, 2] * fscale, t, index
+            c = cold_at + COLD * i
+            return spheres[c] * fscale, spheres[c + 1] * fscale, spheres[c + 2] * fscale, t, index
     return r, g, b, maxz, nearest
 
 
 @numba.jit(nopython=True)
-def shade_pixel(spheres, count, start, ox, oy):
+def shade_pixel(spheres, cold_at, count, start, ox, oy):
     """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
     r = g = b = np.float32(0.0)
     maxz = MISS
@@ -66,7 +89,7 @@ def shade_pixel(spheres, count, start, ox, oy):
         i = start + k
         if i >= count:
             i -= count
-        r, g, b, maxz, nearest = sphere_step(spheres, i, i, ox, oy, r, g, b, maxz, nearest)
+        r, g, b, maxz, nearest = sphere_step(spheres, cold_at, i, i, ox, oy, r, g, b, maxz, nearest)
     return r, g, b
 
 
@@ -85,13 +108,13 @@ def pattern_start(lane, count, staggered):
 
 
 @numba.jit(nopython=True)
-def trace_pixel(pixels, spheres, count, staggered, x, y, lane):
+def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
     """One kernel thread's work for pixel (x, y), ``lane`` being its index in the block."""
     if x < pixels.shape[1] and y < pixels.shape[0]:
         start = pattern_start(lane, count, staggered)
         ox = np.float32(x - pixels.shape[1] // 2)
         oy = np.float32(y - pixels.shape[0] // 2)
-        r, g, b = shade_pixel(spheres, count, start, ox, oy)
+        r, g, b = shade_pixel(spheres, cold_at, count, start, ox, oy)
         store_pixel(pixels, x, y, r, g, b)
 
 
@@ -102,22 +125,25 @@ _trace_pixel, _store_pixel, _pattern_start, _sphere_step = (
 
 def _render_spheres_global(spheres, count, staggered, pixels):
     x, y = cuda.grid(2)
-    _trace_pixel(pixels, spheres, count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
+    lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    _trace_pixel(pixels, spheres, count * HOT, count, staggered, x, y, lane)
 
 
 def _render_spheres_constant(count, staggered, pixels):
     x, y = cuda.grid(2)
-    _trace_pixel(pixels, constant_spheres(), count, staggered, x, y, cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x)
+    lane = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    _trace_pixel(pixels, constant_spheres(), CONSTANT_COLD_AT, count, staggered, x, y, lane)
 
 
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
+TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one compile-time constant
 
 
 def _render_spheres_shared(spheres, count, staggered, pixels):
     """Per-tile culling: the block's threads test the spheres against the block's pixel rectangle, chunk
     by chunk, and stage only those that can touch it in shared memory; each thread then shades from that
     short list. With 2000 spheres a 16x16 tile keeps a few dozen, so each pixel does a few dozen tests."""
-    tile = cuda.shared.array((TILE_CHUNK, 7), np.float32)
+    tile = cuda.shared.array(TILE_FLOATS, np.float32)  # hot records, then cold ones
     tile_index = cuda.shared.array(TILE_CHUNK, np.int32)
     kept = cuda.shared.array(1, np.int32)
     tid = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
@@ -139,12 +165,13 @@ def _render_spheres_shared(spheres, count, staggered, pixels):
             kept[0] = 0
         cuda.syncthreads()
         for j in range(base + tid, min(base + TILE_CHUNK, count), threads):
-            radius = spheres[j, 3]
-            if (spheres[j, 4] + radius >= left and spheres[j, 4] - radius <= right
-                    and spheres[j, 5] + radius >= bottom and spheres[j, 5] - radius <= top):
+            sx, sy, radius = spheres[HOT * j], spheres[HOT * j + 1], spheres[HOT * j + 2]
+            if sx + radius >= left and sx - radius <= right and sy + radius >= bottom and sy - radius <= top:
                 slot = cuda.atomic.add(kept, 0, 1)
-                for f in range(7):
-                    tile[slot, f] = spheres[j, f]
+                for f in range(HOT):
+                    tile[HOT * slot + f] = spheres[HOT * j + f]
+                for f in range(COLD):
+                    tile[TILE_CHUNK * HOT + COLD * slot + f] = spheres[count * HOT + COLD * j + f]
                 tile_index[slot] = j
         cuda.syncthreads()
         n = kept[0]
@@ -153,7 +180,7 @@ def _render_spheres_shared(spheres, count, staggered, pixels):
             i = start + k
             if i >= n:
                 i -= n
-            r, g, b, maxz, nearest = _sphere_step(tile, i, tile_index[i], ox, oy, r, g, b, maxz, nearest)
+            r, g, b, maxz, nearest = _sphere_step(tile, TILE_CHUNK * HOT, i, tile_index[i], ox, oy, r, g, b, maxz, nearest)
         cuda.syncthreads()  # the next chunk overwrites the tile
     if x < width and y < height:
         _store_pixel(pixels, x, y, r, g, b)
@@ -168,16 +195,19 @@ def render_spheres_cpu(spheres, count, staggered, pixels):
     h, w = pixels.shape[0], pixels.shape[1]
     for y in numba.prange(h):
         oy = np.float32(y - h // 2)
-        row = np.empty((count, spheres.shape[1]), np.float32)
+        row = np.empty(count * (HOT + COLD), np.float32)  # the same layout, cold part from count * HOT
         crossing = 0
         for i in range(count):
-            dy = oy - spheres[i, 5]
-            if dy * dy < spheres[i, 3] * spheres[i, 3]:
-                row[crossing] = spheres[i]
+            dy = oy - spheres[HOT * i + 1]
+            if dy * dy < spheres[HOT * i + 2] * spheres[HOT * i + 2]:
+                for f in range(HOT):
+                    row[HOT * crossing + f] = spheres[HOT * i + f]
+                for f in range(COLD):
+                    row[count * HOT + COLD * crossing + f] = spheres[count * HOT + COLD * i + f]
                 crossing += 1
         for x in range(w):
             start = pattern_start(x % 32, crossing, staggered) if crossing > 0 else 0
-            r, g, b = shade_pixel(row, crossing, start, np.float32(x - w // 2), oy)
+            r, g, b = shade_pixel(row, count * HOT, crossing, start, np.float32(x - w // 2), oy)
             store_pixel(pixels, x, y, r, g, b)
 
 
@@ -186,7 +216,7 @@ def gpu_kernel(memory: str):
     """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature)."""
     if memory in ("global", "shared"):
         body = _render_spheres_global if memory == "global" else _render_spheres_shared
-        return cuda.jit("void(float32[:, ::1], int32, boolean, uint32[:, ::1])")(body)
+        return cuda.jit("void(float32[::1], int32, boolean, uint32[:, ::1])")(body)
     return cuda.jit("void(int32, boolean, uint32[:, ::1])")(_render_spheres_constant)
 
 
@@ -217,8 +247,8 @@ class SphereRenderer:
         self.limits = limits_for(backend)
         self.capacity = capacity(self.limits)
         self._image_dev = None
-        self._spheres_dev = None
-        self._spheres_host: np.ndarray | None = None
+        self._scene_dev = None  # the packed spheres of the last scene uploaded
+        self._scene_host: np.ndarray | None = None
         self._warm: set = set()
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
@@ -234,7 +264,7 @@ class SphereRenderer:
             image, kernel_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
         else:
             pixels = np.empty((height, width), np.uint32)
-            spheres = np.ascontiguousarray(scene.spheres)
+            spheres = pack_spheres(scene.spheres)
             warmup = 0 if "cpu" in self._warm else 1
             kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
             image = rgba_view(pixels)
@@ -256,7 +286,10 @@ class SphereRenderer:
             spheres_dev = self._upload_global(scene.spheres)
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
-            CONSTANT_SPHERES.write(scene.spheres, kernel)  # cudaMemcpyToSymbol: no recompile
+            packed = pack_spheres(scene.spheres)
+            hot_end = scene.count * HOT
+            CONSTANT_SPHERES.write(packed[:hot_end], kernel)  # cudaMemcpyToSymbol: no recompile
+            CONSTANT_SPHERES.write(packed[hot_end:], kernel, offset=CONSTANT_COLD_AT)
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
         kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
@@ -276,7 +309,7 @@ class SphereRenderer:
         kernel, grid, count = gpu_kernel(memory), grid_for(width, height, block), np.int32(scene.count)
         image_dev = self._image_dev
         host = cuda.pinned_array((height, width), np.uint32)
-        args = (count, False, image_dev) if memory == "constant" else (self._spheres_dev, count, False, image_dev)
+        args = (count, False, image_dev) if memory == "constant" else (self._scene_dev, count, False, image_dev)
 
         def frame():
             kernel[grid, block](*args)
@@ -285,7 +318,7 @@ class SphereRenderer:
         return rgba_view(host), time_wall(frame, repeats, warmup=3)
 
     def _upload_global(self, spheres: np.ndarray):
-        if self._spheres_host is None or not np.array_equal(self._spheres_host, spheres):
-            self._spheres_dev = cuda.to_device(np.ascontiguousarray(spheres, np.float32))
-            self._spheres_host = spheres.copy()
-        return self._spheres_dev
+        if self._scene_host is None or not np.array_equal(self._scene_host, spheres):
+            self._scene_dev = cuda.to_device(pack_spheres(spheres))
+            self._scene_host = spheres.copy()
+        return self._scene_dev
