@@ -48,6 +48,21 @@ class Launch:
         return None
 
 
+def check_launch_ranges(launch: Launch, backend) -> None:
+    """The checks every GPU variant's launch needs: block 1..max threads per block, grid and grid_sm
+    positive. Raises InputError naming the value."""
+    from kernels.devices import limits_for
+    from kernels.errors import InputError
+
+    limit = limits_for(backend).max_threads_per_block
+    if launch.block is not None and not 1 <= launch.block <= limit:
+        raise InputError(f"block size {launch.block} must be between 1 and {limit} threads")
+    if launch.grid is not None and launch.grid < 1:
+        raise InputError(f"grid {launch.grid} must be at least 1 block")
+    if launch.grid_sm is not None and launch.grid_sm <= 0:
+        raise InputError(f"grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a variant's run returns: its result, its timing and the launch it actually used."""

@@ -15,7 +15,7 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from kernels.bench import Launch, Outcome
+from kernels.bench import Launch, Outcome, check_launch_ranges
 from kernels.errors import InputError
 from kernels.timing import Timing, time_kernel
 from kernels.variants import Variant
@@ -267,16 +267,6 @@ def _run_gpu_lockfree(problem, launch, backend, repeats):
     return _run_gpu(problem, launch, backend, repeats, locked=False)
 
 
-def _check_launch(launch: Launch, backend) -> None:
-    from kernels.devices import limits_for
-
-    limit = limits_for(backend).max_threads_per_block
-    if launch.block is not None and not 1 <= launch.block <= limit:
-        raise InputError(f"block size {launch.block} must be between 1 and {limit} threads")
-    if launch.grid is not None and launch.grid < 1:
-        raise InputError(f"grid {launch.grid} must be at least 1 block")
-    if launch.grid_sm is not None and launch.grid_sm <= 0:
-        raise InputError(f"grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
 
 
 _LAUNCH_TEXT = "block size 1..max threads per block; default <<<60, 256>>> as in the seed"
@@ -289,11 +279,11 @@ VARIANTS = [
     Variant(
         "gpu-locks",
         "the seed's GPU version: a spin lock per bucket (CAS takes, exchange releases); a warp's lanes take turns",
-        "gpu", seed="003", constraints=_LAUNCH_TEXT, check=_check_launch, run=_run_gpu_locks,
+        "gpu", seed="003", constraints=_LAUNCH_TEXT, check=check_launch_ranges, run=_run_gpu_locks,
     ),
     Variant(
         "gpu-lockfree",
         "no locks: an insert publishes its entry by a compare-and-swap of the bucket head, retried on a race",
-        "gpu", constraints=_LAUNCH_TEXT, check=_check_launch, run=_run_gpu_lockfree,
+        "gpu", constraints=_LAUNCH_TEXT, check=check_launch_ranges, run=_run_gpu_lockfree,
     ),
 ]

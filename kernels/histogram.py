@@ -13,7 +13,7 @@ import os
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from kernels.bench import Launch, Outcome
+from kernels.bench import Launch, Outcome, check_launch_ranges
 from kernels.errors import InputError
 from kernels.timing import time_kernel
 from kernels.variants import Variant
@@ -366,20 +366,10 @@ def _run_cupy(problem, launch, backend, repeats):
 # ------------------------------------------------------------------------------------- constraints
 
 
-def _check_common(launch: Launch, backend) -> None:
-    from kernels.devices import limits_for
-
-    limit = limits_for(backend).max_threads_per_block
-    if launch.block is not None and not 1 <= launch.block <= limit:
-        raise InputError(f"block size {launch.block} must be between 1 and {limit} threads")
-    if launch.grid is not None and launch.grid < 1:
-        raise InputError(f"grid {launch.grid} must be at least 1 block")
-    if launch.grid_sm is not None and launch.grid_sm <= 0:
-        raise InputError(f"grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
 
 
 def _check_best(launch: Launch, backend) -> None:
-    _check_common(launch, backend)
+    check_launch_ranges(launch, backend)
     per_thread = launch.items_per_thread
     if per_thread is not None and not 1 <= per_thread <= MAX_WORDS_PER_THREAD:
         raise InputError(
@@ -402,13 +392,13 @@ VARIANTS = [
     Variant(
         "global-atomics", "seed's first kernel: an atomic add on 256 global counters per byte, so threads queue up",
         "gpu", seed="003", constraints=f"block size 1..max threads per block; {_SEED_LAUNCH}",
-        check=_check_common, run=_run_global_atomics,
+        check=check_launch_ranges, run=_run_global_atomics,
     ),
     Variant(
         "shared-atomics", "seed's second kernel: atomics on a block's shared histogram, then one global atomic per bin",
         "gpu", seed="003",
         constraints=f"any block size up to the device limit (a loop covers the 256 bins); {_SEED_LAUNCH}",
-        check=_check_common, run=_run_shared_atomics,
+        check=check_launch_ranges, run=_run_shared_atomics,
     ),
     Variant(
         "best", "32 per-lane shared sub-histograms, one bank each (conflict-free atomics); 4-byte loads in flight",
