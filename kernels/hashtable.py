@@ -267,8 +267,6 @@ def _run_gpu_lockfree(problem, launch, backend, repeats):
     return _run_gpu(problem, launch, backend, repeats, locked=False)
 
 
-
-
 _LAUNCH_TEXT = "block size 1..max threads per block; default <<<60, 256>>> as in the seed"
 
 VARIANTS = [

@@ -366,8 +366,6 @@ def _run_cupy(problem, launch, backend, repeats):
 # ------------------------------------------------------------------------------------- constraints
 
 
-
-
 def _check_best(launch: Launch, backend) -> None:
     check_launch_ranges(launch, backend)
     per_thread = launch.items_per_thread
