@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ class Frame:
     """One rendered image: row-major RGBA uint8 of shape (height, width, 4), row 0 at the top.
 
     ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere); ``frame_ms`` is the
-    wall time of the whole render call including the copy back to the host."""
+    wall time of one whole frame: the kernel plus the copy back to the host (see :func:`frame_to_host`)."""
 
     image: np.ndarray
     kernel: Timing
@@ -32,6 +33,19 @@ class Frame:
     @property
     def size(self) -> tuple[int, int]:
         return self.image.shape[1], self.image.shape[0]
+
+
+def frame_to_host(kind: str, launch, image_dev, kernel: Timing) -> tuple[np.ndarray, float]:
+    """The rendered image on the host, and the wall time of one whole frame. CUDA events leave out the
+    launch and the copy back, so on a GPU one more frame is launched and copied under a wall clock (a few
+    microseconds of GPU time); in the simulator, where a launch takes seconds, it is the kernel's wall
+    time plus the copy."""
+    t0 = time.perf_counter()
+    if kind == "cuda":
+        launch()
+    pixels = image_dev.copy_to_host()
+    ms = (time.perf_counter() - t0) * 1e3 + (0.0 if kind == "cuda" else kernel.median_ms)
+    return rgba_view(pixels), ms
 
 
 def rgba_view(pixels: np.ndarray) -> np.ndarray:

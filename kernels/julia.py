@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass, replace
 
 import numba
@@ -23,7 +22,7 @@ from numba import cuda
 from kernels import backend as backends
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
+from kernels.frames import Frame, check_block, check_size, frame_to_host, grid_for, rgba_view
 from kernels.timing import time_kernel
 
 COLORMAPS = ("classic", "smooth")
@@ -159,7 +158,6 @@ class JuliaRenderer:
         params.checked()
         width, height = check_size(*size)
         check_launch(launch)
-        t0 = time.perf_counter()
         f32 = np.float32
         args = (f32(params.c.real), f32(params.c.imag), f32(params.center[0]), f32(params.center[1]),
                 f32(params.scale / params.zoom), f32(min(width, height) // 2), np.int32(params.iterations),
@@ -172,16 +170,16 @@ class JuliaRenderer:
             if self._image_dev is None or self._image_dev.shape != (height, width):
                 self._image_dev = cuda.device_array((height, width), np.uint32)
             image_dev, kernel = self._image_dev, gpu_kernel()
-            timing = time_kernel(self.backend.kind, lambda: kernel[grid, block](image_dev, *args), repeats, warmup)
-            image = rgba_view(image_dev.copy_to_host())
+            launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
+            timing = time_kernel(self.backend.kind, launch_kernel, repeats, warmup)
+            image, frame_ms = frame_to_host(self.backend.kind, launch_kernel, image_dev, timing)
         else:
             pixels = np.empty((height, width), np.uint32)
             timing = time_kernel("cpu", lambda: render_julia_cpu(pixels, *args), repeats, warmup)
-            image = rgba_view(pixels)
+            image, frame_ms = rgba_view(pixels), timing.samples_ms[-1]  # on the host: no copy back
             block = grid = None
         self._warm = True
         meta = {"kind": "julia", "c": f"{params.c.real},{params.c.imag}", "center": f"{params.center[0]},{params.center[1]}",
                 "zoom": params.zoom, "iterations": params.iterations, "colormap": params.colormap,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
-        return Frame(image, timing, (time.perf_counter() - t0) * 1e3, self.backend.kind,
-                     device_name(self.backend), block, grid, meta)
+        return Frame(image, timing, frame_ms, self.backend.kind, device_name(self.backend), block, grid, meta)

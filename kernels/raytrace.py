@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 
 import numba
 import numpy as np
@@ -31,7 +30,7 @@ from kernels import backend as backends
 from kernels.constant_memory import ConstantArray
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, grid_for, rgba_view
+from kernels.frames import Frame, check_block, check_size, frame_to_host, grid_for, rgba_view
 from kernels.scene import CONSTANT_CAPACITY, Scene, capacity, check_count
 from kernels.timing import Timing, time_kernel
 
@@ -257,22 +256,20 @@ class SphereRenderer:
         check_count(scene.count, self.capacity)
         check_memory(memory)
         check_pattern(pattern)
-        t0 = time.perf_counter()
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
             block = check_block(tuple(block), self.limits)
-            image, kernel_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
+            image, kernel_time, frame_ms, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
         else:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
             warmup = 0 if "cpu" in self._warm else 1
             kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
-            image = rgba_view(pixels)
+            image, frame_ms = rgba_view(pixels), kernel_time.samples_ms[-1]  # on the host: no copy back
             self._warm.add("cpu")
             memory, block, grid = "host", None, None
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
-        return Frame(image, kernel_time, (time.perf_counter() - t0) * 1e3, self.backend.kind,
-                     device_name(self.backend), block, grid, meta)
+        return Frame(image, kernel_time, frame_ms, self.backend.kind, device_name(self.backend), block, grid, meta)
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
@@ -294,7 +291,8 @@ class SphereRenderer:
         warmup = 0 if memory in self._warm else 1
         kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
         self._warm.add(memory)
-        return rgba_view(image_dev.copy_to_host()), kernel_time, grid
+        image, frame_ms = frame_to_host(self.backend.kind, launch, image_dev, kernel_time)
+        return image, kernel_time, frame_ms, grid
 
     def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:

@@ -29,7 +29,7 @@ def render_command(args, backend) -> int:
     print(f"{frame.meta['kind']}: {details}, {size[0]}x{size[1]}{launch}")
     what = "kernel (CUDA events)" if frame.kernel.method == "cuda-events" else "kernel (wall time)"
     print(f"{what}: {frame.kernel.summary()}")
-    print(f"whole call (warm-up, {frame.kernel.repeats} repeats, copy back): {frame.frame_ms:.2f} ms")
+    print(f"one whole frame (kernel + copy back, wall time): {frame.frame_ms:.3f} ms")
     write_png(out, frame.image, frame_metadata(frame))
     print(f"wrote {out}")
     return 0
