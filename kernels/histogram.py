@@ -305,26 +305,24 @@ def _time_gpu(problem, backend, repeats, block, grid, count_into):
 SEED_BLOCK, SEED_GRID_SM = 256, 2  # the seed's launch: 256 threads, blocks = 2 x SM count
 
 
-def _run_global_atomics(problem, launch, backend, repeats):
-    backend.activate()
-    block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
-    kernel, data = _seed_kernels()[1], problem.device_bytes()
+def _seed_runner(which: int):
+    """Runner for the seed's kernel number ``which`` (1: global atomics, 2: shared atomics) at the
+    seed's launch unless the Launch says otherwise."""
 
-    def count_into(counts):
-        kernel[grid, block](data, problem.n, counts)
+    def run(problem, launch, backend, repeats):
+        backend.activate()
+        block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
+        kernel, data = _seed_kernels()[which], problem.device_bytes()
 
-    return _time_gpu(problem, backend, repeats, block, grid, count_into)
+        def count_into(counts):
+            kernel[grid, block](data, problem.n, counts)
+
+        return _time_gpu(problem, backend, repeats, block, grid, count_into)
+
+    return run
 
 
-def _run_shared_atomics(problem, launch, backend, repeats):
-    backend.activate()
-    block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
-    kernel, data = _seed_kernels()[2], problem.device_bytes()
-
-    def count_into(counts):
-        kernel[grid, block](data, problem.n, counts)
-
-    return _time_gpu(problem, backend, repeats, block, grid, count_into)
+_run_global_atomics, _run_shared_atomics = _seed_runner(1), _seed_runner(2)
 
 
 # 512 threads x 4 blocks per SM is one full wave at 2048 resident threads per SM (H100/H200): fewer,
