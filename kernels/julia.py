@@ -52,13 +52,13 @@ class JuliaParams:
                 raise InputError(f"{what} {v} must be finite")
         return self
 
-    def panned(self, dx_pixels: float, dy_pixels: float, height: int, width: int) -> "JuliaParams":
+    def panned(self, dx_pixels: float, dy_pixels: float, *, width: int, height: int) -> "JuliaParams":
         """The view moved by a drag of (dx, dy) pixels (image content follows the pointer)."""
         step = self.scale / self.zoom / (min(width, height) // 2)
         # the mapping runs right-to-left and bottom-to-top (W/2 - x), so a drag right raises jx
         return replace(self, center=(self.center[0] + dx_pixels * step, self.center[1] + dy_pixels * step))
 
-    def zoomed(self, factor: float, px: float, py: float, width: int, height: int) -> "JuliaParams":
+    def zoomed(self, factor: float, px: float, py: float, *, width: int, height: int) -> "JuliaParams":
         """Zoom by ``factor`` keeping the point under pixel (px, py) fixed."""
         half = min(width, height) // 2
         step = self.scale / self.zoom / half

@@ -52,7 +52,7 @@ def test_zoom_about_a_pixel_keeps_that_point_fixed():
         step = q.scale / q.zoom / (min(w, h) // 2)
         return q.center[0] + step * (w // 2 - px), q.center[1] + step * (h // 2 - py)
 
-    q = p.zoomed(2.5, px, py, w, h)
+    q = p.zoomed(2.5, px, py, width=w, height=h)
     assert q.zoom == pytest.approx(2.5)
     assert plane(q) == pytest.approx(plane(p))
 
