@@ -41,8 +41,14 @@ def check_writable(path) -> Path:
         raise InputError(f"--out {str(path)!r} is a directory; give a file name")
     if not parent.is_dir():
         raise InputError(f"--out {str(path)!r}: the folder {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"--out {str(path)!r} is not writable")
+    try:  # try for real: permissions alone miss read-only file systems, and root passes every access check
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"--out {str(path)!r} is not writable: {exc.strerror}") from None
     return path
 
 

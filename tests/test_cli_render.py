@@ -124,11 +124,18 @@ def test_unwritable_out(tmp_path, capsys):
     locked.chmod(0o500)
     try:
         if os.access(locked, os.W_OK):
-            pytest.skip("running as a user who can write anywhere (root): use a missing folder instead")
+            pytest.skip("running as root, who can write to a read-only folder (the /proc test covers this case)")
         code, _, err = run(capsys, "render", "spheres", "--backend", "cpu", "--out", str(locked / "x.png"))
         assert code == 2 and "not writable" in err
     finally:
         locked.chmod(0o700)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc, where no one can create files")
+def test_out_on_a_file_system_nobody_can_write(capsys):
+    code, _, err = run(capsys, "render", "spheres", "--backend", "cpu", "--out", "/proc/raytracer-test.png")
+    assert code == 2 and "is not writable" in err and len(err.strip().splitlines()) == 1
+    assert not os.path.exists("/proc/raytracer-test.png")
 
 
 def test_out_in_a_missing_folder(tmp_path, capsys):
