@@ -624,5 +624,3 @@ VARIANTS: tuple[Variant, ...] = (
             "wraps past 2**31); CUDA events",
             "peer", run=_run_cupy_dot),
 )
-
-VARIANT_NAMES = tuple(v.name for v in VARIANTS)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels.bench import Outcome
-from kernels.frames import check_block, check_size
+from kernels.frames import check_block, check_size, grid_for
 from kernels.julia import JuliaParams, JuliaRenderer
 from kernels.raytrace import SphereRenderer, check_pattern
 from kernels.scene import generate_scene
@@ -99,10 +99,10 @@ def _frame_to_host(problem, launch, backend, repeats):
     renderer = _renderer(backend.kind, backend.device, SphereRenderer)
     if problem.pattern != "uniform":
         return "frame-to-host is timed with the uniform pattern only"
-    image, timing = renderer.time_frames(problem.scene, problem.size, "constant", launch.block or (16, 16), max(repeats, 50))
     block = launch.block or (16, 16)
-    grid = f"{-(-problem.size[0] // block[0])}x{-(-problem.size[1] // block[1])}"
-    return Outcome(_matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}", grid)
+    image, timing = renderer.time_frames(problem.scene, problem.size, "constant", block, max(repeats, 50))
+    grid = grid_for(*problem.size, block)
+    return Outcome(_matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}", f"{grid[0]}x{grid[1]}")
 
 
 def _julia(launch_kind: str, on_cpu: bool = False):

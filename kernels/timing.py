@@ -6,6 +6,7 @@ whose ``method`` says how it was measured ('cuda-events' or 'wall').
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -72,21 +73,17 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1
     return Timing(tuple(samples), "cuda-events")
 
 
-_HEAD_START = []
-
-
+@functools.lru_cache(maxsize=None)
 def _head_start_kernel():
-    if not _HEAD_START:
-        from numba import cuda
+    from numba import cuda
 
-        @cuda.jit("void(int64)")
-        def sleep_ns(ns):
-            # nanosleep sleeps at most about 1 ms a call: several short naps
-            for _ in range(ns // 50_000 + 1):
-                cuda.nanosleep(50_000)
+    @cuda.jit("void(int64)")
+    def sleep_ns(ns):
+        # nanosleep sleeps at most about 1 ms a call: several short naps
+        for _ in range(ns // 50_000 + 1):
+            cuda.nanosleep(50_000)
 
-        _HEAD_START.append(sleep_ns)
-    return _HEAD_START[0]
+    return sleep_ns
 
 
 def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None) -> Timing:

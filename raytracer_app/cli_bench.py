@@ -62,7 +62,9 @@ def bench_command(args, backend) -> int:
     def on_row(row):
         line = bench.table_line(row)
         if args.target == "hashtable" and row.timing:
-            line += f"  {row.n / (row.timing.median_ms * 1e-3) / 1e6:.1f} M inserts/s"
+            from kernels.hashtable import rate_note
+
+            line += f"  {rate_note(row.n, row.timing)}"
         print(line, flush=True)
 
     def on_progress(done, total):
