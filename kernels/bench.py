@@ -303,27 +303,26 @@ def one_line(exc: BaseException) -> str:
 
 def _show(value):
     """Values as they go into the CSV: floats with full precision, everything else as is."""
-    try:
-        import numpy as np
+    import numpy as np
 
-        if isinstance(value, (np.floating, float)):
-            return repr(float(value))
-        if isinstance(value, np.integer):
-            return int(value)
-    except ImportError:
-        pass
+    if isinstance(value, (np.floating, float)):
+        return repr(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
     return value
 
 
-def summary_lines(rows: Sequence[Row], peak: Peak | None) -> list[str]:
-    """For each problem, how each `best` row compares with the fastest library peer and the copy peak."""
+def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) -> list[str]:
+    """For each problem, how each `best` row compares with the fastest library peer (the variants of
+    kind 'peer') and the copy peak."""
+    peer_names = {v.name for v in variants if v.kind == "peer"}
     lines = []
     by_problem: dict[tuple, list[Row]] = {}
     for r in rows:
         by_problem.setdefault((r.op, r.dtype, r.n), []).append(r)
     for (op, dtype, n), group in by_problem.items():
         bests = [r for r in group if r.variant == "best" and r.ok and r.timing]
-        peers = [r for r in group if r.variant.startswith(("cupy", "cuda-reduce")) and r.ok and r.timing]
+        peers = [r for r in group if r.variant in peer_names and r.ok and r.timing]
         missing = sorted({r.variant for r in group if r.note == "CuPy is not installed"})
         for b in bests:
             parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms"]

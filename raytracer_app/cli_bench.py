@@ -72,7 +72,7 @@ def bench_command(args, backend) -> int:
             print(f"progress: {done}/{total}", file=sys.stderr, flush=True)
 
     rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, on_row=on_row, on_progress=on_progress)
-    for line in bench.summary_lines(rows, peak):
+    for line in bench.summary_lines(rows, peak, variants):
         print(line)
     if csv_path:
         bench.write_csv(rows, csv_path)

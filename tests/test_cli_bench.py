@@ -121,3 +121,21 @@ def test_constraint_break_names_the_constraint(capsys, cuda_backend):
                        "--variants", "tree-mask", "--block", "96")
     assert code == 2
     assert "tree-mask" in err and "power-of-two block size, got 96" in err
+
+
+def test_summary_compares_best_with_the_registry_peers():
+    from kernels import bench
+    from kernels.reduction import VARIANTS
+    from kernels.timing import Timing
+
+    def row(variant, ms, gbps=None, verified=bench.PASSED, note=""):
+        r = bench.Row(variant, "sum", "int32", 1000, "cuda", "gpu", verified=verified, note=note, gbps=gbps)
+        r.timing = Timing((ms,), "cuda-events") if ms else None
+        return r
+
+    rows = [row("best", 0.1, gbps=3000.0), row("warp-shuffle", 0.05), row("cupy-sum", 0.2),
+            row("cuda-reduce", 0.4), row("cupy-dot", None, verified=bench.SKIPPED, note="CuPy is not installed")]
+    [line] = bench.summary_lines(rows, bench.Peak(4000.0, "copy"), VARIANTS)
+    # warp-shuffle is ours, not a peer: the fastest peer is cupy-sum
+    assert "75% of copy bandwidth" in line and "2.00x the speed of cupy-sum" in line
+    assert "cupy-dot: not installed" in line
