@@ -26,7 +26,7 @@ def describe(exc: BaseException) -> str:
     """One line for the user: InputError messages as they are, anything else with its type."""
     if isinstance(exc, InputError):
         return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    return bench.one_line(exc)  # numba's errors span many lines, with terminal colours
 
 
 class RenderWorker(QObject):
