@@ -8,13 +8,13 @@ parsing its arguments); afterwards a process is either a real-CUDA process or a 
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 from dataclasses import dataclass
 
 from kernels.errors import BackendUnavailable, InputError
 
-BACKEND_NAMES = ("auto", "cuda", "cpu", "sim")
 _SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 
 
@@ -54,8 +54,86 @@ def gpu_available() -> bool:
 
 
 @dataclass(frozen=True)
+class BackendChoice:
+    """A backend a user can pick: its name (``--backend NAME``) and what it means."""
+
+    name: str
+    description: str
+
+
+CHOICES = (
+    BackendChoice("auto", "a CUDA GPU when there is one, else the CPU"),
+    BackendChoice("cuda", "a real NVIDIA GPU: the CUDA kernels, timed by CUDA events"),
+    BackendChoice("cpu", "Numba parallel twins of the kernels on the CPU, timed by the wall clock"),
+    BackendChoice("sim", "the real CUDA kernels in Numba's simulator: every thread runs in Python, so only tiny "
+                         "inputs, and its timings say nothing about a GPU"),
+)
+BACKEND_NAMES = tuple(c.name for c in CHOICES)
+
+
+def unavailable_reason(name: str) -> str:
+    """Why backend ``name`` cannot be chosen in this process ('' when it can)."""
+    if name == "cuda" and gpu_count() == 0:
+        why = "this process runs the CUDA simulator" if simulator_active() else "no CUDA GPU was found"
+        return f"the cuda backend needs a CUDA GPU: {why}"
+    if name == "sim" and not simulator_active():
+        return ("the simulator must be chosen when the app starts (numba is already loaded for real CUDA): "
+                "start it with --backend sim")
+    return ""
+
+
+class SkipKind(enum.Enum):
+    """Why a variant does not run; callers test the kind, never the wording."""
+
+    NEEDS_CUDA_BACKEND = "needs a CUDA backend"
+    NEEDS_GPU = "needs a real GPU"
+    NOT_IN_SIMULATOR = "not in the simulator"
+    MISSING_LIBRARY = "library not installed"
+    NOT_APPLICABLE = "does not apply"
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A typed reason a variant was skipped; ``text`` is what the user reads."""
+
+    kind: SkipKind
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What a backend can finish in reasonable time: the simulator runs every GPU thread in Python."""
+
+    max_image_side: int
+    max_spheres: int
+    max_repeats: int
+    timings_mean_gpu_speed: bool  # False: the numbers time Python, not a GPU
+
+    def check_repeats(self, repeats: int, option: str = "--repeats") -> int:
+        if not 1 <= repeats <= self.max_repeats:
+            raise InputError(f"{option} {repeats} is out of range; allowed 1..{self.max_repeats} on this backend")
+        return repeats
+
+
+MAX_REPEATS = 10_000  # a real GPU or the CPU: enough for any median, and a run that still ends
+_CAPS = {
+    "cuda": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=True),
+    "cpu": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=False),
+    # a 64x64 frame of 20 spheres takes about 3 s in the simulator: keep every launch that small
+    "sim": Caps(max_image_side=128, max_spheres=64, max_repeats=20, timings_mean_gpu_speed=False),
+}
+SIM_TIMING_NOTE = "simulator timing: Python running every GPU thread, meaningless for a GPU"
+
+
+@dataclass(frozen=True)
 class Backend:
-    """A resolved backend: ``kind`` is 'cuda', 'sim' or 'cpu'; ``note`` says why auto chose it."""
+    """A resolved backend: ``kind`` is 'cuda', 'sim' or 'cpu'; ``note`` says why auto chose it.
+
+    Callers ask it what they need (its timer, limits, device name, copy peak, caps, why a variant cannot
+    run) instead of comparing its kind to a name."""
 
     kind: str
     device: int = 0
@@ -67,23 +145,106 @@ class Backend:
         return self.kind in ("cuda", "sim")
 
     @property
+    def is_gpu(self) -> bool:
+        """A real GPU (not the simulator)."""
+        return self.kind == "cuda"
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.kind == "sim"
+
+    @property
+    def is_host(self) -> bool:
+        """The CPU backend: no GPU memory spaces, no thread blocks."""
+        return self.kind == "cpu"
+
+    @property
+    def caps(self) -> Caps:
+        return _CAPS[self.kind]
+
+    @property
+    def timing_method(self) -> str:
+        return "CUDA events" if self.is_gpu else "wall time"
+
+    @property
+    def timing_note(self) -> str:
+        """What a reader must know about this backend's timings ('' on a real GPU and the CPU)."""
+        return SIM_TIMING_NOTE if self.is_simulator else ""
+
+    @property
     def label(self) -> str:
-        if self.kind == "cuda":
-            from kernels.devices import gpu_name
-
-            return f"cuda:{self.device} ({gpu_name(self.device)})"
-        if self.kind == "sim":
+        if self.is_gpu:
+            return f"cuda:{self.device} ({self.device_name})"
+        if self.is_simulator:
             return "sim (CUDA simulator)"
-        from kernels.devices import cpu_name
+        return f"cpu ({self.device_name})"
 
-        return f"cpu ({cpu_name()})"
+    @property
+    def device_name(self) -> str:
+        """The name that goes into timing rows and the status line."""
+        from kernels import devices
+
+        if self.is_gpu:
+            return devices.gpu_name(self.device)
+        return "CUDA simulator" if self.is_simulator else devices.cpu_name()
+
+    @property
+    def limits(self):
+        """Launch limits (:class:`kernels.devices.DeviceLimits`); cpu and sim use CUDA's usual values."""
+        from kernels import devices
+
+        if self.is_gpu:
+            return devices.gpu_limits(self.device)
+        if self.is_simulator:
+            return devices.DeviceLimits(name="CUDA simulator", sm_count=2)
+        return devices.DeviceLimits(name=devices.cpu_name(), sm_count=devices.cpu_cores())
 
     def activate(self) -> None:
         """Make this backend's GPU the current CUDA device (no-op for cpu and sim)."""
-        if self.kind == "cuda":
+        if self.is_gpu:
             from numba import cuda
 
             cuda.select_device(self.device)
+
+    def time(self, launch, repeats: int, warmup: int = 1):
+        """Kernel timing: CUDA events on a GPU, wall time in the simulator (no usable events there, so
+        it synchronises) and on the CPU. Returns a :class:`kernels.timing.Timing`."""
+        from kernels import timing
+
+        if self.is_gpu:
+            return timing.time_cuda_events(launch, repeats, warmup)
+        if self.is_simulator:
+            from numba import cuda
+
+            return timing.time_wall(launch, repeats, warmup, sync=cuda.synchronize)
+        return timing.time_wall(launch, repeats, warmup)
+
+    def copy_peak(self):
+        """This device's measured copy bandwidth (:class:`kernels.bench.Peak`), once per process."""
+        from kernels import bench
+
+        return bench.measure_copy_peak(self.kind, self.device)
+
+    def free_device_bytes(self) -> int | None:
+        """Free memory on this backend's GPU (None on the CPU and in the simulator)."""
+        if not self.is_gpu:
+            return None
+        from numba import cuda
+
+        with cuda.gpus[self.device]:
+            return int(cuda.current_context().get_memory_info()[0])
+
+    def skip_reason(self, variant_kind: str) -> Skip | None:
+        """Why a variant of kind 'gpu', 'cpu' or 'peer' (see :mod:`kernels.variants`) cannot run here."""
+        if variant_kind in ("gpu", "peer") and self.is_host:
+            return Skip(SkipKind.NEEDS_CUDA_BACKEND,
+                        "needs a CUDA backend (cuda or sim); this run uses the cpu backend")
+        if variant_kind == "peer" and self.is_simulator:
+            return Skip(SkipKind.NEEDS_GPU, "library peers need a real GPU, not the simulator")
+        return None
+
+
+HOST = Backend("cpu")  # the host itself, for CPU references and twins
 
 
 def resolve(name: str = "auto", device: int | None = None) -> Backend:

@@ -17,50 +17,44 @@ import functools
 import io
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
+from kernels.backend import Skip, SkipKind
+from kernels.launch import Launch  # noqa: F401  (re-exported: callers build Launch objects from here)
 from kernels.timing import Timing
 
 CSV_COLUMNS = (
     "variant", "op", "dtype", "n", "block", "grid", "backend", "device", "repeats",
     "median_ms", "min_ms", "max_ms", "gbps", "pct_of_peak", "result", "expected", "verified",
-    "app_version", "numba_version", "numba_cuda_version", "timestamp", "note",
+    "app_version", "numba_version", "numba_cuda_version", "timestamp", "note", "rate", "rate_unit",
 )
 
 # verified column values
 PASSED, FAILED, SKIPPED, ERROR = "yes", "FAILED", "skipped", "error"
 
 
+class Problem(Protocol):
+    """What the harness needs of a problem; each algorithm module builds its own."""
+
+    algorithm: str
+    op: str  # what the row's op column says: the reduction op, the histogram pattern, ...
+    dtype: str
+    n: int  # the row's size: elements, bytes, keys, spheres or pixels (the descriptor's size axis says)
+    bytes_read: int  # bytes a run must read at least: the GB/s figure (0: none)
+
+    @property
+    def expected(self) -> object: ...
+
+    def verify(self, result) -> tuple[bool, str]: ...
+
+
 @dataclass(frozen=True)
-class Launch:
-    """A launch configuration. ``None`` means the variant's own default (e.g. the seed's launch)."""
+class Unit:
+    """The rate an algorithm reports beside GB/s: ``work(problem)`` units per run, e.g. keys / 1e6 for
+    'M inserts/s'. GB/s itself comes from ``bytes_read``."""
 
-    block: int | None = None
-    grid: int | None = None
-    grid_sm: float | None = None  # grid as a multiple of the SM count (used when grid is None)
-    items_per_thread: int | None = None
-
-    def resolved_grid(self, sm_count: int) -> int | None:
-        if self.grid is not None:
-            return self.grid
-        if self.grid_sm is not None:
-            return max(1, int(round(self.grid_sm * sm_count)))
-        return None
-
-
-def check_launch_ranges(launch: Launch, backend) -> None:
-    """The checks every GPU variant's launch needs: block 1..max threads per block, grid and grid_sm
-    positive. Raises InputError naming the value."""
-    from kernels.devices import limits_for
-    from kernels.errors import InputError
-
-    limit = limits_for(backend).max_threads_per_block
-    if launch.block is not None and not 1 <= launch.block <= limit:
-        raise InputError(f"block size {launch.block} must be between 1 and {limit} threads")
-    if launch.grid is not None and launch.grid < 1:
-        raise InputError(f"grid {launch.grid} must be at least 1 block")
-    if launch.grid_sm is not None and launch.grid_sm <= 0:
-        raise InputError(f"grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
+    label: str
+    work: Callable[[object], float]
 
 
 @dataclass(frozen=True)
@@ -87,46 +81,51 @@ class Row:
     timing: Timing | None = None
     gbps: float | None = None
     pct_of_peak: float | None = None
+    rate: float | None = None
+    rate_unit: str = ""
     result: object = ""
     expected: object = ""
     verified: str = SKIPPED
     note: str = ""
     timestamp: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
+    skip: Skip | None = None  # why it was skipped, typed (the note says it in words)
 
     @property
     def ok(self) -> bool:
         return self.verified == PASSED
 
     def as_dict(self) -> dict:
+        """The row as the CSV has it, column by column in CSV_COLUMNS' order."""
         t = self.timing
         v = versions()
-        return {
-            "variant": self.variant, "op": self.op, "dtype": self.dtype, "n": self.n,
-            "block": self.block, "grid": self.grid, "backend": self.backend, "device": self.device,
+        computed = {
             "repeats": t.repeats if t else self.repeats,
             "median_ms": _num(t.median_ms if t else None), "min_ms": _num(t.min_ms if t else None),
             "max_ms": _num(t.max_ms if t else None), "gbps": _num(self.gbps), "pct_of_peak": _num(self.pct_of_peak, 1),
-            "result": self.result, "expected": self.expected, "verified": self.verified,
-            "app_version": v["app"], "numba_version": v["numba"], "numba_cuda_version": v["numba_cuda"],
-            "timestamp": self.timestamp, "note": self.note,
+            "rate": _num(self.rate, 4), "app_version": v["app"], "numba_version": v["numba"],
+            "numba_cuda_version": v["numba_cuda"],
         }
+        return {c: computed[c] if c in computed else getattr(self, c) for c in CSV_COLUMNS}
 
 
 def _num(x, digits: int = 6):
     return "" if x is None else round(float(x), digits)
 
 
-@functools.lru_cache(maxsize=None)
-def versions() -> dict:
+def package_version(dist: str) -> str:
+    """An installed distribution's version, or 'not installed'."""
     from importlib import metadata
 
-    def ver(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "not installed"
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
-    return {"app": ver("raytracer-app"), "numba": ver("numba"), "numba_cuda": ver("numba-cuda")}
+
+@functools.lru_cache(maxsize=None)
+def versions() -> dict:
+    return {"app": package_version("raytracer-app"), "numba": package_version("numba"),
+            "numba_cuda": package_version("numba-cuda")}
 
 
 def csv_text(rows: Iterable[Row]) -> str:
@@ -158,7 +157,14 @@ def table_line(r: Row) -> str:
     )
     if r.note:
         line += f"  ({r.note})"
+    if r.rate is not None:
+        line += f"  {rate_text(r.rate, r.rate_unit)}"
     return line
+
+
+def rate_text(rate: float, unit: str) -> str:
+    """E.g. '412.5 M inserts/s'; small rates keep their digits."""
+    return f"{rate:.1f} {unit}" if rate >= 1 else f"{rate:.4g} {unit}"
 
 
 @dataclass(frozen=True)
@@ -167,16 +173,24 @@ class Peak:
     how: str
 
 
+def copy_peak(backend) -> Peak:
+    """This device's practical bandwidth limit (see :func:`measure_copy_peak`)."""
+    return backend.copy_peak()
+
+
 @functools.lru_cache(maxsize=None)
-def copy_peak(kind: str, device: int = 0) -> Peak:
-    """This device's practical bandwidth limit, measured once per process: a device-to-device copy
-    (the faster of a grid-stride copy kernel and the driver's memcpy), or numpy's copy on the CPU."""
+def measure_copy_peak(kind: str, device: int = 0) -> Peak:
+    """Measured once per process and backend: a device-to-device copy (the faster of a grid-stride copy
+    kernel and the driver's memcpy), or numpy's copy on the CPU."""
     import numpy as np
 
-    if kind == "sim":
+    from kernels.backend import Backend
+
+    backend = Backend(kind, device)
+    if backend.is_simulator:
         return Peak(None, "the simulator has no meaningful bandwidth")
     nbytes = 256 * 2**20
-    if kind == "cpu":
+    if backend.is_host:
         a = np.ones(nbytes // 8, np.int64)
         b = np.empty_like(a)
         best = min(_timed(lambda: np.copyto(b, a)) for _ in range(5))
@@ -218,36 +232,41 @@ def _copy_kernel():
 
 
 def run(
-    problems: Sequence,
+    problems: Sequence[Problem] | Iterable[Problem],
     variants: Sequence,
     launches: Sequence[Launch],
     backend,
     repeats: int,
     *,
     peak: Peak | None = None,
+    unit: Unit | None = None,
     on_row: Callable[[Row], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    problem_count: int | None = None,
 ) -> list[Row]:
     """Run every variant on every problem and launch; returns the rows (also streamed to ``on_row``).
 
-    Checks each variant's constraints against each launch first, so a bad launch value is one clear
-    error (InputError naming the constraint) before anything runs."""
-    from kernels.devices import device_name
-
+    ``problems`` may be a lazy iterable (give ``problem_count`` for progress): each problem's input is
+    then built when its turn comes, not all up front. Checks each variant's constraints against each
+    launch first, so a bad launch value is one clear error (InputError naming the constraint) before
+    anything runs."""
     for launch in launches:
         for v in variants:
-            if v.check and not v.skip_reason(backend.kind):
+            if v.skip_reason(backend) is None:
                 v.check(launch, backend)
-    device = device_name(backend)
+    device = backend.device_name
     rows: list[Row] = []
-    total, done = len(problems) * len(launches) * len(variants), 0
+    if problem_count is None:
+        problems = list(problems)
+        problem_count = len(problems)
+    total, done = problem_count * len(launches) * len(variants), 0
     for problem in problems:
         for launch in launches:
             for v in variants:
                 if should_stop and should_stop():
                     return rows
-                row = _run_one(problem, v, launch, backend, repeats, device, peak)
+                row = _run_one(problem, v, launch, backend, repeats, device, peak, unit)
                 rows.append(row)
                 done += 1
                 if on_row:
@@ -257,37 +276,44 @@ def run(
     return rows
 
 
-def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, peak: Peak | None) -> Row:
+def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, peak: Peak | None,
+             unit: Unit | None = None) -> Row:
     row = Row(
         variant=variant.name, op=problem.op, dtype=problem.dtype, n=problem.n, backend=backend.kind,
-        device=device, block=launch.block if launch.block is not None else "", repeats=repeats,
-        expected=_show(problem.expected),
+        device=device, block=_show_block(launch.block), repeats=repeats, expected=_show(problem.expected),
     )
-    reason = variant.skip_reason(backend.kind)
-    if reason:
-        row.verified, row.note = SKIPPED, reason
+    reason = variant.skip_reason(backend)
+    if reason is not None:
+        row.verified, row.note, row.skip = SKIPPED, reason.text, reason
         return row
     try:
         out = variant.run(problem, launch, backend, repeats)
     except Exception as exc:  # a broken variant is reported, never allowed to stop the others
         row.verified, row.note = ERROR, one_line(exc)
         return row
-    if out is None:  # the variant declined (e.g. an optional library is not installed)
-        row.verified, row.note = SKIPPED, "not available"
+    if isinstance(out, Skip):  # the variant declined (an optional library is missing, an op it lacks)
+        row.verified, row.note, row.skip = SKIPPED, out.text, out
         return row
-    if isinstance(out, str):
-        row.verified, row.note = SKIPPED, out
-        return row
-    row.timing, row.block, row.grid = out.timing, out.block, out.grid
+    row.timing, row.block, row.grid = out.timing, _show_block(out.block), out.grid
     row.result = _show(out.result)
     ok, note = problem.verify(out.result)
     row.verified = PASSED if ok else FAILED
-    row.note = note
-    if out.timing.median_ms > 0 and problem.bytes_read:
-        row.gbps = problem.bytes_read / (out.timing.median_ms * 1e-3) / 1e9
+    row.note = "; ".join(x for x in (note, backend.timing_note) if x)
+    seconds = out.timing.median_ms * 1e-3
+    if seconds > 0 and problem.bytes_read:
+        row.gbps = problem.bytes_read / seconds / 1e9
         if peak and peak.gbps:
             row.pct_of_peak = 100.0 * row.gbps / peak.gbps
+    if seconds > 0 and unit is not None:
+        row.rate, row.rate_unit = unit.work(problem) / seconds, unit.label
     return row
+
+
+def _show_block(block):
+    """A block as rows show it: 256, or 16x16 for an image kernel's shape."""
+    if isinstance(block, tuple):
+        return f"{block[0]}x{block[1]}"
+    return "" if block is None else block
 
 
 def one_line(exc: BaseException) -> str:
@@ -314,7 +340,7 @@ def _show(value):
 
 def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) -> list[str]:
     """For each problem, how each `best` row compares with the fastest library peer (the variants of
-    kind 'peer') and the copy peak."""
+    kind 'peer') and the copy peak, and which peers are not installed."""
     peer_names = {v.name for v in variants if v.kind == "peer"}
     lines = []
     by_problem: dict[tuple, list[Row]] = {}
@@ -323,7 +349,7 @@ def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) ->
     for (op, dtype, n), group in by_problem.items():
         bests = [r for r in group if r.variant == "best" and r.ok and r.timing]
         peers = [r for r in group if r.variant in peer_names and r.ok and r.timing]
-        missing = sorted({r.variant for r in group if r.note == "CuPy is not installed"})
+        missing = sorted({r.variant for r in group if r.skip and r.skip.kind is SkipKind.MISSING_LIBRARY})
         for b in bests:
             parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms"]
             if b.gbps and peak and peak.gbps:

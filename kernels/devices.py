@@ -34,6 +34,21 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def available_host_bytes() -> int | None:
+    """Memory the system can still give this process without swapping (MemAvailable), None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def cpu_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -64,21 +79,13 @@ def gpu_limits(device: int = 0) -> DeviceLimits:
 
 
 def limits_for(backend) -> DeviceLimits:
-    """Launch limits of a resolved :class:`kernels.backend.Backend`."""
-    if backend.kind == "cuda":
-        return gpu_limits(backend.device)
-    if backend.kind == "sim":
-        return DeviceLimits(name="CUDA simulator", sm_count=2)
-    return DeviceLimits(name=cpu_name(), sm_count=cpu_cores())
+    """Launch limits of a resolved :class:`kernels.backend.Backend` (the backend answers)."""
+    return backend.limits
 
 
 def device_name(backend) -> str:
-    """The name that goes into timing rows and the status line."""
-    if backend.kind == "cuda":
-        return gpu_name(backend.device)
-    if backend.kind == "sim":
-        return "CUDA simulator"
-    return cpu_name()
+    """The name that goes into timing rows and the status line (the backend answers)."""
+    return backend.device_name
 
 
 def gpu_properties(device: int) -> list[tuple[str, str]]:

@@ -12,6 +12,8 @@ from kernels.errors import InputError
 from kernels.timing import Timing
 
 MAX_SIDE = 4096
+DEFAULT_IMAGE_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}  # the seeds' images
+SIM_IMAGE_SIZE = (32, 32)  # the simulator's default: every GPU thread runs in Python
 
 
 @dataclass

@@ -15,14 +15,17 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from kernels.bench import Launch, Outcome, check_launch_ranges
+from kernels.backend import HOST
+from kernels.bench import Launch, Outcome, Unit
+from kernels.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.errors import InputError
-from kernels.timing import Timing, time_kernel
+from kernels.launch import LaunchRule
+from kernels.timing import Timing
 from kernels.variants import Variant
 
 SEED_KEYS = 100 * 2**20 // 4  # the seed hashes 100 MiB of random unsigned ints: 26,214,400 keys
 SEED_BUCKETS = 1024  # the seed's HASH_ENTRIES
-SEED_BLOCK, SEED_GRID = 256, 60  # the seed's add_to_table<<<60, 256>>>
+SEED_LAUNCH = LaunchRule(block=256, grid=60, note="as in the seed's add_to_table<<<60, 256>>>")
 EMPTY = -1
 
 class HashProblem:
@@ -161,7 +164,7 @@ def _run_cpu(problem, launch, backend, repeats):
     pool_keys = np.empty(problem.n, np.uint32)
     pool_next = np.empty(problem.n, np.int32)
     heads = np.empty(problem.buckets, np.int32)
-    timing = time_kernel("cpu", lambda: insert_all(problem.keys, pool_keys, pool_next, heads), repeats)
+    timing = HOST.time(lambda: insert_all(problem.keys, pool_keys, pool_next, heads), repeats)
     return Outcome(problem.check_table(pool_keys, heads, pool_next), timing)
 
 
@@ -228,18 +231,11 @@ def _gpu_kernels():
     return reset_table, insert_with_locks, insert_lock_free
 
 
-def _launch_dims(launch: Launch, backend) -> tuple[int, int]:
-    from kernels.devices import limits_for
-
-    block = launch.block if launch.block is not None else SEED_BLOCK
-    grid = launch.resolved_grid(limits_for(backend).sm_count)
-    return block, (grid if grid is not None else SEED_GRID)
-
-
 def _run_gpu(problem, launch, backend, repeats, locked: bool):
     backend.activate()
     reset_table, insert_with_locks, insert_lock_free = _gpu_kernels()
-    block, grid = _launch_dims(launch, backend)
+    resolved = _VARIANT_BY_NAME["gpu-locks" if locked else "gpu-lockfree"].resolve(launch, backend.limits, problem.n)
+    block, grid = resolved.block, resolved.grid
     keys = problem.device_keys()
     pool_keys = cuda.device_array(problem.n, np.uint32)
     pool_next = cuda.device_array(problem.n, np.int32)
@@ -254,7 +250,7 @@ def _run_gpu(problem, launch, backend, repeats, locked: bool):
         else:
             insert_lock_free[grid, block](keys, pool_keys, pool_next, heads)
 
-    timing = time_kernel(backend.kind, insert_once, repeats)
+    timing = backend.time(insert_once, repeats)
     placed = problem.check_table(pool_keys.copy_to_host(), heads.copy_to_host(), pool_next.copy_to_host())
     return Outcome(placed, timing, block, grid)
 
@@ -267,9 +263,8 @@ def _run_gpu_lockfree(problem, launch, backend, repeats):
     return _run_gpu(problem, launch, backend, repeats, locked=False)
 
 
-_LAUNCH_TEXT = "block size 1..max threads per block; default <<<60, 256>>> as in the seed"
 
-VARIANTS = [
+VARIANTS = (
     Variant(
         "cpu", "the seed's CPU version: keys inserted one after another at the head of their bucket's chain",
         "cpu", seed="003", run=_run_cpu,
@@ -277,11 +272,32 @@ VARIANTS = [
     Variant(
         "gpu-locks",
         "the seed's GPU version: a spin lock per bucket (CAS takes, exchange releases); a warp's lanes take turns",
-        "gpu", seed="003", constraints=_LAUNCH_TEXT, check=check_launch_ranges, run=_run_gpu_locks,
+        "gpu", seed="003", launch=SEED_LAUNCH, run=_run_gpu_locks,
     ),
     Variant(
         "gpu-lockfree",
         "no locks: an insert publishes its entry by a compare-and-swap of the bucket head, retried on a race",
-        "gpu", constraints=_LAUNCH_TEXT, check=check_launch_ranges, run=_run_gpu_lockfree,
+        "gpu", launch=SEED_LAUNCH, run=_run_gpu_lockfree,
     ),
-]
+)
+_VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def _memory(n: int, options: dict) -> tuple[int, int]:
+    buckets = options["buckets"]
+    # keys, the pool's keys and links, the check's copies and visited flags; heads and locks per bucket
+    return n * 18 + buckets * 12, n * 12 + buckets * 8
+
+
+ALGORITHM = Algorithm(
+    name="hashtable", title="Hash table",
+    summary="insert uint32 keys into a chained hash table: CPU, per-bucket locks (seed 003), lock-free CAS",
+    variants=VARIANTS, make_problem=lambda n, options, seed, data=None: make_problem(n, options["buckets"], seed),
+    size=SizeAxis("N keys", "keys", default={"cuda": SEED_KEYS, "cpu": 2**20, "sim": 512},
+                  maximum={"cuda": 2**31 - 1, "cpu": 2**31 - 1, "sim": 4096},
+                  gui_default={"cuda": 1 << 20, "cpu": 1 << 20, "sim": 1024}),
+    options=(Option("buckets", f"buckets of the table (default {SEED_BUCKETS}, the seed's)", default=SEED_BUCKETS,
+                    parse=whole_number("--buckets"), suggestions=(1024, 256, 4096, 16384, 65536, 1 << 20)),),
+    unit=Unit("M inserts/s", lambda problem: problem.n / 1e6),
+    memory=_memory,
+)

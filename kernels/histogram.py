@@ -13,9 +13,12 @@ import os
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
-from kernels.bench import Launch, Outcome, check_launch_ranges
+from kernels.backend import HOST, Skip
+from kernels.bench import Launch, Outcome
+from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
-from kernels.timing import time_kernel
+from kernels.launch import LaunchRule
+from kernels.peers import optional_module
 from kernels.variants import Variant
 
 BINS = 256
@@ -154,7 +157,7 @@ def _run_cpu_numpy(problem, launch, backend, repeats):
     def count():
         result["counts"] = np.bincount(problem.data, minlength=BINS)
 
-    timing = time_kernel("cpu", count, repeats)
+    timing = HOST.time(count, repeats)
     return Outcome(problem.score(result["counts"]), timing)
 
 
@@ -168,7 +171,7 @@ def _run_cpu_parallel(problem, launch, backend, repeats):
     def count():
         result["counts"] = kernel(problem.data, chunks)
 
-    timing = time_kernel("cpu", count, repeats)
+    timing = HOST.time(count, repeats)
     return Outcome(problem.score(result["counts"]), timing)
 
 
@@ -277,17 +280,6 @@ def _best_kernel(words_per_thread: int):
     return histo_best
 
 
-def _launch_dims(launch: Launch, backend, default_block: int, default_grid_sm: float) -> tuple[int, int]:
-    from kernels.devices import limits_for
-
-    sm_count = limits_for(backend).sm_count
-    block = launch.block if launch.block is not None else default_block
-    grid = launch.resolved_grid(sm_count)
-    if grid is None:
-        grid = max(1, int(round(default_grid_sm * sm_count)))
-    return block, grid
-
-
 def _time_gpu(problem, backend, repeats, block, grid, count_into):
     """Times zeroing the counters plus ``count_into(counts)`` (what a real run needs), then scores.
     The caller has activated the backend and copied the data to the GPU (outside the timing)."""
@@ -298,20 +290,21 @@ def _time_gpu(problem, backend, repeats, block, grid, count_into):
         zero_counts[1, BINS](counts)
         count_into(counts)
 
-    timing = time_kernel(backend.kind, launch_once, repeats)
+    timing = backend.time(launch_once, repeats)
     return Outcome(problem.score(counts.copy_to_host()), timing, block, grid)
 
 
-SEED_BLOCK, SEED_GRID_SM = 256, 2  # the seed's launch: 256 threads, blocks = 2 x SM count
+SEED_LAUNCH = LaunchRule(block=256, grid_sm=2, note="as in the seed")  # 256 threads, blocks = 2 x SM count
 
 
-def _seed_runner(which: int):
+def _seed_runner(name: str, which: int):
     """Runner for the seed's kernel number ``which`` (1: global atomics, 2: shared atomics) at the
     seed's launch unless the Launch says otherwise."""
 
     def run(problem, launch, backend, repeats):
         backend.activate()
-        block, grid = _launch_dims(launch, backend, SEED_BLOCK, SEED_GRID_SM)
+        resolved = _VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n)
+        block, grid = resolved.block, resolved.grid
         kernel, data = _seed_kernels()[which], problem.device_bytes()
 
         def count_into(counts):
@@ -322,19 +315,20 @@ def _seed_runner(which: int):
     return run
 
 
-_run_global_atomics, _run_shared_atomics = _seed_runner(1), _seed_runner(2)
+_run_global_atomics, _run_shared_atomics = _seed_runner("global-atomics", 1), _seed_runner("shared-atomics", 2)
 
 
 # 512 threads x 4 blocks per SM is one full wave at 2048 resident threads per SM (H100/H200): fewer,
 # longer-lived blocks spread each block's zeroing and merging of its 8192 counters over more bytes
-BEST_BLOCK, BEST_GRID_SM, BEST_WORDS_PER_THREAD = 512, 4, 4
-MAX_WORDS_PER_THREAD = 16
+BEST_WORDS_PER_THREAD, MAX_WORDS_PER_THREAD = 4, 16
+BEST_LAUNCH = LaunchRule(block=512, grid_sm=4, items=(BEST_WORDS_PER_THREAD, 1, MAX_WORDS_PER_THREAD))
 
 
 def _run_best(problem, launch, backend, repeats):
     backend.activate()
-    block, grid = _launch_dims(launch, backend, BEST_BLOCK, BEST_GRID_SM)
-    kernel = _best_kernel(launch.items_per_thread or BEST_WORDS_PER_THREAD)
+    resolved = _VARIANT_BY_NAME["best"].resolve(launch, backend.limits, problem.n)
+    block, grid = resolved.block, resolved.grid
+    kernel = _best_kernel(resolved.items)
     data = problem.device_bytes()
     words = data.view(np.uint32)  # same memory; the padding to a multiple of 4 makes the view legal
 
@@ -345,10 +339,9 @@ def _run_best(problem, launch, backend, repeats):
 
 
 def _run_cupy(problem, launch, backend, repeats):
-    try:
-        import cupy
-    except ImportError:
-        return "CuPy is not installed"
+    cupy = optional_module("cupy")
+    if isinstance(cupy, Skip):
+        return cupy
     backend.activate()
     with cupy.cuda.Device(backend.device):
         data = cupy.asarray(problem.device_bytes())[: problem.n]  # zero-copy view of numba's buffer
@@ -357,26 +350,11 @@ def _run_cupy(problem, launch, backend, repeats):
         def count():
             result["counts"], _ = cupy.histogram(data, bins=BINS, range=(0, BINS))
 
-        timing = time_kernel(backend.kind, count, repeats)
+        timing = backend.time(count, repeats)
         return Outcome(problem.score(cupy.asnumpy(result["counts"])), timing)
 
 
-# ------------------------------------------------------------------------------------- constraints
-
-
-def _check_best(launch: Launch, backend) -> None:
-    check_launch_ranges(launch, backend)
-    per_thread = launch.items_per_thread
-    if per_thread is not None and not 1 <= per_thread <= MAX_WORDS_PER_THREAD:
-        raise InputError(
-            f"best: items_per_thread {per_thread} must be between 1 and {MAX_WORDS_PER_THREAD} "
-            "(4-byte words each thread loads per round)"
-        )
-
-
-_SEED_LAUNCH = "default 256 threads x (2 x SM count) blocks, as in the seed"
-
-VARIANTS = [
+VARIANTS = (
     Variant(
         "cpu-numpy", "np.bincount on the host: the seed's CPU histogram, and the reference to match",
         "cpu", seed="003", run=_run_cpu_numpy,
@@ -387,24 +365,46 @@ VARIANTS = [
     ),
     Variant(
         "global-atomics", "seed's first kernel: an atomic add on 256 global counters per byte, so threads queue up",
-        "gpu", seed="003", constraints=f"block size 1..max threads per block; {_SEED_LAUNCH}",
-        check=check_launch_ranges, run=_run_global_atomics,
+        "gpu", seed="003", launch=SEED_LAUNCH, run=_run_global_atomics,
     ),
     Variant(
         "shared-atomics", "seed's second kernel: atomics on a block's shared histogram, then one global atomic per bin",
-        "gpu", seed="003",
-        constraints=f"any block size up to the device limit (a loop covers the 256 bins); {_SEED_LAUNCH}",
-        check=check_launch_ranges, run=_run_shared_atomics,
+        "gpu", seed="003", constraints="any block size works: a loop covers the 256 bins",
+        launch=SEED_LAUNCH, run=_run_shared_atomics,
     ),
     Variant(
         "best", "32 per-lane shared sub-histograms, one bank each (conflict-free atomics); 4-byte loads in flight",
-        "gpu",
-        constraints="any block size up to the device limit (default 512; 32 KiB shared memory per block); "
-        "items_per_thread = 4-byte words per thread per round, 1..16 (default 4); default grid 4 x SM count",
-        check=_check_best, run=_run_best,
+        "gpu", constraints="32 KiB shared memory per block; items_per_thread = 4-byte words per thread per round",
+        launch=BEST_LAUNCH, run=_run_best,
     ),
     Variant(
         "cupy-histogram", "cupy.histogram (CUB's device histogram): the library baseline", "peer",
         run=_run_cupy,
     ),
-]
+)
+_VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def _memory(n: int, options: dict) -> tuple[int, int]:
+    # the bytes, np.bincount's cast of them to intp for the reference, the pattern's temporaries
+    return n * 11, n + BINS * 4
+
+
+def _make(n, options, seed, data=None) -> HistogramProblem:
+    if data is not None:
+        return make_problem(data=data)
+    return make_problem(n, seed, pattern=options["pattern"])
+
+
+ALGORITHM = Algorithm(
+    name="histogram", title="Histogram",
+    summary="256-bin histogram of bytes: CPU, global and shared atomics (seed 003), per-lane sub-histograms",
+    variants=VARIANTS, make_problem=_make,
+    size=SizeAxis("N bytes", "bytes", default={"cuda": 100 * 2**20, "cpu": 16 * 2**20, "sim": 4096},
+                  maximum={"cuda": MAX_BYTES, "cpu": MAX_BYTES, "sim": 65536},
+                  gui_default={"cuda": 1 << 24, "cpu": 1 << 24, "sim": 4096}),
+    options=(Option("pattern", "uniform random bytes, or low-entropy (90% of bytes one value)", choices=PATTERNS,
+                    default="uniform"),),
+    load_input=load_input, input_help="any file: its bytes are counted instead of random data",
+    memory=_memory,
+)

@@ -171,11 +171,11 @@ class JuliaRenderer:
                 self._image_dev = cuda.device_array((height, width), np.uint32)
             image_dev, kernel = self._image_dev, gpu_kernel()
             launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
-            timing = time_kernel(self.backend.kind, launch_kernel, repeats, warmup)
+            timing = time_kernel(self.backend, launch_kernel, repeats, warmup)
             image, frame_ms = frame_to_host(self.backend.kind, launch_kernel, image_dev, timing)
         else:
             pixels = np.empty((height, width), np.uint32)
-            timing = time_kernel("cpu", lambda: render_julia_cpu(pixels, *args), repeats, warmup)
+            timing = time_kernel(backends.HOST, lambda: render_julia_cpu(pixels, *args), repeats, warmup)
             image, frame_ms = rgba_view(pixels), timing.samples_ms[-1]  # on the host: no copy back
             block = grid = None
         self._warm = True
@@ -183,3 +183,52 @@ class JuliaRenderer:
                 "zoom": params.zoom, "iterations": params.iterations, "colormap": params.colormap,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
         return Frame(image, timing, frame_ms, self.backend.kind, device_name(self.backend), block, grid, meta)
+
+
+# --- as a benchmark: variants and descriptor ------------------------------------------------------------
+
+from kernels import render_bench  # noqa: E402  (below the kernels: render_bench imports nothing from here)
+from kernels.descriptor import Algorithm, Option  # noqa: E402
+from kernels.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE, parse_size  # noqa: E402
+from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule  # noqa: E402
+from kernels.variants import Variant  # noqa: E402
+
+IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
+BOOK_LAUNCH = LaunchRule(block=(1, 1), shape_2d=True, fixed=True, note="the book's <<<dim3(W, H), 1>>>")
+
+
+def make_bench_problem(size=DEFAULT_IMAGE_SIZES["julia"], params: JuliaParams = JuliaParams()) -> render_bench.RenderProblem:
+    """The Julia view ``params`` at ``size``, checked against the CPU twin."""
+    size = check_size(*size)
+    params = params.checked()
+    reference = lambda: render_bench.renderer_for("cpu", 0, JuliaRenderer).render(params, size).image  # noqa: E731
+    return render_bench.RenderProblem("julia", size, "julia", size[0] * size[1], reference, params)
+
+
+def _julia(launch_kind: str, on_cpu: bool = False):
+    def run(problem, launch, backend, repeats):
+        renderer = render_bench.renderer_for(backends.HOST.kind if on_cpu else backend.kind, backend.device,
+                                             JuliaRenderer)
+        frame = renderer.render(problem.subject, problem.size, launch_kind, launch.block or DEFAULT_BLOCK_2D, repeats)
+        return render_bench.outcome(problem, frame)
+    return run
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("julia-book", "the book's launch <<<dim3(W, H), 1>>>: one thread per block leaves 31 of every 32 lanes "
+            "of a warp idle", "gpu", "003", launch=BOOK_LAUNCH, run=_julia("book")),
+    Variant("julia-2d", "2-D blocks of BXxBY threads: full warps, the same kernel", "gpu", "003",
+            launch=IMAGE_LAUNCH, run=_julia("2d")),
+    Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu",
+            run=_julia("2d", on_cpu=True)),
+)
+
+ALGORITHM = Algorithm(
+    name="julia", title="Julia set",
+    summary="the Julia set of seed 003: the book's one-thread blocks against 2-D blocks, and the CPU twin",
+    variants=VARIANTS,
+    make_problem=lambda n, options, seed, data=None: make_bench_problem(options["size"]),
+    options=(Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["julia"] for k in ("cuda", "cpu")},
+                                                        "sim": SIM_IMAGE_SIZE}, parse=parse_size),),
+    unit=render_bench.PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+)

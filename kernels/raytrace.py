@@ -264,7 +264,7 @@ class SphereRenderer:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
             warmup = 0 if "cpu" in self._warm else 1
-            kernel_time = time_kernel("cpu", lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
+            kernel_time = time_kernel(backends.HOST, lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
             image, frame_ms = rgba_view(pixels), kernel_time.samples_ms[-1]  # on the host: no copy back
             self._warm.add("cpu")
             memory, block, grid = "host", None, None
@@ -289,7 +289,7 @@ class SphereRenderer:
             CONSTANT_SPHERES.write(packed[hot_end:], kernel, offset=CONSTANT_COLD_AT)
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
-        kernel_time = time_kernel(self.backend.kind, launch, repeats, warmup)
+        kernel_time = time_kernel(self.backend, launch, repeats, warmup)
         self._warm.add(memory)
         image, frame_ms = frame_to_host(self.backend.kind, launch, image_dev, kernel_time)
         return image, kernel_time, frame_ms, grid
@@ -320,3 +320,83 @@ class SphereRenderer:
             self._scene_dev = cuda.to_device(pack_spheres(spheres))
             self._scene_host = spheres.copy()
         return self._scene_dev
+
+
+# --- as a benchmark: variants and descriptor ------------------------------------------------------------
+
+from kernels import render_bench  # noqa: E402  (below the kernels: render_bench imports nothing from here)
+from kernels.bench import Outcome  # noqa: E402
+from kernels.descriptor import Algorithm, Option, SizeAxis  # noqa: E402
+from kernels.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE, parse_size  # noqa: E402
+from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule  # noqa: E402
+from kernels.variants import Variant  # noqa: E402
+
+IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
+
+
+def make_bench_problem(spheres: int, size=DEFAULT_IMAGE_SIZES["spheres"], pattern: str = "uniform",
+                       seed: int = 0) -> render_bench.RenderProblem:
+    """A random scene of ``spheres`` spheres to render at ``size``, checked against the CPU twin."""
+    from kernels.scene import generate_scene
+
+    check_pattern(pattern)
+    size = check_size(*size)
+    scene = generate_scene(spheres, seed)  # validates the count now, before anything runs
+    reference = lambda: render_bench.renderer_for("cpu", 0, SphereRenderer).render(scene, size).image  # noqa: E731
+    return render_bench.RenderProblem("raytrace", size, pattern, spheres, reference, scene, pattern)
+
+
+def _spheres(memory: str, on_cpu: bool = False):
+    def run(problem, launch, backend, repeats):
+        renderer = render_bench.renderer_for(backends.HOST.kind if on_cpu else backend.kind, backend.device,
+                                             SphereRenderer)
+        block = launch.block or DEFAULT_BLOCK_2D
+        frame = renderer.render(problem.subject, problem.size, memory, block, problem.pattern, repeats)
+        return render_bench.outcome(problem, frame)
+    return run
+
+
+def _frame_to_host(problem, launch, backend, repeats):
+    renderer = render_bench.renderer_for(backend.kind, backend.device, SphereRenderer)
+    if problem.pattern != "uniform":
+        return backends.Skip(backends.SkipKind.NOT_APPLICABLE, "frame-to-host is timed with the uniform pattern only")
+    block = launch.block or DEFAULT_BLOCK_2D
+    image, timing = renderer.time_frames(problem.subject, problem.size, "constant", block, max(repeats, 50))
+    grid = grid_for(*problem.size, block)
+    return Outcome(render_bench.matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}",
+                   f"{grid[0]}x{grid[1]}")
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("spheres-global", "spheres read from global memory (seed 001's first kernel): each thread loads them "
+            "through the caches", "gpu", "001", launch=IMAGE_LAUNCH, run=_spheres("global")),
+    Variant("spheres-constant", "spheres read from __constant__ memory filled like cudaMemcpyToSymbol (seed 001): "
+            "one address is broadcast to a whole warp", "gpu", "001", launch=IMAGE_LAUNCH, run=_spheres("constant")),
+    Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged "
+            "in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
+            "gpu", "", launch=IMAGE_LAUNCH, run=_spheres("shared")),
+    Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy "
+            "back into pinned host memory, wall time (1000 / ms = frames per second)",
+            "gpu", "", "real GPU only", sim_skip="wall time of frames means nothing in the simulator",
+            launch=IMAGE_LAUNCH, run=_frame_to_host),
+    Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row "
+            "culling the spheres it misses", "cpu", run=_spheres("global", on_cpu=True)),
+)
+
+ALGORITHM = Algorithm(
+    name="raytrace", title="Ray tracer",
+    summary="the ray-traced spheres of seed 001: global, constant and shared-tile memory, frames to the host",
+    variants=VARIANTS,
+    make_problem=lambda n, options, seed, data=None: make_bench_problem(n, options["size"], options["pattern"], seed),
+    size=SizeAxis("spheres", "spheres", default={"cuda": 20, "cpu": 20, "sim": 5},
+                  maximum={"cuda": CONSTANT_CAPACITY, "cpu": CONSTANT_CAPACITY,
+                           "sim": backends.Backend("sim").caps.max_spheres}),
+    options=(
+        Option("pattern", "uniform: a warp reads one sphere at a time (constant memory broadcasts it); staggered: "
+               "each thread starts at a different sphere (constant memory serialises)", choices=PATTERNS,
+               default="uniform"),
+        Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["spheres"] for k in ("cuda", "cpu")},
+                                                  "sim": SIM_IMAGE_SIZE}, parse=parse_size),
+    ),
+    unit=render_bench.PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+)

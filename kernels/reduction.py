@@ -20,10 +20,12 @@ import numbers
 
 import numpy as np
 
+from kernels.backend import HOST, Skip, SkipKind
 from kernels.bench import Launch, Outcome
-from kernels.devices import limits_for
+from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
-from kernels.timing import time_kernel, time_wall
+from kernels.launch import BLOCK_POWER_OF_TWO, BLOCK_WHOLE_WARPS, LaunchRule, resident_blocks
+from kernels.peers import optional_module
 from kernels.variants import Variant
 
 OPS = ("sum", "sumsq", "dot")
@@ -232,87 +234,32 @@ def _check_int64_headroom(op: str, a: np.ndarray, b: np.ndarray | None) -> None:
         )
 
 
-# --- launches -------------------------------------------------------------------------------------------
-
-_SEED_SHAPED = ("per-thread-partials", "block-serial", "tree-mask", "interleaved-divergent", "sequential")
-_POWER_OF_TWO = ("tree-mask", "interleaved-divergent", "sequential")
-_WHOLE_WARPS = ("warp-shuffle", "best")
+# --- launches ---------------------------------------------------------------------------------------------
 
 
-def default_launch(variant_name: str, limits, n: int | None = None) -> tuple[int, int]:
-    """(block, grid) a GPU variant uses when the Launch leaves them out (``n``: the input size, if known)."""
-    max_block = min(1024, limits.max_threads_per_block)
-    if variant_name in _SEED_SHAPED:
-        block = min(256, max_block)  # seed 000: 32 blocks x 256 threads
-    elif variant_name in ("two-kernel", "last-block"):
-        block = max_block  # seed 004: 1024 threads
-    elif variant_name in _WHOLE_WARPS:
-        block = min(256, max_block)
-    else:
-        raise InputError(f"{variant_name!r} is not a GPU reduction variant")
-    return block, _default_grid(variant_name, limits, block, n)
+def _seed_grid(n: int, block: int) -> int:
+    return min(32, -(-n // block))  # seed 000's 32 blocks, but like seed 003 no more than the input fills
 
 
-def _default_grid(variant_name: str, limits, block: int, n: int | None) -> int:
-    if variant_name in _SEED_SHAPED:  # 32 blocks, but like seed 003 no more than the input fills
-        return 32 if n is None else max(1, min(32, -(-n // block)))
-    if variant_name in ("two-kernel", "last-block"):
-        return 2 * limits.sm_count  # seed 004: "#SM*2 is a good number"
-    # 8 x 256 = 2048 threads per SM, a full wave if registers allow (best asks the driver instead)
-    return 8 * limits.sm_count
-
-
-def resolve_launch(variant_name: str, launch: Launch, limits, n: int | None = None,
-                   op: str = "sum") -> tuple[int, int, int]:
-    """(block, grid, items_per_thread) for a GPU variant: the Launch's values, else its defaults;
-    raises InputError naming the constraint a value breaks."""
-    block = default_launch(variant_name, limits)[0] if launch.block is None else _whole(launch.block, "block size")
-    max_block = limits.max_threads_per_block
-    if not MIN_BLOCK <= block <= max_block:
-        raise InputError(
-            f"{variant_name}: block size {block} is out of range; allowed {MIN_BLOCK}..{max_block} "
-            "(this device's max threads per block)"
-        )
-    if variant_name in _POWER_OF_TWO and block & (block - 1):
-        raise InputError(f"{variant_name} needs a power-of-two block size, got {block}")
-    if variant_name in _WHOLE_WARPS and block % limits.warp_size:
-        raise InputError(
-            f"{variant_name} needs a block size that is a multiple of the warp size {limits.warp_size}, got {block}"
-        )
-    grid = launch.resolved_grid(limits.sm_count)
-    grid = _default_grid(variant_name, limits, block, n) if grid is None else _whole(grid, "grid")
-    items = launch.items_per_thread
-    if items is None:
-        items = DOT_ITEMS_PER_THREAD if op == "dot" else DEFAULT_ITEMS_PER_THREAD
-    else:
-        items = _whole(items, "items_per_thread")
-    if not 1 <= grid <= 2**31 - 1:
-        raise InputError(f"{variant_name}: grid {grid} is out of range; allowed 1..{2**31 - 1} blocks")
-    if variant_name == "best" and not 1 <= items <= MAX_ITEMS_PER_THREAD:
-        raise InputError(f"best: items_per_thread {items} is out of range; allowed 1..{MAX_ITEMS_PER_THREAD}")
-    return block, grid, items
-
-
-def _whole(value, what: str) -> int:
-    if not isinstance(value, (numbers.Integral, np.integer)) or isinstance(value, bool):
-        raise InputError(f"{what} {value!r} must be a whole number")
-    return int(value)
-
-
-def _checker(variant_name: str):
-    def check(launch: Launch, backend) -> None:
-        resolve_launch(variant_name, launch, limits_for(backend))
-
-    return check
+SEED_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_block=MIN_BLOCK, note="as in seed 000")
+SEED_TREE_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_block=MIN_BLOCK,
+                              block_rule=BLOCK_POWER_OF_TWO, note="as in seed 000")
+# seed 004: 1024 threads, "#SM*2 is a good number"
+GRID_BARRIER_LAUNCH = LaunchRule(block=1024, grid_sm=2, min_block=MIN_BLOCK, note="as in seed 004")
+# 8 x 256 = 2048 threads per SM, a full wave if registers allow
+WARP_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS)
+BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, resident_grid=True,
+                         items=(DEFAULT_ITEMS_PER_THREAD, 1, MAX_ITEMS_PER_THREAD),
+                         items_by_op=(("dot", DOT_ITEMS_PER_THREAD),))
 
 
 # --- GPU variants ---------------------------------------------------------------------------------------
 
 
 def _prepare(name: str, problem: ReductionProblem, launch: Launch, backend):
-    block, grid, items = resolve_launch(name, launch, limits_for(backend), problem.n, problem.op)
+    resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n, problem.op)
     d_a, d_b = problem.device_inputs(backend)
-    return block, grid, items, d_a, d_b
+    return resolved.block, resolved.grid, resolved.items, d_a, d_b
 
 
 def _run_per_thread_partials(problem, launch, backend, repeats):
@@ -324,7 +271,7 @@ def _run_per_thread_partials(problem, launch, backend, repeats):
     kernel = per_thread_partials_kernel(problem.op, problem.dtype)
     partials = cuda.device_array(grid * block, problem.accumulator)
     configured = kernel[grid, block]  # configured once: less Python work inside the timed launches
-    timing = time_kernel(backend.kind, lambda: configured(d_a, d_b, partials), repeats)
+    timing = backend.time(lambda: configured(d_a, d_b, partials), repeats)
     total = partials.copy_to_host().sum()  # the host adds grid x block partials (not timed, as in the seed)
     return Outcome(problem.as_result(total), timing, block, grid)
 
@@ -341,7 +288,7 @@ def _block_partials_runner(name: str, factory_name: str):
         kernel = getattr(reduction_kernels, factory_name)(problem.op, problem.dtype)
         partials = cuda.device_array(grid, problem.accumulator)
         configured = kernel[grid, block, 0, block * problem.accumulator.itemsize]  # dynamic shared memory
-        timing = time_kernel(backend.kind, lambda: configured(d_a, d_b, partials), repeats)
+        timing = backend.time(lambda: configured(d_a, d_b, partials), repeats)
         total = partials.copy_to_host().sum()  # the host adds one partial per block (not timed)
         return Outcome(problem.as_result(total), timing, block, grid)
 
@@ -365,7 +312,7 @@ def _run_two_kernel(problem, launch, backend, repeats):
         first_pass(d_a, d_b, partials)
         second_pass(partials, partials, out)
 
-    timing = time_kernel(backend.kind, launch_both, repeats)
+    timing = backend.time(launch_both, repeats)
     return Outcome(problem.as_result(out.copy_to_host()[0]), timing, block, grid)
 
 
@@ -380,26 +327,22 @@ def _run_last_block(problem, launch, backend, repeats):
     out = cuda.device_array(1, problem.accumulator)
     tickets = cuda.to_device(np.zeros(1, np.int32))  # the last block resets it for the next launch
     configured = kernel[grid, block, 0, block * problem.accumulator.itemsize]
-    timing = time_kernel(backend.kind, lambda: configured(d_a, d_b, partials, out, tickets), repeats)
+    timing = backend.time(lambda: configured(d_a, d_b, partials, out, tickets), repeats)
     return Outcome(problem.as_result(out.copy_to_host()[0]), timing, block, grid)
 
 
-def _two_slot_runner(name: str):
-    """Runner for the kernels that add atomically into a two-slot result (see reduction_kernels)."""
+def _two_slot_runner(name: str, kernel_for):
+    """Runner for the kernels that add atomically into a two-slot result (see reduction_kernels);
+    ``kernel_for(op, dtype, items)`` returns the compiled kernel."""
 
     def run(problem, launch, backend, repeats):
         from numba import cuda
 
-        from kernels.reduction_kernels import best_kernel, warp_shuffle_kernel
-
         block, grid, items, d_a, d_b = _prepare(name, problem, launch, backend)
-        if name == "best":
-            kernel = best_kernel(problem.op, problem.dtype, items)
-        else:
-            kernel = warp_shuffle_kernel(problem.op, problem.dtype)
+        kernel = kernel_for(problem.op, problem.dtype, items)
         result = cuda.to_device(np.zeros(2, problem.accumulator))
-        if name == "best" and launch.grid is None and launch.grid_sm is None and backend.kind == "cuda":
-            grid = _resident_blocks(kernel, (d_a, d_b, result, 0), block) or grid
+        if VARIANT_BY_NAME[name].launch.resident_grid and backend.is_gpu and launch.grid is None and launch.grid_sm is None:
+            grid = resident_blocks(kernel, (d_a, d_b, result, 0), block) or grid
         configured = kernel[grid, block]
         slot = [1]
 
@@ -407,23 +350,22 @@ def _two_slot_runner(name: str):
             slot[0] ^= 1  # add into the slot the previous launch zeroed
             configured(d_a, d_b, result, slot[0])
 
-        timing = time_kernel(backend.kind, launch_once, repeats)
+        timing = backend.time(launch_once, repeats)
         return Outcome(problem.as_result(result.copy_to_host()[slot[0]]), timing, block, grid)
 
     return run
 
 
-def _resident_blocks(kernel, args, block: int) -> int | None:
-    """Blocks of this kernel the whole GPU holds at once (blocks per SM at this block size and register
-    use, times the SM count): the grid for a grid-stride loop, one full wave with no straggling second.
-    None when the driver cannot say."""
-    import numba
+def _best_kernel(op, dtype, items):
+    from kernels.reduction_kernels import best_kernel
 
-    try:
-        compiled = kernel.compile(tuple(numba.typeof(a) for a in args))  # the overload the launch will use
-        return int(compiled.max_cooperative_grid_blocks(block))
-    except Exception:  # only a default is lost; the caller keeps its SM-count based grid
-        return None
+    return best_kernel(op, dtype, items)
+
+
+def _warp_shuffle_kernel(op, dtype, items):
+    from kernels.reduction_kernels import warp_shuffle_kernel
+
+    return warp_shuffle_kernel(op, dtype)
 
 
 # --- CPU references ---------------------------------------------------------------------------------------
@@ -436,7 +378,7 @@ def _run_numpy(problem, launch, backend, repeats):
         fn = lambda: np.sum(a, dtype=acc)  # noqa: E731
     else:  # einsum widens in buffered chunks: no full-size int64/float64 copies
         fn = lambda: np.einsum("i,i->", a, b, dtype=acc)  # noqa: E731
-    timing = time_wall(fn, repeats)
+    timing = HOST.time(fn, repeats)
     return Outcome(problem.as_result(fn()), timing)
 
 
@@ -444,7 +386,7 @@ def _run_numpy(problem, launch, backend, repeats):
 def _cpu_parallel_function(op: str, dtype: str):
     import numba
 
-    acc = {"int32": numba.int64, "float32": numba.float64}[dtype]
+    acc = numba.from_dtype(ACCUMULATOR_DTYPE[dtype])
     prange = numba.prange
     if op == "sum":
 
@@ -477,7 +419,7 @@ def _cpu_parallel_function(op: str, dtype: str):
 def _run_cpu_parallel(problem, launch, backend, repeats):
     a, b = problem.host_inputs
     fn = _cpu_parallel_function(problem.op, problem.dtype)
-    timing = time_wall(lambda: fn(a, b), repeats)  # the warmup call compiles
+    timing = HOST.time(lambda: fn(a, b), repeats)  # the warmup call compiles
     return Outcome(problem.as_result(fn(a, b)), timing)
 
 
@@ -497,115 +439,109 @@ def _builtin_reducer():
 
 def _run_cuda_reduce(problem, launch, backend, repeats):
     if problem.op != "sum":
-        return f"numba's cuda.reduce only sums the input; {problem.op} would need an extra pass (see the GPU variants)"
+        return _not_applicable(f"numba's cuda.reduce only sums the input; {problem.op} would need an extra pass "
+                               "(see the GPU variants)")
     if problem.dtype == "float32":
-        return (f"numba's cuda.reduce accumulates float32 in float32, which cannot meet this benchmark's float64 "
-                f"tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on int32 only")
+        return _not_applicable(f"numba's cuda.reduce accumulates float32 in float32, which cannot meet this "
+                               f"benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on int32 only")
     from numba import cuda
 
     d_a, _ = problem.device_inputs(backend)
     reducer = _builtin_reducer()
     out = cuda.device_array(1, d_a.dtype)
-    timing = time_kernel(backend.kind, lambda: reducer(d_a, res=out), repeats)
+    timing = backend.time(lambda: reducer(d_a, res=out), repeats)
     # numba's own launch shape: 128-thread blocks, at most 64 of them, plus its finishing launches
     return Outcome(problem.as_result(out.copy_to_host()[0]), timing, 128, max(1, min(problem.n // 128, 64)))
 
 
-@functools.lru_cache(maxsize=None)
-def _cupy():
-    try:
-        import cupy
-    except Exception:  # not installed, or no usable CUDA for it
-        return None
-    return cupy
+def _not_applicable(text: str) -> Skip:
+    return Skip(SkipKind.NOT_APPLICABLE, text)
 
 
 def _cupy_inputs(problem, backend):
-    cupy = _cupy()
+    cupy = optional_module("cupy")
     d_a, d_b = problem.device_inputs(backend)
     return cupy.asarray(d_a), cupy.asarray(d_b)  # zero-copy views of numba's device arrays
 
 
 def _run_cupy_sum(problem, launch, backend, repeats):
-    cupy = _cupy()
-    if cupy is None:
-        return "CuPy is not installed"
+    cupy = optional_module("cupy")
+    if isinstance(cupy, Skip):
+        return cupy
     if problem.op != "sum":
-        return f"cupy-sum runs sum only; {problem.op} would need a temporary or a custom kernel (see cupy-dot for dot)"
+        return _not_applicable(f"cupy-sum runs sum only; {problem.op} would need a temporary or a custom kernel "
+                               "(see cupy-dot for dot)")
     x, _ = _cupy_inputs(problem, backend)
     out = [None]
 
     def launch_sum():
         out[0] = cupy.sum(x, dtype=problem.accumulator)  # CUB, accumulating in int64 / float64
 
-    timing = time_kernel(backend.kind, launch_sum, repeats)
+    timing = backend.time(launch_sum, repeats)
     return Outcome(problem.as_result(out[0].get()), timing)
 
 
 def _run_cupy_dot(problem, launch, backend, repeats):
-    cupy = _cupy()
-    if cupy is None:
-        return "CuPy is not installed"
+    cupy = optional_module("cupy")
+    if isinstance(cupy, Skip):
+        return cupy
     if problem.op != "dot":
-        return f"cupy-dot runs dot only, not {problem.op}"
+        return _not_applicable(f"cupy-dot runs dot only, not {problem.op}")
     if problem.dtype == "float32":
-        return (f"cupy.dot of float32 is cuBLAS sdot, which accumulates in float32 and cannot meet this benchmark's "
-                f"float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on int32 only")
+        return _not_applicable(f"cupy.dot of float32 is cuBLAS sdot, which accumulates in float32 and cannot meet "
+                               f"this benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on "
+                               "int32 only")
     x, y = _cupy_inputs(problem, backend)
     out = [None]
 
     def launch_dot():
         out[0] = cupy.dot(x, y)
 
-    timing = time_kernel(backend.kind, launch_dot, repeats)
+    timing = backend.time(launch_dot, repeats)
     return Outcome(problem.as_result(out[0].get()), timing)
 
 
 # --- the registry ---------------------------------------------------------------------------------------
 
 _SHUFFLE_SKIP = "the CUDA simulator has no warp shuffles"
-_ANY_BLOCK = f"block {MIN_BLOCK}..device max threads per block"
 
 
-def _gpu(name: str, description: str, seed: str, constraints: str, run, sim_skip: str = "") -> Variant:
-    return Variant(name, description, "gpu", seed, constraints, sim_skip, _checker(name), run)
+def _gpu(name: str, description: str, seed: str, launch: LaunchRule, run, sim_skip: str = "") -> Variant:
+    return Variant(name, description, "gpu", seed, sim_skip=sim_skip, run=run, launch=launch)
 
 
 VARIANTS: tuple[Variant, ...] = (
     _gpu("per-thread-partials",
          "Grid-stride loop, every thread writes its own partial and the host adds all grid x block of them "
          "(default 32 x 256, as in the seed)",
-         "000 (a)", _ANY_BLOCK, _run_per_thread_partials),
+         "000 (a)", SEED_LAUNCH, _run_per_thread_partials),
     _gpu("block-serial",
          "Partials in shared memory, then thread 0 adds the whole block serially while the others wait",
-         "000 (b)", _ANY_BLOCK, _block_partials_runner("block-serial", "block_serial_kernel")),
+         "000 (b)", SEED_LAUNCH, _block_partials_runner("block-serial", "block_serial_kernel")),
     _gpu("tree-mask",
          "Tree addition in shared memory: threads with (tid & mask) == 0 add their neighbour, log2(block) steps",
-         "000 (c)", "block a power of two", _block_partials_runner("tree-mask", "tree_mask_kernel")),
+         "000 (c)", SEED_TREE_LAUNCH, _block_partials_runner("tree-mask", "tree_mask_kernel")),
     _gpu("interleaved-divergent",
          "Interleaved tree, if t % (2*stride) == 0: the active threads are scattered, so every warp diverges",
-         "002", "block a power of two",
-         _block_partials_runner("interleaved-divergent", "interleaved_divergent_kernel")),
+         "002", SEED_TREE_LAUNCH, _block_partials_runner("interleaved-divergent", "interleaved_divergent_kernel")),
     _gpu("sequential",
          "Sequential tree, if t < stride: the active threads are contiguous, so whole warps retire early",
-         "002 (better version), 003 (dot)", "block a power of two",
-         _block_partials_runner("sequential", "sequential_kernel")),
+         "002 (better version), 003 (dot)", SEED_TREE_LAUNCH, _block_partials_runner("sequential", "sequential_kernel")),
     _gpu("two-kernel",
          "Per-block partials, then the same kernel on one block reduces them: the launch boundary is the "
          "grid-wide barrier (default grid 2 x SMs, block 1024)",
-         "004 (a)", _ANY_BLOCK, _run_two_kernel),
+         "004 (a)", GRID_BARRIER_LAUNCH, _run_two_kernel),
     _gpu("last-block",
          "One launch: threadfence, an atomic ticket and syncthreads_or let the last block add every partial; "
          "it strides over them, so unlike the seed any grid size works",
-         "004 (b)", _ANY_BLOCK, _run_last_block),
+         "004 (b)", GRID_BARRIER_LAUNCH, _run_last_block),
     _gpu("warp-shuffle",
          "Grid-stride partials summed in registers with shfl_down_sync, then one 64-bit atomic per warp",
-         "004 (hint)", "block a multiple of 32", _two_slot_runner("warp-shuffle"), _SHUFFLE_SKIP),
+         "004 (hint)", WARP_LAUNCH, _two_slot_runner("warp-shuffle", _warp_shuffle_kernel), _SHUFFLE_SKIP),
     _gpu("best",
          "Fastest: items_per_thread (8; 2 for dot) unrolled independent loads and accumulators per thread, a grid of as many "
          "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass",
-         "", f"block a multiple of 32; items_per_thread 1..{MAX_ITEMS_PER_THREAD}", _two_slot_runner("best"),
-         _SHUFFLE_SKIP),
+         "", BEST_LAUNCH, _two_slot_runner("best", _best_kernel), _SHUFFLE_SKIP),
     Variant("numpy",
             "numpy on the host: np.sum, or np.einsum for sumsq and dot, accumulating in int64 / float64 (wall time)",
             "cpu", run=_run_numpy),
@@ -623,4 +559,46 @@ VARIANTS: tuple[Variant, ...] = (
             "CuPy's dot; dot only, int32 only (float32 goes to cuBLAS sdot, a float32 accumulator; the int32 result "
             "wraps past 2**31); CUDA events",
             "peer", run=_run_cupy_dot),
+)
+VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+# --- the descriptor -------------------------------------------------------------------------------------
+
+
+def load_input(path) -> np.ndarray:
+    """A 1-D array from a .npy file (``--input``), for :func:`make_problem`'s ``data``."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(f"--input {path!r} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--input {path!r} is not a readable .npy array: {exc}") from None
+
+
+def _memory(n: int, options: dict) -> tuple[int, int]:
+    vectors = 2 if options["op"] == "dot" else 1
+    # float32 inputs are drawn as float32 and scaled: about two temporaries of the vector on the way
+    host = vectors * n * 4 * (3 if options["dtype"] == "float32" else 1) + 2 * _REFERENCE_CHUNK * 8
+    return host, vectors * n * 4
+
+
+def _make(n, options, seed, data=None) -> ReductionProblem:
+    return make_problem(options["op"], options["dtype"], n, seed, data=data)
+
+
+ALGORITHM = Algorithm(
+    name="reduction", title="Reduction",
+    summary="sum, sum of squares or dot product of int32 / float32 vectors (seeds 000, 002, 003, 004)",
+    variants=VARIANTS, make_problem=_make,
+    size=SizeAxis("N elements", "elements", default={"cuda": 100_000_000, "cpu": 16 * 2**20, "sim": 4096},
+                  maximum={"cuda": MAX_N, "cpu": MAX_N, "sim": 65536},
+                  gui_default={"cuda": 1 << 22, "cpu": 1 << 22, "sim": 4096}),
+    options=(
+        Option("op", "reduction operation", choices=OPS, default="sum"),
+        Option("dtype", "element type; ints are summed exactly in 64 bits, floats in float64", choices=DTYPES,
+               default="int32"),
+    ),
+    load_input=load_input, input_help="a .npy array of numbers (1-D) to reduce instead of random data",
+    memory=_memory,
 )

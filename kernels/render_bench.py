@@ -1,56 +1,51 @@
-"""The render kernels as benchmark variants, so `bench raytrace|julia` and the GUI time them with the
-same runner, rows and CSV as the reductions. Every GPU image is checked against the CPU twin's image
-(at most one level apart per channel: a GPU may fuse multiply-adds)."""
+"""What the two render algorithms (the sphere ray tracer and the Julia set) share as benchmarks: the
+problem (an image to render and the CPU twin's image to match), the check of a GPU image against it (at
+most one level apart per channel: a GPU may fuse multiply-adds), and the one function that turns a
+rendered frame into a timing row, for the CLI's `bench` and the GUI's session log alike.
+
+The variants themselves live next to their kernels, in :mod:`kernels.raytrace` and :mod:`kernels.julia`.
+"""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
+from kernels import bench
 from kernels.bench import Outcome
-from kernels.frames import check_block, check_size, grid_for
-from kernels.julia import JuliaParams, JuliaRenderer
-from kernels.raytrace import SphereRenderer, check_pattern
-from kernels.scene import generate_scene
-from kernels.variants import Variant
+
+PIXELS_UNIT = bench.Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
 
 
 @dataclass
 class RenderProblem:
+    """One image to render. ``op`` and ``n`` say what the rows say (see :func:`row_fields`)."""
+
     algorithm: str  # 'raytrace' or 'julia'
     size: tuple[int, int]
-    spheres: int = 0  # raytrace: the scene's sphere count (the row's n)
+    op: str
+    n: int
+    render_reference: Callable[[], np.ndarray] = field(repr=False)  # the CPU twin's image
+    subject: object = None  # the scene or the Julia parameters
     pattern: str = "uniform"
-    seed: int = 0
-    params: JuliaParams = JuliaParams()
     dtype: str = "rgba8"
     bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
     _reference: np.ndarray | None = field(default=None, repr=False)
 
     @property
-    def op(self) -> str:
-        return self.pattern if self.algorithm == "raytrace" else "julia"
-
-    @property
-    def n(self) -> int:
-        return self.spheres if self.algorithm == "raytrace" else self.size[0] * self.size[1]
+    def pixels(self) -> int:
+        return self.size[0] * self.size[1]
 
     @property
     def expected(self) -> int:
-        return self.size[0] * self.size[1]  # pixels that must match the CPU twin
-
-    @functools.cached_property
-    def scene(self):
-        return generate_scene(self.spheres, self.seed)
+        return self.pixels  # pixels that must match the CPU twin
 
     def reference(self) -> np.ndarray:
         if self._reference is None:
-            if self.algorithm == "raytrace":
-                self._reference = _renderer("cpu", 0, SphereRenderer).render(self.scene, self.size).image
-            else:
-                self._reference = _renderer("cpu", 0, JuliaRenderer).render(self.params, self.size).image
+            self._reference = self.render_reference()
         return self._reference
 
     def verify(self, result) -> tuple[bool, str]:
@@ -58,85 +53,54 @@ class RenderProblem:
         return ok, "" if ok else f"{self.expected - result} pixels differ from the CPU twin by more than 1 level"
 
 
-def make_raytrace_problem(spheres: int, size=(1024, 1024), pattern: str = "uniform", seed: int = 0) -> RenderProblem:
-    check_pattern(pattern)
-    problem = RenderProblem("raytrace", check_size(*size), spheres, pattern, seed)
-    problem.scene  # validates the count now, before anything runs
-    return problem
-
-
-def make_julia_problem(size=(1000, 1000), params: JuliaParams = JuliaParams()) -> RenderProblem:
-    return RenderProblem("julia", check_size(*size), params=params.checked())
+def row_fields(kind: str, meta: dict, size: tuple[int, int]) -> tuple[str, int]:
+    """(op, n) of a render's row: spheres -> (access pattern, sphere count); julia -> ('julia', pixels)."""
+    if kind == "spheres":
+        return meta.get("pattern", "uniform"), int(meta.get("spheres", 0))
+    return "julia", size[0] * size[1]
 
 
 @functools.lru_cache(maxsize=None)
-def _renderer(kind: str, device: int, cls):
+def renderer_for(kind: str, device: int, cls):
+    """One renderer per (backend, class), kept between runs so device buffers are reused."""
     from kernels.backend import Backend
 
     return cls(Backend(kind, device))
 
 
-def _matching_pixels(problem: RenderProblem, image: np.ndarray) -> int:
+def matching_pixels(problem: RenderProblem, image: np.ndarray) -> int:
     diff = np.abs(image.astype(np.int16) - problem.reference()).max(axis=2)
     return int((diff <= 1).sum())
 
 
-def _outcome(problem, frame) -> Outcome:
+def outcome(problem: RenderProblem, frame) -> Outcome:
     block = f"{frame.block[0]}x{frame.block[1]}" if frame.block else ""
     grid = f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else ""
-    return Outcome(_matching_pixels(problem, frame.image), frame.kernel, block, grid)
+    return Outcome(matching_pixels(problem, frame.image), frame.kernel, block, grid)
 
 
-def _spheres(memory: str, on_cpu: bool = False):
-    def run(problem, launch, backend, repeats):
-        renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, SphereRenderer)
-        frame = renderer.render(problem.scene, problem.size, memory, launch.block or (16, 16), problem.pattern, repeats)
-        return _outcome(problem, frame)
-    return run
+def frame_variant(frame) -> str:
+    """The variant name of a render: spheres-global / spheres-constant / spheres-cpu / julia-2d ..."""
+    kind = frame.meta.get("kind", "render")
+    if frame.block is None:  # rendered on the host
+        return f"{kind}-cpu"
+    if kind == "spheres":
+        return f"spheres-{frame.meta.get('memory', '')}"
+    return f"julia-{frame.meta.get('launch', '')}"
 
 
-def _frame_to_host(problem, launch, backend, repeats):
-    renderer = _renderer(backend.kind, backend.device, SphereRenderer)
-    if problem.pattern != "uniform":
-        return "frame-to-host is timed with the uniform pattern only"
-    block = launch.block or (16, 16)
-    image, timing = renderer.time_frames(problem.scene, problem.size, "constant", block, max(repeats, 50))
-    grid = grid_for(*problem.size, block)
-    return Outcome(_matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}", f"{grid[0]}x{grid[1]}")
-
-
-def _julia(launch_kind: str, on_cpu: bool = False):
-    def run(problem, launch, backend, repeats):
-        renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, JuliaRenderer)
-        return _outcome(problem, renderer.render(problem.params, problem.size, launch_kind, launch.block or (16, 16), repeats))
-    return run
-
-
-def _check_block(launch, backend):
-    if launch.block is not None:
-        from kernels.devices import limits_for
-
-        check_block(launch.block, limits_for(backend))
-
-
-RAYTRACE_VARIANTS: tuple[Variant, ...] = (
-    Variant("spheres-global", "spheres read from global memory (seed 001's first kernel): each thread loads them through the caches",
-            "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("global")),
-    Variant("spheres-constant", "spheres read from __constant__ memory filled like cudaMemcpyToSymbol (seed 001): one address is broadcast to a whole warp",
-            "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("constant")),
-    Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
-            "gpu", "", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("shared")),
-    Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy back into pinned host memory, wall time (1000 / ms = frames per second)",
-            "gpu", "", "block BXxBY; real GPU only", sim_skip="wall time of frames means nothing in the simulator",
-            check=_check_block, run=_frame_to_host),
-    Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row culling the spheres it misses",
-            "cpu", run=_spheres("global", on_cpu=True)),
-)
-
-JULIA_VARIANTS: tuple[Variant, ...] = (
-    Variant("julia-book", "the book's launch <<<dim3(W, H), 1>>>: one thread per block leaves 31 of every 32 lanes of a warp idle",
-            "gpu", "003", run=_julia("book")),
-    Variant("julia-2d", "2-D blocks of BXxBY threads: full warps, the same kernel",
-            "gpu", "003", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_julia("2d")),
-    Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu", run=_julia("2d", on_cpu=True)),
-)
+def frame_row(frame) -> bench.Row:
+    """A rendered frame as a timing row, with the same meaning as `bench raytrace|julia` rows."""
+    w, h = frame.size
+    meta = frame.meta
+    op, n = row_fields(meta.get("kind", ""), meta, frame.size)
+    what = f"{meta.get('spheres')} spheres" if meta.get("kind") == "spheres" else (
+        f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    seconds = frame.kernel.median_ms * 1e-3
+    return bench.Row(
+        variant=frame_variant(frame), op=op, dtype="rgba8", n=n, backend=frame.backend,
+        device=frame.device, block=f"{frame.block[0]}x{frame.block[1]}" if frame.block else "",
+        grid=f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else "", repeats=frame.kernel.repeats,
+        timing=frame.kernel, rate=(w * h / 1e6 / seconds) if seconds > 0 else None, rate_unit=PIXELS_UNIT.label,
+        verified=bench.SKIPPED, note=f"{w}x{h}, {what}, frame {frame.frame_ms:.3f} ms",
+    )

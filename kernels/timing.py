@@ -103,13 +103,7 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Cal
     return Timing(tuple(samples), "wall")
 
 
-def time_kernel(kind: str, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
-    """Kernel timing for a backend kind: CUDA events on 'cuda', wall time on 'sim' and 'cpu'
-    (the simulator has no usable event timing)."""
-    if kind == "cuda":
-        return time_cuda_events(launch, repeats, warmup)
-    if kind == "sim":
-        from numba import cuda
-
-        return time_wall(launch, repeats, warmup, sync=cuda.synchronize)
-    return time_wall(launch, repeats, warmup)
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+    """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator and on the
+    CPU (see :meth:`kernels.backend.Backend.time`)."""
+    return backend.time(launch, repeats, warmup)

@@ -1,11 +1,14 @@
-"""The one list of named variants per algorithm that the CLI, the GUI and the tests all read."""
+"""The named variants of an algorithm, as its module declares them next to their code; the CLI, the GUI
+and the tests read them from the module's descriptor (:mod:`kernels.algorithms`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from kernels.backend import Skip, SkipKind
 from kernels.errors import InputError
+from kernels.launch import Launch, LaunchRule, Resolved, resolve
 
 # Where a variant runs. 'gpu': @cuda.jit kernels (real GPU, or the simulator unless sim_skip says why
 # not); 'cpu': host code, any backend; 'peer': a library reference (CuPy, numba's cuda.reduce), GPU only.
@@ -15,23 +18,36 @@ KINDS = ("gpu", "cpu", "peer")
 @dataclass(frozen=True)
 class Variant:
     name: str
-    description: str  # one line: what it teaches, or why it is fast (shown as a tooltip and in --help)
+    description: str  # one line: what it teaches, or why it is fast (shown as a tooltip and in --list)
     kind: str  # one of KINDS
     seed: str = ""  # the seed document it comes from, e.g. "000 (a)"; empty for variants we add
-    constraints: str = ""  # human-readable, e.g. "block size a power of two"
+    constraints: str = ""  # what its launch rule cannot say, e.g. "32 KiB shared memory per block"
     sim_skip: str = ""  # non-empty: the simulator cannot run it, and this says why
-    check: Callable[..., None] | None = None  # raises InputError naming the broken constraint
-    run: Callable[..., object] | None = None  # algorithm-specific runner, see the algorithm's module
+    run: Callable[..., object] | None = None  # run(problem, launch, backend, repeats) -> Outcome | Skip
+    launch: LaunchRule | None = None  # GPU variants: default launch and the block sizes it accepts
 
-    def skip_reason(self, backend_kind: str) -> str:
-        """Why this variant cannot run on a backend kind ('' when it can)."""
-        if self.kind in ("gpu", "peer") and backend_kind == "cpu":
-            return "needs a CUDA backend (cuda or sim); this run uses the cpu backend"
-        if backend_kind == "sim" and self.kind == "peer":
-            return "library peers need a real GPU, not the simulator"
-        if backend_kind == "sim" and self.sim_skip:
-            return self.sim_skip
-        return ""
+    @property
+    def rules(self) -> str:
+        """Its launch rule and constraints in words ('' for host code)."""
+        return "; ".join(x for x in (self.launch.describe() if self.launch else "", self.constraints) if x)
+
+    def skip_reason(self, backend) -> Skip | None:
+        """Why this variant cannot run on a resolved backend (None when it can)."""
+        reason = backend.skip_reason(self.kind)
+        if reason is None and self.sim_skip and backend.is_simulator:
+            return Skip(SkipKind.NOT_IN_SIMULATOR, self.sim_skip)
+        return reason
+
+    def resolve(self, launch: Launch, limits, n: int | None = None, op: str | None = None) -> Resolved:
+        """The launch this variant runs with (its rule's defaults where ``launch`` leaves them out)."""
+        if self.launch is None:
+            raise InputError(f"{self.name} runs on the host and has no launch configuration")
+        return resolve(self.launch, launch, limits, n=n, op=op, variant=self.name)
+
+    def check(self, launch: Launch, backend) -> None:
+        """Raises InputError when ``launch`` breaks this variant's rule on ``backend``."""
+        if self.launch is not None:
+            self.resolve(launch, backend.limits)
 
 
 def select(variants: Iterable[Variant], spec: str | Iterable[str] = "all") -> list[Variant]:

@@ -1,12 +1,15 @@
 """The command line: ``raytracer-app [gui] | render | bench | devices``.
 
-Arguments are parsed before numba is imported, because ``--backend sim`` has to switch numba to its CUDA
-simulator first. Bad input ends with one line on stderr and exit status 2; nothing is left half-written.
+``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
+simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.algorithms`),
+so every algorithm's options, choices and defaults come from its own module. Bad input ends with one line
+on stderr and exit status 2; nothing is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -15,12 +18,25 @@ from kernels.errors import InputError
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
-BENCH_TARGETS = ("reduction", "histogram", "hashtable", "raytrace", "julia")
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # --size must not silently mean --sizes
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, no usage dump
         raise InputError(f"{message} (see {self.prog} --help)")
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an option the chosen command does not take is named as not applying to it."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            where = " ".join(x for x in (getattr(parsed, "command", None), getattr(parsed, "target", None)) if x)
+            options = [x for x in extra if x.startswith("-")] or extra
+            raise InputError(f"{' '.join(options)} {'does' if len(options) == 1 else 'do'} not apply to "
+                             f"`{where or self.prog}` (see {self.prog} {where} --help for what it takes)")
+        return parsed
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -51,16 +67,35 @@ def _empty(name):
     raise argparse.ArgumentTypeError(f"{name} needs at least one value")
 
 
-def _float(name):
+def _float(name, positive: bool = False):
     def parse(text):
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} {text!r} is not a number") from None
+        if not math.isfinite(value) or (positive and value <= 0):
+            raise argparse.ArgumentTypeError(f"{name} {text} must be a {'positive ' if positive else ''}finite number")
+        return value
+    return parse
+
+
+def _option_type(option):
+    """An algorithm option's parser as argparse wants it (ArgumentTypeError for a bad value)."""
+    def parse(text):
+        try:
+            return option.parse(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = option.name
     return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line. Imports the algorithm modules (and numba): prepare the backend first."""
+    from kernels.algorithms import ALGORITHMS
+    from kernels.julia import COLORMAPS, LAUNCHES
+    from kernels.raytrace import PATTERNS
+
     parser = _Parser(prog="raytracer-app", description="GPU kernel lab: ray-traced spheres, the Julia set, reductions, histograms and hash tables on CUDA, the CUDA simulator or the CPU. With no command it opens the GUI.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -79,41 +114,71 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
     g.add_argument("--save-scene", default=None, help="also save the scene as JSON")
     g.add_argument("--memory", default=None, choices=("global", "constant"), help="where the kernel reads the spheres (default global; cuda/sim only)")
-    g.add_argument("--pattern", default="uniform", choices=("uniform", "staggered"), help="sphere access order per warp (default uniform)")
+    g.add_argument("--pattern", default="uniform", choices=PATTERNS, help="sphere access order per warp (default uniform)")
     j = render.add_argument_group("julia")
     j.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
     j.add_argument("--center", default="0,0", help="view centre as X,Y (default 0,0)")
     j.add_argument("--zoom", type=_float("--zoom"), default=1.0, help="zoom factor (default 1)")
     j.add_argument("--iterations", type=_int("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
-    j.add_argument("--colormap", default="classic", choices=("classic", "smooth"), help="classic: the book's red on black (default)")
-    j.add_argument("--launch", default=None, choices=("book", "2d"), help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
+    j.add_argument("--colormap", default="classic", choices=COLORMAPS, help="classic: the book's red on black (default)")
+    j.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
     _common(render)
 
     bench = sub.add_parser("bench", help="time and verify kernel variants, print a table, optionally write CSV")
-    bench.add_argument("target", choices=BENCH_TARGETS)
-    bench.add_argument("--variants", default="all", help="'all' or names separated by commas (see --list)")
-    bench.add_argument("--list", action="store_true", help="list the target's variants and exit")
-    bench.add_argument("--op", default="sum", choices=("sum", "sumsq", "dot"), help="reduction operation (default sum)")
-    bench.add_argument("--dtype", default="int32", choices=("int32", "float32"), help="reduction element type (default int32)")
-    bench.add_argument("--n", type=_int("--n", 1), default=None, help="problem size: elements (reduction), bytes (histogram), keys (hashtable), spheres (raytrace)")
-    bench.add_argument("--sizes", type=_int_list("--sizes"), default=None, help="sweep over sizes N1,N2,...")
-    bench.add_argument("--input", default=None, help="input file: a .npy array (reduction) or any file's bytes (histogram)")
-    bench.add_argument("--pattern", default=None, help="histogram: uniform|low-entropy; raytrace: uniform|staggered")
-    bench.add_argument("--buckets", type=_int("--buckets", 1), default=1024, help="hash table buckets (default 1024, the seed's)")
-    bench.add_argument("--size", default=None, help="image size WxH for raytrace/julia (default 1024x1024 / 1000x1000)")
-    bench.add_argument("--block", default=None, help="block sizes B1,B2,... (raytrace/julia: shapes 16x16,32x8)")
-    grid = bench.add_mutually_exclusive_group()
-    grid.add_argument("--grid", type=_int("--grid", 1), default=None, help="blocks in the grid")
-    grid.add_argument("--grid-sm", type=_float("--grid-sm"), default=None, help="blocks as a multiple of the SM count")
-    bench.add_argument("--items-per-thread", type=_int("--items-per-thread", 1), default=None, help="elements per thread, for variants that have one")
-    bench.add_argument("--repeats", type=_int("--repeats", 1), default=10, help="timed repeats after a warm-up (default 10)")
-    bench.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
-    bench.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file")
-    _common(bench)
-
+    targets = bench.add_subparsers(dest="target", metavar="TARGET", parser_class=_Parser, required=True)
+    for algorithm in ALGORITHMS:
+        _bench_parser(targets, algorithm)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
+
+
+def _bench_parser(targets, algorithm) -> None:
+    """`bench NAME` with the options its descriptor declares; options it does not declare are errors."""
+    from kernels.backend import MAX_REPEATS
+
+    p = targets.add_parser(algorithm.name, help=algorithm.summary, description=algorithm.summary)
+    p.add_argument("--variants", default="all", help="'all' or names separated by commas (see --list)")
+    p.add_argument("--list", action="store_true", help="list the variants with what each teaches, and exit")
+    if algorithm.size:
+        size = algorithm.size
+        p.add_argument("--n", type=_int("--n", 1), default=None,
+                       help=f"problem size in {size.unit} (default {size.default['cuda']} on a GPU, "
+                            f"{size.default['cpu']} on the CPU, {size.default['sim']} in the simulator)")
+        p.add_argument("--sizes", type=_int_list("--sizes"), default=None, help="sweep over sizes N1,N2,...")
+    if algorithm.load_input:
+        p.add_argument("--input", default=None, help=algorithm.input_help)
+    for option in algorithm.options:
+        default = option.default if not isinstance(option.default, dict) else option.default["cuda"]
+        shown = "x".join(map(str, default)) if isinstance(default, tuple) else default
+        p.add_argument(option.flag, dest=option.name, default=None, type=_option_type(option),
+                       choices=option.choices or None, help=f"{option.help} (default {shown})")
+    shapes = algorithm.block_shape_2d
+    p.add_argument("--block", default=None,
+                   help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
+                   "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
+    if not shapes:
+        grid = p.add_mutually_exclusive_group()
+        grid.add_argument("--grid", type=_int("--grid", 1), default=None, help="blocks in the grid")
+        grid.add_argument("--grid-sm", type=_float("--grid-sm", positive=True), default=None,
+                          help="blocks as a multiple of the SM count")
+    if algorithm.has_items_per_thread:
+        p.add_argument("--items-per-thread", type=_int("--items-per-thread", 1), default=None,
+                       help="elements per thread, for variants that have one (best)")
+    p.add_argument("--repeats", type=_int("--repeats", 1), default=10,
+                   help=f"timed repeats after a warm-up (default 10; at most {MAX_REPEATS}, 20 in the simulator)")
+    p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
+    p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
+                                               "(an existing file is overwritten)")
+    _common(p)
+
+
+def _early_backend(argv: list[str]) -> str:
+    """The --backend value, read before the full parser exists (building it imports numba)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--backend", default="auto")
+    known, _ = pre.parse_known_args(argv)
+    return known.backend
 
 
 def _join_negative_pairs(argv: list[str]) -> list[str]:
@@ -132,10 +197,13 @@ def _join_negative_pairs(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_pairs(sys.argv[1:] if argv is None else list(argv))
     try:
-        args = build_parser().parse_args(argv if argv else ["gui"])
+        early = _early_backend(argv)
+        if early in backends.BACKEND_NAMES:
+            backends.prepare(early)  # before numba is imported; a bad name is the full parser's error
+        parser = build_parser()
+        args = parser.parse_args(argv if argv else ["gui"])
         if args.command is None:
-            args = build_parser().parse_args(["gui", *argv])
-        backends.prepare(args.backend)  # before numba is imported
+            args = parser.parse_args(["gui", *argv])
         return _dispatch(args)
     except InputError as exc:
         print(f"raytracer-app: error: {exc}", file=sys.stderr)

@@ -1,77 +1,57 @@
-"""`raytracer-app bench TARGET`: verify and time variants, print a table while running, write CSV."""
+"""`raytracer-app bench TARGET`: verify and time variants, print a table while running, write CSV.
+Everything about a target (variants, options, sizes, units, whether the copy peak matters) comes from its
+descriptor in :mod:`kernels.algorithms`."""
 
 from __future__ import annotations
 
 import sys
 
 from kernels import bench
+from kernels.algorithms import by_name
 from kernels.errors import InputError
 from kernels.variants import select
 
-# Default problem sizes: the seeds' sizes on a GPU, smaller on the CPU, tiny in the simulator.
-DEFAULT_N = {
-    "reduction": {"cuda": 100_000_000, "cpu": 16 * 2**20, "sim": 4096},
-    "histogram": {"cuda": 100 * 2**20, "cpu": 16 * 2**20, "sim": 4096},
-    "hashtable": {"cuda": 100 * 2**20 // 4, "cpu": 2**20, "sim": 512},
-    "raytrace": {"cuda": 20, "cpu": 20, "sim": 5},
-}
-DEFAULT_IMAGE = {"raytrace": "1024x1024", "julia": "1000x1000"}
-SIM_IMAGE = "32x32"
-
-
-def variants_of(target: str):
-    if target == "reduction":
-        from kernels.reduction import VARIANTS
-    elif target == "histogram":
-        from kernels.histogram import VARIANTS
-    elif target == "hashtable":
-        from kernels.hashtable import VARIANTS
-    elif target == "raytrace":
-        from kernels.render_bench import RAYTRACE_VARIANTS as VARIANTS
-    else:
-        from kernels.render_bench import JULIA_VARIANTS as VARIANTS
-    return VARIANTS
-
 
 def bench_command(args, backend) -> int:
-    all_variants = variants_of(args.target)
+    algorithm = by_name(args.target)
     if args.list:
-        for v in all_variants:
-            extra = "; ".join(x for x in (f"seed {v.seed}" if v.seed else "", v.constraints) if x)
+        for v in algorithm.variants:
+            extra = "; ".join(x for x in (f"seed {v.seed}" if v.seed else "", v.rules) if x)
             print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
         return 0
-    variants = select(all_variants, args.variants)
+    variants = select(algorithm.variants, args.variants)
     csv_path = None
     if args.csv:
         from raytracer_app.png import check_writable
 
         csv_path = check_writable(args.csv)
-    problems = _problems(args, backend)
-    launches = _launches(args)
+    backend.caps.check_repeats(args.repeats)
+    launches = _launches(args, algorithm)
+    _refuse_launch_options_on_the_host(args, backend)
+    options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
+    problems, count = _problems(args, algorithm, options, backend)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
+    if backend.timing_note:
+        print(f"note: {backend.timing_note}")
     peak = None
-    if args.target in ("reduction", "histogram", "hashtable"):
-        peak = bench.copy_peak(backend.kind, backend.device)
+    if algorithm.measures_copy_peak:
+        peak = bench.copy_peak(backend)
         if peak.gbps:
             print(f"peak: {peak.gbps:.1f} GB/s measured with a {peak.how}; %peak is against it")
         else:
             print(f"peak: not measured ({peak.how})")
     print(bench.table_header())
-    sweep = len(problems) * len(launches) > 1
+    sweep = count * len(launches) > 1
 
     def on_row(row):
-        line = bench.table_line(row)
-        if args.target == "hashtable" and row.timing:
-            from kernels.hashtable import rate_note
-
-            line += f"  {rate_note(row.n, row.timing)}"
-        print(line, flush=True)
+        print(bench.table_line(row), flush=True)
 
     def on_progress(done, total):
         if sweep and done % len(variants) == 0:
             print(f"progress: {done}/{total}", file=sys.stderr, flush=True)
 
-    rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, on_row=on_row, on_progress=on_progress)
+    rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
+                     on_row=on_row, on_progress=on_progress, problem_count=count)
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
     if csv_path:
@@ -84,63 +64,55 @@ def bench_command(args, backend) -> int:
     return 0
 
 
-def _sizes(args, backend) -> list[int]:
+def _refuse_launch_options_on_the_host(args, backend) -> None:
+    """The cpu backend has no thread blocks: a launch option there would change nothing (as in `render`)."""
+    if not backend.is_host:
+        return
+    for flag in ("block", "grid", "grid_sm", "items_per_thread"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            raise InputError(f"--{flag.replace('_', '-')} {value} applies to CUDA kernels; the cpu backend has none "
+                             "(use --backend cuda or sim)")
+
+
+def _sizes(args, algorithm, backend) -> list[int]:
+    if algorithm.size is None:
+        return [0]
     if args.sizes and args.n is not None:
         raise InputError("give either --n or --sizes, not both")
-    if args.sizes:
-        return args.sizes
-    return [args.n if args.n is not None else DEFAULT_N[args.target][backend.kind]]
+    option = "--sizes" if args.sizes else "--n"
+    sizes = args.sizes or [args.n if args.n is not None else algorithm.size.default_for(backend)]
+    return [algorithm.size.check(n, backend, option) for n in sizes]
 
 
-def _problems(args, backend) -> list:
-    target = args.target
-    if args.input and target not in ("reduction", "histogram"):
-        raise InputError(f"--input applies to reduction (.npy) and histogram (any file), not {target}")
-    if target == "reduction":
-        from kernels.reduction import make_problem
+def _problems(args, algorithm, options: dict, backend):
+    """A lazy sequence of problems (each input is built when its turn comes) and how many there are."""
+    path = getattr(args, "input", None)
+    if path:
+        if args.n is not None or args.sizes:
+            raise InputError("--input sets the problem size; give --n / --sizes or --input, not both")
+        data = algorithm.load_input(path)
+        return [algorithm.make_problem(None, options, args.seed, data)], 1
+    sizes = _sizes(args, algorithm, backend)
+    sweep = algorithm.size is not None and args.sizes
+    for n in sizes:
+        algorithm.check_memory(n, options, backend, "--sizes" if sweep else "--n")
+    first = algorithm.make_problem(sizes[0], options, args.seed)  # bad options fail now, before the header
 
-        if args.input:
-            return [make_problem(args.op, args.dtype, None, args.seed, data=_load_npy(args.input))]
-        return [make_problem(args.op, args.dtype, n, args.seed) for n in _sizes(args, backend)]
-    if target == "histogram":
-        from kernels.histogram import load_input, make_problem
+    def build():
+        yield first
+        for n in sizes[1:]:
+            yield algorithm.make_problem(n, options, args.seed)
 
-        pattern = args.pattern or "uniform"
-        if args.input:
-            return [make_problem(data=load_input(args.input))]
-        return [make_problem(n, args.seed, pattern=pattern) for n in _sizes(args, backend)]
-    if target == "hashtable":
-        from kernels.hashtable import make_problem
-
-        return [make_problem(n, args.buckets, args.seed) for n in _sizes(args, backend)]
-    from kernels.frames import parse_size
-
-    size = parse_size(args.size or (SIM_IMAGE if backend.kind == "sim" else DEFAULT_IMAGE[target]))
-    if target == "raytrace":
-        from kernels.render_bench import make_raytrace_problem
-
-        return [make_raytrace_problem(n, size, args.pattern or "uniform", args.seed) for n in _sizes(args, backend)]
-    from kernels.render_bench import make_julia_problem
-
-    return [make_julia_problem(size)]
+    return build(), len(sizes)
 
 
-def _load_npy(path):
-    import numpy as np
-
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"--input {path!r} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--input {path!r} is not a readable .npy array: {exc}") from None
-
-
-def _launches(args) -> list[bench.Launch]:
-    common = dict(grid=args.grid, grid_sm=args.grid_sm, items_per_thread=args.items_per_thread)
+def _launches(args, algorithm) -> list[bench.Launch]:
+    common = dict(grid=getattr(args, "grid", None), grid_sm=getattr(args, "grid_sm", None),
+                  items_per_thread=getattr(args, "items_per_thread", None))
     if not args.block:
         return [bench.Launch(None, **common)]
-    if args.target in ("raytrace", "julia"):
+    if algorithm.block_shape_2d:
         from kernels.frames import parse_block
 
         return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]

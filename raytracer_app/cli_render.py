@@ -6,8 +6,15 @@ from kernels.errors import InputError
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
+def _default_size(target: str, backend) -> tuple[int, int]:
+    from kernels.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
+
+    return SIM_IMAGE_SIZE if backend.is_simulator else DEFAULT_IMAGE_SIZES[target]
+
+
 def render_command(args, backend) -> int:
     from kernels.frames import parse_block, parse_size
+    from kernels.launch import DEFAULT_BLOCK_2D
 
     if not backend.runs_cuda_kernels:
         for option, value in (("--memory", args.memory), ("--block", args.block), ("--launch", args.launch)):
@@ -16,9 +23,14 @@ def render_command(args, backend) -> int:
     out = check_writable(args.out)
     if args.save_scene:
         check_writable(args.save_scene)
-    block = parse_block(args.block) if args.block else (16, 16)
-    default_size = "1024x1024" if args.target == "spheres" else "1000x1000"
-    size = parse_size(args.size or default_size)
+    block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
+    size = parse_size(args.size) if args.size else _default_size(args.target, backend)
+    caps = backend.caps
+    if max(size) > caps.max_image_side:
+        raise InputError(f"--size {size[0]}x{size[1]} is too large for this backend: at most "
+                         f"{caps.max_image_side}x{caps.max_image_side}" + (" in the simulator, which runs every GPU "
+                         "thread in Python" if backend.is_simulator else ""))
+    caps.check_repeats(args.repeats)
     if args.target == "spheres":
         frame = _render_spheres(args, backend, size, block)
     else:
@@ -27,8 +39,9 @@ def render_command(args, backend) -> int:
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
     details = ", ".join(f"{k} {v}" for k, v in frame.meta.items() if k != "kind")
     print(f"{frame.meta['kind']}: {details}, {size[0]}x{size[1]}{launch}")
-    what = "kernel (CUDA events)" if frame.kernel.method == "cuda-events" else "kernel (wall time)"
-    print(f"{what}: {frame.kernel.summary()}")
+    print(f"kernel ({backend.timing_method}): {frame.kernel.summary()}")
+    if backend.timing_note:
+        print(f"note: {backend.timing_note}")
     print(f"one whole frame (kernel + copy back, wall time): {frame.frame_ms:.3f} ms")
     write_png(out, frame.image, frame_metadata(frame))
     print(f"wrote {out}")
@@ -45,7 +58,10 @@ def _render_spheres(args, backend, size, block):
     if args.scene:
         scene = load_scene(args.scene, renderer.capacity)
     else:
-        scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, renderer.capacity)
+        count = 20 if args.spheres is None else args.spheres
+        if count > backend.caps.max_spheres:
+            raise InputError(f"--spheres {count} is too many for this backend: at most {backend.caps.max_spheres}")
+        scene = generate_scene(count, args.seed, renderer.capacity)
     frame = renderer.render(scene, size, args.memory or "global", block, args.pattern, args.repeats)
     if args.save_scene:
         save_scene(scene, args.save_scene)

@@ -90,12 +90,22 @@ def test_bench_list_prints_every_variant(capsys):
 BAD = [
     (["bench", "reduction", "--variants", "turbo"], "unknown variant 'turbo'"),
     (["bench", "reduction", "--n", "10", "--sizes", "10,20"], "either --n or --sizes"),
-    (["bench", "hashtable", "--input", "x.bin"], "--input applies to reduction"),
+    (["bench", "hashtable", "--input", "x.bin"], "--input does not apply to `bench hashtable`"),
+    (["bench", "reduction", "--pattern", "uniform"], "--pattern does not apply to `bench reduction`"),
+    (["bench", "histogram", "--size", "8x8"], "--size does not apply to `bench histogram`"),
+    (["bench", "julia", "--n", "5"], "--n does not apply to `bench julia`"),
+    (["bench", "reduction", "--block", "64"], "--block 64 applies to CUDA kernels; the cpu backend has none"),
+    (["bench", "reduction", "--grid-sm", "0"], "--grid-sm 0 must be a positive finite number"),
+    (["bench", "reduction", "--grid-sm", "-1"], "--grid-sm -1 must be a positive finite number"),
+    (["bench", "reduction", "--grid-sm", "nan"], "--grid-sm nan must be a positive finite number"),
+    (["bench", "reduction", "--grid-sm", "inf"], "--grid-sm inf must be a positive finite number"),
+    (["bench", "reduction", "--repeats", "1000000000"], "--repeats 1000000000 is out of range"),
+    (["bench", "reduction", "--n", "10", "--input", "x.npy"], "--input sets the problem size"),
     (["bench", "reduction", "--block", "abc"], "--block 'abc' is not a whole number"),
     (["bench", "reduction", "--n", "0"], "--n 0 must be at least 1"),
     (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
     (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
-    (["bench", "raytrace", "--pattern", "zigzag"], "pattern 'zigzag'"),
+    (["bench", "raytrace", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
 ]
 
 
@@ -108,6 +118,24 @@ def test_bad_bench_input(tmp_path, capsys, argv, message):
     assert code == 2, err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "reduction", "--n", "2147483647"],
+    ["bench", "histogram", "--n", "4294967295"],
+    ["bench", "hashtable", "--n", "1000", "--buckets", "1000000000"],
+    ["bench", "reduction", "--sizes", "1000,2000000000"],
+])
+def test_runs_that_cannot_fit_in_memory_are_refused_before_allocating(tmp_path, capsys, monkeypatch, argv):
+    import kernels.devices
+
+    monkeypatch.setattr(kernels.devices, "available_host_bytes", lambda: 2**30)  # a machine with 1 GiB free
+    out = tmp_path / "x.csv"
+    code, text, err = run(capsys, *argv, "--backend", "cpu", "--csv", str(out))
+    assert code == 2, err
+    assert "of host memory; 1.0 GiB is free" in err and len(err.strip().splitlines()) == 1
+    assert ("--sizes" if "--sizes" in argv else "--n") in err
+    assert not out.exists() and "variant" not in text  # refused before the table
 
 
 def test_block_above_the_device_limit(tmp_path, capsys, cuda_backend):
@@ -128,14 +156,20 @@ def test_summary_compares_best_with_the_registry_peers():
     from kernels.reduction import VARIANTS
     from kernels.timing import Timing
 
-    def row(variant, ms, gbps=None, verified=bench.PASSED, note=""):
-        r = bench.Row(variant, "sum", "int32", 1000, "cuda", "gpu", verified=verified, note=note, gbps=gbps)
+    from kernels.backend import Skip, SkipKind
+
+    def row(variant, ms, gbps=None, verified=bench.PASSED, note="", skip=None):
+        r = bench.Row(variant, "sum", "int32", 1000, "cuda", "gpu", verified=verified, note=note, gbps=gbps, skip=skip)
         r.timing = Timing((ms,), "cuda-events") if ms else None
         return r
 
     rows = [row("best", 0.1, gbps=3000.0), row("warp-shuffle", 0.05), row("cupy-sum", 0.2),
-            row("cuda-reduce", 0.4), row("cupy-dot", None, verified=bench.SKIPPED, note="CuPy is not installed")]
+            row("cuda-reduce", 0.4), row("cupy-dot", None, verified=bench.SKIPPED, note="CuPy is not installed",
+                skip=Skip(SkipKind.MISSING_LIBRARY, "CuPy is not installed")),
+            # a skip for another reason is not reported as a missing library, whatever its words
+            row("cuda-reduce", None, verified=bench.SKIPPED, note="not installed",
+                skip=Skip(SkipKind.NOT_APPLICABLE, "not installed"))]
     [line] = bench.summary_lines(rows, bench.Peak(4000.0, "copy"), VARIANTS)
     # warp-shuffle is ours, not a peer: the fastest peer is cupy-sum
     assert "75% of copy bandwidth" in line and "2.00x the speed of cupy-sum" in line
-    assert "cupy-dot: not installed" in line
+    assert "cupy-dot: not installed" in line and "cuda-reduce: not installed" not in line

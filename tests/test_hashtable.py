@@ -54,10 +54,14 @@ def assert_table_holds_every_key(problem):
     assert chains(pool_keys, heads, pool_next) == expected_chains(problem.keys, problem.buckets)
 
 
-def test_variants_in_the_briefed_order():
-    assert [v.name for v in hashtable.VARIANTS] == ["cpu", "gpu-locks", "gpu-lockfree"]
-    assert [v.kind for v in hashtable.VARIANTS] == ["cpu", "gpu", "gpu"]
-    assert all(v.description and v.run for v in hashtable.VARIANTS)
+def test_the_seed_versions_exist_and_gpu_variants_default_to_the_seed_launch(cuda_backend):
+    by_name = {v.name: v for v in hashtable.VARIANTS}
+    assert by_name["cpu"].seed == by_name["gpu-locks"].seed == "003"  # the seed's CPU and locked GPU tables
+    for v in hashtable.VARIANTS:
+        assert v.description and v.run
+        if v.kind == "gpu":
+            r = v.resolve(Launch(), cuda_backend.limits)
+            assert (r.block, r.grid) == (256, 60)  # add_to_table<<<60, 256>>>
 
 
 def test_cpu_insertion(cpu_backend):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from kernels import bench, histogram
+from kernels.backend import SkipKind
 from kernels.bench import Launch
 from kernels.errors import InputError
 from kernels.variants import select
@@ -24,12 +25,13 @@ def counts_of(problem, name, backend, launch=SMALL):
     return out.result, problem.last_counts
 
 
-def test_variants_in_the_briefed_order():
-    assert [v.name for v in histogram.VARIANTS] == [
-        "cpu-numpy", "cpu-parallel", "global-atomics", "shared-atomics", "best", "cupy-histogram"
-    ]
-    assert all(v.description and v.run for v in histogram.VARIANTS)
-    assert {v.name for v in histogram.VARIANTS if v.seed == "003"} >= {"global-atomics", "shared-atomics"}
+def test_the_seed_kernels_exist_under_their_names_and_every_gpu_variant_has_a_launch_rule():
+    by_name = {v.name: v for v in histogram.VARIANTS}
+    # seed 003 defines a CPU histogram, global atomics and shared atomics
+    assert {n for n, v in by_name.items() if v.seed == "003"} == {"cpu-numpy", "global-atomics", "shared-atomics"}
+    for v in histogram.VARIANTS:
+        assert v.description and v.run
+        assert (v.launch is not None) == (v.kind == "gpu")
 
 
 @pytest.mark.parametrize("pattern", ["uniform", "low-entropy"])
@@ -191,8 +193,8 @@ def test_runner_on_the_cuda_backend(cuda_backend):
         assert (by_name[name].block, by_name[name].grid) == (64, 2)
     peer = by_name["cupy-histogram"]
     assert peer.verified in (bench.PASSED, bench.SKIPPED), peer.note
-    if cuda_backend.kind == "sim":
-        assert "simulator" in peer.note
+    if cuda_backend.is_simulator:
+        assert peer.skip.kind is SkipKind.NEEDS_GPU
 
 
 @pytest.mark.gpu
@@ -203,19 +205,18 @@ def test_16_mib_on_a_real_gpu(cuda_backend, pattern):
     rows = bench.run([problem], histogram.VARIANTS, launches, cuda_backend, 3)
     for row in rows:
         if row.variant == "cupy-histogram" and row.verified == bench.SKIPPED:
-            assert row.note == "CuPy is not installed"
+            assert row.skip.kind is SkipKind.MISSING_LIBRARY
             continue
         assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
 
 
 @pytest.mark.gpu
 def test_default_launches_follow_the_sm_count(cuda_backend):
-    from kernels.devices import limits_for
-
-    sms = limits_for(cuda_backend).sm_count
+    sms = cuda_backend.limits.sm_count
     problem = histogram.make_problem(2**20)
     shared = variant("shared-atomics").run(problem, Launch(), cuda_backend, 1)
     best = variant("best").run(problem, Launch(), cuda_backend, 1)
     assert (shared.block, shared.grid) == (256, 2 * sms)  # the seed's launch
-    assert (best.block, best.grid) == (histogram.BEST_BLOCK, histogram.BEST_GRID_SM * sms)
+    rule = histogram.BEST_LAUNCH
+    assert (best.block, best.grid) == (rule.block, rule.grid_sm * sms)
     assert shared.result == best.result == 256

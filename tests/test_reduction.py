@@ -15,6 +15,7 @@ import pytest
 
 from kernels import bench
 from kernels import reduction as R
+from kernels.backend import Skip, SkipKind
 from kernels.bench import Launch
 from kernels.errors import InputError
 
@@ -146,8 +147,9 @@ def test_fewer_elements_than_threads(cuda_backend, name, n):
 @pytest.mark.parametrize("name", SHUFFLE_VARIANTS)
 def test_shuffle_variants_in_this_session(cuda_backend, name):
     variant = BY_NAME[name]
-    if cuda_backend.kind == "sim":
-        assert variant.skip_reason("sim") == "the CUDA simulator has no warp shuffles"
+    if cuda_backend.is_simulator:
+        reason = variant.skip_reason(cuda_backend)
+        assert reason.kind is SkipKind.NOT_IN_SIMULATOR and "warp shuffles" in reason.text
         return
     problem = R.make_problem("sum", "int32", 5000, seed=9)
     assert_matches_numpy(problem, run_variant(name, problem, Launch(block=64, grid=3), cuda_backend).result)
@@ -193,14 +195,14 @@ def test_bench_run_all_variants(cuda_backend):
         assert by_name[name].result == problem.expected
     for name in SHUFFLE_VARIANTS:
         row = by_name[name]
-        if cuda_backend.kind == "sim":
-            assert (row.verified, row.note) == (bench.SKIPPED, "the CUDA simulator has no warp shuffles")
+        if cuda_backend.is_simulator:
+            assert (row.verified, row.skip.kind) == (bench.SKIPPED, SkipKind.NOT_IN_SIMULATOR)
         else:
             assert row.verified == bench.PASSED, row
     for name in PEER_VARIANTS:
-        if cuda_backend.kind == "sim":
+        if cuda_backend.is_simulator:
             assert by_name[name].verified == bench.SKIPPED
-            assert "real GPU" in by_name[name].note
+            assert by_name[name].skip.kind is SkipKind.NEEDS_GPU
     assert by_name["cuda-reduce"].verified in (bench.PASSED, bench.SKIPPED)
 
 
@@ -235,15 +237,17 @@ def test_a_broken_variant_does_not_stop_the_others(cuda_backend):
         ("crashes", bench.ERROR), ("off-by-one", bench.FAILED), ("tree-mask", bench.PASSED), ("numpy", bench.PASSED),
     ]
     assert "kernel exploded" in rows[0].note
-    assert rows[1].note == "off by 1"
+    assert rows[1].note.startswith("off by 1")
 
 
 def test_peer_that_does_not_apply_returns_its_reason():
     problem = R.make_problem("sumsq", "int32", 10)
     # decided before touching the GPU, so this runs anywhere
-    assert "sum" in BY_NAME["cuda-reduce"].run(problem, Launch(), None, 1)
+    skip = BY_NAME["cuda-reduce"].run(problem, Launch(), None, 1)
+    assert skip.kind is SkipKind.NOT_APPLICABLE and "sum" in skip.text
     float_sum = R.make_problem("sum", "float32", 10)
-    assert "float32" in BY_NAME["cuda-reduce"].run(float_sum, Launch(), None, 1)
+    skip = BY_NAME["cuda-reduce"].run(float_sum, Launch(), None, 1)
+    assert skip.kind is SkipKind.NOT_APPLICABLE and "float32" in skip.text
 
 
 # --- problems and verify -------------------------------------------------------------------------------
@@ -364,30 +368,41 @@ def test_bad_launch_stops_bench_run_before_anything_runs(cuda_backend):
 
 
 def test_defaults_and_grid_from_sm_count(cuda_backend):
-    from kernels.devices import limits_for
+    limits = cuda_backend.limits
 
-    limits = limits_for(cuda_backend)
-    assert R.default_launch("per-thread-partials", limits) == (256, 32)
-    assert R.default_launch("sequential", limits, n=1000) == (256, 4)  # seed 003: no idle blocks
-    assert R.resolve_launch("block-serial", Launch(block=32), limits, n=100) == (32, 4, R.DEFAULT_ITEMS_PER_THREAD)
-    assert R.default_launch("last-block", limits) == (min(1024, limits.max_threads_per_block), 2 * limits.sm_count)
-    best = R.resolve_launch("best", Launch(block=128, grid_sm=3), limits)
-    assert best == (128, 3 * limits.sm_count, R.DEFAULT_ITEMS_PER_THREAD)
-    with pytest.raises(InputError, match="numpy"):
-        R.default_launch("numpy", limits)
+    def resolved(name, launch=Launch(), n=None, op="sum"):
+        r = BY_NAME[name].resolve(launch, limits, n, op)
+        return r.block, r.grid, r.items
+
+    assert resolved("per-thread-partials") == (256, 32, None)  # seed 000: 32 x 256
+    assert resolved("sequential", n=1000) == (256, 4, None)  # seed 003: no idle blocks
+    assert resolved("block-serial", Launch(block=32), n=100) == (32, 4, None)
+    assert resolved("last-block") == (min(1024, limits.max_threads_per_block), 2 * limits.sm_count, None)
+    assert resolved("best", Launch(block=128, grid_sm=3)) == (128, 3 * limits.sm_count, R.DEFAULT_ITEMS_PER_THREAD)
+    assert resolved("best", op="dot")[2] == R.DOT_ITEMS_PER_THREAD
+    with pytest.raises(InputError, match="numpy runs on the host"):
+        BY_NAME["numpy"].resolve(Launch(), limits)
+    assert resolved("tree-mask", Launch(items_per_thread=4))[2] is None  # only variants with the knob take it
 
 
-def test_registry_is_complete():
-    assert [v.name for v in R.VARIANTS] == [
-        "per-thread-partials", "block-serial", "tree-mask", "interleaved-divergent", "sequential", "two-kernel",
-        "last-block", "warp-shuffle", "best", "numpy", "cpu-parallel", "cuda-reduce", "cupy-sum", "cupy-dot",
-    ]
-    for v in R.VARIANTS:
-        assert v.description and "\n" not in v.description
-        assert v.run is not None
-        if v.kind == "gpu":
-            assert v.check is not None and v.constraints
-    assert all(BY_NAME[n].seed for n in GPU_VARIANTS if n != "best")
+@pytest.mark.parametrize("variant", R.VARIANTS, ids=lambda v: v.name)
+def test_every_variant_is_described_and_runnable(variant):
+    assert variant.description and "\n" not in variant.description
+    assert variant.run is not None and variant.kind in ("gpu", "cpu", "peer")
+    if variant.kind == "gpu":
+        assert variant.launch is not None and variant.rules  # its launch rule, in words
+        assert variant.seed or variant.name == "best"  # every seed kernel names its seed
+
+
+@pytest.mark.parametrize("variant", [v for v in R.VARIANTS if v.kind == "gpu"], ids=lambda v: v.name)
+@pytest.mark.parametrize("n", [1, 1000, 10**8])
+def test_every_gpu_variant_default_launch_resolves_and_satisfies_its_own_rule(cuda_backend, variant, n):
+    limits = cuda_backend.limits
+    for op in R.OPS:
+        r = variant.resolve(Launch(), limits, n, op)
+        assert 1 <= r.block <= limits.max_threads_per_block and r.grid >= 1
+        # the defaults must pass the same check a user's explicit values get
+        variant.check(Launch(block=r.block, grid=r.grid, items_per_thread=r.items), cuda_backend)
 
 
 # --- real GPU only ---------------------------------------------------------------------------------------
@@ -438,14 +453,14 @@ def test_gpu_best_items_per_thread(cuda_backend, large_problems, op, items):
 def test_gpu_best_default_grid_is_one_full_wave(cuda_backend):
     from numba import cuda
 
-    from kernels.devices import limits_for
+    from kernels.launch import resident_blocks
     from kernels.reduction_kernels import best_kernel
 
-    sms = limits_for(cuda_backend).sm_count
+    sms = cuda_backend.limits.sm_count
     problem = R.make_problem("sum", "int32", 1_000_003, seed=23)
     d_a, d_b = problem.device_inputs(cuda_backend)
     args = (d_a, d_b, cuda.to_device(np.zeros(2, np.int64)), 0)
-    resident = R._resident_blocks(best_kernel("sum", "int32", R.DEFAULT_ITEMS_PER_THREAD), args, 256)
+    resident = resident_blocks(best_kernel("sum", "int32", R.DEFAULT_ITEMS_PER_THREAD), args, 256)
     assert resident is not None and resident % sms == 0 and 1 <= resident // sms <= 8  # 2048 threads per SM
     out = run_variant("best", problem, Launch(), cuda_backend)
     assert (out.block, out.grid) == (256, resident)
@@ -466,13 +481,13 @@ def test_gpu_peers(cuda_backend, large_problems, name):
     ran = 0
     for (op, dtype), problem in large_problems.items():
         out = BY_NAME[name].run(problem, Launch(), cuda_backend, 3)
-        if isinstance(out, str):
-            assert out  # a reason: the op or dtype does not apply, or CuPy is missing
+        if isinstance(out, Skip):  # the op or dtype does not apply; a missing library is a failure here
+            assert out.kind is SkipKind.NOT_APPLICABLE, out.text
             continue
         ran += 1
         assert_matches_numpy(problem, out.result)
-    if name == "cuda-reduce":
-        assert ran == 1  # int32 sum
+    # what each peer must have run: cuda-reduce int32 sum, cupy-sum both sums, cupy-dot int32 dot
+    assert ran == {"cuda-reduce": 1, "cupy-sum": 2, "cupy-dot": 1}[name]
 
 
 @pytest.mark.gpu

@@ -1,4 +1,4 @@
-"""One benchmark panel class, parameterised by an AlgorithmSpec (Reduction, Histogram, Hash table):
+"""One benchmark panel class, parameterised by an algorithm descriptor (Reduction, Histogram, Hash table):
 variant check boxes, problem size and options, launch, repeats, sweep mode, Run / Stop, a live chart
 and a results table. Runs happen in a BenchWorker thread through ``kernels.bench.run``."""
 
@@ -11,7 +11,6 @@ from PyQt6.QtWidgets import (
     QProgressBar, QPushButton, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from kernels import backend as backends
 from kernels import bench
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import METRICS, BenchChart
@@ -62,10 +61,10 @@ class BenchPanel(QWidget):
         self.variants_box = QGroupBox("Variants")
         vlay = QVBoxLayout(self.variants_box)
         self.checks: dict[str, QCheckBox] = {}
-        for v in spec.variants():
+        for v in spec.variants:
             cb = QCheckBox(v.name)
-            cb.setChecked(not v.skip_reason(model.backend.kind))
-            tip = v.description + (f"\nconstraints: {v.constraints}" if v.constraints else "")
+            cb.setChecked(v.skip_reason(model.backend) is None)
+            tip = v.description + (f"\nlaunch: {v.rules}" if v.rules else "")
             cb.setToolTip(tip)
             vlay.addWidget(cb)
             self.checks[v.name] = cb
@@ -106,18 +105,19 @@ class BenchPanel(QWidget):
         box = QGroupBox("Run")
         form = QFormLayout(box)
         self.n = QSpinBox()
-        self.n.setRange(1, min(self.spec.max_n, 2**31 - 1))
+        backend = self.model.backend
+        self.n.setRange(1, min(self.spec.size.maximum[backend.kind], 2**31 - 1))
         self.n.setStepType(QSpinBox.StepType.AdaptiveDecimalStepType)
-        self.n.setValue(self.spec.sim_n if backends.simulator_active() else self.spec.default_n)
-        form.addRow(self.spec.n_label, self.n)
+        self.n.setValue(self.spec.size.default_for(backend, gui=True))
+        form.addRow(self.spec.size.label, self.n)
         self.options: dict[str, QComboBox] = {}
-        for opt in self.spec.options:
+        for opt in self.spec.gui_options:
             combo = QComboBox()
-            combo.addItems([str(v) for v in self.spec.option_values(opt)])
-            if opt.default is not None:
-                combo.setCurrentText(str(opt.default))
-            form.addRow(opt.label, combo)
-            self.options[opt.key] = combo
+            combo.addItems([str(v) for v in (opt.choices or opt.suggestions)])
+            combo.setCurrentText(str(opt.default_for(backend)))
+            combo.setToolTip(opt.help)
+            form.addRow(opt.name, combo)
+            self.options[opt.name] = combo
         self.default_launch = QCheckBox("each variant's default launch")
         self.default_launch.setToolTip("off: every variant runs with the block size and grid below")
         self.default_launch.setChecked(True)
@@ -182,16 +182,16 @@ class BenchPanel(QWidget):
         self.block.setRange(0, len(sizes) - 1)
         self.block.setValue(sizes.index(current) if current in sizes else min(3, len(sizes) - 1))
         self.block_label.setText(f"{self.block_size()} threads")
-        kind = self.model.backend.kind
-        changed_kind, self._kind = getattr(self, "_kind", kind) != kind, kind
-        for v in self.spec.variants() if self.checks else []:
-            why = v.skip_reason(kind)
+        backend = self.model.backend
+        changed, self._backend = getattr(self, "_backend", backend) != backend, backend
+        for v in self.spec.variants if self.checks else []:
+            why = v.skip_reason(backend)
             cb = self.checks[v.name]
-            tip = v.description + (f"\nconstraints: {v.constraints}" if v.constraints else "")
+            tip = v.description + (f"\nlaunch: {v.rules}" if v.rules else "")
             cb.setToolTip(tip + (f"\nskipped on this backend: {why}" if why else ""))
             cb.setStyleSheet("color: gray" if why else "")
-            if changed_kind:  # a new backend: check what runs there
-                cb.setChecked(not why)
+            if changed:  # a new backend: check what runs there
+                cb.setChecked(why is None)
 
     # ------------------------------------------------------------------ run / stop
     def run(self) -> bool:
@@ -213,7 +213,7 @@ class BenchPanel(QWidget):
         options = {key: combo.currentText() for key, combo in self.options.items()}
         sizes = n_sweep(n) if mode == "n" else [n]
         self.job = BenchJob(self.spec, self.model.backend, sizes, options, launches, names, self.repeats.value(),
-                            want_peak=self.show_peak.isChecked())
+                            want_peak=self.show_peak.isChecked() and self.spec.measures_copy_peak)
         self.rows = []
         self.table.setRowCount(0)
         self.chart.reset(mode, self.metric.currentText())
@@ -304,7 +304,7 @@ class BenchPanel(QWidget):
 
     # ------------------------------------------------------------------ settings
     def _key(self, name: str) -> str:
-        return f"bench/{self.spec.module_name.rsplit('.', 1)[-1]}/{name}"
+        return f"bench/{self.spec.name}/{name}"
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
@@ -336,7 +336,7 @@ class BenchPanel(QWidget):
     # ------------------------------------------------------------------ export
     def export_csv(self, path=None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export results", f"{self.spec.module_name.split('.')[-1]}.csv", "CSV (*.csv)")
+            path, _ = QFileDialog.getSaveFileName(self, "Export results", f"{self.spec.name}.csv", "CSV (*.csv)")
             if not path:
                 return False
         try:

@@ -27,7 +27,6 @@ MEMORY_TIPS = {
     "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory (fastest)",
 }
 CPU_BLOCK_TIP = "the CPU backend runs image rows in parallel; the block shape applies to CUDA backends"
-SIM_TIP = "start the app with --backend sim to use the CUDA simulator (small images only)"
 
 
 class SliderSpin(QWidget):
@@ -124,13 +123,11 @@ class Controls(QScrollArea):
     def _backend_group(self) -> QGroupBox:
         box = QGroupBox("Backend")
         form = QFormLayout(box)
-        self.backend = _combo(backends.BACKEND_NAMES, "auto: a CUDA GPU when there is one, else the CPU")
-        gpus, sim = backends.gpu_count(), backends.simulator_active()
-        if not gpus:
-            why = "this process runs the CUDA simulator" if sim else "no CUDA GPU was found"
-            _set_item_enabled(self.backend, 1, False, f"the cuda backend needs a CUDA GPU: {why}")
-        if not sim:
-            _set_item_enabled(self.backend, 3, False, SIM_TIP)
+        self.backend = _combo([c.name for c in backends.CHOICES], "which backend renders and runs the benchmarks")
+        for index, choice in enumerate(backends.CHOICES):
+            why = backends.unavailable_reason(choice.name)
+            _set_item_enabled(self.backend, index, not why, f"{choice.description}" + (f"\n{why}" if why else ""))
+        gpus = backends.gpu_count()
         self.backend.textActivated.connect(self._backend_chosen)
         form.addRow("Backend", self.backend)
         self.gpu = _combo(range(gpus), "which GPU renders")
@@ -298,9 +295,9 @@ class Controls(QScrollArea):
         for w in self._inputs:
             w.blockSignals(True)
         try:
-            cpu = m.backend.kind == "cpu"
+            cpu = m.backend.is_host
             self.backend.setCurrentText(m.backend_name)
-            if m.backend.kind == "cuda" and self.gpu.count():
+            if m.backend.is_gpu and self.gpu.count():
                 self.gpu.setCurrentIndex(m.backend.device)
             self.device.setText(m.backend.label + (f"\n{m.backend.note}" if m.backend.note else ""))
             w, h = m.sizes[m.tab]

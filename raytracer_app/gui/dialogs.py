@@ -15,15 +15,9 @@ WHY_MEMORY_DIFFERS = (
 
 
 def versions() -> dict[str, str]:
-    from importlib import metadata
-
     from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR
 
-    def ver(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "not installed"
+    from kernels.bench import package_version as ver
 
     return {"raytracer-app": ver("raytracer-app"), "numba": ver("numba"), "numba-cuda": ver("numba-cuda"),
             "numpy": ver("numpy"), "PyQt6": f"{PYQT_VERSION_STR} (Qt {QT_VERSION_STR})", "pyqtgraph": ver("pyqtgraph")}

@@ -14,7 +14,8 @@ from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.render_view import RenderView
-from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read
+from kernels.render_bench import frame_row
+from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
@@ -154,7 +155,7 @@ class MainWindow(QMainWindow):
     def _model_changed(self, group: str) -> None:
         for tab in STALE.get(group, (self.model.tab,) if group == "size" else ()):
             self.stale[tab] = True
-        cpu = self.model.backend.kind == "cpu"
+        cpu = self.model.backend.is_host
         self.compare_action.setEnabled(not cpu)
         self.compare_action.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene N times with global and constant memory")
         self.status["backend"].setText(self.model.backend.label)
@@ -213,7 +214,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ compare memory
     def compare_memory(self) -> bool:
-        if self.model.backend.kind == "cpu":
+        if self.model.backend.is_host:
             self.statusBar().showMessage(f"Compare memory needs a CUDA backend: {CPU_MEMORY_TIP}", 10000)
             return False
         if self.model.tab != "spheres":

@@ -14,15 +14,16 @@ from kernels import backend as backends
 from kernels import bench
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import check_size
+from kernels.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
+from kernels.launch import DEFAULT_BLOCK_2D
 from kernels.scene import Scene, capacity, generate_scene
 
 ORGANIZATION = "raytracer-lab"
 APPLICATION = "raytracer-app"
-SIM_MAX_SIDE = 128  # the CUDA simulator runs every thread in Python: keep its images small
+SIM_MAX_SIDE = backends.Backend("sim").caps.max_image_side  # every simulated GPU thread runs in Python
 TABS = ("spheres", "julia")
-DEFAULT_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}
+DEFAULT_SIZES = dict(DEFAULT_IMAGE_SIZES)
 
 # Julia presets: the book's view first (c, iterations, colormap, size or None to keep the size)
 JULIA_PRESETS = {
@@ -103,30 +104,6 @@ class CompareRequest:
     repeats: int
 
 
-def render_variant(frame) -> str:
-    """Name of a render in the timing rows: spheres-global / spheres-constant / spheres-cpu / julia-2d ..."""
-    kind = frame.meta.get("kind", "render")
-    if frame.backend == "cpu":
-        return f"{kind}-cpu"
-    if kind == "spheres":
-        return f"spheres-{frame.meta.get('memory', '')}"
-    return f"{kind}-{frame.meta.get('launch', '')}"
-
-
-def frame_row(frame) -> bench.Row:
-    """A render's timing as a benchmark row, with the CLI's columns."""
-    w, h = frame.size
-    meta = frame.meta
-    what = f"{meta.get('spheres')} spheres, {meta.get('pattern')}" if meta.get("kind") == "spheres" else (
-        f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
-    return bench.Row(
-        variant=render_variant(frame), op="render", dtype="rgba8", n=w * h, backend=frame.backend,
-        device=frame.device, block=f"{frame.block[0]}x{frame.block[1]}" if frame.block else "",
-        grid=f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else "", repeats=frame.kernel.repeats,
-        timing=frame.kernel, verified=bench.SKIPPED, note=f"{w}x{h}, {what}, frame {frame.frame_ms:.3f} ms",
-    )
-
-
 class TimingLog(QObject):
     """Every timing row of this session (renders, compares, benchmarks), for File > Export Timings CSV."""
 
@@ -173,11 +150,11 @@ class RenderModel(QObject):
     def __init__(self, backend: backends.Backend):
         super().__init__()
         self.backend = backend
-        self.backend_name = backend.kind  # what the user chose: auto, cuda, cpu or sim
+        self.backend_name = backend.kind  # what the user chose: one of backend.BACKEND_NAMES
         self.limits = limits_for(backend)
         self.tab = "spheres"
         self.sizes = dict(DEFAULT_SIZES)
-        self.block = (16, 16)
+        self.block = DEFAULT_BLOCK_2D
         self.seed = 0
         self.scene = generate_scene(20, 0)
         self.scene_is_random = True
@@ -204,8 +181,8 @@ class RenderModel(QObject):
 
     def effective_size(self, tab: str | None = None) -> tuple[int, int]:
         w, h = self.sizes[tab or self.tab]
-        if self.backend.kind == "sim":
-            return min(w, SIM_MAX_SIDE), min(h, SIM_MAX_SIDE)
+        side = self.backend.caps.max_image_side
+        return min(w, side), min(h, side)
         return w, h
 
     def request(self, repeats: int = 1) -> RenderRequest:

@@ -142,7 +142,7 @@ class RenderWorker(QObject):
 class BenchJob:
     """One Run of a benchmark panel: problems are built in the worker (they can be large)."""
 
-    spec: object  # algorithms.AlgorithmSpec
+    spec: object  # kernels.descriptor.Algorithm
     backend: object
     sizes: list[int]
     options: dict
@@ -196,20 +196,20 @@ class BenchWorker(QObject):
             job.backend.activate()  # this thread's current GPU (no-op on cpu and sim)
             if job.want_peak and not self._stop.is_set():
                 with COMPUTE_LOCK:
-                    peak = bench.copy_peak(job.backend.kind, job.backend.device)
+                    peak = bench.copy_peak(job.backend)
                 self.peakReady.emit(peak)
             else:
                 peak = None
-            by_name = {v.name: v for v in job.spec.variants()}
+            by_name = {v.name: v for v in job.spec.variants}
             variants = [dataclasses.replace(by_name[n], run=_locked(by_name[n].run)) for n in job.variant_names]
-            problems = []
+            options = job.spec.options_for(job.options, job.backend)
             for n in job.sizes:
-                if self._stop.is_set():
-                    break
-                problems.append(job.spec.make_problem(n, job.options))
+                job.spec.check_memory(n, options, job.backend, job.spec.size.label)
+            # each size's input is built when its turn comes, not all up front
+            problems = (job.spec.make_problem(n, options, 0) for n in job.sizes)
             rows = bench.run(problems, variants, job.launches, job.backend, job.repeats, peak=peak,
-                             on_row=self.rowReady.emit, on_progress=self.progress.emit,
-                             should_stop=self._stop.is_set)
+                             unit=job.spec.unit, on_row=self.rowReady.emit, on_progress=self.progress.emit,
+                             should_stop=self._stop.is_set, problem_count=len(job.sizes))
         except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()
