@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from kernels import bench
@@ -43,9 +44,11 @@ def bench_command(args, backend) -> int:
     variants = select(all_variants, args.variants)
     csv_path = None
     if args.csv:
-        from raytracer_app.png import check_writable
+        from kernels.files import check_output
 
-        csv_path = check_writable(args.csv)
+        csv_path = args.csv
+        if os.path.exists(check_output(csv_path, "--csv", [("--input", args.input)])):
+            print(f"--csv {csv_path} exists: it will be overwritten")
     problems = _problems(args, backend)
     launches = _launches(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
@@ -74,14 +77,28 @@ def bench_command(args, backend) -> int:
     rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, on_row=on_row, on_progress=on_progress)
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
-    if csv_path:
-        bench.write_csv(rows, csv_path)
-        print(f"wrote {len(rows)} rows to {csv_path}")
+    if csv_path and not _write_csv(rows, csv_path, args.input):
+        return 1
     bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_csv(rows, csv_path, input_path) -> bool:
+    """Write the CSV; when that fails after the run, say so and print the rows so they are not lost."""
+    from kernels.files import WriteFailed
+
+    try:
+        bench.write_csv(rows, csv_path, "--csv", [("--input", input_path)])
+    except (WriteFailed, InputError) as exc:
+        print("# the CSV could not be written; its rows follow")
+        print(bench.csv_text(rows), end="", flush=True)
+        print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are printed above as CSV", file=sys.stderr)
+        return False
+    print(f"wrote {len(rows)} rows to {csv_path}")
+    return True
 
 
 def _sizes(args, backend) -> list[int]:
@@ -126,14 +143,9 @@ def _problems(args, backend) -> list:
 
 
 def _load_npy(path):
-    import numpy as np
+    from kernels.inputs import read_npy
 
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"--input {path!r} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--input {path!r} is not a readable .npy array: {exc}") from None
+    return read_npy(path, "--input")
 
 
 def _launches(args) -> list[bench.Launch]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernels.errors import InputError
+from kernels.files import check_output
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -13,9 +14,10 @@ def render_command(args, backend) -> int:
         for option, value in (("--memory", args.memory), ("--block", args.block), ("--launch", args.launch)):
             if value is not None:
                 raise InputError(f"{option} {value} applies to CUDA kernels; the cpu backend has none (use --backend cuda or sim)")
-    out = check_writable(args.out)
+    scene_file = ("--scene", getattr(args, "scene", None))
+    check_writable(args.out, "--out", [scene_file])
     if args.save_scene:
-        check_writable(args.save_scene)
+        check_output(args.save_scene, "--save-scene", [("--out", args.out), scene_file])
     block = parse_block(args.block) if args.block else (16, 16)
     default_size = "1024x1024" if args.target == "spheres" else "1000x1000"
     size = parse_size(args.size or default_size)
@@ -30,8 +32,8 @@ def render_command(args, backend) -> int:
     what = "kernel (CUDA events)" if frame.kernel.method == "cuda-events" else "kernel (wall time)"
     print(f"{what}: {frame.kernel.summary()}")
     print(f"one whole frame (kernel + copy back, wall time): {frame.frame_ms:.3f} ms")
-    write_png(out, frame.image, frame_metadata(frame))
-    print(f"wrote {out}")
+    write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -48,7 +50,7 @@ def _render_spheres(args, backend, size, block):
         scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, renderer.capacity)
     frame = renderer.render(scene, size, args.memory or "global", block, args.pattern, args.repeats)
     if args.save_scene:
-        save_scene(scene, args.save_scene)
+        save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {args.save_scene}")
     return frame
 
