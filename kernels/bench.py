@@ -138,12 +138,12 @@ def csv_text(rows: Iterable[Row]) -> str:
     return buf.getvalue()
 
 
-def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=(), preamble: str = ""):
+def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
     """Write rows to ``path`` through the one output writer (atomic: no partial file; an existing
-    file is replaced). ``preamble``: '# ' comment lines put before the header. Returns the file written."""
+    file is replaced). Returns the file written."""
     from kernels.files import write_output
 
-    return write_output(path, preamble + csv_text(rows), option, inputs)
+    return write_output(path, csv_text(rows), option, inputs)
 
 
 def table_header() -> str:

@@ -324,8 +324,8 @@ class BenchPanel(QWidget):
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
         for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
-            w.setValue(read(s, self._key(name), w.value(), int))
-        self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float))
+            w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
+        self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
         self.show_peak.setChecked(read(s, self._key("peak"), True, bool))
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):

@@ -14,7 +14,7 @@ from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.render_view import RenderView
-from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read
+from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read, read_bytes
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
@@ -77,7 +77,7 @@ class MainWindow(QMainWindow):
         self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
 
         self.resize(1500, 950)
-        geometry, state = self.settings.value(Keys.GEOMETRY), self.settings.value(Keys.STATE)
+        geometry, state = read_bytes(self.settings, Keys.GEOMETRY), read_bytes(self.settings, Keys.STATE)
         if geometry is not None:
             self.restoreGeometry(geometry)
         if state is not None:
@@ -177,7 +177,7 @@ class MainWindow(QMainWindow):
             view = self.view.view(request.kind)
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
-            self.log.add(frame_row(frame))
+            self.log.add_frame(frame_row(frame))
             self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
@@ -258,9 +258,9 @@ class MainWindow(QMainWindow):
         if request.kind == "spheres":
             text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
         try:
-            write_png(path, frame.image, text)
-        except Exception as exc:  # InputError for a bad path, OSError for a full disk
-            self.statusBar().showMessage(f"cannot save the image: {exc}", 10000)
+            write_png(path, frame.image, text, "Save Image")
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self.statusBar().showMessage(f"cannot save the image: {one_line(exc)}", 10000)
             return False
         self.statusBar().showMessage(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
         return True
@@ -269,9 +269,13 @@ class MainWindow(QMainWindow):
         path = path or self._ask_path("Save window screenshot", "window.png", "PNG (*.png)")
         if not path:
             return False
-        ok = self.grab().save(str(path))
-        self.statusBar().showMessage(f"screenshot saved to {path}" if ok else f"cannot write {path}", 8000)
-        return ok
+        try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
+            write_output(path, _png_of(self.grab()), "Save Window Screenshot", suffixes=(".png",))
+        except Exception as exc:
+            self.statusBar().showMessage(f"cannot save the screenshot: {one_line(exc)}", 10000)
+            return False
+        self.statusBar().showMessage(f"screenshot saved to {path}", 8000)
+        return True
 
     def export_timings(self, path=None) -> bool:
         path = path or self._ask_path("Export timings", "timings.csv", "CSV (*.csv)")
@@ -279,10 +283,10 @@ class MainWindow(QMainWindow):
             return False
         try:
             self.log.write_csv(path)
-        except OSError as exc:
-            self.statusBar().showMessage(f"cannot write {path}: {exc.strerror or exc}", 10000)
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self.statusBar().showMessage(f"cannot export timings: {one_line(exc)}", 10000)
             return False
-        self.statusBar().showMessage(f"{len(self.log.rows)} timing row(s) written to {path}", 8000)
+        self.statusBar().showMessage(f"wrote {self.log.describe()} to {path}", 8000)
         return True
 
     # ------------------------------------------------------------------ help
