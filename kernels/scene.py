@@ -68,6 +68,8 @@ def generate_scene(n: int, seed: int = 0, cap: int = CONSTANT_CAPACITY) -> Scene
 def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) -> Scene:
     if not isinstance(doc, dict) or not isinstance(doc.get("spheres"), list):
         raise InputError(f"{source}: expected an object with a list 'spheres'")
+    if len(doc["spheres"]) > cap:  # before checking each one: a huge list is refused at once
+        raise InputError(f"{source}: {len(doc['spheres'])} spheres is above the capacity {cap}")
     rows = []
     for i, sph in enumerate(doc["spheres"]):
         where = f"{source}: sphere {i}"

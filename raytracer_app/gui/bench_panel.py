@@ -13,8 +13,10 @@ from PyQt6.QtWidgets import (
 
 from kernels import backend as backends
 from kernels import bench
+from kernels.files import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import METRICS, BenchChart
+from raytracer_app.gui.saving import message_of, png_of
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 # what a reader looks for first comes first; launch details and the note go to the right
@@ -340,9 +342,9 @@ class BenchPanel(QWidget):
             if not path:
                 return False
         try:
-            bench.write_csv([r for r, _ in self.rows], path)
-        except OSError as exc:
-            self._say(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            bench.write_csv([r for r, _ in self.rows], path, "Export CSV")
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self._say(f"cannot export: {message_of(exc)}", error=True)
             return False
         self._say(f"{len(self.rows)} row(s) written to {path}")
         return True
@@ -354,10 +356,14 @@ class BenchPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export chart", "chart.png", "PNG (*.png)")
             if not path:
                 return False
-        try:
-            pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(str(path))
-        except Exception as exc:  # a bad path or an empty chart
-            self._say(f"cannot export the chart to {path}: {exc}", error=True)
+        try:  # pyqtgraph draws the image; the app's writer puts it in place and says what went wrong
+            image = pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(toBytes=True)
+            written = write_output(path, png_of(image), "Export chart PNG", suffixes=(".png",))
+        except Exception as exc:  # a refused path, a failed write or an empty chart
+            self._say(f"cannot export the chart: {message_of(exc)}", error=True)
+            return False
+        if not written.is_file():
+            self._say(f"cannot export the chart: {path} is not there after writing", error=True)
             return False
         self._say(f"chart written to {path}")
         return True

@@ -9,11 +9,13 @@ from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
+from kernels.files import write_output
 from raytracer_app.gui import dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.render_view import RenderView
+from raytracer_app.gui.saving import message_of, png_of
 from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read, read_bytes
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
@@ -127,7 +129,8 @@ class MainWindow(QMainWindow):
                      "the rendered frame at native resolution, with scene and timing in the PNG's text")
         self._action(file, "Save &Window Screenshot…", self.save_screenshot)
         self._action(file, "&Export Timings CSV…", self.export_timings, "Ctrl+E",
-                     "every timing of this session: renders, compares and benchmarks")
+                     "this session's timings: every compare and benchmark row, and the last "
+                     f"{TimingLog.FRAME_WINDOW} rendered frames")
         file.addSeparator()
         self._action(file, "&Open Scene…", self.controls.open_scene)
         self._action(file, "Sa&ve Scene…", self.controls.save_scene)
@@ -260,7 +263,7 @@ class MainWindow(QMainWindow):
         try:
             write_png(path, frame.image, text, "Save Image")
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            self.statusBar().showMessage(f"cannot save the image: {one_line(exc)}", 10000)
+            self.statusBar().showMessage(f"cannot save the image: {message_of(exc)}", 10000)
             return False
         self.statusBar().showMessage(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
         return True
@@ -270,9 +273,9 @@ class MainWindow(QMainWindow):
         if not path:
             return False
         try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
-            write_output(path, _png_of(self.grab()), "Save Window Screenshot", suffixes=(".png",))
+            write_output(path, png_of(self.grab()), "Save Window Screenshot", suffixes=(".png",))
         except Exception as exc:
-            self.statusBar().showMessage(f"cannot save the screenshot: {one_line(exc)}", 10000)
+            self.statusBar().showMessage(f"cannot save the screenshot: {message_of(exc)}", 10000)
             return False
         self.statusBar().showMessage(f"screenshot saved to {path}", 8000)
         return True
@@ -284,7 +287,7 @@ class MainWindow(QMainWindow):
         try:
             self.log.write_csv(path)
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            self.statusBar().showMessage(f"cannot export timings: {one_line(exc)}", 10000)
+            self.statusBar().showMessage(f"cannot export timings: {message_of(exc)}", 10000)
             return False
         self.statusBar().showMessage(f"wrote {self.log.describe()} to {path}", 8000)
         return True
