@@ -16,7 +16,7 @@ from kernels import bench
 from kernels.files import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import METRICS, BenchChart
-from raytracer_app.gui.saving import message_of, png_of
+from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 # what a reader looks for first comes first; launch details and the note go to the right
@@ -342,7 +342,8 @@ class BenchPanel(QWidget):
             if not path:
                 return False
         try:
-            bench.write_csv([r for r, _ in self.rows], path, "Export CSV")
+            rows = [r for r, _ in self.rows]
+            in_background(lambda: bench.write_csv(rows, path, "Export CSV"))
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot export: {message_of(exc)}", error=True)
             return False
@@ -358,7 +359,7 @@ class BenchPanel(QWidget):
                 return False
         try:  # pyqtgraph draws the image; the app's writer puts it in place and says what went wrong
             image = pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(toBytes=True)
-            written = write_output(path, png_of(image), "Export chart PNG", suffixes=(".png",))
+            written = in_background(lambda: write_output(path, png_of(image), "Export chart PNG", suffixes=(".png",)))
         except Exception as exc:  # a refused path, a failed write or an empty chart
             self._say(f"cannot export the chart: {message_of(exc)}", error=True)
             return False

@@ -9,13 +9,14 @@ from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
+from kernels import bench
 from kernels.files import write_output
 from raytracer_app.gui import dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.render_view import RenderView
-from raytracer_app.gui.saving import message_of, png_of
+from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, frame_row, make_settings, read, read_bytes
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
@@ -261,7 +262,7 @@ class MainWindow(QMainWindow):
         if request.kind == "spheres":
             text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
         try:
-            write_png(path, frame.image, text, "Save Image")
+            in_background(lambda: write_png(path, frame.image, text, "Save Image"))
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
             self.statusBar().showMessage(f"cannot save the image: {message_of(exc)}", 10000)
             return False
@@ -273,7 +274,8 @@ class MainWindow(QMainWindow):
         if not path:
             return False
         try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
-            write_output(path, png_of(self.grab()), "Save Window Screenshot", suffixes=(".png",))
+            image = self.grab().toImage()  # grabbed here, encoded and written off the GUI thread
+            in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
         except Exception as exc:
             self.statusBar().showMessage(f"cannot save the screenshot: {message_of(exc)}", 10000)
             return False
@@ -284,12 +286,13 @@ class MainWindow(QMainWindow):
         path = path or self._ask_path("Export timings", "timings.csv", "CSV (*.csv)")
         if not path:
             return False
+        rows, held = self.log.rows, self.log.describe()  # a snapshot: frames keep arriving while it is written
         try:
-            self.log.write_csv(path)
+            in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
             self.statusBar().showMessage(f"cannot export timings: {message_of(exc)}", 10000)
             return False
-        self.statusBar().showMessage(f"wrote {self.log.describe()} to {path}", 8000)
+        self.statusBar().showMessage(f"wrote {held} to {path}", 8000)
         return True
 
     # ------------------------------------------------------------------ help
