@@ -137,11 +137,12 @@ def csv_text(rows: Iterable[Row]) -> str:
     return buf.getvalue()
 
 
-def write_csv(rows: Iterable[Row], path) -> None:
-    """Write rows to ``path``; the file appears only once the whole text is ready (no partial file)."""
-    text = csv_text(rows)
-    with open(path, "w", newline="") as f:
-        f.write(text)
+def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
+    """Write rows to ``path`` through the one output writer (atomic: no partial file; an existing
+    file is replaced). Returns the file written."""
+    from kernels.files import write_output
+
+    return write_output(path, csv_text(rows), option, inputs)
 
 
 def table_header() -> str:

@@ -112,20 +112,17 @@ def _check_size(n: int) -> None:
         raise InputError(f"histogram of {n} bytes is too large: at most {MAX_BYTES} (32-bit counters)")
 
 
-def load_input(path) -> np.ndarray:
-    """Every byte of the file at ``path`` as a uint8 array (InputError if missing, unreadable or empty)."""
-    path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise InputError(f"input file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"input {path!r} is a directory, not a file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read input file {path!r}: {exc.strerror or exc}") from None
+def load_input(path, option: str = "--input") -> np.ndarray:
+    """Every byte of the regular file at ``path`` as a uint8 array, read through the one input reader
+    (InputError if missing, not a regular file, empty, or larger than the counters or memory allow)."""
+    from kernels.inputs import memory_limit, read_bytes
+
+    limit, why = memory_limit()
+    if limit >= MAX_BYTES:
+        limit, why = MAX_BYTES, "the histogram's 32-bit counters"
+    raw = read_bytes(path, option, limit, why)
     if not raw:
-        raise InputError(f"input file {path!r} is empty; a histogram needs at least 1 byte")
+        raise InputError(f"{option} {os.fspath(path)!r} is empty; a histogram needs at least 1 byte")
     return np.frombuffer(raw, dtype=np.uint8)
 
 

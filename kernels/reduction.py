@@ -222,16 +222,29 @@ def _as_input_vector(data, dtype: str) -> np.ndarray:
 def _check_int64_headroom(op: str, a: np.ndarray, b: np.ndarray | None) -> None:
     """int64 accumulation is exact only while no partial sum can pass 2**63: refuse data that could."""
     amax = max(abs(int(a.min())), abs(int(a.max())))
+    if op == "sumsq":  # every term >= 0: exact when the exact total fits, whatever the order
+        total = _exact_sum_of_squares(a)
+        if total >= 2**63:
+            raise InputError(f"data too large for an exact sumsq: the sum of squares {total} does not fit int64 (at most {2**63 - 1})")
+        return
     if op == "sum":
         largest = amax
-    elif op == "sumsq":
-        largest = amax * amax
     else:
         largest = amax * max(abs(int(b.min())), abs(int(b.max())))
     if largest * a.size >= 2**63:
         raise InputError(
             f"data too large for an exact {op}: {a.size} terms of up to {largest} could overflow the int64 accumulator"
         )
+
+
+def _exact_sum_of_squares(a: np.ndarray) -> int:
+    """The exact sum of squares of int32 data as a Python int: each square (< 2**62) split into 31-bit
+    halves, so every chunk's int64 sums stay exact."""
+    total = 0
+    for start in range(0, a.size, _REFERENCE_CHUNK):
+        sq = a[start:start + _REFERENCE_CHUNK].astype(np.int64) ** 2
+        total += (int((sq >> 31).sum()) << 31) + int((sq & (2**31 - 1)).sum())
+    return total
 
 
 # --- launches ---------------------------------------------------------------------------------------------
@@ -567,13 +580,11 @@ VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 
 
 def load_input(path) -> np.ndarray:
-    """A 1-D array from a .npy file (``--input``), for :func:`make_problem`'s ``data``."""
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"--input {path!r} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--input {path!r} is not a readable .npy array: {exc}") from None
+    """A 1-D array from a .npy file (``--input``), for :func:`make_problem`'s ``data``; bounded and checked
+    by the one input reader."""
+    from kernels.inputs import read_npy
+
+    return read_npy(path, "--input")
 
 
 def _memory(n: int, options: dict) -> tuple[int, int]:

@@ -7,6 +7,7 @@ r, g, b (0..1), radius, x, y, z. That is also the layout of the global and the c
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def generate_scene(n: int, seed: int = 0, cap: int = CONSTANT_CAPACITY) -> Scene
 def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) -> Scene:
     if not isinstance(doc, dict) or not isinstance(doc.get("spheres"), list):
         raise InputError(f"{source}: expected an object with a list 'spheres'")
+    if len(doc["spheres"]) > cap:  # before checking each one: a huge list is refused at once
+        raise InputError(f"{source}: {len(doc['spheres'])} spheres is above the capacity {cap}")
     rows = []
     for i, sph in enumerate(doc["spheres"]):
         where = f"{source}: sphere {i}"
@@ -75,13 +78,15 @@ def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) ->
         center, radius, color = sph.get("center"), sph.get("radius"), sph.get("color")
         for field, value in (("center", center), ("color", color)):
             if not (isinstance(value, list) and len(value) == 3 and all(_is_number(v) for v in value)):
-                raise InputError(f"{where}: '{field}' must be a list of 3 numbers, got {value!r}")
+                raise InputError(f"{where}: '{field}' must be a list of 3 numbers, got {_short(value)}")
         if not _is_number(radius):
-            raise InputError(f"{where}: 'radius' must be a number, got {radius!r}")
+            raise InputError(f"{where}: 'radius' must be a number, got {_short(radius)}")
+        _check_float32(where, "center", center)
+        _check_float32(where, "radius", [radius])
         if not radius > 0:
-            raise InputError(f"{where}: radius {radius} must be positive")
+            raise InputError(f"{where}: radius {_short(radius)} must be positive")
         if not all(0 <= c <= 1 for c in color):
-            raise InputError(f"{where}: color {color} must have r, g, b in 0..1")
+            raise InputError(f"{where}: color {_short(color)} must have r, g, b in 0..1")
         rows.append([*color, radius, *center])
     if not rows:
         raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
@@ -91,31 +96,54 @@ def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) ->
     return Scene(np.ascontiguousarray(np.array(rows, np.float32)), name)
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # an integer too large for a float: a number, refused as too large below
+        return True
 
 
-def load_scene(path, cap: int = CONSTANT_CAPACITY) -> Scene:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise InputError(f"scene file {str(path)!r} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"scene file {str(path)!r} cannot be read: {exc.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"scene file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+def _check_float32(where: str, field: str, values) -> None:
+    """Refuse values that overflow float32, or whose square does (the kernels square radii and offsets)."""
+    with np.errstate(over="ignore"):
+        for v in values:
+            try:
+                f = np.float32(float(v))
+            except OverflowError:
+                f = np.float32(np.inf)
+            if not (np.isfinite(f) and np.isfinite(f * f)):
+                raise InputError(f"{where}: {field} {_short(v)} is too large; its square must fit float32 (|value| <= {_FLOAT32_SQRT_MAX:.3g})")
+
+
+_FLOAT32_SQRT_MAX = float(np.sqrt(np.finfo(np.float32).max))
+
+
+# The largest scene file worth parsing: the most spheres any backend renders, at a generous 1 KiB of JSON
+# each (the app writes about 200 bytes per sphere). Bigger files are refused from their size.
+MAX_SCENE_FILE_BYTES = CONSTANT_CAPACITY * 1024 + 65536
+
+
+def load_scene(path, cap: int = CONSTANT_CAPACITY, option: str = "--scene") -> Scene:
+    from kernels.inputs import read_json
+
+    doc = read_json(path, option, MAX_SCENE_FILE_BYTES,
+                    f"a scene holds at most {CONSTANT_CAPACITY} spheres")
     return scene_from_dict(doc, str(path), cap)
 
 
-def save_scene(scene: Scene, path) -> None:
-    text = json.dumps(scene.to_dict(), indent=1)
-    try:
-        Path(path).write_text(text + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write scene file {str(path)!r}: {exc.strerror}") from None
+def save_scene(scene: Scene, path, option: str = "--save-scene", inputs=()):
+    """Write the scene as JSON through the one output writer; returns the file written."""
+    from kernels.files import write_output
+
+    text = json.dumps(scene.to_dict(), indent=1, allow_nan=False)  # values are finite float32: always loads back
+    return write_output(path, text + "\n", option, inputs)
 
 
 def presets() -> dict[str, Path]:

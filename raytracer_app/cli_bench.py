@@ -4,6 +4,7 @@ descriptor in :mod:`kernels.algorithms`."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from kernels import bench
@@ -22,9 +23,11 @@ def bench_command(args, backend) -> int:
     variants = select(algorithm.variants, args.variants)
     csv_path = None
     if args.csv:
-        from raytracer_app.png import check_writable
+        from kernels.files import check_output
 
-        csv_path = check_writable(args.csv)
+        csv_path = args.csv
+        if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))])):
+            print(f"--csv {csv_path} exists: it will be overwritten")
     backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)
     _refuse_launch_options_on_the_host(args, backend)
@@ -54,9 +57,8 @@ def bench_command(args, backend) -> int:
                      on_row=on_row, on_progress=on_progress, problem_count=count)
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
-    if csv_path:
-        bench.write_csv(rows, csv_path)
-        print(f"wrote {len(rows)} rows to {csv_path}")
+    if csv_path and not _write_csv(rows, csv_path, getattr(args, "input", None)):
+        return 1
     bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
@@ -73,6 +75,21 @@ def _refuse_launch_options_on_the_host(args, backend) -> None:
         if value is not None:
             raise InputError(f"--{flag.replace('_', '-')} {value} applies to CUDA kernels; the cpu backend has none "
                              "(use --backend cuda or sim)")
+
+
+def _write_csv(rows, csv_path, input_path) -> bool:
+    """Write the CSV; when that fails after the run, say so and print the rows so they are not lost."""
+    from kernels.files import WriteFailed
+
+    try:
+        bench.write_csv(rows, csv_path, "--csv", [("--input", input_path)])
+    except (WriteFailed, InputError) as exc:
+        print("# the CSV could not be written; its rows follow")
+        print(bench.csv_text(rows), end="", flush=True)
+        print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are printed above as CSV", file=sys.stderr)
+        return False
+    print(f"wrote {len(rows)} rows to {csv_path}")
+    return True
 
 
 def _sizes(args, algorithm, backend) -> list[int]:

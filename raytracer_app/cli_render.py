@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernels.errors import InputError
+from kernels.files import check_output
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -20,9 +21,10 @@ def render_command(args, backend) -> int:
         for option, value in (("--memory", args.memory), ("--block", args.block), ("--launch", args.launch)):
             if value is not None:
                 raise InputError(f"{option} {value} applies to CUDA kernels; the cpu backend has none (use --backend cuda or sim)")
-    out = check_writable(args.out)
+    scene_file = ("--scene", getattr(args, "scene", None))
+    check_writable(args.out, "--out", [scene_file])
     if args.save_scene:
-        check_writable(args.save_scene)
+        check_output(args.save_scene, "--save-scene", [("--out", args.out), scene_file])
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
     caps = backend.caps
@@ -43,8 +45,8 @@ def render_command(args, backend) -> int:
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     print(f"one whole frame (kernel + copy back, wall time): {frame.frame_ms:.3f} ms")
-    write_png(out, frame.image, frame_metadata(frame))
-    print(f"wrote {out}")
+    write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -64,7 +66,7 @@ def _render_spheres(args, backend, size, block):
         scene = generate_scene(count, args.seed, renderer.capacity)
     frame = renderer.render(scene, size, args.memory or "global", block, args.pattern, args.repeats)
     if args.save_scene:
-        save_scene(scene, args.save_scene)
+        save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {args.save_scene}")
     return frame
 

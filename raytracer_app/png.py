@@ -1,17 +1,15 @@
-"""A small PNG writer (zlib only): RGBA images with tEXt metadata, written atomically so a failed
-save never leaves a partial file."""
+"""A small PNG writer (zlib only): RGBA images with tEXt metadata, written through the app's one
+output writer (atomic, never over a device, FIFO or directory)."""
 
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from kernels.errors import InputError
+from kernels.files import check_output, write_output
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -33,40 +31,17 @@ def png_bytes(rgba: np.ndarray, text: dict[str, str] | None = None) -> bytes:
     return b"".join(out)
 
 
-def check_writable(path) -> Path:
-    """Fail early, with a clear message, when ``path`` cannot be written."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError(f"--out {str(path)!r} is a directory; give a file name")
-    if not parent.is_dir():
-        raise InputError(f"--out {str(path)!r}: the folder {str(parent)!r} does not exist")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise InputError(f"--out {str(path)!r} is not writable")
-    try:  # try for real: permissions alone miss read-only file systems, and root passes every access check
-        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise InputError(f"--out {str(path)!r} is not writable: {exc.strerror}") from None
-    return path
+PNG_SUFFIXES = (".png",)
 
 
-def write_atomic(path, data: bytes) -> None:
-    path = check_writable(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def check_writable(path, option: str = "--out", inputs=()) -> Path:
+    """Fail early, with a clear message naming ``option``, when a PNG cannot be written at ``path``."""
+    return check_output(path, option, inputs, PNG_SUFFIXES)
 
 
-def write_png(path, rgba: np.ndarray, text: dict[str, str] | None = None) -> None:
-    write_atomic(path, png_bytes(np.ascontiguousarray(rgba), text))
+def write_png(path, rgba: np.ndarray, text: dict[str, str] | None = None, option: str = "--out", inputs=()) -> Path:
+    """Write the image atomically through the app's one output writer (kernels.files)."""
+    return write_output(path, png_bytes(np.ascontiguousarray(rgba), text), option, inputs, PNG_SUFFIXES)
 
 
 def read_png_text(path) -> dict[str, str]:

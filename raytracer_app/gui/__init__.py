@@ -20,14 +20,14 @@ def _resolve_backend(backend_name: str, device: int | None, settings):
     A backend that cannot run here falls back to auto, with a message instead of an error."""
     from kernels import backend as backends
     from kernels.errors import InputError
-    from raytracer_app.gui.state import Keys
+    from raytracer_app.gui.state import Keys, read
 
     name, message = backend_name, ""
     if backend_name == "auto" and device is None:
-        saved = settings.value(Keys.BACKEND, "auto")
+        saved = read(settings, Keys.BACKEND, "auto", str)
         if saved in ("cuda", "cpu", "sim"):
             try:
-                saved_device = int(settings.value(Keys.DEVICE, 0)) if saved == "cuda" else None
+                saved_device = read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if saved == "cuda" else None
                 return backends.resolve(saved, saved_device), saved, ""
             except (InputError, ValueError, TypeError):
                 pass
@@ -42,17 +42,30 @@ _showing_error = False
 
 
 def _excepthook(kind, value, tb):
-    """An exception escaping a slot is shown, never allowed to abort the application."""
+    """An exception escaping a slot becomes one line in the main window's status bar (a dialog when
+    there is no window); the app keeps running. RAYTRACER_DEBUG=1 also prints the traceback."""
     global _showing_error
-    traceback.print_exception(kind, value, tb)
+    from kernels.bench import one_line
+
+    text = one_line(value) if value is not None else kind.__name__
+    if os.environ.get("RAYTRACER_DEBUG"):
+        traceback.print_exception(kind, value, tb)
+    else:
+        print(f"raytracer-app: {text}", file=sys.stderr)
     if _showing_error:  # one dialog at a time; the rest go to stderr
         return
     try:
-        from PyQt6.QtWidgets import QApplication, QMessageBox
+        from PyQt6.QtWidgets import QApplication, QMainWindow, QMessageBox
 
-        if QApplication.instance() is not None:
-            _showing_error = True
-            QMessageBox.warning(None, "Unexpected error", f"{kind.__name__}: {value}\n\nThe app keeps running.")
+        app = QApplication.instance()
+        if app is None:
+            return
+        windows = [w for w in app.topLevelWidgets() if isinstance(w, QMainWindow) and w.isVisible()]
+        if windows:
+            windows[0].statusBar().showMessage(f"error: {text}", 15000)
+            return
+        _showing_error = True
+        QMessageBox.warning(None, "Error", f"{text}\n\nThe app keeps running.")
     except Exception:
         pass
     finally:
@@ -65,6 +78,12 @@ def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
     from kernels import backend as backends
 
     backends.prepare(backend_name)  # before numba is imported (no-op when the CLI already did)
+    from raytracer_app.gui.display import display_problem
+
+    problem = display_problem()
+    if problem:  # decided before QApplication exists: without a display Qt aborts the process
+        print(f"raytracer-app: error: {problem}", file=sys.stderr)
+        return 1
     from PyQt6.QtGui import QIcon
     from PyQt6.QtWidgets import QApplication
 

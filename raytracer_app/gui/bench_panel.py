@@ -12,8 +12,10 @@ from PyQt6.QtWidgets import (
 )
 
 from kernels import bench
+from kernels.files import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import METRICS, BenchChart
+from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 # what a reader looks for first comes first; launch details and the note go to the right
@@ -324,8 +326,8 @@ class BenchPanel(QWidget):
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
         for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
-            w.setValue(read(s, self._key(name), w.value(), int))
-        self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float))
+            w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
+        self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
         self.show_peak.setChecked(read(s, self._key("peak"), True, bool))
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
@@ -340,9 +342,10 @@ class BenchPanel(QWidget):
             if not path:
                 return False
         try:
-            bench.write_csv([r for r, _ in self.rows], path)
-        except OSError as exc:
-            self._say(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            rows = [r for r, _ in self.rows]
+            in_background(lambda: bench.write_csv(rows, path, "Export CSV"))
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self._say(f"cannot export: {message_of(exc)}", error=True)
             return False
         self._say(f"{len(self.rows)} row(s) written to {path}")
         return True
@@ -354,10 +357,14 @@ class BenchPanel(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Export chart", "chart.png", "PNG (*.png)")
             if not path:
                 return False
-        try:
-            pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(str(path))
-        except Exception as exc:  # a bad path or an empty chart
-            self._say(f"cannot export the chart to {path}: {exc}", error=True)
+        try:  # pyqtgraph draws the image; the app's writer puts it in place and says what went wrong
+            image = pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(toBytes=True)
+            written = in_background(lambda: write_output(path, png_of(image), "Export chart PNG", suffixes=(".png",)))
+        except Exception as exc:  # a refused path, a failed write or an empty chart
+            self._say(f"cannot export the chart: {message_of(exc)}", error=True)
+            return False
+        if not written.is_file():
+            self._say(f"cannot export the chart: {path} is not there after writing", error=True)
             return False
         self._say(f"chart written to {path}")
         return True

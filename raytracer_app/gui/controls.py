@@ -17,6 +17,7 @@ from kernels.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
 from kernels.raytrace import PATTERNS
 from kernels.scene import load_scene, presets, save_scene
+from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.state import JULIA_PRESETS, SIM_MAX_SIDE
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
@@ -269,10 +270,11 @@ class Controls(QScrollArea):
             path, _ = QFileDialog.getOpenFileName(self, "Open scene", "", "Scene JSON (*.json)")
             if not path:
                 return False
-        try:
-            self.model.set_scene(load_scene(path, self.model.capacity))
-        except InputError as exc:
-            self.model.message.emit(str(exc))
+        try:  # read off the GUI thread, and bounded: a file larger than the largest scene is refused from its size
+            cap = self.model.capacity
+            self.model.set_scene(in_background(lambda: load_scene(path, cap, "Open Scene")))
+        except Exception as exc:  # InputError for any malformed file; anything else still one line
+            self.model.message.emit(message_of(exc))
             return False
         return True
 
@@ -282,9 +284,10 @@ class Controls(QScrollArea):
             if not path:
                 return False
         try:
-            save_scene(self.model.scene, path)
-        except InputError as exc:
-            self.model.message.emit(str(exc))
+            scene = self.model.scene
+            in_background(lambda: save_scene(scene, path, "Save Scene"))
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self.model.message.emit(message_of(exc))
             return False
         self.model.message.emit(f"scene saved to {path}")
         return True

@@ -9,13 +9,16 @@ from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
 
+from kernels import bench
+from kernels.files import write_output
 from raytracer_app.gui import dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.render_view import RenderView
 from kernels.render_bench import frame_row
-from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read
+from raytracer_app.gui.saving import in_background, message_of, png_of
+from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read, read_bytes
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
@@ -78,7 +81,7 @@ class MainWindow(QMainWindow):
         self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
 
         self.resize(1500, 950)
-        geometry, state = self.settings.value(Keys.GEOMETRY), self.settings.value(Keys.STATE)
+        geometry, state = read_bytes(self.settings, Keys.GEOMETRY), read_bytes(self.settings, Keys.STATE)
         if geometry is not None:
             self.restoreGeometry(geometry)
         if state is not None:
@@ -128,7 +131,8 @@ class MainWindow(QMainWindow):
                      "the rendered frame at native resolution, with scene and timing in the PNG's text")
         self._action(file, "Save &Window Screenshot…", self.save_screenshot)
         self._action(file, "&Export Timings CSV…", self.export_timings, "Ctrl+E",
-                     "every timing of this session: renders, compares and benchmarks")
+                     "this session's timings: every compare and benchmark row, and the last "
+                     f"{TimingLog.FRAME_WINDOW} rendered frames")
         file.addSeparator()
         self._action(file, "&Open Scene…", self.controls.open_scene)
         self._action(file, "Sa&ve Scene…", self.controls.save_scene)
@@ -178,7 +182,7 @@ class MainWindow(QMainWindow):
             view = self.view.view(request.kind)
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
-            self.log.add(frame_row(frame))
+            self.log.add_frame(frame_row(frame))
             self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
@@ -259,9 +263,9 @@ class MainWindow(QMainWindow):
         if request.kind == "spheres":
             text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
         try:
-            write_png(path, frame.image, text)
-        except Exception as exc:  # InputError for a bad path, OSError for a full disk
-            self.statusBar().showMessage(f"cannot save the image: {exc}", 10000)
+            in_background(lambda: write_png(path, frame.image, text, "Save Image"))
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self.statusBar().showMessage(f"cannot save the image: {message_of(exc)}", 10000)
             return False
         self.statusBar().showMessage(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
         return True
@@ -270,20 +274,26 @@ class MainWindow(QMainWindow):
         path = path or self._ask_path("Save window screenshot", "window.png", "PNG (*.png)")
         if not path:
             return False
-        ok = self.grab().save(str(path))
-        self.statusBar().showMessage(f"screenshot saved to {path}" if ok else f"cannot write {path}", 8000)
-        return ok
+        try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
+            image = self.grab().toImage()  # grabbed here, encoded and written off the GUI thread
+            in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
+        except Exception as exc:
+            self.statusBar().showMessage(f"cannot save the screenshot: {message_of(exc)}", 10000)
+            return False
+        self.statusBar().showMessage(f"screenshot saved to {path}", 8000)
+        return True
 
     def export_timings(self, path=None) -> bool:
         path = path or self._ask_path("Export timings", "timings.csv", "CSV (*.csv)")
         if not path:
             return False
+        rows, held = self.log.rows, self.log.describe()  # a snapshot: frames keep arriving while it is written
         try:
-            self.log.write_csv(path)
-        except OSError as exc:
-            self.statusBar().showMessage(f"cannot write {path}: {exc.strerror or exc}", 10000)
+            in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
+        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            self.statusBar().showMessage(f"cannot export timings: {message_of(exc)}", 10000)
             return False
-        self.statusBar().showMessage(f"{len(self.log.rows)} timing row(s) written to {path}", 8000)
+        self.statusBar().showMessage(f"wrote {held} to {path}", 8000)
         return True
 
     # ------------------------------------------------------------------ help

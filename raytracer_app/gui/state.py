@@ -67,16 +67,41 @@ def make_settings() -> QSettings:
     return QSettings(QSettings.defaultFormat(), QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
 
 
-def read(settings: QSettings, key: str, default, kind=None):
-    """A typed settings value; the default when missing or unreadable."""
+def read(settings: QSettings, key: str, default, kind=None, lo=None, hi=None):
+    """A typed settings value; the default when missing, of the wrong type, unreadable or outside
+    lo..hi. Whatever the settings file holds, this never raises: a corrupted file cannot stop the app."""
     kind = kind or type(default)
-    value = settings.value(key, default)
     try:
-        if kind is bool and isinstance(value, str):
-            return value.lower() in ("1", "true", "yes")
-        return kind(value)
-    except (TypeError, ValueError):
+        value = settings.value(key, default)
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("1", "true", "yes", "0", "false", "no"):
+                return value.lower() in ("1", "true", "yes")
+            return default
+        if isinstance(value, bool) or (kind in (int, float) and not isinstance(value, (str, int, float))):
+            return default
+        value = kind(value)
+        if kind is float and value != value:  # NaN
+            return default
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            return default
+        return value
+    except Exception:  # noqa: BLE001 - any unreadable value means "use the default"
         return default
+
+
+def read_bytes(settings: QSettings, key: str):
+    """A QByteArray setting (window geometry, dock state), or None when missing or of another type."""
+    from PyQt6.QtCore import QByteArray
+
+    try:
+        value = settings.value(key)
+    except Exception:  # noqa: BLE001
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        return QByteArray(bytes(value))
+    return value if isinstance(value, QByteArray) else None
 
 
 @dataclass(frozen=True)
@@ -105,20 +130,39 @@ class CompareRequest:
 
 
 class TimingLog(QObject):
-    """Every timing row of this session (renders, compares, benchmarks), for File > Export Timings CSV."""
+    """The session's timing rows for File > Export Timings CSV: every benchmark and compare row, and the
+    last FRAME_WINDOW frame rows (single renders), so Render Continuously cannot grow memory without bound."""
 
-    rowsAdded = pyqtSignal(int)  # total number of rows
+    rowsAdded = pyqtSignal(int)  # total number of rows held
+    FRAME_WINDOW = 1000
 
     def __init__(self):
         super().__init__()
-        self.rows: list[bench.Row] = []
+        self.kept: list[bench.Row] = []  # benchmark and compare rows, all of them
+        self.frames: deque[bench.Row] = deque(maxlen=self.FRAME_WINDOW)
+        self.frames_seen = 0
+
+    @property
+    def rows(self) -> list[bench.Row]:
+        return self.kept + list(self.frames)
 
     def add(self, *rows: bench.Row) -> None:
-        self.rows.extend(rows)
-        self.rowsAdded.emit(len(self.rows))
+        self.kept.extend(rows)
+        self.rowsAdded.emit(len(self.kept) + len(self.frames))
 
-    def write_csv(self, path) -> None:
-        bench.write_csv(self.rows, path)
+    def add_frame(self, row: bench.Row) -> None:
+        """One displayed frame's row; only the last FRAME_WINDOW are held."""
+        self.frames.append(row)
+        self.frames_seen += 1
+        self.rowsAdded.emit(len(self.kept) + len(self.frames))
+
+    def describe(self) -> str:
+        dropped = self.frames_seen - len(self.frames)
+        text = f"{len(self.kept)} benchmark/compare row(s) and the last {len(self.frames)} of {self.frames_seen} rendered frame(s)"
+        return text + (f"; {dropped} older frame rows are not kept" if dropped else "")
+
+    def write_csv(self, path, option: str = "Export Timings CSV"):
+        return bench.write_csv(self.rows, path, option)
 
 
 class FpsMeter:
@@ -340,8 +384,8 @@ class RenderModel(QObject):
         mt = self.limits.max_threads_per_block
         bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
         self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
-        self.seed = read(s, Keys.SEED, 0, int)
-        count = max(1, min(read(s, Keys.COUNT, 20, int), self.capacity))
+        self.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
+        count = read(s, Keys.COUNT, 20, int, 1, self.capacity)
         self.scene = generate_scene(count, self.seed, self.capacity)
         memory, pattern = read(s, Keys.MEMORY, "global"), read(s, Keys.PATTERN, "uniform")
         self.memory = memory if memory in MEMORIES else "global"
@@ -352,6 +396,6 @@ class RenderModel(QObject):
                              colormap=colormap if colormap in COLORMAPS else "classic")
         try:
             self.julia = params.checked()
-        except InputError:
+        except (InputError, ValueError, TypeError, OverflowError):
             pass
         self.launch = launch if launch in LAUNCHES else "2d"

@@ -1,0 +1,116 @@
+"""A corrupted settings file never stops the app: every value of the wrong type or out of range is
+ignored (its default used). Settings files are written in tmp_path, then the real MainWindow starts."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PyQt6.QtCore import QByteArray, QSettings  # noqa: E402
+
+from raytracer_app.gui.state import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
+
+WAIT = 60_000
+
+
+@pytest.fixture(autouse=True)
+def settings_dir(tmp_path):
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    yield tmp_path / "settings"
+
+
+@pytest.fixture
+def start_window(qtbot):
+    from raytracer_app.gui.main_window import MainWindow
+
+    windows = []
+
+    def start(backend):
+        w = MainWindow(backend, settings=make_settings())
+        windows.append(w)
+        w.show()
+        return w
+
+    yield start
+    for w in windows:
+        w.close()
+        qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
+
+
+def write_values(values: dict) -> None:
+    s = make_settings()
+    for key, value in values.items():
+        s.setValue(key, value)
+    s.sync()
+
+
+# Each entry: settings that used to stop the app (or could), and what the window must show instead.
+CORRUPT = {
+    "geometry as text": {Keys.GEOMETRY: "not a geometry", Keys.STATE: "not a state"},
+    "geometry as a list": {Keys.GEOMETRY: ["a", "b"], Keys.STATE: ["1", "2", "3"]},
+    "geometry as a number": {Keys.GEOMETRY: 12, Keys.STATE: 3.5},
+    "geometry as garbage bytes": {Keys.GEOMETRY: QByteArray(b"\x00\x01junk"), Keys.STATE: QByteArray(b"\xff" * 40)},
+    "negative seed": {Keys.SEED: -5},
+    "huge seed": {Keys.SEED: 10**26},
+    "seed as text": {Keys.SEED: "seven"},
+    "huge count": {Keys.COUNT: 10**26},
+    "negative count": {Keys.COUNT: -3},
+    "count as a list": {Keys.COUNT: ["1", "2"]},
+    "huge block": {Keys.BLOCK_X: 10**30, Keys.BLOCK_Y: -7},
+    "bad sizes": {Keys.SIZE.format("spheres"): "0x0", Keys.SIZE.format("julia"): ["64", "64"]},
+    "bad julia": {Keys.C_RE: "nan", Keys.C_IM: "1e999", Keys.ITERATIONS: 10**26, Keys.COLORMAP: 5},
+    "bad choices": {Keys.TAB: ["x"], Keys.MEMORY: "registers", Keys.PATTERN: 3, Keys.LAUNCH: "", Keys.CONTINUOUS: "maybe"},
+    "bad backend": {Keys.BACKEND: ["cuda"], Keys.DEVICE: 10**26},
+    "bad panels": {"bench/reduction/n": 10**26, "bench/reduction/repeats": -3, "bench/histogram/block": "many",
+                   "bench/reduction/grid_sm": "inf", "bench/hashtable/peak": ["yes"], "bench/reduction/variants": 7,
+                   "bench/histogram/metric": 4.5},
+}
+
+
+@pytest.mark.parametrize("name", list(CORRUPT))
+def test_window_starts_whatever_the_settings_hold(qtbot, start_window, cpu_backend, name):
+    write_values(CORRUPT[name])
+    w = start_window(cpu_backend)
+    m = w.model
+    assert 0 <= m.seed <= 2**31 - 1 and w.controls.seed.value() == m.seed
+    assert 1 <= m.scene.count <= m.capacity
+    assert m.tab in ("spheres", "julia") and m.memory in ("global", "constant", "shared")
+    bx, by = m.block
+    assert 1 <= bx and 1 <= by and bx * by <= m.limits.max_threads_per_block
+    for panel in w.panels.values():
+        assert panel.n.minimum() <= panel.n.value() <= panel.n.maximum()
+        assert panel.repeats.value() >= 1
+    qtbot.waitUntil(lambda: w.last.get(m.tab) is not None, timeout=WAIT)  # and it renders
+    w.close()
+    qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
+    # closing saved good values over the bad ones: the next start reads them back
+    s = make_settings()
+    assert read(s, Keys.SEED, -1, int, 0, 2**31 - 1) == m.seed
+    assert read_bytes(s, Keys.GEOMETRY) is not None
+
+
+@pytest.mark.parametrize("seed, expected", [(-5, 0), (10**26, 0), ("12", 12), (12, 12), (True, 0), ("1.5", 0)])
+def test_seed_values_out_of_range_or_of_the_wrong_type_use_the_default(seed, expected):
+    write_values({Keys.SEED: seed})
+    assert read(make_settings(), Keys.SEED, 0, int, 0, 2**31 - 1) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("true", True), ("false", False), ("maybe", False), ("1", True)])
+def test_bool_values(text, expected):
+    write_values({Keys.CONTINUOUS: text})
+    assert read(make_settings(), Keys.CONTINUOUS, False, bool) is expected
+
+
+def test_raw_corrupted_ini_file_starts_the_window(qtbot, start_window, cpu_backend, settings_dir):
+    """A file written by hand (or damaged): invalid @ByteArray/@Variant payloads, broken lines, binary junk."""
+    path = settings_dir / ORGANIZATION / f"{APPLICATION}.ini"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        b"[window]\ngeometry=@ByteArray(\\x1\\x2\xff)\nstate=@Variant(\\0\\0\\0\\x7f\\0\\0\\0\\x18)\n"
+        b"[spheres]\nseed=-5\ncount=1e400\n[render\nblock_x=\x00\x01\n\xff\xfe garbage ===\n"
+        b"[julia]\nc_re=@Point(1 2)\niterations=@Size(3 4)\n"
+    )
+    w = start_window(cpu_backend)
+    assert w.model.seed == 0 and w.model.scene.count == 20
+    assert w.isVisible()
