@@ -12,6 +12,7 @@ import sys
 
 from kernels import backend as backends
 from kernels.errors import InputError
+from kernels.scene import MAX_SPHERES, MEMORIES  # kernels.raytrace's list; this module imports no numba
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -74,11 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--repeats", type=_int("--repeats", 1), default=10, help="timed repeats after a warm-up (default 10)")
     render.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
     g = render.add_argument_group("spheres")
-    g.add_argument("--spheres", type=_int("--spheres"), default=None, help="random scene with N spheres (default 20)")
+    g.add_argument("--spheres", type=_int("--spheres"), default=None,
+                   help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 spheres in 64 KiB; default 20)")
     g.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random scene (default 0)")
     g.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
     g.add_argument("--save-scene", default=None, help="also save the scene as JSON")
-    g.add_argument("--memory", default=None, choices=("global", "constant"), help="where the kernel reads the spheres (default global; cuda/sim only)")
+    g.add_argument("--memory", default=None, choices=MEMORIES,
+                   help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)")
     g.add_argument("--pattern", default="uniform", choices=("uniform", "staggered"), help="sphere access order per warp (default uniform)")
     j = render.add_argument_group("julia")
     j.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
@@ -86,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--zoom", type=_float("--zoom"), default=1.0, help="zoom factor (default 1)")
     j.add_argument("--iterations", type=_int("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
     j.add_argument("--colormap", default="classic", choices=("classic", "smooth"), help="classic: the book's red on black (default)")
+    j.add_argument("--precision", default="float32",  # checked by kernels.julia (PRECISIONS), which loads numba
+                   help="float32|float64: float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
     j.add_argument("--launch", default=None, choices=("book", "2d"), help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
     _common(render)
 
