@@ -5,7 +5,7 @@ same runner, rows and CSV as the reductions. Every GPU image is checked against 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class RenderProblem:
     params: JuliaParams = JuliaParams()
     dtype: str = "rgba8"
     bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
-    _reference: np.ndarray | None = field(default=None, repr=False)
+    _reference: dict | None = field(default=None, repr=False)  # the CPU twin's image per precision
 
     @property
     def op(self) -> str:
@@ -45,13 +45,17 @@ class RenderProblem:
     def scene(self):
         return generate_scene(self.spheres, self.seed)
 
-    def reference(self) -> np.ndarray:
+    def reference(self, precision: str = "float32") -> np.ndarray:
         if self._reference is None:
+            self._reference = {}
+        if precision not in self._reference:
             if self.algorithm == "raytrace":
-                self._reference = _renderer("cpu", 0, SphereRenderer).render(self.scene, self.size).image
+                image = _renderer("cpu", 0, SphereRenderer).render(self.scene, self.size).image
             else:
-                self._reference = _renderer("cpu", 0, JuliaRenderer).render(self.params, self.size).image
-        return self._reference
+                params = replace(self.params, precision=precision)
+                image = _renderer("cpu", 0, JuliaRenderer).render(params, self.size).image
+            self._reference[precision] = image.copy()
+        return self._reference[precision]
 
     def verify(self, result) -> tuple[bool, str]:
         ok = result == self.expected
@@ -76,20 +80,22 @@ def _renderer(kind: str, device: int, cls):
     return cls(Backend(kind, device))
 
 
-def _matching_pixels(problem: RenderProblem, image: np.ndarray) -> int:
-    diff = np.abs(image.astype(np.int16) - problem.reference()).max(axis=2)
+def _matching_pixels(problem: RenderProblem, image: np.ndarray, precision: str = "float32") -> int:
+    diff = np.abs(image.astype(np.int16) - problem.reference(precision)).max(axis=2)
     return int((diff <= 1).sum())
 
 
-def _outcome(problem, frame) -> Outcome:
+def _outcome(problem, frame, precision: str = "float32") -> Outcome:
     block = f"{frame.block[0]}x{frame.block[1]}" if frame.block else ""
     grid = f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else ""
-    return Outcome(_matching_pixels(problem, frame.image), frame.kernel, block, grid)
+    return Outcome(_matching_pixels(problem, frame.image, precision), frame.kernel, block, grid)
 
 
 def _spheres(memory: str, on_cpu: bool = False):
     def run(problem, launch, backend, repeats):
         renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, SphereRenderer)
+        if problem.spheres > renderer.max_spheres(memory):  # a sweep past constant memory's capacity
+            return f"{memory} memory holds at most {renderer.max_spheres(memory)} spheres"
         frame = renderer.render(problem.scene, problem.size, memory, launch.block or (16, 16), problem.pattern, repeats)
         return _outcome(problem, frame)
     return run
@@ -105,10 +111,11 @@ def _frame_to_host(problem, launch, backend, repeats):
     return Outcome(_matching_pixels(problem, image), timing, f"{block[0]}x{block[1]}", f"{grid[0]}x{grid[1]}")
 
 
-def _julia(launch_kind: str, on_cpu: bool = False):
+def _julia(launch_kind: str, on_cpu: bool = False, precision: str = "float32"):
     def run(problem, launch, backend, repeats):
         renderer = _renderer("cpu" if on_cpu else backend.kind, backend.device, JuliaRenderer)
-        return _outcome(problem, renderer.render(problem.params, problem.size, launch_kind, launch.block or (16, 16), repeats))
+        params = replace(problem.params, precision=precision)
+        return _outcome(problem, renderer.render(params, problem.size, launch_kind, launch.block or (16, 16), repeats), precision)
     return run
 
 
@@ -126,6 +133,8 @@ RAYTRACE_VARIANTS: tuple[Variant, ...] = (
             "gpu", "001", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("constant")),
     Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
             "gpu", "", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_spheres("shared")),
+    Variant("spheres-binned", "binned tiles, as tiled GPU rasterisers work: the spheres are first sorted into screen tiles (counts, a prefix sum, then lists), then each block shades its tile from its own list; binning is part of every frame",
+            "gpu", "", "block BXxBY (the tile), BX*BY <= max threads per block", check=_check_block, run=_spheres("binned")),
     Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy back into pinned host memory, wall time (1000 / ms = frames per second)",
             "gpu", "", "block BXxBY; real GPU only", sim_skip="wall time of frames means nothing in the simulator",
             check=_check_block, run=_frame_to_host),
@@ -138,5 +147,8 @@ JULIA_VARIANTS: tuple[Variant, ...] = (
             "gpu", "003", run=_julia("book")),
     Variant("julia-2d", "2-D blocks of BXxBY threads: full warps, the same kernel",
             "gpu", "003", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_julia("2d")),
+    Variant("julia-2d-float64", "the same 2-D launch in float64, as deep zooms need: an H100 runs float64 at about half float32's rate, consumer GPUs at 1/32 or 1/64",
+            "gpu", "", "block BXxBY, BX*BY <= max threads per block", check=_check_block, run=_julia("2d", precision="float64")),
     Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu", run=_julia("2d", on_cpu=True)),
+    Variant("julia-cpu-float64", "the CPU twin in float64", "cpu", run=_julia("2d", on_cpu=True, precision="float64")),
 )

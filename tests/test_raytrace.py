@@ -298,3 +298,16 @@ def test_gpu_binned_tiles_identical_to_global_at_100k_spheres(cuda_backend):
     np.testing.assert_array_equal(r.render(scene, (1024, 1024), memory="shared").image, g)
     covered = (g[..., :3] > 0).any(axis=2).mean()
     assert 0.3 < covered  # 100,000 shrunken spheres still fill the picture
+
+
+def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_backend):
+    from kernels.bench import Launch
+    from kernels.render_bench import RAYTRACE_VARIANTS, make_raytrace_problem
+
+    by_name = {v.name: v for v in RAYTRACE_VARIANTS}
+    problem = make_raytrace_problem(CONSTANT_CAPACITY + 1, (8, 8))
+    reason = by_name["spheres-constant"].run(problem, Launch(None), cuda_backend, 1)
+    assert reason == "constant memory holds at most 2340 spheres"
+    small = make_raytrace_problem(4, (16, 8))
+    outcome = by_name["spheres-binned"].run(small, Launch((8, 8)), cuda_backend, 1)
+    assert outcome.result == small.expected == 128  # every pixel matches the CPU twin
