@@ -33,6 +33,7 @@ from kernels.raytrace import COLD, HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_s
 
 BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles
+SCAN_SUMS = 2 * SCAN_THREADS  # two buffers of run sums (a shared array's size is one constant)
 MAX_ENTRIES = 1 << 28  # tile-list entries (1 GiB of int32): a denser scene is refused, not half drawn
 
 
@@ -73,7 +74,7 @@ def _scan_tiles(tile_counts, tiles, tile_offsets):
     """Exclusive prefix sum of the counters into tile_offsets[0..tiles], the total at [tiles]; zeroes
     the counters. One block: thread t sums a run of tiles, the block scans the runs' sums in shared
     memory (Hillis-Steele, two buffers in turn), then each thread writes its run's offsets."""
-    sums = cuda.shared.array(2 * SCAN_THREADS, np.int64)
+    sums = cuda.shared.array(SCAN_SUMS, np.int64)
     t = cuda.threadIdx.x
     per = (tiles + SCAN_THREADS - 1) // SCAN_THREADS
     lo = min(t * per, tiles)
