@@ -171,10 +171,12 @@ class BinnedTiles:
         self.tile_offsets = None  # int64, tiles + 1
         self.tile_list = None  # int32 sphere indices, tile after tile
         self.entries = 0  # list entries of the last scene prepared
+        self._prepared = None  # (spheres_dev, count, image shape, block) the list is sized for
 
     def prepare(self, spheres_dev, count: int, staggered: bool, image_dev, block: tuple[int, int]):
         """Bin once to learn the list's exact length (one small copy to the host), size the list, and
-        return the launch of one whole frame: count, scan, fill, shade."""
+        return the launch of one whole frame: count, scan, fill, shade. The same uploaded scene at the
+        same size and block needs no new sizing (the key holds the device array, so it stays unique)."""
         height, width = image_dev.shape
         tile_w, tile_h = block
         tiles_x, tiles_y = grid_for(width, height, block)
@@ -187,15 +189,19 @@ class BinnedTiles:
         n = np.int32(count)
         shape = (np.int32(width), np.int32(height), np.int32(tile_w), np.int32(tile_h), np.int32(tiles_x))
         bins = (count + BIN_THREADS - 1) // BIN_THREADS
-        count_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts)
-        scan_k[1, SCAN_THREADS](counts, np.int32(tiles), offsets)
-        entries = int(offsets[tiles:].copy_to_host()[0])
-        if entries > MAX_ENTRIES:
-            raise InputError(f"binned tiles: the spheres cover {entries:,} tile slots, more than {MAX_ENTRIES:,}; "
-                             f"use fewer or smaller spheres, or larger blocks")
-        if self.tile_list is None or self.tile_list.size < entries:
-            self.tile_list = cuda.device_array(max(entries + entries // 4, 1), np.int32)
-        self.entries = entries
+        key = (count, (height, width), tuple(block))
+        if self._prepared is None or self._prepared[0] is not spheres_dev or self._prepared[1:] != key:
+            self._prepared = None
+            count_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts)
+            scan_k[1, SCAN_THREADS](counts, np.int32(tiles), offsets)  # leaves the counters zero
+            entries = int(offsets[tiles:].copy_to_host()[0])
+            if entries > MAX_ENTRIES:
+                raise InputError(f"binned tiles: the spheres cover {entries:,} tile slots, more than {MAX_ENTRIES:,}; "
+                                 f"use fewer or smaller spheres, or larger blocks")
+            if self.tile_list is None or self.tile_list.size < entries:
+                self.tile_list = cuda.device_array(max(entries + entries // 4, 1), np.int32)
+            self.entries = entries
+            self._prepared = (spheres_dev, *key)
         tile_list = self.tile_list
 
         def launch():

@@ -311,3 +311,12 @@ def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_
     small = make_raytrace_problem(4, (16, 8))
     outcome = by_name["spheres-binned"].run(small, Launch((8, 8)), cuda_backend, 1)
     assert outcome.result == small.expected == 128  # every pixel matches the CPU twin
+
+
+def test_binned_tiles_follow_new_scenes_sizes_and_blocks(cuda_backend):
+    """The tile lists are sized once per scene, image size and block; any change bins again."""
+    r = SphereRenderer(cuda_backend)
+    a, b = small_scene(n=5, seed=4), small_scene(n=7, seed=5)
+    for scene, size, block in ((a, (16, 8), (8, 8)), (b, (16, 8), (8, 8)), (b, (8, 16), (8, 8)), (a, (16, 8), (4, 4))):
+        image = r.render(scene, size, memory="binned", block=block).image
+        assert np.abs(image.astype(int) - spheres_reference(scene.spheres, *size)).max() <= 1
