@@ -1,9 +1,19 @@
 """The Julia set of seed 003 (CUDA by Example, ch. 4) on CUDA, in the simulator, and on the CPU.
 
-The book's mapping for pixel (x, y): jx = scale * (W/2 - x) / (W/2), jy = scale * (H/2 - y) / (H/2) in
-float32, scale 1.5, c = -0.8 + 0.156i, z = z*z + c for 200 iterations, escape when |z|^2 > 1000; the
-``classic`` colormap paints bounded points red on black exactly as the book does. Here ``center`` shifts
-and ``zoom`` divides the scale, and the divisor is min(W, H) / 2 so pixels stay square.
+The mapping, in the standard orientation of the complex plane (real to the right, imaginary up; row 0 of
+the image at the top): pixel (x, y) is the point
+    re = cx + s * (x - W/2) / h,    im = cy + s * (H/2 - 1 - y) / h
+with s = scale / zoom (scale 1.5), h = min(W, H) / 2 (integer halves; pixels stay square), each product
+and quotient rounded in the chosen precision. c = -0.8 + 0.156i, z = z*z + c for 200 iterations, escape
+when |z|^2 > 1000; the ``classic`` colormap paints bounded points red on black as the book does.
+
+The book computes jx = scale * (W/2 - x) / (W/2), jy = scale * (H/2 - y) / (H/2) and shows row 0 at the
+bottom: that picture is the one above turned by 180 degrees, and every Julia set is symmetric under that
+turn (z -> -z commutes with z*z + c; in floating point too, as negation is exact), so the book's view
+here is the book's picture pixel for pixel.
+
+Precision: ``float32`` (the book's) or ``float64``. float32 runs out of resolution near a zoom of 10^4:
+neighbouring pixels then round to the same point and the set shows blocks (``precision_for`` tells when).
 
 Launches: ``book`` is the book's ``<<<dim3(W, H), 1>>>`` (one thread per block); ``2d`` uses 2-D blocks.
 Both run the same kernel, so the difference you time is the launch shape alone.
@@ -22,11 +32,15 @@ from numba import cuda
 from kernels import backend as backends
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, frame_to_host, grid_for, rgba_view
-from kernels.timing import time_kernel
+from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
+PRECISIONS = ("float32", "float64")
+DTYPES = {"float32": np.float32, "float64": np.float64}
+# float32 is trusted while a pixel spans at least this many units in the last place of the view's
+# largest coordinate: closer, rounding shows as bands and then as blocks of identical pixels.
+FLOAT32_MIN_ULPS_PER_PIXEL = 16
 MAX_ITERATIONS = 100_000
 ESCAPE = np.float32(1000.0)
 
@@ -39,6 +53,7 @@ class JuliaParams:
     scale: float = 1.5
     iterations: int = 200
     colormap: str = "classic"
+    precision: str = "float32"
 
     def checked(self) -> "JuliaParams":
         if not isinstance(self.iterations, (int, np.integer)) or not 1 <= self.iterations <= MAX_ITERATIONS:
@@ -47,26 +62,64 @@ class JuliaParams:
             raise InputError(f"zoom {self.zoom} must be a positive number")
         if self.colormap not in COLORMAPS:
             raise InputError(f"colormap {self.colormap!r} is not one of {', '.join(COLORMAPS)}")
+        if self.precision not in PRECISIONS:
+            raise InputError(f"precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
         for what, v in (("c", self.c.real), ("c", self.c.imag), ("center", self.center[0]), ("center", self.center[1])):
             if not math.isfinite(v):
                 raise InputError(f"{what} {v} must be finite")
         return self
 
+    def pixel_step(self, width: int, height: int) -> float:
+        """The distance between neighbouring pixels in the complex plane."""
+        return self.scale / self.zoom / (min(width, height) // 2)
+
+    def pixel_to_plane(self, px: float, py: float, *, width: int, height: int) -> tuple[float, float]:
+        """The point (re, im) at pixel (px, py) of a W x H image, row 0 at the top (float64; fractional
+        pixels allowed, e.g. a cursor position)."""
+        step = self.pixel_step(width, height)
+        return (self.center[0] + step * (px - width // 2), self.center[1] + step * (height // 2 - 1 - py))
+
     def panned(self, dx_pixels: float, dy_pixels: float, *, width: int, height: int) -> "JuliaParams":
-        """The view moved by a drag of (dx, dy) pixels (image content follows the pointer)."""
-        step = self.scale / self.zoom / (min(width, height) // 2)
-        # the mapping runs right-to-left and bottom-to-top (W/2 - x), so a drag right raises jx
-        return replace(self, center=(self.center[0] + dx_pixels * step, self.center[1] + dy_pixels * step))
+        """The view moved by a drag of (dx, dy) pixels, y down (image content follows the pointer)."""
+        step = self.pixel_step(width, height)
+        # real grows to the right and imaginary upwards: a drag right or down shows points left or above
+        return replace(self, center=(self.center[0] - dx_pixels * step, self.center[1] + dy_pixels * step))
 
     def zoomed(self, factor: float, px: float, py: float, *, width: int, height: int) -> "JuliaParams":
         """Zoom by ``factor`` keeping the point under pixel (px, py) fixed."""
-        half = min(width, height) // 2
-        step = self.scale / self.zoom / half
-        jx = self.center[0] + step * (width // 2 - px)
-        jy = self.center[1] + step * (height // 2 - py)
-        new_step = step / factor
+        jx, jy = self.pixel_to_plane(px, py, width=width, height=height)
+        new_step = self.pixel_step(width, height) / factor
         return replace(self, zoom=self.zoom * factor,
-                       center=(jx - new_step * (width // 2 - px), jy - new_step * (height // 2 - py)))
+                       center=(jx - new_step * (px - width // 2), jy - new_step * (height // 2 - 1 - py)))
+
+    def ulps_per_pixel(self, width: int, height: int, precision: str = "float32") -> float:
+        """How many representable numbers of ``precision`` lie between neighbouring pixels, at the
+        view's largest coordinate (where the spacing of floats is widest). Below 1, pixels merge."""
+        half_w = self.pixel_step(width, height) * (width / 2 + 1)
+        half_h = self.pixel_step(width, height) * (height / 2 + 1)
+        largest = max(abs(self.center[0]) + half_w, abs(self.center[1]) + half_h)
+        return self.pixel_step(width, height) / float(np.spacing(DTYPES[precision](largest)))
+
+    def float32_resolves(self, width: int, height: int) -> bool:
+        """True while float32 draws this view without bands or blocks (see FLOAT32_MIN_ULPS_PER_PIXEL)."""
+        return self.ulps_per_pixel(width, height, "float32") >= FLOAT32_MIN_ULPS_PER_PIXEL
+
+    def precision_for(self, width: int, height: int) -> str:
+        """The precision a viewer should use for this view: float32 while it resolves, then float64."""
+        return "float32" if self.float32_resolves(width, height) else "float64"
+
+    def view_text(self) -> str:
+        """Centre, zoom and c with every digit needed to reproduce the view (shortest round-trip form)."""
+        return (f"centre {self.center[0]!r}, {self.center[1]!r}  zoom {self.zoom!r}  "
+                f"c {self.c.real!r}, {self.c.imag!r}  {self.precision}")
+
+    def command_line(self, width: int, height: int, out: str = "julia.png") -> str:
+        """The view as a `raytracer-app render julia` command that renders it again (values written with
+        '=' so a negative number is not taken for an option)."""
+        return (f"raytracer-app render julia --c={self.c.real!r},{self.c.imag!r} "
+                f"--center={self.center[0]!r},{self.center[1]!r} --zoom {self.zoom!r} "
+                f"--iterations {self.iterations} --colormap {self.colormap} --precision {self.precision} "
+                f"--size {width}x{height} --out {out}")
 
 
 def parse_complex(text: str) -> complex:
@@ -81,7 +134,7 @@ def parse_complex(text: str) -> complex:
 @numba.jit(nopython=True)
 def julia_escape(jx, jy, cr, ci, iterations):
     """Iterations until |z|^2 > 1000 (``iterations`` when the point stays bounded), and the final |z|^2.
-    Written as the book's cuComplex operations, in float32."""
+    Written as the book's cuComplex operations, in the precision of its arguments."""
     ar = jx
     ai = jy
     for i in range(iterations):
@@ -98,8 +151,9 @@ def julia_escape(jx, jy, cr, ci, iterations):
 @numba.jit(nopython=True)
 def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
     """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
-    jx = cx + scale * np.float32((pixels.shape[1] >> 1) - x) / half
-    jy = cy + scale * np.float32((pixels.shape[0] >> 1) - y) / half
+    # the standard orientation (see the module's docstring); pixel offsets are exact in float32
+    jx = cx + scale * np.float32(x - (pixels.shape[1] >> 1)) / half
+    jy = cy + scale * np.float32((pixels.shape[0] >> 1) - 1 - y) / half
     n, mag2 = julia_escape(jx, jy, cr, ci, iterations)
     r = g = b = np.uint8(0)
     if colormap == 0:  # classic: the book's red where bounded
@@ -134,8 +188,9 @@ def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
 
 
 @functools.lru_cache(maxsize=None)
-def gpu_kernel():
-    return cuda.jit("void(uint32[:, ::1], float32, float32, float32, float32, float32, float32, int32, int32)")(_render_julia)
+def gpu_kernel(precision: str = "float32"):
+    f = precision
+    return cuda.jit(f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)")(_render_julia)
 
 
 def check_launch(launch: str) -> str:
@@ -151,38 +206,43 @@ class JuliaRenderer:
         self.backend = backend
         self.limits = limits_for(backend)
         self._image_dev = None
-        self._warm = False
+        self._warm: set = set()
+        self._host_frames = HostFrames()  # pinned, double-buffered
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
                block=(16, 16), repeats: int = 1) -> Frame:
         params.checked()
         width, height = check_size(*size)
         check_launch(launch)
-        f32 = np.float32
-        args = (f32(params.c.real), f32(params.c.imag), f32(params.center[0]), f32(params.center[1]),
-                f32(params.scale / params.zoom), f32(min(width, height) // 2), np.int32(params.iterations),
+        f = DTYPES[params.precision]
+        args = (f(params.c.real), f(params.c.imag), f(params.center[0]), f(params.center[1]),
+                f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
                 np.int32(COLORMAPS.index(params.colormap)))
-        warmup = 0 if self._warm else 1
+        warmup = 0 if params.precision in self._warm else 1
         if self.backend.runs_cuda_kernels:
             block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
             grid = grid_for(width, height, block)
             self.backend.activate()
             if self._image_dev is None or self._image_dev.shape != (height, width):
                 self._image_dev = cuda.device_array((height, width), np.uint32)
-            image_dev, kernel = self._image_dev, gpu_kernel()
+            image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
             launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
-            timing = time_kernel(self.backend, launch_kernel, repeats, warmup)
-            image, frame_ms = frame_to_host(self.backend.kind, launch_kernel, image_dev, timing)
+            host = self._host_frames.next_buffer(height, width)
+            timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
+            image = rgba_view(host)
         else:
             pixels = np.empty((height, width), np.uint32)
-            timing = time_kernel(backends.HOST, lambda: render_julia_cpu(pixels, *args), repeats, warmup)
-            image, frame_ms = rgba_view(pixels), timing.samples_ms[-1]  # on the host: no copy back
+            launch_kernel = lambda: render_julia_cpu(pixels, *args)  # noqa: E731
+            timing, frame_time = time_frames(backends.HOST, launch_kernel, None, None, repeats, warmup)  # no copy back
+            image = rgba_view(pixels)
             block = grid = None
-        self._warm = True
-        meta = {"kind": "julia", "c": f"{params.c.real},{params.c.imag}", "center": f"{params.center[0]},{params.center[1]}",
-                "zoom": params.zoom, "iterations": params.iterations, "colormap": params.colormap,
+        self._warm.add(params.precision)
+        meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}",
+                "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
+                "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
-        return Frame(image, timing, frame_ms, self.backend.kind, device_name(self.backend), block, grid, meta)
+        return Frame(image, timing, frame_time.median_ms, self.backend.kind, device_name(self.backend), block, grid,
+                     meta, frame_time)
 
 
 # --- as a benchmark: variants and descriptor ------------------------------------------------------------
@@ -201,16 +261,18 @@ def make_bench_problem(size=DEFAULT_IMAGE_SIZES["julia"], params: JuliaParams = 
     """The Julia view ``params`` at ``size``, checked against the CPU twin."""
     size = check_size(*size)
     params = params.checked()
-    reference = lambda: render_bench.renderer_for("cpu", 0, JuliaRenderer).render(params, size).image  # noqa: E731
+    reference = lambda precision: render_bench.renderer_for(  # noqa: E731
+        backends.HOST.kind, 0, JuliaRenderer).render(replace(params, precision=precision), size).image.copy()
     return render_bench.RenderProblem("julia", size, "julia", size[0] * size[1], reference, params)
 
 
-def _julia(launch_kind: str, on_cpu: bool = False):
+def _julia(launch_kind: str, on_cpu: bool = False, precision: str = "float32"):
     def run(problem, launch, backend, repeats):
         renderer = render_bench.renderer_for(backends.HOST.kind if on_cpu else backend.kind, backend.device,
                                              JuliaRenderer)
-        frame = renderer.render(problem.subject, problem.size, launch_kind, launch.block or DEFAULT_BLOCK_2D, repeats)
-        return render_bench.outcome(problem, frame)
+        params = replace(problem.subject, precision=precision)
+        frame = renderer.render(params, problem.size, launch_kind, launch.block or DEFAULT_BLOCK_2D, repeats)
+        return render_bench.outcome(problem, frame, precision)
     return run
 
 
@@ -219,8 +281,12 @@ VARIANTS: tuple[Variant, ...] = (
             "of a warp idle", "gpu", "003", launch=BOOK_LAUNCH, run=_julia("book")),
     Variant("julia-2d", "2-D blocks of BXxBY threads: full warps, the same kernel", "gpu", "003",
             launch=IMAGE_LAUNCH, run=_julia("2d")),
+    Variant("julia-2d-float64", "the same 2-D launch in float64, as deep zooms need: an H100 runs float64 at about "
+            "half float32's rate, consumer GPUs at 1/32 or 1/64", "gpu", "", launch=IMAGE_LAUNCH,
+            run=_julia("2d", precision="float64")),
     Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu",
             run=_julia("2d", on_cpu=True)),
+    Variant("julia-cpu-float64", "the CPU twin in float64", "cpu", run=_julia("2d", on_cpu=True, precision="float64")),
 )
 
 ALGORITHM = Algorithm(

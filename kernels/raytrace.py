@@ -10,7 +10,8 @@ centre (ox = x - W/2, oy = y - H/2); the nearest sphere hit (largest dz + z) sha
 ``color * dz / radius``; each byte is ``int(value * 255)``. Row 0 of the image is y = 0.
 
 Memories: ``global`` and ``constant`` are the book's two kernels; ``shared`` culls the spheres per block and
-stages the survivors in shared memory (the fast one we add).
+stages the survivors in shared memory; ``binned`` first sorts the spheres into screen tiles, then shades
+each tile from its own list (kernels/raytrace_binned.py). How many spheres each takes: ``max_spheres``.
 
 Access patterns: ``uniform`` visits spheres 0..N-1 in every thread, so a warp reads one address at a time
 (constant memory broadcasts it); ``staggered`` starts each thread of a warp at a different sphere, so a
@@ -30,11 +31,10 @@ from kernels import backend as backends
 from kernels.constant_memory import ConstantArray
 from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
-from kernels.frames import Frame, check_block, check_size, frame_to_host, grid_for, rgba_view
-from kernels.scene import CONSTANT_CAPACITY, Scene, capacity, check_count
-from kernels.timing import Timing, time_kernel
+from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
+from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capacity, check_count, max_spheres
+from kernels.timing import Timing
 
-MEMORIES = ("global", "constant", "shared")
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
 # The kernels read the spheres from one flat float32 buffer: first a hot record per sphere, read at every
@@ -249,50 +249,66 @@ class SphereRenderer:
         self._scene_dev = None  # the packed spheres of the last scene uploaded
         self._scene_host: np.ndarray | None = None
         self._warm: set = set()
+        self._host_frames = HostFrames()  # pinned, double-buffered
+        self._binned = None  # the binned-tiles kernel's buffers, made on first use
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1) -> Frame:
         width, height = check_size(*size)
-        check_count(scene.count, self.capacity)
         check_memory(memory)
+        check_count(scene.count, self.max_spheres(memory))
         check_pattern(pattern)
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
             block = check_block(tuple(block), self.limits)
-            image, kernel_time, frame_ms, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
+            image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
         else:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
-            warmup = 0 if "cpu" in self._warm else 1
-            kernel_time = time_kernel(backends.HOST, lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels), repeats, warmup)
-            image, frame_ms = rgba_view(pixels), kernel_time.samples_ms[-1]  # on the host: no copy back
-            self._warm.add("cpu")
+            warmup = 0 if "host" in self._warm else 1
+            launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
+            kernel_time, frame_time = time_frames(backends.HOST, launch, None, None, repeats, warmup)  # no copy back
+            image = rgba_view(pixels)
             memory, block, grid = "host", None, None
+            self._warm.add(memory)
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
-        return Frame(image, kernel_time, frame_ms, self.backend.kind, device_name(self.backend), block, grid, meta)
+        return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, device_name(self.backend), block, grid,
+                     meta, frame_time)
+
+    def max_spheres(self, memory: str) -> int:
+        """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
+        return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):
             self._image_dev = cuda.device_array((height, width), np.uint32)
         image_dev = self._image_dev
-        kernel = gpu_kernel(memory)
         grid = grid_for(width, height, block)
         count = np.int32(scene.count)
-        if memory in ("global", "shared"):
+        if memory == "binned":
+            from kernels.raytrace_binned import BinnedTiles
+
+            if self._binned is None:
+                self._binned = BinnedTiles()
+            spheres_dev = self._upload_global(scene.spheres)
+            launch = self._binned.prepare(spheres_dev, scene.count, staggered, image_dev, block)
+        elif memory in ("global", "shared"):
+            kernel = gpu_kernel(memory)
             spheres_dev = self._upload_global(scene.spheres)
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
+            kernel = gpu_kernel(memory)
             packed = pack_spheres(scene.spheres)
             hot_end = scene.count * HOT
             CONSTANT_SPHERES.write(packed[:hot_end], kernel)  # cudaMemcpyToSymbol: no recompile
             CONSTANT_SPHERES.write(packed[hot_end:], kernel, offset=CONSTANT_COLD_AT)
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
-        kernel_time = time_kernel(self.backend, launch, repeats, warmup)
+        host = self._host_frames.next_buffer(height, width)
+        kernel_time, frame_time = time_frames(self.backend, launch, image_dev, host, repeats, warmup)
         self._warm.add(memory)
-        image, frame_ms = frame_to_host(self.backend.kind, launch, image_dev, kernel_time)
-        return image, kernel_time, frame_ms, grid
+        return rgba_view(host), kernel_time, frame_time, grid
 
     def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:
@@ -300,7 +316,7 @@ class SphereRenderer:
         into pinned (page-locked) host memory, which the GPU writes by DMA at full link speed."""
         from kernels.timing import time_wall
 
-        if self.backend.kind != "cuda":
+        if not self.backend.is_gpu:
             raise InputError("frame-to-host timing needs a real GPU (the cuda backend)")
         self.render(scene, size, memory, block)  # validates, compiles, uploads the scene
         width, height = size
@@ -342,7 +358,8 @@ def make_bench_problem(spheres: int, size=DEFAULT_IMAGE_SIZES["spheres"], patter
     check_pattern(pattern)
     size = check_size(*size)
     scene = generate_scene(spheres, seed)  # validates the count now, before anything runs
-    reference = lambda: render_bench.renderer_for("cpu", 0, SphereRenderer).render(scene, size).image  # noqa: E731
+    reference = lambda precision: render_bench.renderer_for(  # noqa: E731
+        backends.HOST.kind, 0, SphereRenderer).render(scene, size).image.copy()
     return render_bench.RenderProblem("raytrace", size, pattern, spheres, reference, scene, pattern)
 
 
@@ -350,6 +367,9 @@ def _spheres(memory: str, on_cpu: bool = False):
     def run(problem, launch, backend, repeats):
         renderer = render_bench.renderer_for(backends.HOST.kind if on_cpu else backend.kind, backend.device,
                                              SphereRenderer)
+        if problem.n > renderer.max_spheres(memory):  # a sweep past constant memory's capacity
+            return backends.Skip(backends.SkipKind.NOT_APPLICABLE,
+                                 f"{memory} memory holds at most {renderer.max_spheres(memory)} spheres")
         block = launch.block or DEFAULT_BLOCK_2D
         frame = renderer.render(problem.subject, problem.size, memory, block, problem.pattern, repeats)
         return render_bench.outcome(problem, frame)
@@ -375,6 +395,9 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged "
             "in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
             "gpu", "", launch=IMAGE_LAUNCH, run=_spheres("shared")),
+    Variant("spheres-binned", "binned tiles, as tiled GPU rasterisers work: the spheres are first sorted into screen "
+            "tiles (counts, a prefix sum, then lists), then each block shades its tile from its own list; binning is "
+            "part of every frame", "gpu", "", "the block is the tile", launch=IMAGE_LAUNCH, run=_spheres("binned")),
     Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy "
             "back into pinned host memory, wall time (1000 / ms = frames per second)",
             "gpu", "", "real GPU only", sim_skip="wall time of frames means nothing in the simulator",
@@ -389,7 +412,7 @@ ALGORITHM = Algorithm(
     variants=VARIANTS,
     make_problem=lambda n, options, seed, data=None: make_bench_problem(n, options["size"], options["pattern"], seed),
     size=SizeAxis("spheres", "spheres", default={"cuda": 20, "cpu": 20, "sim": 5},
-                  maximum={"cuda": CONSTANT_CAPACITY, "cpu": CONSTANT_CAPACITY,
+                  maximum={"cuda": MAX_SPHERES, "cpu": MAX_SPHERES,
                            "sim": backends.Backend("sim").caps.max_spheres}),
     options=(
         Option("pattern", "uniform: a warp reads one sphere at a time (constant memory broadcasts it); staggered: "

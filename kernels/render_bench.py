@@ -28,12 +28,12 @@ class RenderProblem:
     size: tuple[int, int]
     op: str
     n: int
-    render_reference: Callable[[], np.ndarray] = field(repr=False)  # the CPU twin's image
+    render_reference: Callable[[str], np.ndarray] = field(repr=False)  # the CPU twin's image, per precision
     subject: object = None  # the scene or the Julia parameters
     pattern: str = "uniform"
     dtype: str = "rgba8"
     bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
-    _reference: np.ndarray | None = field(default=None, repr=False)
+    _reference: dict = field(default_factory=dict, repr=False)
 
     @property
     def pixels(self) -> int:
@@ -43,10 +43,10 @@ class RenderProblem:
     def expected(self) -> int:
         return self.pixels  # pixels that must match the CPU twin
 
-    def reference(self) -> np.ndarray:
-        if self._reference is None:
-            self._reference = self.render_reference()
-        return self._reference
+    def reference(self, precision: str = "float32") -> np.ndarray:
+        if precision not in self._reference:
+            self._reference[precision] = self.render_reference(precision)
+        return self._reference[precision]
 
     def verify(self, result) -> tuple[bool, str]:
         ok = result == self.expected
@@ -68,15 +68,15 @@ def renderer_for(kind: str, device: int, cls):
     return cls(Backend(kind, device))
 
 
-def matching_pixels(problem: RenderProblem, image: np.ndarray) -> int:
-    diff = np.abs(image.astype(np.int16) - problem.reference()).max(axis=2)
+def matching_pixels(problem: RenderProblem, image: np.ndarray, precision: str = "float32") -> int:
+    diff = np.abs(image.astype(np.int16) - problem.reference(precision)).max(axis=2)
     return int((diff <= 1).sum())
 
 
-def outcome(problem: RenderProblem, frame) -> Outcome:
+def outcome(problem: RenderProblem, frame, precision: str = "float32") -> Outcome:
     block = f"{frame.block[0]}x{frame.block[1]}" if frame.block else ""
     grid = f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else ""
-    return Outcome(matching_pixels(problem, frame.image), frame.kernel, block, grid)
+    return Outcome(matching_pixels(problem, frame.image, precision), frame.kernel, block, grid)
 
 
 def frame_variant(frame) -> str:

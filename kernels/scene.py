@@ -19,6 +19,12 @@ SPHERE_FLOATS = 7  # r, g, b, radius, x, y, z
 BYTES_PER_SPHERE = SPHERE_FLOATS * 4
 CONSTANT_BYTES = 65536  # every CUDA GPU has 64 KiB of constant memory
 CONSTANT_CAPACITY = CONSTANT_BYTES // BYTES_PER_SPHERE  # 2340 spheres
+# Where the kernels read the spheres (kernels.raytrace.MEMORIES is this tuple; it lives here, in a module
+# that does not import numba, so the command line can list it before choosing the simulator).
+MEMORIES = ("global", "constant", "shared", "binned")
+MAX_SPHERES = 1_000_000  # global memory, shared tiles and binned tiles: a scene's own limit
+BOOK_EXTENT = 1000.0  # the book's scene spans -500..500 on each axis
+BOOK_DENSITY_COUNT = 2000  # up to this many spheres the book's radii are kept; above, they shrink
 PRESET_DIR = Path(__file__).resolve().parent.parent / "assets" / "scenes"
 
 
@@ -47,25 +53,58 @@ def capacity(limits) -> int:
     return min(CONSTANT_CAPACITY, limits.total_constant_memory // BYTES_PER_SPHERE)
 
 
-def check_count(n, cap: int = CONSTANT_CAPACITY) -> int:
+def max_spheres(memory: str, limits=None) -> int:
+    """Most spheres a kernel reading them from ``memory`` accepts: constant memory holds what fits in the
+    device's constant bank (``limits`` from kernels.devices, or 64 KiB when not given); the others take
+    scenes up to MAX_SPHERES. 'host' (the CPU twin) has no memory kind and the scene limit."""
+    if memory == "constant":
+        return CONSTANT_CAPACITY if limits is None else capacity(limits)
+    if memory in MEMORIES or memory == "host":
+        return MAX_SPHERES
+    raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
+
+
+def limit_reason(cap: int) -> str:
+    """Why ``cap`` is the limit, for messages and tooltips."""
+    if cap > CONSTANT_CAPACITY:
+        return f"a scene holds at most {MAX_SPHERES:,} spheres"
+    return f"64 KiB of constant memory / {BYTES_PER_SPHERE} bytes per sphere"
+
+
+def check_count(n, cap: int = MAX_SPHERES) -> int:
     if not isinstance(n, (int, np.integer)) or not 1 <= n <= cap:
-        raise InputError(f"sphere count {n} is out of range; allowed 1..{cap} (64 KiB of constant memory / {BYTES_PER_SPHERE} bytes per sphere)")
+        raise InputError(f"sphere count {n} is out of range; allowed 1..{cap} ({limit_reason(cap)})")
     return int(n)
 
 
-def generate_scene(n: int, seed: int = 0, cap: int = CONSTANT_CAPACITY) -> Scene:
+def radius_scale(n: int, size: tuple[int, int] | None = None) -> float:
+    """Factor on the book's radii that keeps a random scene of ``n`` spheres readable: 1 up to 2000
+    spheres (the book's scenes unchanged), then 1/sqrt(n / 2000), so the spheres' total area stays that
+    of 2000 and the frame is neither empty nor a wall of overlapping discs. With the image ``size`` known
+    the scene is laid out over the image (see generate_scene) and radii follow its smaller side."""
+    density = min(1.0, (BOOK_DENSITY_COUNT / n) ** 0.5)
+    if size is None:
+        return density
+    return density * min(size) / BOOK_EXTENT
+
+
+def generate_scene(n: int, seed: int = 0, cap: int = MAX_SPHERES, size: tuple[int, int] | None = None) -> Scene:
     """The book's random scene, deterministic for a seed: colour rnd(1), centre rnd(1000) - 500, radius
-    rnd(100) + 20 (rnd(x) = x * uniform[0, 1))."""
+    rnd(100) + 20 (rnd(x) = x * uniform[0, 1)), radii times :func:`radius_scale` (1 up to 2000 spheres).
+    Given the image ``size`` (W, H), centres spread over the image instead (x in -W/2..W/2, y in
+    -H/2..H/2, z over the larger side), so a small image is as full as the book's 1000x1000 view."""
     n = check_count(n, cap)
     rng = np.random.default_rng(seed)
     s = np.empty((n, SPHERE_FLOATS), np.float32)
     s[:, 0:3] = rng.random((n, 3))
-    s[:, 3] = rng.random(n) * 100.0 + 20.0
+    s[:, 3] = (rng.random(n) * 100.0 + 20.0) * radius_scale(n, size)
     s[:, 4:7] = rng.random((n, 3)) * 1000.0 - 500.0
-    return Scene(s, f"random {n} spheres, seed {seed}")
+    if size is not None:
+        s[:, 4:7] *= np.array([size[0], size[1], max(size)], np.float64) / BOOK_EXTENT
+    return Scene(s, f"random {n} spheres, seed {seed}" + (f", laid out for {size[0]}x{size[1]}" if size else ""))
 
 
-def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) -> Scene:
+def scene_from_dict(doc, source: str = "scene", cap: int = MAX_SPHERES) -> Scene:
     if not isinstance(doc, dict) or not isinstance(doc.get("spheres"), list):
         raise InputError(f"{source}: expected an object with a list 'spheres'")
     if len(doc["spheres"]) > cap:  # before checking each one: a huge list is refused at once
@@ -91,7 +130,7 @@ def scene_from_dict(doc, source: str = "scene", cap: int = CONSTANT_CAPACITY) ->
     if not rows:
         raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
     if len(rows) > cap:
-        raise InputError(f"{source}: {len(rows)} spheres is above the capacity {cap}")
+        raise InputError(f"{source}: {len(rows)} spheres is above the capacity {cap} ({limit_reason(cap)})")
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(source).stem
     return Scene(np.ascontiguousarray(np.array(rows, np.float32)), name)
 
@@ -125,16 +164,16 @@ def _check_float32(where: str, field: str, values) -> None:
 _FLOAT32_SQRT_MAX = float(np.sqrt(np.finfo(np.float32).max))
 
 
-# The largest scene file worth parsing: the most spheres any backend renders, at a generous 1 KiB of JSON
-# each (the app writes about 200 bytes per sphere). Bigger files are refused from their size.
-MAX_SCENE_FILE_BYTES = CONSTANT_CAPACITY * 1024 + 65536
+# The largest scene file worth parsing: the most spheres any memory renders, at a generous 512 bytes of
+# JSON each (the app writes at most about 250). Bigger files are refused from their size.
+MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
 
 
-def load_scene(path, cap: int = CONSTANT_CAPACITY, option: str = "--scene") -> Scene:
+def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
     from kernels.inputs import read_json
 
-    doc = read_json(path, option, MAX_SCENE_FILE_BYTES,
-                    f"a scene holds at most {CONSTANT_CAPACITY} spheres")
+    doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
+                    f"a scene holds at most {cap} spheres")
     return scene_from_dict(doc, str(path), cap)
 
 

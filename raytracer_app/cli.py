@@ -16,6 +16,7 @@ import sys
 from kernels import backend as backends
 from kernels.errors import InputError
 
+
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 
@@ -93,8 +94,9 @@ def _option_type(option):
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line. Imports the algorithm modules (and numba): prepare the backend first."""
     from kernels.algorithms import ALGORITHMS
-    from kernels.julia import COLORMAPS, LAUNCHES
+    from kernels.julia import COLORMAPS, LAUNCHES, PRECISIONS
     from kernels.raytrace import PATTERNS
+    from kernels.scene import MAX_SPHERES, MEMORIES
 
     parser = _Parser(prog="raytracer-app", description="GPU kernel lab: ray-traced spheres, the Julia set, reductions, histograms and hash tables on CUDA, the CUDA simulator or the CPU. With no command it opens the GUI.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -109,11 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--repeats", type=_int("--repeats", 1), default=10, help="timed repeats after a warm-up (default 10)")
     render.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
     g = render.add_argument_group("spheres")
-    g.add_argument("--spheres", type=_int("--spheres"), default=None, help="random scene with N spheres (default 20)")
+    g.add_argument("--spheres", type=_int("--spheres"), default=None,
+                   help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 spheres in 64 KiB; default 20)")
     g.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random scene (default 0)")
     g.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
     g.add_argument("--save-scene", default=None, help="also save the scene as JSON")
-    g.add_argument("--memory", default=None, choices=("global", "constant"), help="where the kernel reads the spheres (default global; cuda/sim only)")
+    g.add_argument("--memory", default=None, choices=MEMORIES,
+                   help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)")
     g.add_argument("--pattern", default="uniform", choices=PATTERNS, help="sphere access order per warp (default uniform)")
     j = render.add_argument_group("julia")
     j.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
@@ -121,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--zoom", type=_float("--zoom"), default=1.0, help="zoom factor (default 1)")
     j.add_argument("--iterations", type=_int("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
     j.add_argument("--colormap", default="classic", choices=COLORMAPS, help="classic: the book's red on black (default)")
+    j.add_argument("--precision", default="float32", choices=PRECISIONS,
+                   help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
     j.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
     _common(render)
 

@@ -33,18 +33,22 @@ def render_command(args, backend) -> int:
                          f"{caps.max_image_side}x{caps.max_image_side}" + (" in the simulator, which runs every GPU "
                          "thread in Python" if backend.is_simulator else ""))
     caps.check_repeats(args.repeats)
+    notes: list[str] = []  # printed after the timing
     if args.target == "spheres":
         frame = _render_spheres(args, backend, size, block)
     else:
-        frame = _render_julia(args, backend, size, block)
+        frame = _render_julia(args, backend, size, block, notes)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
     details = ", ".join(f"{k} {v}" for k, v in frame.meta.items() if k != "kind")
     print(f"{frame.meta['kind']}: {details}, {size[0]}x{size[1]}{launch}")
     print(f"kernel ({backend.timing_method}): {frame.kernel.summary()}")
+    print(f"one whole frame (launch + kernel + copy back): median {frame.frame_ms:.3f} ms over the same "
+          f"{frame.kernel.repeats} frames, {frame.outside_kernel_ms:.3f} ms of it outside the kernel")
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
-    print(f"one whole frame (kernel + copy back, wall time): {frame.frame_ms:.3f} ms")
+    for line in notes:
+        print(line)
     write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
     print(f"wrote {args.out}")
     return 0
@@ -57,24 +61,33 @@ def _render_spheres(args, backend, size, block):
     renderer = SphereRenderer(backend)
     if args.scene and args.spheres is not None:
         raise InputError("give either --scene FILE or --spheres N, not both")
+    memory = args.memory or "global"
+    cap = renderer.max_spheres(memory)
     if args.scene:
-        scene = load_scene(args.scene, renderer.capacity)
+        scene = load_scene(args.scene, cap)
     else:
-        count = 20 if args.spheres is None else args.spheres
-        if count > backend.caps.max_spheres:
-            raise InputError(f"--spheres {count} is too many for this backend: at most {backend.caps.max_spheres}")
-        scene = generate_scene(count, args.seed, renderer.capacity)
-    frame = renderer.render(scene, size, args.memory or "global", block, args.pattern, args.repeats)
+        scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, cap)
+    if scene.count > backend.caps.max_spheres:
+        raise InputError(f"{'--scene' if args.scene else '--spheres'}: {scene.count} spheres are too many for this "
+                         f"backend: at most {backend.caps.max_spheres}" +
+                         (" in the simulator, which runs every GPU thread in Python" if backend.is_simulator else ""))
+    frame = renderer.render(scene, size, memory, block, args.pattern, args.repeats)
     if args.save_scene:
         save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {args.save_scene}")
     return frame
 
 
-def _render_julia(args, backend, size, block):
+def _render_julia(args, backend, size, block, notes):
     from kernels.julia import JuliaParams, JuliaRenderer, parse_complex
 
     center = parse_complex(args.center)
     params = JuliaParams(c=parse_complex(args.c), center=(center.real, center.imag), zoom=args.zoom,
-                         iterations=args.iterations, colormap=args.colormap)
-    return JuliaRenderer(backend).render(params, size, args.launch or "2d", block, args.repeats)
+                         iterations=args.iterations, colormap=args.colormap, precision=args.precision)
+    frame = JuliaRenderer(backend).render(params, size, args.launch or "2d", block, args.repeats)
+    if params.precision == "float32" and not params.float32_resolves(*size):
+        notes.append(f"note: float32 cannot resolve this view ({params.ulps_per_pixel(*size):.2g} float32 steps "
+                     "per pixel): expect blocks; use --precision float64")
+    notes.append(f"view: {params.view_text()}")
+    notes.append(f"again: {params.command_line(*size, args.out)}")
+    return frame

@@ -48,3 +48,50 @@ def julia_reference(width: int, height: int, c=complex(-0.8, 0.156), iterations=
     out[..., 0] = np.where(bounded, 255, 0)
     out[..., 3] = 255
     return out
+
+
+def julia_book_picture(width: int, height: int, **kwargs) -> np.ndarray:
+    """Seed 003's picture as the book shows it: its bitmap drawn with row 0 at the bottom, here turned
+    into an image whose row 0 is the top."""
+    return julia_reference(width, height, **kwargs)[::-1].copy()
+
+
+def julia_plane_float64(width, height, c, center=(0.0, 0.0), zoom=1.0, iterations=200, scale=1.5):
+    """Escape test in float64 over the complex plane in the standard orientation: column x at real
+    cx + s * (x - W/2) / h, row y (row 0 at the top) at imaginary cy + s * (H/2 - 1 - y) / h, with
+    s = scale / zoom and h = min(W, H) / 2. Returns the classic colours: red where bounded."""
+    f64 = np.float64
+    s, half = f64(scale / zoom), f64(min(width, height) // 2)
+    re = f64(center[0]) + s * (np.arange(width) - (width >> 1)).astype(f64) / half
+    im = f64(center[1]) + s * ((height >> 1) - 1 - np.arange(height)).astype(f64) / half
+    ar = np.broadcast_to(re[None, :], (height, width)).copy()
+    ai = np.broadcast_to(im[:, None], (height, width)).copy()
+    cr, ci = f64(c.real), f64(c.imag)
+    bounded = np.ones((height, width), bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(iterations):
+            nr = ar * ar - ai * ai + cr
+            ni = ai * ar + ar * ai + ci
+            ar = np.where(bounded, nr, ar)
+            ai = np.where(bounded, ni, ai)
+            bounded &= ~(ar * ar + ai * ai > f64(1000))
+    out = np.zeros((height, width, 4), np.uint8)
+    out[..., 0] = np.where(bounded, 255, 0)
+    out[..., 3] = 255
+    return out
+
+
+def julia_complex(width, height, c, step, iterations=200) -> np.ndarray:
+    """Bounded (True) per pixel from Python complex numbers: the real part grows along a row, the
+    imaginary part shrinks down the columns (the standard picture), origin near the image centre."""
+    out = np.zeros((height, width), bool)
+    for y in range(height):
+        for x in range(width):
+            z = complex((x - width // 2) * step, (height // 2 - 1 - y) * step)
+            for _ in range(iterations):
+                z = z * z + c
+                if abs(z) ** 2 > 1000:
+                    break
+            else:
+                out[y, x] = True
+    return out

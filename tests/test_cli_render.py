@@ -72,8 +72,10 @@ def test_devices_lists_the_cpu_backend(capsys):
 
 
 BAD_INPUTS = [
-    (["render", "spheres", "--spheres", "0"], "sphere count 0 is out of range; allowed 1..2340"),
-    (["render", "spheres", "--spheres", "2341"], "sphere count 2341 is out of range"),
+    (["render", "spheres", "--spheres", "0"], "sphere count 0 is out of range; allowed 1..1000000"),
+    (["render", "spheres", "--spheres", "1000001"], "sphere count 1000001 is out of range; allowed 1..1000000"),
+    (["render", "spheres", "--memory", "texture"], "invalid choice: 'texture'"),
+    (["render", "julia", "--precision", "float16"], "--precision: invalid choice: 'float16'"),
     (["render", "spheres", "--size", "0x100"], "width 0 is out of range; allowed 1..4096"),
     (["render", "spheres", "--size", "5000x100"], "width 5000 is out of range"),
     (["render", "spheres", "--size", "12xq"], "size '12xq' is malformed"),
@@ -172,3 +174,52 @@ def test_sim_backend_selected_in_a_fresh_process(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "sim (CUDA simulator)" in proc.stdout and out.exists()
+
+
+def test_render_julia_in_float64_prints_a_view_that_renders_again(tmp_path, capsys):
+    import shlex
+
+    out, again = tmp_path / "deep.png", tmp_path / "again.png"
+    code, text, err = run(capsys, "render", "julia", "--backend", "cpu", "--size", "40x30", "--c", "-0.123,0.745",
+                          "--center", "-0.0123456789012345,0.3", "--zoom", "1e9", "--iterations", "80",
+                          "--precision", "float64", "--repeats", "1", "--out", str(out))
+    assert code == 0, err
+    assert read_png_text(out)["raytracer:precision"] == "float64"
+    assert "view: centre -0.0123456789012345, 0.3  zoom 1000000000.0" in text
+    line = next(t for t in text.splitlines() if t.startswith("again: "))[len("again: "):]
+    argv = shlex.split(line.replace(str(out), str(again)))
+    assert argv[0] == "raytracer-app" and "--precision" in argv
+    code, _, err = run(capsys, *argv[1:], "--backend", "cpu", "--repeats", "1")
+    assert code == 0, err
+    np.testing.assert_array_equal(read_png(again), read_png(out))
+
+
+def test_render_julia_in_float32_past_its_resolution_says_so(tmp_path, capsys):
+    code, text, err = run(capsys, "render", "julia", "--backend", "cpu", "--size", "20x20", "--zoom", "1e9",
+                          "--center", "0.3,0.1", "--iterations", "20", "--repeats", "1", "--out", str(tmp_path / "j.png"))
+    assert code == 0, err
+    assert "float32 cannot resolve this view" in text and "--precision float64" in text
+
+
+@pytest.mark.parametrize("memory", ["shared", "binned"])
+def test_render_spheres_with_every_memory_on_cuda_kernels(tmp_path, capsys, cuda_backend, memory):
+    scene = tmp_path / "three.json"
+    scene.write_text('{"spheres": [{"center": [0, 0, 0], "radius": 5, "color": [1, 0.5, 0]},'
+                     ' {"center": [4, 3, 10], "radius": 3, "color": [0, 0, 1]},'
+                     ' {"center": [-6, -4, -5], "radius": 4, "color": [0, 1, 0]}]}')
+    out = tmp_path / "s.png"
+    code, text, err = run(capsys, "render", "spheres", "--backend", cuda_backend.kind, "--scene", str(scene),
+                          "--size", "20x16", "--memory", memory, "--block", "8x8", "--repeats", "1", "--out", str(out))
+    assert code == 0, err
+    assert f"memory {memory}" in text
+    from kernels.scene import load_scene
+
+    assert np.abs(read_png(out).astype(int) - spheres_reference(load_scene(scene).spheres, 20, 16)).max() <= 1
+
+
+def test_constant_memory_stops_at_its_capacity(tmp_path, capsys, cuda_backend):
+    out = tmp_path / "x.png"
+    code, _, err = run(capsys, "render", "spheres", "--backend", cuda_backend.kind, "--memory", "constant",
+                       "--spheres", "2341", "--size", "8x8", "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "sphere count 2341 is out of range; allowed 1..2340 (64 KiB of constant memory / 28 bytes per sphere)" in err

@@ -230,21 +230,32 @@ def test_fifo_input_does_not_hang_in_a_subprocess(tmp_path):
     assert proc.returncode == 2 and "FIFO" in one_error_line(proc.stderr)
 
 
-def test_scene_larger_than_any_renderable_scene_is_refused_from_its_size(tmp_path, capsys, monkeypatch):
+def test_scene_larger_than_any_renderable_scene_is_refused_from_its_size(tmp_path, capsys, monkeypatch, cuda_backend):
     from kernels import scene
 
     path = tmp_path / "big.json"
-    path.write_text('{"spheres": []}' + " " * (scene.MAX_SCENE_FILE_BYTES + 1))
+    with open(path, "w") as f:  # sparse: the size is what matters, not the bytes
+        f.write('{"spheres": []}')
+        f.truncate(scene.MAX_SCENE_FILE_BYTES + 1)
     monkeypatch.setattr(json, "loads", lambda *a, **k: pytest.fail("parsed a file refused by its size"))
     code, _, err = run(capsys, *SCENE_RENDER, "--out", tmp_path / "o.png", "--scene", path)
-    assert code == 2 and "bytes" in one_error_line(err) and "2340 spheres" in err
+    assert code == 2 and "bytes" in one_error_line(err) and f"{scene.MAX_SPHERES} spheres" in err
+    # constant memory's own limit is far smaller, and so is the file it accepts
+    small = tmp_path / "small.json"
+    with open(small, "w") as f:
+        f.write('{"spheres": []}')
+        f.truncate(scene.CONSTANT_CAPACITY * 512 + 65537)
+    code, _, err = run(capsys, *SCENE_RENDER, "--backend", cuda_backend.kind, "--memory", "constant",
+                       "--out", tmp_path / "o.png", "--scene", small)
+    assert code == 2 and "bytes" in one_error_line(err) and f"{scene.CONSTANT_CAPACITY} spheres" in err
 
 
-def test_a_long_sphere_list_is_refused_before_each_sphere_is_checked(tmp_path, capsys):
+def test_a_long_sphere_list_is_refused_before_each_sphere_is_checked(tmp_path, capsys, cuda_backend):
     sphere = {"center": [0, 0, 0], "radius": 1, "color": [0, 0, 0]}
     path = tmp_path / "many.json"
-    path.write_text(json.dumps({"spheres": [sphere] * 3000}))
-    code, _, err = run(capsys, *SCENE_RENDER, "--out", tmp_path / "o.png", "--scene", path)
+    path.write_text(json.dumps({"spheres": [sphere] * 3000}))  # above constant memory's 2340
+    code, _, err = run(capsys, *SCENE_RENDER, "--backend", cuda_backend.kind, "--memory", "constant",
+                       "--out", tmp_path / "o.png", "--scene", path)
     assert code == 2 and "3000 spheres is above the capacity" in one_error_line(err)
 
 

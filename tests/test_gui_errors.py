@@ -103,7 +103,9 @@ def test_open_scene_refuses_fifo_socket_directory_and_a_huge_file(qtbot, window,
     from kernels.scene import MAX_SCENE_FILE_BYTES
 
     big = tmp_path / "big.json"
-    big.write_text('{"spheres": []}' + " " * MAX_SCENE_FILE_BYTES)
+    with open(big, "w") as f:  # sparse: the size is what matters, not the bytes
+        f.write('{"spheres": []}')
+        f.truncate(MAX_SCENE_FILE_BYTES + 1)
     for path, says in ((fifo_in(tmp_path, "f.json"), "FIFO"), (socket_in(tmp_path, "s.json"), "socket"),
                        (tmp_path, "directory"), (big, "bytes; at most")):
         assert not window.controls.open_scene(str(path))  # a FIFO would hang here if it were opened

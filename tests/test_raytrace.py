@@ -5,7 +5,8 @@ import pytest
 
 from kernels import InputError
 from kernels.raytrace import SphereRenderer
-from kernels.scene import CONSTANT_CAPACITY, Scene, generate_scene, load_scene, presets, save_scene, scene_from_dict
+from kernels.scene import (CONSTANT_CAPACITY, MAX_SPHERES, Scene, generate_scene, load_scene, max_spheres, presets,
+                           radius_scale, save_scene, scene_from_dict)
 from tests.references import spheres_reference
 
 
@@ -39,7 +40,7 @@ def test_staggered_pattern_renders_the_same_image(cpu_backend):
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("memory", ["global", "constant", "shared"])
+@pytest.mark.parametrize("memory", ["global", "constant", "shared", "binned"])
 def test_cuda_kernels_match_cpu_twin_and_reference(cuda_backend, cpu_backend, memory):
     scene = small_scene()
     w, h = 32, 24
@@ -64,7 +65,7 @@ def test_constant_memory_follows_new_scenes(cuda_backend):
 def test_staggered_pattern_on_cuda_kernels(cuda_backend):
     scene = small_scene(n=5)
     r = SphereRenderer(cuda_backend)
-    for memory in ("global", "constant", "shared"):
+    for memory in ("global", "constant", "shared", "binned"):
         a = r.render(scene, (16, 16), memory=memory, block=(16, 4), pattern="staggered").image
         assert np.abs(a.astype(int) - spheres_reference(scene.spheres, 16, 16)).max() <= 1
 
@@ -89,10 +90,98 @@ def test_bad_blocks(cuda_backend, block, message):
         SphereRenderer(cuda_backend).render(small_scene(), (8, 8), block=block)
 
 
-@pytest.mark.parametrize("n", [0, CONSTANT_CAPACITY + 1])
-def test_sphere_count_limits(n):
-    with pytest.raises(InputError, match=f"sphere count {n} is out of range; allowed 1..{CONSTANT_CAPACITY}"):
-        generate_scene(n)
+@pytest.mark.parametrize("n, cap", [(0, MAX_SPHERES), (MAX_SPHERES + 1, MAX_SPHERES), (CONSTANT_CAPACITY + 1, CONSTANT_CAPACITY)])
+def test_sphere_count_limits(n, cap):
+    with pytest.raises(InputError, match=f"sphere count {n} is out of range; allowed 1..{cap} "):
+        generate_scene(n, cap=cap)
+
+
+def test_limits_per_memory(cuda_backend, cpu_backend):
+    from kernels.devices import limits_for
+
+    assert [max_spheres(m) for m in ("global", "constant", "shared", "binned")] == [1_000_000, 2340, 1_000_000, 1_000_000]
+    assert 65536 // 28 == 2340
+    limits = limits_for(cuda_backend)
+    assert max_spheres("constant", limits) == min(2340, limits.total_constant_memory // 28)
+    gpu, cpu = SphereRenderer(cuda_backend), SphereRenderer(cpu_backend)
+    assert gpu.max_spheres("binned") == gpu.max_spheres("global") == 1_000_000
+    assert cpu.max_spheres("constant") == 1_000_000  # the CPU twin reads host memory whatever is asked
+    with pytest.raises(InputError, match="memory 'texture'"):
+        max_spheres("texture")
+    big = Scene(np.tile(small_scene(n=1).spheres, (2341, 1)), "2341 copies")
+    with pytest.raises(InputError, match="sphere count 2341 is out of range; allowed 1..2340 .64 KiB of constant memory"):
+        gpu.render(big, (8, 8), memory="constant", block=(8, 8))
+
+
+def test_radii_shrink_with_the_count_above_2000_only():
+    assert radius_scale(20) == radius_scale(2000) == 1.0
+    assert radius_scale(8000) == pytest.approx(0.5) and radius_scale(1_000_000) == pytest.approx((2000 / 1e6) ** 0.5)
+    book = generate_scene(2000, seed=3).spheres
+    rng = np.random.default_rng(3)  # the book's draws, independently
+    rng.random((2000, 3))
+    np.testing.assert_array_equal(book[:, 3], (rng.random(2000) * 100.0 + 20.0).astype(np.float32))
+    many = generate_scene(200_000, seed=3).spheres
+    assert many.shape == (200_000, 7) and many[:, 3].max() < 120 * 0.1 + 1e-3 and many[:, 3].min() >= 20 * 0.1 - 1e-3
+    # total disc area stays that of 2000 book spheres: the picture is neither empty nor a wall
+    area = lambda s: float(np.pi * (s[:, 3].astype(np.float64) ** 2).sum())  # noqa: E731
+    assert area(many) == pytest.approx(area(book), rel=0.05)
+
+
+def test_radii_and_layout_follow_the_image_size():
+    s = generate_scene(50, seed=1, size=(64, 32)).spheres
+    assert (np.abs(s[:, 4]) <= 32).all() and (np.abs(s[:, 5]) <= 16).all() and (np.abs(s[:, 6]) <= 32).all()
+    assert (s[:, 3] >= 20 * 32 / 1000 - 1e-4).all() and (s[:, 3] < 120 * 32 / 1000).all()
+    ref = spheres_reference(s, 64, 32)
+    covered = (ref[..., :3] > 0).any(axis=2).mean()
+    assert 0.2 < covered < 1.0  # a small image of a generated scene is neither empty nor a wall
+
+
+def test_binned_tiles_identical_to_global_memory(cuda_backend):
+    """Binned tiles are pixel-identical to global memory: spheres spanning several tiles, spheres off
+    screen, equal depths (the tie goes to the lower scene index), an odd image size and block."""
+    rng = np.random.default_rng(11)
+    n, w, h = 40, 27, 19
+    s = np.empty((n, 7), np.float32)
+    s[:, 0:3] = rng.random((n, 3))
+    s[:, 3] = rng.uniform(1, 9, n)
+    s[:, 4] = rng.uniform(-20, 20, n)
+    s[:, 5] = rng.uniform(-15, 15, n)
+    s[:, 6] = rng.choice(np.float32([-5, 0, 5]), n)  # many equal depths
+    s[0] = [1, 0, 0, 4, 1000, 0, 0]  # far off screen
+    s[1] = [0, 1, 0, 30, 0, 0, -40]  # covers every tile, behind the rest
+    scene = Scene(s, "binned-edge-cases")
+    r = SphereRenderer(cuda_backend)
+    g = r.render(scene, (w, h), memory="global", block=(8, 4)).image
+    for pattern in ("uniform", "staggered"):
+        np.testing.assert_array_equal(r.render(scene, (w, h), memory="binned", block=(8, 4), pattern=pattern).image, g)
+    assert np.abs(g.astype(int) - spheres_reference(s, w, h)).max() <= 1
+    # one list entry per sphere per tile its bounding square touches, counted independently
+    tiles = 0
+    for sx, sy, rad in s[:, [4, 5, 3]]:
+        xs = [x for x in range(w) if abs(x - w // 2 - sx) <= rad + 1]
+        ys = [y for y in range(h) if abs(y - h // 2 - sy) <= rad + 1]
+        tiles += len({x // 8 for x in xs}) * len({y // 4 for y in ys})
+    assert r._binned.entries >= tiles  # the conservative margin may add a tile, never drop one
+
+
+def test_frame_time_is_never_below_kernel_time(cuda_backend, cpu_backend):
+    scene = small_scene()
+    for backend, memory in ((cpu_backend, "global"), (cuda_backend, "global"), (cuda_backend, "binned")):
+        frame = SphereRenderer(backend).render(scene, (16, 8), memory=memory, block=(8, 8), repeats=2)
+        assert all(f >= k for f, k in zip(frame.frame_timing.samples_ms, frame.kernel.samples_ms))
+        assert frame.frame_ms >= frame.kernel.median_ms
+
+
+def test_gpu_frames_alternate_between_two_host_buffers(cuda_backend):
+    """A frame handed out is not overwritten by the next one (double buffering)."""
+    r = SphereRenderer(cuda_backend)
+    a_scene, b_scene = small_scene(seed=4), small_scene(seed=5)
+    a = r.render(a_scene, (16, 8), block=(8, 8)).image
+    kept = a.copy()
+    b = r.render(b_scene, (16, 8), block=(8, 8)).image
+    np.testing.assert_array_equal(a, kept)
+    assert not np.shares_memory(a, b)
+    np.testing.assert_array_equal(b, spheres_reference(b_scene.spheres, 16, 8))
 
 
 def test_generated_scenes_are_deterministic_and_follow_the_book():
@@ -194,7 +283,41 @@ def test_gpu_all_memories_identical_at_1024(cuda_backend, n):
     scene = generate_scene(n, seed=n)
     r = SphereRenderer(cuda_backend)
     g = r.render(scene, (1024, 1024), memory="global", block=(32, 8)).image
-    for memory in ("constant", "shared"):
+    for memory in ("constant", "shared", "binned"):
         for pattern in ("uniform", "staggered"):
             np.testing.assert_array_equal(g, r.render(scene, (1024, 1024), memory=memory, block=(32, 8), pattern=pattern).image)
     assert np.abs(g.astype(int) - spheres_reference(scene.spheres, 1024, 1024)).max() <= 1
+
+
+@pytest.mark.gpu
+def test_gpu_binned_tiles_identical_to_global_at_100k_spheres(cuda_backend):
+    scene = generate_scene(100_000, seed=5)
+    r = SphereRenderer(cuda_backend)
+    g = r.render(scene, (1024, 1024), memory="global").image
+    np.testing.assert_array_equal(r.render(scene, (1024, 1024), memory="binned").image, g)
+    np.testing.assert_array_equal(r.render(scene, (1024, 1024), memory="shared").image, g)
+    covered = (g[..., :3] > 0).any(axis=2).mean()
+    assert 0.3 < covered  # 100,000 shrunken spheres still fill the picture
+
+
+def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_backend):
+    from kernels.backend import SkipKind
+    from kernels.bench import Launch
+    from kernels.raytrace import VARIANTS, make_bench_problem
+
+    by_name = {v.name: v for v in VARIANTS}
+    problem = make_bench_problem(CONSTANT_CAPACITY + 1, (8, 8))
+    reason = by_name["spheres-constant"].run(problem, Launch(None), cuda_backend, 1)
+    assert reason.kind is SkipKind.NOT_APPLICABLE and reason.text == "constant memory holds at most 2340 spheres"
+    small = make_bench_problem(4, (16, 8))
+    outcome = by_name["spheres-binned"].run(small, Launch((8, 8)), cuda_backend, 1)
+    assert outcome.result == small.expected == 128  # every pixel matches the CPU twin
+
+
+def test_binned_tiles_follow_new_scenes_sizes_and_blocks(cuda_backend):
+    """The tile lists are sized once per scene, image size and block; any change bins again."""
+    r = SphereRenderer(cuda_backend)
+    a, b = small_scene(n=5, seed=4), small_scene(n=7, seed=5)
+    for scene, size, block in ((a, (16, 8), (8, 8)), (b, (16, 8), (8, 8)), (b, (8, 16), (8, 8)), (a, (16, 8), (4, 4))):
+        image = r.render(scene, size, memory="binned", block=block).image
+        assert np.abs(image.astype(int) - spheres_reference(scene.spheres, *size)).max() <= 1

@@ -1,0 +1,132 @@
+"""The bare loop the desktop app is measured against: the same sphere kernel drawing the same frames
+(1024x1024, 20 spheres, seed 0) into one pyqtgraph ImageItem, and nothing else: launch, copy back into
+one of two pinned host buffers, setImage, let Qt paint. Prints frames per second.
+
+    QT_QPA_PLATFORM=offscreen python scripts/bare_loop.py [--backend cuda|cpu] [--memory M] [--seconds S]
+
+Run it next to scripts/gui_fps.py (same backend, memory and size): the window's frames per second over
+this loop's is the share of the kernels' speed that the app delivers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--memory", default="constant", help="global|constant|shared|binned (cuda only; default constant)")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--size", default="1024x1024", help="WxH (default 1024x1024)")
+    parser.add_argument("--spheres", type=int, default=20)
+    parser.add_argument("--block", default="16x16")
+    args = parser.parse_args(argv)
+
+    from kernels import backend as backends
+
+    backends.prepare(args.backend)  # before numba is imported
+    import pyqtgraph as pg
+    from PyQt6.QtWidgets import QApplication
+
+    from kernels.frames import parse_block, parse_size, rgba_view
+    from kernels.raytrace import check_memory
+    from kernels.scene import generate_scene, max_spheres
+
+    width, height = parse_size(args.size)
+    block = parse_block(args.block)
+    memory = check_memory(args.memory) if args.backend == "cuda" else "host"
+    scene = generate_scene(args.spheres, 0, max_spheres(memory))
+    backend = backends.resolve(args.backend)
+    draw = _cuda_frames(scene, width, height, memory, block) if backend.kind == "cuda" else _cpu_frames(scene, width, height)
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    view = pg.GraphicsView()
+    box = pg.ViewBox()
+    box.setAspectLocked(True)
+    box.invertY(True)
+    view.setCentralItem(box)
+    item = pg.ImageItem(axisOrder="row-major")
+    box.addItem(item)
+    view.resize(width, height)
+    view.show()
+
+    item.setImage(rgba_view(draw()), autoLevels=False, levels=None)  # compiles, uploads, sizes the view
+    app.processEvents()
+    frame_ms = []
+    end = time.perf_counter() + args.seconds
+    while time.perf_counter() < end:
+        t0 = time.perf_counter()
+        item.setImage(rgba_view(draw()), autoLevels=False, levels=None)
+        app.processEvents()  # Qt paints the item
+        frame_ms.append((time.perf_counter() - t0) * 1e3)
+    fps = len(frame_ms) / (sum(frame_ms) / 1e3) if frame_ms else 0.0
+    median = statistics.median(frame_ms) if frame_ms else float("nan")
+    print(f"bare loop, backend {backend.label}, memory {memory}, {width}x{height}, {scene.count} spheres: "
+          f"{fps:.0f} frames per second over {len(frame_ms)} frames (median frame {median:.3f} ms)")
+    view.close()
+    return 0
+
+
+def _cuda_frames(scene, width, height, memory, block):
+    """A function drawing one frame into the next of two pinned buffers, returning that buffer."""
+    import numpy as np
+    from numba import cuda
+
+    from kernels.frames import HostFrames, grid_for
+    from kernels.raytrace import CONSTANT_COLD_AT, CONSTANT_SPHERES, HOT, gpu_kernel, pack_spheres
+
+    image_dev = cuda.device_array((height, width), np.uint32)
+    host = HostFrames()
+    count = np.int32(scene.count)
+    grid = grid_for(width, height, block)
+    if memory == "binned":
+        from kernels.raytrace_binned import BinnedTiles
+
+        launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
+    elif memory == "constant":
+        kernel = gpu_kernel("constant")
+        packed = pack_spheres(scene.spheres)
+        CONSTANT_SPHERES.write(packed[: scene.count * HOT], kernel)
+        CONSTANT_SPHERES.write(packed[scene.count * HOT:], kernel, offset=CONSTANT_COLD_AT)
+
+        def launch():
+            kernel[grid, block](count, False, image_dev)
+    else:
+        kernel, spheres_dev = gpu_kernel(memory), cuda.to_device(pack_spheres(scene.spheres))
+
+        def launch():
+            kernel[grid, block](spheres_dev, count, False, image_dev)
+
+    def draw():
+        buffer = host.next_buffer(height, width)
+        launch()
+        image_dev.copy_to_host(buffer)
+        return buffer
+
+    return draw
+
+
+def _cpu_frames(scene, width, height):
+    import numpy as np
+
+    from kernels.raytrace import pack_spheres, render_spheres_cpu
+
+    spheres = pack_spheres(scene.spheres)
+    buffers = [np.empty((height, width), np.uint32) for _ in range(2)]
+    turn = [0]
+
+    def draw():
+        buffer = buffers[turn[0]]
+        turn[0] ^= 1
+        render_spheres_cpu(spheres, scene.count, False, buffer)
+        return buffer
+
+    return draw
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
