@@ -40,6 +40,7 @@ class KernelDecl:
     default_n: int
     item: int | None = None  # the factory returns a tuple of kernels: this one
     fixed_block: bool = False  # the variant always launches default_block (the book's Julia launch)
+    grid: int | None = None  # blocks the traffic model assumes (None: one thread per element or pixel)
     note: str = ""
 
 
@@ -65,9 +66,12 @@ def _reduction_traffic(extra_write_per_block: int = 8, per_thread: int = 0, per_
     return traffic
 
 
-def _reduction(function: str, dynamic=_acc_per_thread, signature=_RED_SIG, args=("sum", "int32"), **traffic):
+_H100_SMS = 132  # grids the variants size from the SM count are modelled on an H100
+
+
+def _reduction(function: str, dynamic=_acc_per_thread, signature=_RED_SIG, args=("sum", "int32"), grid=32, **traffic):
     return KernelDecl("kernels.reduction_kernels", function, args, signature, (256,), dynamic,
-                      _reduction_traffic(**traffic), _RED_N)
+                      _reduction_traffic(**traffic), _RED_N, grid=grid)
 
 
 _HIST_SIG = "void(uint8[::1], int64, uint32[::1])"
@@ -126,31 +130,33 @@ CATALOG: dict[tuple[str, str], KernelDecl] = {
     ("reduction", "interleaved-divergent"): _reduction("interleaved_divergent_kernel"),
     ("reduction", "sequential"): _reduction("sequential_kernel"),
     ("reduction", "two-kernel"): _reduction(
-        "block_sums_kernel", extra_write_per_block=16,
+        "block_sums_kernel", extra_write_per_block=16, grid=2 * _H100_SMS,
         words="and writes one int64 partial per block, which the second pass (same kernel, one block) reads"),
     ("reduction", "last-block"): _reduction(
-        "last_block_kernel", signature=_RED_LAST_SIG, extra_write_per_block=16,
+        "last_block_kernel", signature=_RED_LAST_SIG, extra_write_per_block=16, grid=2 * _H100_SMS,
         words="and writes one int64 partial per block, which the last block reads back"),
     ("reduction", "warp-shuffle"): _reduction(
-        "warp_shuffle_kernel", dynamic=_none, signature=_RED_SLOT_SIG, extra_write_per_block=0, per_warp=8,
+        "warp_shuffle_kernel", dynamic=_none, signature=_RED_SLOT_SIG, extra_write_per_block=0, per_warp=8, grid=8 * _H100_SMS,
         words="and adds one int64 atomic per warp"),
     ("reduction", "best"): _reduction(
-        "best_kernel", dynamic=_none, signature=_RED_SLOT_SIG, args=("sum", "int32", 8),
+        "best_kernel", dynamic=_none, signature=_RED_SLOT_SIG, args=("sum", "int32", 8), grid=8 * _H100_SMS,
         words="and adds one int64 atomic per block"),
     ("histogram", "global-atomics"): KernelDecl(
-        "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(True), _HIST_N, item=1),
+        "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(True), _HIST_N, item=1,
+        grid=2 * _H100_SMS),
     ("histogram", "shared-atomics"): KernelDecl(
-        "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(False), _HIST_N, item=2),
+        "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(False), _HIST_N, item=2,
+        grid=2 * _H100_SMS),
     ("histogram", "best"): KernelDecl(
         "kernels.histogram", "_best_kernel", (4,), "void(uint32[::1], uint8[::1], int64, uint32[::1])", (512,),
-        _none, _histogram_traffic(False), _HIST_N),
+        _none, _histogram_traffic(False), _HIST_N, grid=4 * _H100_SMS),
     ("hashtable", "gpu-locks"): KernelDecl(
         "kernels.hashtable", "_gpu_kernels", (),
         "void(uint32[::1], uint32[::1], int32[::1], int32[::1], int32[::1])", (256,), _none, _hash_traffic(True),
-        1 << 24, item=1),
+        1 << 24, item=1, grid=60),
     ("hashtable", "gpu-lockfree"): KernelDecl(
         "kernels.hashtable", "_gpu_kernels", (), "void(uint32[::1], uint32[::1], int32[::1], int32[::1])", (256,),
-        _none, _hash_traffic(False), 1 << 24, item=2),
+        _none, _hash_traffic(False), 1 << 24, item=2, grid=60),
     ("raytrace", "spheres-global"): KernelDecl(
         "kernels.raytrace", "_render_spheres_global", None, _SPHERES_SIG, (16, 16), _none, _spheres_traffic, 20),
     ("raytrace", "spheres-constant"): KernelDecl(

@@ -75,7 +75,7 @@ class Occupancy:
     warps_per_sm: int
     max_warps_per_sm: int
     limiter: str  # 'registers', 'shared memory', 'warps', 'blocks' (or 'invalid launch')
-    limits_by: dict  # resource -> blocks per SM it alone would allow
+    limits_by: dict  # resource -> blocks per SM it alone would allow (resources the kernel does not use: absent)
     carveout_kib: int | None  # the smallest carve-out that holds the resident blocks' shared memory
 
     @property
@@ -99,17 +99,13 @@ def occupancy(arch: str, threads_per_block: int, registers_per_thread: int, shar
         warps_per_part = (lim.registers_per_sm // lim.sub_partitions) // regs_per_warp
         fits = regs_per_warp * warps_per_block <= lim.max_registers_per_block
         by["registers"] = (warps_per_part * lim.sub_partitions) // warps_per_block if fits else 0
-    else:
-        by["registers"] = by["blocks"]
     if shared_per_block > 0:
         per_block = _round_up(shared_per_block + lim.shared_reserved_per_block, lim.shared_granularity)
         fits = shared_per_block <= lim.max_shared_per_block
         by["shared memory"] = lim.shared_per_sm // per_block if fits else 0
-    else:
-        by["shared memory"] = by["blocks"]
     blocks = min(by.values())
     # ties name the resource in this order: the one a learner can change most easily first
-    limiter = next(r for r in ("registers", "shared memory", "warps", "blocks") if by[r] == blocks)
+    limiter = next(r for r in ("registers", "shared memory", "warps", "blocks") if by.get(r) == blocks)
     if blocks == 0:
         limiter = f"invalid launch ({limiter})"
     return Occupancy(arch, threads_per_block, registers_per_thread, shared_per_block, blocks,
