@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file")
     _common(bench)
 
+    from raytracer_app import cli_inspect
+
+    cli_inspect.add_parser(sub, _common)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -162,6 +165,10 @@ def _dispatch(args) -> int:
 
         print(devices_report())
         return 0
+    if args.command == "inspect":
+        from raytracer_app import cli_inspect
+
+        return cli_inspect.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command

@@ -3,8 +3,9 @@
 from kernels.errors import InputError
 
 
-class ToolchainMissing(RuntimeError):
-    """The compiler packages (NVVM, ptxas, nvdisasm) are not installed; the message says which extra."""
+class ToolchainMissing(InputError):
+    """The compiler packages (NVVM, ptxas, nvdisasm) are not installed; the message says which extra.
+    An InputError: the command cannot do what was asked here, and says in one line how to make it."""
 
 
 class CompileFailed(RuntimeError):

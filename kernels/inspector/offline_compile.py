@@ -78,6 +78,13 @@ def _callee_sources(fn, seen: dict) -> None:
             _callee_sources(py_func, seen)
 
 
+def callee_sources(fn) -> list[dict]:
+    """Source blocks of ``fn`` and of every jitted function it calls, the kernel first."""
+    seen: dict = {}
+    _callee_sources(fn, seen)
+    return list(seen.values())
+
+
 def _filled(cell) -> bool:
     try:
         cell.cell_contents
@@ -92,9 +99,7 @@ def compile_job(job: dict, cc: tuple[int, int]) -> dict:
     fn = resolve_kernel(job)
     with target_device(cc):
         ptx, _ = cuda.compile_ptx(fn, job["signature"], cc=cc, lineinfo=True)
-    sources: dict = {}
-    _callee_sources(fn, sources)
-    return {"ptx": ptx, "sources": list(sources.values())}
+    return {"ptx": ptx, "sources": callee_sources(fn)}
 
 
 def main(argv: list[str]) -> int:
