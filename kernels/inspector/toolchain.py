@@ -37,7 +37,20 @@ def _find_binary(name: str) -> str | None:
         for candidate in sorted(glob.glob(os.path.join(base, "*", "bin", name)), reverse=True):
             if os.access(candidate, os.X_OK):
                 return candidate
-    return shutil.which(name)
+    found = shutil.which(name)
+    if found:
+        return found
+    for home in _toolkit_homes():
+        candidate = os.path.join(home, "bin", name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _toolkit_homes() -> list[str]:
+    """A CUDA toolkit installed the usual way, for machines without NVIDIA's pip packages."""
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    return [h for h in homes if h]
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,9 +68,7 @@ def nvvm_library() -> str | None:
     """libNVVM, which numba-cuda needs to turn a kernel into PTX."""
     patterns = [os.path.join(base, "*", "lib*", "libnvvm.so*") for base in _package_dirs()]
     patterns += [os.path.join(base, "*", "nvvm", "lib*", "libnvvm.so*") for base in _package_dirs()]
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home:
-        patterns.append(os.path.join(home, "nvvm", "lib*", "libnvvm.so*"))
+    patterns += [os.path.join(home, "nvvm", "lib*", "libnvvm.so*") for home in _toolkit_homes()]
     for pattern in patterns:
         hits = glob.glob(pattern)
         if hits:
