@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
 
 Arguments are parsed before numba is imported, because ``--backend sim`` has to switch numba to its CUDA
 simulator first. Bad input ends with one line on stderr and exit status 2; nothing is left half-written.
