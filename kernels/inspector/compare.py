@@ -32,6 +32,10 @@ def _block(r: KernelReport) -> str:
     return "x".join(map(str, r.block))
 
 
+def _threads(n: int) -> str:
+    return "1 thread" if n == 1 else f"{n} threads"
+
+
 def sentence(a: KernelReport, b: KernelReport) -> str:
     """What differs most, in words and numbers."""
     parts = []
@@ -42,7 +46,8 @@ def sentence(a: KernelReport, b: KernelReport) -> str:
             f"{hi.variant} keeps {hi.occupancy.warps_per_sm} warps per SM resident ({hi.occupancy.percent:.0f}%) "
             f"against {lo.occupancy.warps_per_sm} ({lo.occupancy.percent:.0f}%) for {lo.variant}, "
             f"which is limited by {lo.occupancy.limiter} ({lo.resources.registers} registers, "
-            f"{lo.shared_per_block} B shared, {lo.threads} threads per block)")
+            f"{lo.shared_per_block} B shared, {_threads(lo.threads)} per block)"
+            + (f": each of its warps runs {lo.threads} of 32 lanes" if lo.threads < 32 else ""))
     elif a.resources.registers != b.resources.registers:
         parts.append(f"{a.variant} uses {a.resources.registers} registers per thread and {b.variant} "
                      f"{b.resources.registers}, at the same occupancy ({oa.percent:.0f}%)")

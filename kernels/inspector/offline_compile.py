@@ -112,8 +112,9 @@ def main(argv: list[str]) -> int:
         try:
             results[job["key"]] = compile_job(job, cc)
         except Exception as exc:  # reported per kernel: one broken kernel must not hide the others
-            text = str(exc).strip().splitlines()
-            results[job["key"]] = {"error": f"{type(exc).__name__}: {text[-1] if text else ''}"}
+            # numba's messages open with the failing pipeline stage and put the cause on the next line
+            text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
+            results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}
     with open(result_path, "w") as f:
         json.dump({"numba_cuda": numba_cuda_version(), "results": results}, f)
     return 0
