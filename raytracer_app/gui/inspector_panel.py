@@ -156,6 +156,7 @@ class InspectorPanel(QWidget):
         outer.addWidget(code)
         outer.addWidget(bottom)
         outer.setStretchFactor(0, 3)
+        outer.setSizes([600, 240])  # the code gets most of the height
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
@@ -165,6 +166,8 @@ class InspectorPanel(QWidget):
     def inspect(self, target: str, variant: str, arch: str = "sm_90", block: tuple[int, ...] | None = None) -> None:
         """Compile and show a variant; returns at once (the worker reports back)."""
         self._pending = (target, variant, arch, block)
+        for box, value in ((self.target_box, target), (self.variant_box, variant), (self.arch_box, arch)):
+            box.setCurrentText(value)  # the pickers show what is being inspected
         self.status.setText(f"compiling {target} {variant} for {arch}…")
         self._request.emit(self._pending)
 
