@@ -104,6 +104,15 @@ def test_roofline_point_against_hand_arithmetic():
     assert point.ceiling_ops == pytest.approx(0.25 * 3350e9)
 
 
+def test_benchmark_row_placed_by_its_variants_traffic_model():
+    from kernels.inspector.roofline import place_run, published
+
+    # per-thread-partials reads n int32 and writes one int64 per thread of 32 x 256 (8192 partials)
+    point = place_run("reduction", "per-thread-partials", 2**24, 256, 32, 1e-3, published("sm_90"))
+    assert point.intensity == pytest.approx(2**24 / (4 * 2**24 + 8 * 8192))
+    assert point.achieved_gbs == pytest.approx((4 * 2**24 + 8 * 8192) / 1e-3 / 1e9)
+
+
 def test_catalog_names_every_gpu_variant_of_every_module():
     from kernels import hashtable, histogram, reduction
     from kernels.render_bench import JULIA_VARIANTS, RAYTRACE_VARIANTS

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kernels.inspector import toolchain
 from kernels.inspector.catalog import declaration
+from kernels.errors import InputError
 from kernels.inspector.errors import CompileFailed
 from kernels.inspector.occupancy import DEFAULT_ARCH, LIMITS, limits_for
 
@@ -93,6 +94,8 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
     fails to compile maps to its CompileFailed instead of stopping the others."""
     toolchain.require()
     arch = check_arch(arch)
+    if arch not in toolchain.ptxas_archs():
+        raise InputError(f"the installed ptxas cannot compile for {arch}")
     folder = cache_dir(cache)
     numba_cuda, sources = version("numba-cuda"), _source_hash()
     results: dict = {}

@@ -78,3 +78,13 @@ def place(bytes_moved: float, ops: float, seconds: float, ceilings: Ceilings, ki
     achieved = ops / seconds
     return RooflinePoint(intensity, achieved, bytes_moved / seconds / 1e9, ceiling,
                          "memory" if memory_roof < peak else "compute", 100.0 * achieved / ceiling)
+
+
+def place_run(target: str, variant: str, n: int, threads_per_block: int, blocks: int, seconds: float,
+              ceilings: Ceilings) -> RooflinePoint:
+    """A benchmark row on the roofline: the variant's own traffic model (catalog) at the row's size and
+    launch, and its measured time."""
+    from kernels.inspector.catalog import declaration
+
+    traffic = declaration(target, variant).traffic(n, threads_per_block, blocks)
+    return place(traffic.bytes, traffic.ops, seconds, ceilings, traffic.ops_kind)
