@@ -209,7 +209,7 @@ def _print_table(args, reports, names, block) -> int:
                      "blocks_per_sm": o.blocks_per_sm, "warps_per_sm": o.warps_per_sm,
                      "max_warps_per_sm": o.max_warps_per_sm, "occupancy_percent": round(o.percent, 1),
                      "limiter": o.limiter})
-    arch = check_arch_of(reports)
+    arch = _arch_of(reports)
     if args.json:
         print(json.dumps({"target": args.target, "arch": arch, "variants": rows}, indent=1))
     else:
@@ -228,7 +228,7 @@ def _print_table(args, reports, names, block) -> int:
     return 1 if failures else 0
 
 
-def check_arch_of(reports) -> str:
+def _arch_of(reports) -> str:
     for r in reports.values():
         if not isinstance(r, Exception):
             return r.arch
