@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.algorithms`),
@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     targets = bench.add_subparsers(dest="target", metavar="TARGET", parser_class=_Parser, required=True)
     for algorithm in ALGORITHMS:
         _bench_parser(targets, algorithm)
+
+    from raytracer_app import cli_inspect
+
+    cli_inspect.add_parser(sub, _common)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -236,6 +240,10 @@ def _dispatch(args) -> int:
 
         print(devices_report())
         return 0
+    if args.command == "inspect":
+        from raytracer_app import cli_inspect
+
+        return cli_inspect.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command

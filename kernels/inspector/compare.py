@@ -1,0 +1,62 @@
+"""Two compiled variants side by side: a table of their numbers and one sentence built from them."""
+
+from __future__ import annotations
+
+from kernels.inspector.report import KernelReport
+from kernels.inspector.sass import CATEGORIES
+
+
+def rows(a: KernelReport, b: KernelReport) -> list[tuple[str, str, str]]:
+    """(quantity, value for a, value for b) for every quantity, mix categories where either is non-zero."""
+    def occ(r):
+        o = r.occupancy
+        return f"{o.blocks_per_sm} blocks, {o.warps_per_sm}/{o.max_warps_per_sm} warps ({o.percent:.0f}%), {o.limiter}"
+
+    out = [
+        ("block", _block(a), _block(b)),
+        ("registers per thread", str(a.resources.registers), str(b.resources.registers)),
+        ("shared memory per block (static + dynamic)", f"{a.shared_per_block} B", f"{b.shared_per_block} B"),
+        ("local memory per thread", f"{a.resources.stack_frame} B", f"{b.resources.stack_frame} B"),
+        ("__constant__ data", f"{a.resources.constant} B", f"{b.resources.constant} B"),
+        ("barriers", str(a.resources.barriers), str(b.resources.barriers)),
+        ("occupancy per SM", occ(a), occ(b)),
+        ("SASS instructions", str(len(a.sass)), str(len(b.sass))),
+    ]
+    for category in CATEGORIES:
+        if a.mix[category] or b.mix[category]:
+            out.append((f"  {category}", str(a.mix[category]), str(b.mix[category])))
+    return out
+
+
+def _block(r: KernelReport) -> str:
+    return "x".join(map(str, r.block))
+
+
+def _threads(n: int) -> str:
+    return "1 thread" if n == 1 else f"{n} threads"
+
+
+def sentence(a: KernelReport, b: KernelReport) -> str:
+    """What differs most, in words and numbers."""
+    parts = []
+    oa, ob = a.occupancy, b.occupancy
+    if oa.warps_per_sm != ob.warps_per_sm:
+        hi, lo = (a, b) if oa.warps_per_sm > ob.warps_per_sm else (b, a)
+        parts.append(
+            f"{hi.variant} keeps {hi.occupancy.warps_per_sm} warps per SM resident ({hi.occupancy.percent:.0f}%) "
+            f"against {lo.occupancy.warps_per_sm} ({lo.occupancy.percent:.0f}%) for {lo.variant}, "
+            f"which is limited by {lo.occupancy.limiter} ({lo.resources.registers} registers, "
+            f"{lo.shared_per_block} B shared, {_threads(lo.threads)} per block)"
+            + (f": each of its warps runs {lo.threads} of 32 lanes" if lo.threads < 32 else ""))
+    elif a.resources.registers != b.resources.registers:
+        parts.append(f"{a.variant} uses {a.resources.registers} registers per thread and {b.variant} "
+                     f"{b.resources.registers}, at the same occupancy ({oa.percent:.0f}%)")
+    else:
+        parts.append(f"both keep {oa.warps_per_sm} warps per SM ({oa.percent:.0f}%) with "
+                     f"{a.resources.registers} registers")
+    diffs = sorted(((abs(a.mix[c] - b.mix[c]), c) for c in CATEGORIES if c not in ("other", "integer")), reverse=True)
+    mentioned = [c for d, c in diffs if d > 0][:3]
+    if mentioned:
+        words = ", ".join(f"{a.mix[c]} vs {b.mix[c]} {c} instructions" for c in mentioned)
+        parts.append(f"in the SASS ({a.variant} vs {b.variant}): {words}")
+    return "; ".join(parts) + "."

@@ -1,0 +1,165 @@
+"""Compile catalog kernels for an architecture, with a disk cache.
+
+The numba step runs in a child process per architecture with the CUDA simulator off (see
+:mod:`kernels.inspector.offline_compile`); ptxas and nvdisasm run from here. Results are cached as JSON
+per (target, variant, signature, architecture, numba-cuda version, source of the kernels package) in
+``RAYTRACER_INSPECT_CACHE`` or the user's cache folder, or the ``cache_dir`` given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from kernels.inspector import toolchain
+from kernels.inspector.catalog import declaration
+from kernels.errors import InputError
+from kernels.inspector.errors import CompileFailed
+from kernels.inspector.occupancy import DEFAULT_ARCH, LIMITS, limits_for
+
+CACHE_ENV = "RAYTRACER_INSPECT_CACHE"
+CHILD_TIMEOUT_S = 600
+_KERNELS_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What the tools produced for one kernel: the raw material of a report."""
+
+    target: str
+    variant: str
+    arch: str
+    signature: str
+    numba_cuda: str
+    ptx: str
+    ptxas_report: str
+    sass_text: str
+    sources: list  # [{"name", "file", "first_line", "source"}]: the kernel, then the functions it calls
+
+
+def cache_dir(override: str | os.PathLike | None = None) -> Path:
+    if override:
+        return Path(override)
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "raytracer-app" / "inspect"
+
+
+def supported_archs() -> list[str]:
+    """Architectures with published limits here that the installed ptxas can target, oldest first."""
+    have = toolchain.ptxas_archs()
+    return [arch for arch in sorted(LIMITS, key=_arch_number) if arch in have]
+
+
+def _arch_number(arch: str) -> int:
+    return int(arch.split("_")[1])
+
+
+def check_arch(arch: str | None) -> str:
+    arch = arch or DEFAULT_ARCH
+    limits_for(arch)  # InputError for an architecture without published limits
+    return arch
+
+
+def _cc(arch: str) -> tuple[int, int]:
+    number = _arch_number(arch)
+    return number // 10, number % 10
+
+
+def _source_hash() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_KERNELS_DIR.glob("*.py")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_key(target: str, variant: str, arch: str, numba_cuda: str, sources: str) -> str:
+    decl = declaration(target, variant)
+    ident = [target, variant, decl.module, decl.function, repr(decl.args), decl.item, decl.signature, arch,
+             numba_cuda, sources]
+    return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:24]
+
+
+def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cache: str | os.PathLike | None = None
+                    ) -> dict[tuple[str, str], Compiled | CompileFailed]:
+    """Compiled kernels for (target, variant) pairs, from the cache or one child process; a kernel that
+    fails to compile maps to its CompileFailed instead of stopping the others."""
+    toolchain.require()
+    arch = check_arch(arch)
+    if arch not in toolchain.ptxas_archs():
+        raise InputError(f"the installed ptxas cannot compile for {arch}")
+    folder = cache_dir(cache)
+    numba_cuda, sources = version("numba-cuda"), _source_hash()
+    results: dict = {}
+    misses = []
+    for target, variant in pairs:
+        path = folder / f"{_cache_key(target, variant, arch, numba_cuda, sources)}.json"
+        if path.is_file():
+            try:
+                results[(target, variant)] = Compiled(**json.loads(path.read_text()))
+                continue
+            except (ValueError, TypeError):
+                pass  # a damaged entry is compiled again
+        misses.append((target, variant, path))
+    if misses:
+        ptx_by_pair = _compile_in_child([(t, v) for t, v, _ in misses], arch)
+        for target, variant, path in misses:
+            outcome = ptx_by_pair[(target, variant)]
+            if "error" in outcome:
+                results[(target, variant)] = CompileFailed(f"{target} {variant} for {arch}: {outcome['error']}")
+                continue
+            assembled = toolchain.assemble(outcome["ptx"], arch)
+            compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
+                                outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
+                                outcome["sources"])
+            _write_atomically(path, json.dumps(compiled.__dict__))
+            results[(target, variant)] = compiled
+    return results
+
+
+def compile_kernel(target: str, variant: str, arch: str = DEFAULT_ARCH, cache=None) -> Compiled:
+    result = compile_kernels([(target, variant)], arch, cache)[(target, variant)]
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
+    jobs = []
+    for target, variant in pairs:
+        decl = declaration(target, variant)
+        jobs.append({"key": f"{target}/{variant}", "module": decl.module, "function": decl.function,
+                     "args": list(decl.args) if decl.args is not None else None, "item": decl.item,
+                     "signature": decl.signature})
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)  # compile_ptx does not work in a simulator process
+    root = str(_KERNELS_DIR.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
+        request, answer = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "result.json")
+        with open(request, "w") as f:
+            json.dump({"cc": list(_cc(arch)), "jobs": jobs}, f)
+        done = subprocess.run([sys.executable, "-m", "kernels.inspector.offline_compile", request, answer],
+                              env=env, cwd=root, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+        if done.returncode != 0 or not os.path.exists(answer):
+            lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+            raise CompileFailed(f"the compiler process failed: {lines[-1] if lines else done.returncode}")
+        with open(answer) as f:
+            results = json.load(f)["results"]
+    return {(t, v): results[f"{t}/{v}"] for t, v in pairs}
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,124 @@
+"""Compiling a kernel to PTX for a chosen architecture with no GPU and no driver (the child side).
+
+numba-cuda's ``compile_ptx`` takes the target ``cc``, but a kernel that calls a device function compiles
+that callee for ``get_current_device()``'s compute capability (``numba.cuda.dispatcher``), which needs a
+driver. :func:`target_device` replaces that one name for the duration of a compile with an object that
+reports the target: the only place the inspector touches numba-cuda's internals. It was checked on
+numba-cuda ``CHECKED_ON``; a test fails when the installed version differs, so that the next upgrade is
+checked again. Callees are cached per argument types, not per architecture, so one process compiles for
+one architecture only: :mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA
+simulator off (``compile_ptx`` does not work in a simulator process).
+
+Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import json
+import sys
+
+CHECKED_ON = "0.30.4"
+
+
+def numba_cuda_version() -> str:
+    from importlib.metadata import version
+
+    return version("numba-cuda")
+
+
+class _TargetDevice:
+    def __init__(self, cc: tuple[int, int]):
+        self.compute_capability = cc
+
+
+@contextlib.contextmanager
+def target_device(cc: tuple[int, int]):
+    """While inside, numba-cuda compiles device functions for ``cc`` instead of asking the driver."""
+    from numba.cuda import dispatcher
+
+    if not hasattr(dispatcher, "get_current_device"):
+        raise RuntimeError(
+            f"numba-cuda {numba_cuda_version()} changed how device functions pick their architecture "
+            f"(no numba.cuda.dispatcher.get_current_device); the inspector was checked on {CHECKED_ON}"
+        )
+    original = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: _TargetDevice(cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = original
+
+
+def resolve_kernel(job: dict):
+    """The Python function of the kernel a catalog job names."""
+    obj = getattr(importlib.import_module(job["module"]), job["function"])
+    if job.get("args") is not None:
+        obj = obj(*job["args"])
+    if job.get("item") is not None:
+        obj = obj[job["item"]]
+    return getattr(obj, "py_func", obj)
+
+
+def _callee_sources(fn, seen: dict) -> None:
+    """Source of ``fn`` and of every jitted function it calls (module globals or closure cells)."""
+    key = (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    if key in seen:
+        return
+    lines, first = inspect.getsourcelines(fn)
+    seen[key] = {"name": fn.__qualname__, "file": fn.__code__.co_filename, "first_line": first,
+                 "source": "".join(lines)}
+    candidates = [fn.__globals__.get(name) for name in fn.__code__.co_names]
+    candidates += [cell.cell_contents for cell in (fn.__closure__ or ()) if _filled(cell)]
+    for obj in candidates:
+        py_func = getattr(obj, "py_func", None)
+        if callable(py_func) and hasattr(py_func, "__code__"):
+            _callee_sources(py_func, seen)
+
+
+def callee_sources(fn) -> list[dict]:
+    """Source blocks of ``fn`` and of every jitted function it calls, the kernel first."""
+    seen: dict = {}
+    _callee_sources(fn, seen)
+    return list(seen.values())
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def compile_job(job: dict, cc: tuple[int, int]) -> dict:
+    from numba import cuda
+
+    fn = resolve_kernel(job)
+    with target_device(cc):
+        ptx, _ = cuda.compile_ptx(fn, job["signature"], cc=cc, lineinfo=True)
+    return {"ptx": ptx, "sources": callee_sources(fn)}
+
+
+def main(argv: list[str]) -> int:
+    jobs_path, result_path = argv
+    with open(jobs_path) as f:
+        request = json.load(f)
+    cc = tuple(request["cc"])
+    results = {}
+    for job in request["jobs"]:
+        try:
+            results[job["key"]] = compile_job(job, cc)
+        except Exception as exc:  # reported per kernel: one broken kernel must not hide the others
+            # numba's messages open with the failing pipeline stage and put the cause on the next line
+            text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
+            results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}
+    with open(result_path, "w") as f:
+        json.dump({"numba_cuda": numba_cuda_version(), "results": results}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,119 @@
+"""One dataclass per compiled kernel, and :func:`inspect` / :func:`inspect_many` that build them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernels.errors import InputError
+from kernels.inspector import sass as sass_mod
+from kernels.inspector.catalog import KernelDecl, Traffic, declaration, threads
+from kernels.inspector.compiler import Compiled, compile_kernels
+from kernels.inspector.occupancy import DEFAULT_ARCH, Occupancy, curve, limits_for, occupancy
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    name: str
+    file: str
+    first_line: int
+    text: str
+
+
+@dataclass
+class KernelReport:
+    target: str
+    variant: str
+    arch: str
+    signature: str
+    numba_cuda: str
+    block: tuple[int, ...]
+    resources: sass_mod.Resources
+    dynamic_shared: int  # bytes per block at this block size
+    max_threads_per_block: int  # the most the kernel's register use allows
+    occupancy: Occupancy
+    curve: list[Occupancy]
+    sources: list[SourceBlock]
+    ptx: str
+    sass: list[sass_mod.SassLine]
+    mix: dict[str, int]
+    mix_by_line: dict[tuple[str, int], dict[str, int]]
+    ptx_lines: dict[tuple[str, int], list[int]]  # Python (file, line) -> PTX line indices
+    traffic: Traffic
+    note: str = ""
+    ptxas_report: str = field(default="", repr=False)
+
+    @property
+    def threads(self) -> int:
+        return threads(self.block)
+
+    @property
+    def shared_per_block(self) -> int:
+        return self.resources.static_shared + self.dynamic_shared
+
+    def sass_for_line(self, file: str, line: int) -> list[int]:
+        """Indices into :attr:`sass` of the instructions a Python line compiled to."""
+        return [i for i, s in enumerate(self.sass) if s.file == file and s.line == line]
+
+
+def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> tuple[int, ...]:
+    if block is None or decl.fixed_block:
+        return decl.default_block
+    if len(block) != len(decl.default_block):
+        shape = "BXxBY" if len(decl.default_block) == 2 else "B"
+        raise InputError(f"this kernel takes a {len(decl.default_block)}-D block ({shape}), got {block}")
+    limit = limits_for(arch).max_threads_per_block
+    if any(b < 1 for b in block) or threads(block) > limit:
+        raise InputError(f"block {'x'.join(map(str, block))} is out of range; 1..{limit} threads in all")
+    return tuple(block)
+
+
+def build(compiled: Compiled, block: tuple[int, ...] | None = None) -> KernelReport:
+    decl = declaration(compiled.target, compiled.variant)
+    block = check_block(decl, block, compiled.arch)
+    resources = sass_mod.parse_ptxas(compiled.ptxas_report, compiled.ptx)
+    lines = sass_mod.parse_sass(compiled.sass_text)
+    total = threads(block)
+    dynamic = decl.dynamic_shared(total)
+    lim = limits_for(compiled.arch)
+    shared_at = lambda t: resources.static_shared + decl.dynamic_shared(t)  # noqa: E731
+    warp_regs = -(-max(resources.registers, 1) * 32 // lim.register_unit) * lim.register_unit
+    max_threads = min(lim.max_threads_per_block, (lim.max_registers_per_block // warp_regs) * 32)
+    if decl.fixed_block:
+        sizes = [total]
+    else:
+        sizes = None
+    blocks = decl.grid or -(-decl.default_n // total)
+    return KernelReport(
+        compiled.target, compiled.variant, compiled.arch, compiled.signature, compiled.numba_cuda, block, resources,
+        dynamic, max_threads, occupancy(compiled.arch, total, resources.registers, shared_at(total)),
+        curve(compiled.arch, resources.registers, shared_at, sizes),
+        [SourceBlock(s["name"], s["file"], s["first_line"], s["source"]) for s in compiled.sources],
+        compiled.ptx, lines, sass_mod.mix(lines), sass_mod.mix_by_line(lines),
+        sass_mod.ptx_lines_by_source(compiled.ptx), decl.traffic(decl.default_n, total, blocks), decl.note,
+        compiled.ptxas_report,
+    )
+
+
+def inspect(target: str, variant: str, arch: str | None = None, block: tuple[int, ...] | None = None,
+            cache=None) -> KernelReport:
+    """The report of one GPU variant's kernel for ``arch`` (default sm_90) at ``block``."""
+    return inspect_many([(target, variant)], arch, block, cache)[(target, variant)]
+
+
+def inspect_many(pairs, arch: str | None = None, block: tuple[int, ...] | None = None, cache=None
+                 ) -> dict[tuple[str, str], KernelReport | Exception]:
+    """Reports for several variants compiled in one child process; a failure maps to its exception
+    (an InputError for a bad block, a CompileFailed for a kernel that did not compile)."""
+    arch = arch or DEFAULT_ARCH
+    for target, variant in pairs:
+        declaration(target, variant)
+    out: dict = {}
+    for pair, compiled in compile_kernels(list(pairs), arch, cache).items():
+        if isinstance(compiled, Exception):
+            out[pair] = compiled
+            continue
+        try:
+            out[pair] = build(compiled, block)
+        except InputError as exc:
+            out[pair] = exc
+    return out

@@ -1,0 +1,139 @@
+"""NVIDIA's offline tools the inspector runs: ``ptxas`` (PTX to cubin, ``-v`` resources) and ``nvdisasm``
+(cubin to SASS with line markers), found in NVIDIA's pip packages or on PATH, plus libNVVM for numba.
+
+Install them with the project's extra: ``pip install -e '.[inspect]'``.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from kernels.inspector.errors import CompileFailed, ToolchainMissing
+
+EXTRA_HINT = "pip install -e '.[inspect]'"
+TOOL_TIMEOUT_S = 120
+
+
+def _package_dirs() -> list[str]:
+    """The ``nvidia`` namespace package folders of this Python (NVIDIA's wheels install there)."""
+    found = []
+    for base in sys.path:
+        path = os.path.join(base or ".", "nvidia")
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+
+
+def _find_binary(name: str) -> str | None:
+    # cu13 wheels put the tools in nvidia/cu13/bin, cu12 ones in nvidia/cuda_nvcc/bin and similar
+    for base in _package_dirs():
+        for candidate in sorted(glob.glob(os.path.join(base, "*", "bin", name)), reverse=True):
+            if os.access(candidate, os.X_OK):
+                return candidate
+    found = shutil.which(name)
+    if found:
+        return found
+    for home in _toolkit_homes():
+        candidate = os.path.join(home, "bin", name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _toolkit_homes() -> list[str]:
+    """A CUDA toolkit installed the usual way, for machines without NVIDIA's pip packages."""
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    return [h for h in homes if h]
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_path() -> str | None:
+    return _find_binary("ptxas")
+
+
+@functools.lru_cache(maxsize=None)
+def nvdisasm_path() -> str | None:
+    return _find_binary("nvdisasm")
+
+
+@functools.lru_cache(maxsize=None)
+def nvvm_library() -> str | None:
+    """libNVVM, which numba-cuda needs to turn a kernel into PTX."""
+    patterns = [os.path.join(base, "*", "lib*", "libnvvm.so*") for base in _package_dirs()]
+    patterns += [os.path.join(base, "*", "nvvm", "lib*", "libnvvm.so*") for base in _package_dirs()]
+    patterns += [os.path.join(home, "nvvm", "lib*", "libnvvm.so*") for home in _toolkit_homes()]
+    for pattern in patterns:
+        hits = glob.glob(pattern)
+        if hits:
+            return sorted(hits)[-1]
+    return None
+
+
+def missing() -> list[str]:
+    """Names of the missing pieces ([] when the inspector can compile)."""
+    need = {"libNVVM (nvidia-nvvm)": nvvm_library(), "ptxas (nvidia-cuda-nvcc)": ptxas_path(),
+            "nvdisasm (nvidia-cuda-nvdisasm)": nvdisasm_path()}
+    return [name for name, path in need.items() if not path]
+
+
+def require() -> None:
+    """Raises ToolchainMissing with one line naming what is missing and the extra that brings it."""
+    gone = missing()
+    if gone:
+        raise ToolchainMissing(f"compiling kernels needs {', '.join(gone)}: install them with {EXTRA_HINT}")
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_archs() -> frozenset[str]:
+    """The real architectures (sm_XY) this ptxas can generate code for, read from its --help."""
+    if not ptxas_path():
+        return frozenset()
+    text = _run([ptxas_path(), "--help"], None).stdout
+    return frozenset(re.findall(r"'(sm_\d+)'", text))
+
+
+@dataclass(frozen=True)
+class PtxasResult:
+    cubin: bytes
+    report: str  # ptxas -v output
+
+
+def assemble(ptx: str, arch: str) -> PtxasResult:
+    """``ptxas -arch=<arch> -v`` on the PTX: the cubin and the resource report."""
+    import tempfile
+
+    require()
+    with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
+        src, out = os.path.join(tmp, "kernel.ptx"), os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        done = _run([ptxas_path(), f"-arch={arch}", "-v", "-lineinfo", src, "-o", out], "ptxas")
+        with open(out, "rb") as f:
+            return PtxasResult(f.read(), done.stdout + done.stderr)
+
+
+def disassemble(cubin: bytes) -> str:
+    """``nvdisasm -gi -c``: SASS of the code sections, each instruction under its ``//## File`` marker."""
+    import tempfile
+
+    require()
+    with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
+        path = os.path.join(tmp, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        return _run([nvdisasm_path(), "-gi", "-c", path], "nvdisasm").stdout
+
+
+def _run(cmd: list[str], what: str | None) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
+    if what and done.returncode != 0:
+        lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        raise CompileFailed(f"{what} failed: {lines[-1] if lines else f'exit status {done.returncode}'}")
+    return done

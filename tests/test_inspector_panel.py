@@ -1,0 +1,57 @@
+"""The Inspector panel (pytest-qt, offscreen): a real compile in its worker, source / PTX / SASS linked by
+line, the occupancy marker following the block size, and the source alone without the compiler."""
+
+import re
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from kernels.inspector import toolchain  # noqa: E402
+
+WAIT = 180_000  # ms: a compile in a child process on a slow, shared CI machine
+
+
+@pytest.fixture
+def panel(qtbot, tmp_path):
+    from raytracer_app.gui.inspector_panel import InspectorPanel
+
+    widget = InspectorPanel(cache=tmp_path / "cache")
+    qtbot.addWidget(widget)
+    yield widget
+    assert widget.shutdown()
+
+
+@pytest.mark.skipif(bool(toolchain.missing()), reason=f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+def test_panel_links_python_line_to_ptx_and_sass_and_moves_the_marker(panel, qtbot):
+    with qtbot.waitSignal(panel.reportShown, timeout=WAIT):
+        panel.inspect("reduction", "best", "sm_90", (256,))
+        assert panel.report is None  # inspect() returned before the compile finished
+    report = panel.report
+    kernel_file = report.sources[0].file
+    source_lines = panel.source_view.toPlainText().splitlines()
+    # numba's line info puts an inlined device function's instructions on the kernel line calling it
+    line = next(int(t.split()[0]) for t in source_lines if t.strip().endswith("total = warp_sum(total)"))
+    panel.select_source_line(kernel_file, line)
+    sass = panel.sass_view.toPlainText().splitlines()
+    marked = [sass[i] for i in panel.sass_view.highlighted()]
+    assert marked and all(text.split()[0] == str(line) for text in marked)
+    assert any(re.search(r"\bSHFL\.DOWN\b", text) for text in marked)
+    ptx = panel.ptx_view.toPlainText().splitlines()
+    assert panel.ptx_view.highlighted() and all(ptx[i].strip() for i in panel.ptx_view.highlighted())
+    xs, ys = panel.marker.getData()
+    assert (list(xs), round(ys[0])) == ([256], 75)  # 40 registers: 6 blocks of 8 warps of 64
+    panel.set_block((1024,))
+    xs, ys = panel.marker.getData()
+    assert (list(xs), round(ys[0])) == ([1024], 50)  # registers allow 48 warps: one block of 32
+    assert "limited by registers" in panel.resources.text()
+    curve_x, curve_y = panel.curve_line.getData()
+    assert len(curve_x) == 32 and max(curve_y) <= 100
+
+
+def test_panel_without_compiler_shows_source_and_the_extra(panel, qtbot, monkeypatch):
+    monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    panel.inspect("histogram", "shared-atomics")
+    qtbot.waitUntil(lambda: "pip install -e '.[inspect]'" in panel.status.text(), timeout=WAIT)
+    assert re.search(r"def histo_shared_atomics\(buffer, size, histo\):", panel.source_view.toPlainText())
+    assert panel.sass_view.toPlainText() == ""
