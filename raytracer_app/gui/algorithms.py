@@ -28,6 +28,7 @@ class AlgorithmSpec:
     max_n: int
     options: tuple[Option, ...] = field(default_factory=tuple)
     make: Callable[..., object] | None = None  # (module, n, options dict) -> problem
+    rate_unit: str = "GB/s"  # throughput shown in the chart and the table (charts.RATE_UNITS)
 
     def module(self):
         return importlib.import_module(self.module_name)
@@ -65,6 +66,7 @@ HASHTABLE = AlgorithmSpec(
     "Hash table", "kernels.hashtable", "N keys", default_n=1 << 20, sim_n=1024, max_n=1 << 28,
     options=(Option("buckets", "buckets", _const(1024, 256, 4096, 16384, 65536, 1 << 20), default=1024),),
     make=lambda m, n, o: m.make_problem(n, buckets=int(o["buckets"]), seed=0),
+    rate_unit="M inserts/s",
 )
 
 ALGORITHMS = (REDUCTION, HISTOGRAM, HASHTABLE)
