@@ -131,6 +131,8 @@ def _join_negative_pairs(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_pairs(sys.argv[1:] if argv is None else list(argv))
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["gui", *argv]  # `raytracer-app --backend sim` opens the GUI, as `raytracer-app` does
     try:
         args = build_parser().parse_args(argv if argv else ["gui"])
         if args.command is None:
