@@ -311,8 +311,8 @@ class BenchPanel(QWidget):
         self.chart.reset(mode, self.metric.currentText())
         what = ", ".join(f"{k} {v}" for k, v in options.items())
         self.chart.set_title(f"{self.spec.title}" + (f" ({what})" if what else "") + f" | {self.model.device_label}"
-                             + (" | simulator: timings meaningless for a GPU" if self.model.backend.kind == "sim" else "")
-                             + f" | {datetime.datetime.now():%Y-%m-%d %H:%M}")
+                             + f" | {datetime.datetime.now():%Y-%m-%d %H:%M}"
+                             + ("<br>simulator: timings meaningless for a GPU" if self.model.backend.kind == "sim" else ""))
         self.chart.set_peak(None)
         self.progress.setRange(0, len(sizes) * len(launches) * len(names))
         self.progress.setValue(0)

@@ -19,6 +19,7 @@ from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel,
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
+VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
 
 # which tabs a model change makes stale
@@ -48,6 +49,7 @@ class MainWindow(QMainWindow):
         self._closing = False
 
         self.view = RenderView()
+        self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
         self.setCentralWidget(self.view)
         self.controls = Controls(self.model)
         self.controls_dock = self._dock("Controls", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
