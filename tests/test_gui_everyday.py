@@ -152,6 +152,11 @@ def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_bac
     qtbot.waitUntil(lambda: sim.render_thread.isFinished(), timeout=WAIT)
     back = make_window(cpu_backend)
     assert back.model.scene.count == 2000 and back.panels["Reduction"].n.value() == 100_000_000
+    # the same when the backend is switched inside the window
+    back.controls._backend_chosen("sim")
+    assert back.model.scene.count <= SIM_MAX_SPHERES and back.panels["Reduction"].n.value() == reduction.spec.sim_n
+    back.controls._backend_chosen("cpu")
+    assert back.model.scene.count == 2000 and back.panels["Reduction"].n.value() == 100_000_000
 
 
 def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):

@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self._status_widgets()
         self._menus()
         self.model.changed.connect(self._model_changed)
+        self.model.backendChanging.connect(self._save_backend_settings)
         self.model.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.controls.compareRequested.connect(self.compare_memory)
         self.view.tabChangedTo.connect(self.model.set_tab)
@@ -194,10 +195,14 @@ class MainWindow(QMainWindow):
         if self.stale[self.model.tab]:
             self.request_render()
 
+    def _save_backend_settings(self, new_kind: str) -> None:
+        """Before a backend switch: keep the old backend's values under its name."""
+        if new_kind != self.settings_kind:
+            backend_settings.save(self.settings, self.settings_kind, self.model, self.panels.values())
+
     def _switch_backend_settings(self) -> None:
-        """Keep the old backend's values under its name and show the new backend's own."""
+        """Show the new backend's own values (the old one's were saved by _save_backend_settings)."""
         panels = self.panels.values()
-        backend_settings.save(self.settings, self.settings_kind, self.model, panels)
         self.settings_kind = self.model.backend.kind
         backend_settings.load(self.settings, self.settings_kind, self.model, panels)
         for tab in self.stale:

@@ -172,6 +172,7 @@ class RenderModel(QObject):
 
     changed = pyqtSignal(str)
     message = pyqtSignal(str)  # something the user should read (a refused value, a backend note)
+    backendChanging = pyqtSignal(str)  # the new kind, before anything changes (save the old one's settings)
 
     def __init__(self, backend: backends.Backend):
         super().__init__()
@@ -257,6 +258,7 @@ class RenderModel(QObject):
         self.backend_name = name
         if b == self.backend:
             return True
+        self.backendChanging.emit(b.kind)
         self.backend, self.limits = b, limits_for(b)
         bx, by = self.block
         mt = self.limits.max_threads_per_block
