@@ -199,6 +199,41 @@ def test_restart_switches_the_simulator_and_saves_the_choice(qtbot, make_window,
     assert make_settings().value(Keys.BACKEND) == want
 
 
+def test_run_gui_restarts_the_app_with_the_other_backend(qtbot, monkeypatch):
+    import sys
+
+    from PyQt6.QtCore import QTimer
+    from PyQt6.QtWidgets import QApplication
+
+    import raytracer_app.gui.restart as restart
+    from kernels.backend import simulator_active
+    from raytracer_app.gui import run_gui
+    from raytracer_app.gui.main_window import MainWindow
+
+    preset(**{"render/size_spheres": "32x32", "backend/name": "cpu"})
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
+    executed = []
+    monkeypatch.setattr(restart, "exec_restart", executed.append)
+
+    def restart_when_shown():
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, MainWindow) and w.isVisible():
+                w.restart_action.trigger()
+                return
+        QTimer.singleShot(20, restart_when_shown)
+
+    QTimer.singleShot(0, restart_when_shown)
+    guard = QTimer()  # never hang the test run
+    guard.setSingleShot(True)
+    guard.timeout.connect(QApplication.quit)
+    guard.start(WAIT)
+    try:
+        run_gui("cpu")
+    finally:
+        guard.stop()
+    assert len(executed) == 1 and executed[0][-1] == ("auto" if simulator_active() else "sim")
+
+
 def test_backend_option_alone_opens_the_gui(monkeypatch):
     import raytracer_app.gui
     from raytracer_app import cli

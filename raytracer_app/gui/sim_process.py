@@ -51,11 +51,11 @@ def run_bench(fields: dict, send, should_stop=lambda: False) -> list:
     spec = next(s for s in ALGORITHMS if s.title == fields["title"])
     backend = fields["backend"]
     backend.activate()
+    wrap = fields.get("wrap_run", lambda run: run)  # e.g. a lock around each compute call
     peak = None
     if fields["want_peak"] and not should_stop():
-        peak = bench.copy_peak(backend.kind, backend.device)
+        peak = wrap(bench.copy_peak)(backend.kind, backend.device)
         send("peak", peak)
-    wrap = fields.get("wrap_run", lambda run: run)
     by_name = {v.name: v for v in spec.variants()}
     variants = [dataclasses.replace(by_name[n], run=wrap(by_name[n].run)) for n in fields["variant_names"]]
     problems = []
