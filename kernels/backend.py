@@ -77,8 +77,8 @@ def unavailable_reason(name: str) -> str:
         why = "this process runs the CUDA simulator" if simulator_active() else "no CUDA GPU was found"
         return f"the cuda backend needs a CUDA GPU: {why}"
     if name == "sim" and not simulator_active():
-        return ("the simulator must be chosen when the app starts (numba is already loaded for real CUDA): "
-                "start it with --backend sim")
+        return ("the CUDA simulator is chosen when the program starts (numba is already loaded for real CUDA): "
+                "start it with --backend sim (in the window: Render > Restart with the CUDA Simulator)")
     return ""
 
 
@@ -111,6 +111,7 @@ class Caps:
     max_spheres: int
     max_repeats: int
     timings_mean_gpu_speed: bool  # False: the numbers time Python, not a GPU
+    default_repeats: int = 10
 
     def check_repeats(self, repeats: int, option: str = "--repeats") -> int:
         if not 1 <= repeats <= self.max_repeats:
@@ -123,9 +124,10 @@ _CAPS = {
     "cuda": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=True),
     "cpu": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=False),
     # a 64x64 frame of 20 spheres takes about 3 s in the simulator: keep every launch that small
-    "sim": Caps(max_image_side=128, max_spheres=64, max_repeats=20, timings_mean_gpu_speed=False),
+    "sim": Caps(max_image_side=128, max_spheres=64, max_repeats=5, timings_mean_gpu_speed=False, default_repeats=2),
 }
-SIM_TIMING_NOTE = "simulator timing: Python running every GPU thread, meaningless for a GPU"
+SIM_TIMING_NOTE = ("simulator timing: every GPU thread runs in Python, so these numbers say nothing about a GPU "
+                   "(orders of variants can even be reversed)")
 
 
 @dataclass(frozen=True)

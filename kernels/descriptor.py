@@ -98,6 +98,11 @@ class Algorithm:
         return {o.name: o.value(given.get(o.name), backend) for o in self.options}
 
     @property
+    def rate_unit(self) -> str:
+        """The figure of merit its charts and tables show: GB/s, or its own unit (M inserts/s, Mpixels/s)."""
+        return self.unit.label if self.unit is not None else "GB/s"
+
+    @property
     def has_items_per_thread(self) -> bool:
         return any(v.launch is not None and v.launch.items is not None for v in self.variants)
 

@@ -94,6 +94,7 @@ def _option_type(option):
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line. Imports the algorithm modules (and numba): prepare the backend first."""
     from kernels.algorithms import ALGORITHMS
+    from kernels.backend import MAX_REPEATS
     from kernels.julia import COLORMAPS, LAUNCHES, PRECISIONS
     from kernels.raytrace import PATTERNS
     from kernels.scene import MAX_SPHERES, MEMORIES
@@ -108,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("target", choices=("spheres", "julia"))
     render.add_argument("--out", required=True, help="output PNG file")
     render.add_argument("--size", default=None, help="WxH, each 1..4096 (default 1024x1024 for spheres, 1000x1000 for julia)")
-    render.add_argument("--repeats", type=_int("--repeats", 1), default=10, help="timed repeats after a warm-up (default 10)")
+    render.add_argument("--repeats", type=_int("--repeats", 1), default=None,
+                        help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
     render.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
     g = render.add_argument_group("spheres")
     g.add_argument("--spheres", type=_int("--spheres"), default=None,
@@ -175,8 +177,8 @@ def _bench_parser(targets, algorithm) -> None:
     if algorithm.has_items_per_thread:
         p.add_argument("--items-per-thread", type=_int("--items-per-thread", 1), default=None,
                        help="elements per thread, for variants that have one (best)")
-    p.add_argument("--repeats", type=_int("--repeats", 1), default=10,
-                   help=f"timed repeats after a warm-up (default 10; at most {MAX_REPEATS}, 20 in the simulator)")
+    p.add_argument("--repeats", type=_int("--repeats", 1), default=None,
+                   help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
@@ -206,6 +208,8 @@ def _join_negative_pairs(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_pairs(sys.argv[1:] if argv is None else list(argv))
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["gui", *argv]  # `raytracer-app --backend sim` opens the GUI, as `raytracer-app` does
     try:
         early = _early_backend(argv)
         if early in backends.BACKEND_NAMES:

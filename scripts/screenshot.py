@@ -2,13 +2,13 @@
 
 Usage (no GPU needed: the app runs on the CPU backend):
 
-    xvfb-run -s "-screen 0 1600x1000x24" python scripts/screenshot.py [--out assets/screenshot.png]
+    xvfb-run -s "-screen 0 1920x1080x24" python scripts/screenshot.py [--size 1920x1080] [--out assets/screenshot.png]
 
 What it does, with the app's own start-up (``run_gui``) and a throw-away QSettings dir (your settings are
 not read or touched):
 
-1. opens the main window on the CPU backend, sized to the screen (1600x1000), Spheres tab, 1024x1024,
-   the benchmark dock widened so its results table shows the median times beside the chart;
+1. opens the main window on the CPU backend at ``--size`` (default 1920x1080, the screen's size at most),
+   Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front;
 2. renders a random scene of 40 spheres (seed 1; ``--spheres``, ``--seed``) or a scene preset
    (``--scene book-20``, the book's scene), then renders it again back to back a few times (as View >
    Render Continuously does) so the status line shows kernel time, frame time and frames per second;
@@ -32,10 +32,8 @@ SPHERES, SEED = 40, 1  # the random scene shown (colourful, with depth, and a PN
 BENCH_PANEL = "Reduction"
 BENCH_N = 1 << 22  # 4M elements
 BENCH_REPEATS = 10
-WINDOW = (1600, 1000)
+WINDOW = (1920, 1080)
 FPS_FRAMES = 12  # frames rendered back to back before the benchmark starts (fps in the status line)
-DOCK_WIDTHS = (365, 680)  # controls, benchmark panel: wide enough for the table's median-time column
-CHART_WIDTH = 320  # chart | table splitter in the benchmark panel
 GUARD_S = 300  # never hang
 
 
@@ -45,14 +43,17 @@ def parse_args(argv=None):
     p.add_argument("--spheres", type=int, default=SPHERES, help=f"spheres in the random scene (default {SPHERES})")
     p.add_argument("--seed", type=int, default=SEED, help=f"seed of the random scene (default {SEED})")
     p.add_argument("--scene", help="show this scene preset of assets/scenes instead (book-20, crowd-200, ...)")
-    return p.parse_args(argv)
+    p.add_argument("--size", default="{}x{}".format(*WINDOW), help="window size WxH (default %(default)s)")
+    args = p.parse_args(argv)
+    args.size = tuple(int(v) for v in args.size.lower().split("x"))
+    return args
 
 
 class Driver:
     """Steps the running app through the scenario with event-loop callbacks (no blocking waits)."""
 
-    def __init__(self, out: Path, scene: str | None):
-        self.out, self.scene = out, scene
+    def __init__(self, out: Path, scene: str | None, size=WINDOW):
+        self.out, self.scene, self.size = out, scene, size
         self.frames_left = 0
         self.window = None
         self.ok = False
@@ -84,12 +85,9 @@ class Driver:
             return
         w = self.window = windows[0]
         screen = w.screen().availableGeometry()
-        w.setGeometry(screen.x(), screen.y(), min(WINDOW[0], screen.width()), min(WINDOW[1], screen.height()))
-        bench_dock = w.bench_docks[list(w.panels).index(BENCH_PANEL)]
-        bench_dock.raise_()
-        w.resizeDocks([w.controls_dock, bench_dock], list(DOCK_WIDTHS), Qt.Orientation.Horizontal)
-        split = w.panels[BENCH_PANEL].chart.parentWidget()  # the chart | table splitter
-        split.setSizes([CHART_WIDTH, max(1, split.width() - CHART_WIDTH)])
+        w.setGeometry(screen.x(), screen.y(), min(self.size[0], screen.width()), min(self.size[1], screen.height()))
+        w.reset_layout()  # the default arrangement for this width, as a first start gets
+        w.bench_docks[list(w.panels).index(BENCH_PANEL)].raise_()
         self.log(f"window on {QApplication.platformName()} display, screen {screen.width()}x{screen.height()}, "
                  f"backend {w.model.backend.label}")
         c = w.controls
@@ -166,8 +164,8 @@ class Driver:
         if pixmap.isNull() or pixmap.toImage().allGray():
             pixmap, how = w.grab(), "window.grab()"
         image = pixmap.toImage().convertToFormat(QImage.Format.Format_RGB32)
-        if image.width() > WINDOW[0]:  # a HiDPI screen: keep the README image at 1600 px wide
-            image = image.scaledToWidth(WINDOW[0], Qt.TransformationMode.SmoothTransformation)
+        if image.width() > self.size[0]:  # a HiDPI screen: keep the image at the asked width
+            image = image.scaledToWidth(self.size[0], Qt.TransformationMode.SmoothTransformation)
         self.out.parent.mkdir(parents=True, exist_ok=True)
         if not image.save(str(self.out), "PNG", 0):  # quality 0: the smallest PNG (zlib level 9)
             self.fail(f"cannot write {self.out}")
@@ -216,7 +214,7 @@ def main(argv=None) -> int:
     s.setValue(Keys.SEED, args.seed)
     s.sync()
 
-    driver = Driver(args.out.resolve(), args.scene)
+    driver = Driver(args.out.resolve(), args.scene, args.size)
     QTimer.singleShot(0, driver.start)
     guard = QTimer()
     guard.setSingleShot(True)

@@ -25,13 +25,16 @@ def settings_dir(tmp_path):
     yield tmp_path / "settings"
 
 
-def preset(**values):
-    """Write settings the window reads at start (small images keep the tests fast)."""
+def preset(backend: str = "", **values):
+    """Write settings the window reads at start (small images keep the tests fast). With ``backend`` they
+    go to that backend kind's own settings (the simulator never reads the shared ones)."""
+    from raytracer_app.gui.backend_settings import GROUP
     from raytracer_app.gui.state import make_settings
 
     s = make_settings()
+    prefix = GROUP.format(backend) + "/" if backend else ""
     for key, value in values.items():
-        s.setValue(key, value)
+        s.setValue(prefix + key, value)
     s.sync()
 
 
@@ -99,7 +102,7 @@ def _visible_seed(count: int, size) -> int:
 
 def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
     seed = _visible_seed(8, (64, 64))
-    preset(**{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
+    preset(cuda_backend.kind, **{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
     w = make_window(cuda_backend)
     assert w.controls.mem_constant.isEnabled()
     first = wait_frame(qtbot, w, memory="global", spheres=8)
@@ -141,7 +144,12 @@ def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_b
     w.controls._backend_chosen(cuda_backend.kind)
     frame = wait_frame(qtbot, w, memory="global")
     assert frame.backend == cuda_backend.kind and frame.block == w.model.block
-    assert "best" in w.panels["Reduction"].selected_variants() or cuda_backend.kind == "sim"
+    # the panel now checks exactly the variants that run on this backend (in the simulator: no shuffles, no peers)
+    from kernels.reduction import VARIANTS
+
+    runnable = [v.name for v in VARIANTS if v.skip_reason(cuda_backend) is None]
+    assert w.panels["Reduction"].selected_variants() == runnable
+    assert ("best" in runnable) == cuda_backend.is_gpu
     assert w.controls.mem_constant.isEnabled() and w.compare_action.isEnabled()
 
 
@@ -307,14 +315,14 @@ def test_settings_persist(qtbot, make_window, cpu_backend):
     w.controls.count.spin.setValue(11)
     w.view.select("julia")
     w.panels["Histogram"].n.setValue(12345)
-    w.panels["Histogram"].sweep.setCurrentText("sweep block size")
+    w.panels["Histogram"].sweep.setCurrentText("sweep N")  # block size: disabled on the cpu backend
     w.close()
     qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
     w2 = make_window(cpu_backend)
     assert w2.model.scene.count == 11 and w2.model.tab == "julia"
     assert w2.controls.count.value() == 11 and w2.view.current_name() == "julia"
     assert w2.panels["Histogram"].n.value() == 12345
-    assert w2.panels["Histogram"].sweep.currentText() == "sweep block size"
+    assert w2.panels["Histogram"].sweep.currentText() == "sweep N"
 
 
 def test_run_gui_entry_point(qtbot, monkeypatch):

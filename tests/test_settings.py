@@ -75,7 +75,7 @@ def test_window_starts_whatever_the_settings_hold(qtbot, start_window, cpu_backe
     m = w.model
     assert 0 <= m.seed <= 2**31 - 1 and w.controls.seed.value() == m.seed
     assert 1 <= m.scene.count <= m.capacity
-    assert m.tab in ("spheres", "julia") and m.memory in ("global", "constant", "shared")
+    assert m.tab in ("spheres", "julia") and m.memory in ("global", "constant", "shared", "binned")
     bx, by = m.block
     assert 1 <= bx and 1 <= by and bx * by <= m.limits.max_threads_per_block
     for panel in w.panels.values():
@@ -85,9 +85,13 @@ def test_window_starts_whatever_the_settings_hold(qtbot, start_window, cpu_backe
     w.close()
     qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
     # closing saved good values over the bad ones: the next start reads them back
+    from raytracer_app.gui import backend_settings
+
     s = make_settings()
-    assert read(s, Keys.SEED, -1, int, 0, 2**31 - 1) == m.seed
+    with backend_settings.reading(s, cpu_backend.kind) as kept:  # each backend kind keeps its own values
+        assert read(kept, Keys.SEED, -1, int, 0, 2**31 - 1) == m.seed
     assert read_bytes(s, Keys.GEOMETRY) is not None
+    assert m.memory in ("global", "constant", "shared", "binned")
 
 
 @pytest.mark.parametrize("seed, expected", [(-5, 0), (10**26, 0), ("12", 12), (12, 12), (True, 0), ("1.5", 0)])

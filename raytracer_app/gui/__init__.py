@@ -103,6 +103,10 @@ def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
     window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
     window.show()
     code = app.exec()
+    if window.restart_argv:  # Render > Restart with / without the CUDA simulator
+        from raytracer_app.gui.restart import exec_restart
+
+        exec_restart(window.restart_argv)
     from raytracer_app.gui.workers import ORPHANS
 
     if any(t.isRunning() for t in ORPHANS):

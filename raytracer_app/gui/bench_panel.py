@@ -4,22 +4,32 @@ and a results table. Runs happen in a BenchWorker thread through ``kernels.bench
 
 from __future__ import annotations
 
-from PyQt6.QtCore import Qt, pyqtSignal
+import datetime
+import time
+
+from PyQt6.QtCore import Qt, QTimer, pyqtSignal
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QProgressBar, QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QWidget,
 )
 
 from kernels import bench
 from kernels.files import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
-from raytracer_app.gui.charts import METRICS, BenchChart
+from raytracer_app.gui.charts import BenchChart, row_value
 from raytracer_app.gui.saving import in_background, message_of, png_of
+from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 # what a reader looks for first comes first; launch details and the note go to the right
-TABLE_COLUMNS = ("variant", "n", "median ms", "GB/s", "verified", "% peak", "min ms", "max ms", "block", "grid", "note")
+TABLE_COLUMNS = ("variant", "n", "median ms", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block", "grid", "note")
+PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
+           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % the "
+           "input fits in a cache (cache-resident), so it is read faster than memory can deliver.")
+NO_LAUNCH_TIP = ("none of the selected variants takes a block size or grid: CPU variants (numpy, cpu-parallel) "
+                 "and library calls choose their own work split")
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
 
@@ -46,6 +56,12 @@ class BenchPanel(QWidget):
         super().__init__()
         self.spec, self.model, self.log = spec, model, log
         self.rows: list = []
+        self.columns = tuple(spec.rate_unit if c == "GB/s" else c for c in TABLE_COLUMNS)
+        self._started_at = 0.0
+        self._running_text = ""
+        self._elapsed = QTimer(self)
+        self._elapsed.setInterval(200)
+        self._elapsed.timeout.connect(self._show_elapsed)
         self._block_ready = False
         self.job: BenchJob | None = None
         self.worker = BenchWorker()
@@ -58,8 +74,10 @@ class BenchPanel(QWidget):
         self.thread.start()
 
         lay = QVBoxLayout(self)
-        top = QHBoxLayout()
-        lay.addLayout(top)
+        lay.setContentsMargins(2, 2, 2, 2)
+        settings = QWidget()
+        top = QHBoxLayout(settings)
+        top.setContentsMargins(0, 0, 0, 0)
         self.variants_box = QGroupBox("Variants")
         vlay = QVBoxLayout(self.variants_box)
         self.checks: dict[str, QCheckBox] = {}
@@ -69,9 +87,14 @@ class BenchPanel(QWidget):
             tip = v.description + (f"\nlaunch: {v.rules}" if v.rules else "")
             cb.setToolTip(tip)
             vlay.addWidget(cb)
+            cb.toggled.connect(lambda _=False: self._update_launch_controls())
             self.checks[v.name] = cb
-        top.addWidget(self.variants_box)
+        vlay.addStretch(1)
+        top.addWidget(self.variants_box, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self._settings_box(), 1)
+        self.settings_area = QScrollArea()  # scrolls instead of clipping in a small window
+        self.settings_area.setWidget(settings)
+        self.settings_area.setWidgetResizable(True)
 
         row = QHBoxLayout()
         self.run_button, self.stop_button = QPushButton("Run"), QPushButton("Stop")
@@ -83,23 +106,46 @@ class BenchPanel(QWidget):
         csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart PNG…")
         csv_button.clicked.connect(lambda: self.export_csv())
         png_button.clicked.connect(lambda: self.export_chart())
-        for w in (self.run_button, self.stop_button, self.progress, csv_button, png_button):
+        for w in (self.run_button, self.stop_button, self.progress):
             row.addWidget(w, 1 if w is self.progress else 0)
-        lay.addLayout(row)
+        exports = QHBoxLayout()
+        self.log_y = QCheckBox("log y axis")
+        self.log_y.setToolTip("a logarithmic y axis: values far below the copy-bandwidth line stay readable")
+        self.log_y.toggled.connect(lambda on: self.chart.set_log_y(on))
+        for w in (self.log_y, csv_button, png_button):
+            exports.addWidget(w)
+        exports.insertStretch(1, 1)
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        lay.addWidget(self.status)
+        self.sim_note = QLabel(SIM_TIMING_NOTE)
+        self.sim_note.setWordWrap(True)
+        self.sim_note.setStyleSheet("color: #b06000")
 
-        split = QSplitter(Qt.Orientation.Horizontal)
-        self.chart = BenchChart()
-        self.chart.setMinimumSize(240, 180)
-        self.table = QTableWidget(0, len(TABLE_COLUMNS))
-        self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.chart = BenchChart(spec.rate_unit)
+        self.chart.setMinimumSize(200, 140)
+        self.table = QTableWidget(0, len(self.columns))
+        self.table.setHorizontalHeaderLabels(self.columns)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeaderItem(self.columns.index("% copy BW")).setToolTip(PCT_TIP)
+        self.table.horizontalHeaderItem(self.columns.index("verified")).setToolTip(
+            "yes: the result matches an independent reference; FAILED / skipped / error say why")
+        self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        split.addWidget(self.chart)
-        split.addWidget(self.table)
-        lay.addWidget(split, 1)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        lower = QWidget()
+        low = QVBoxLayout(lower)
+        low.setContentsMargins(0, 0, 0, 0)
+        low.addLayout(row)
+        low.addLayout(exports)
+        low.addWidget(self.status)
+        low.addWidget(self.sim_note)
+        low.addWidget(self.chart, 1)
+        self.split.addWidget(self.settings_area)
+        self.split.addWidget(lower)
+        self.split.addWidget(self.table)
+        self.split.setChildrenCollapsible(False)
+        lay.addWidget(self.split, 1)
         model.changed.connect(lambda group: group == "backend" and self._backend_changed())
         self._backend_changed()
 
@@ -149,13 +195,14 @@ class BenchPanel(QWidget):
                               "unless set); sweep N: x4 steps from 1024 up to N")
         form.addRow("Mode", self.sweep)
         self.metric = QComboBox()
-        self.metric.addItems(METRICS)
+        self.metric.addItems([self.spec.rate_unit, "ms"])
         self.metric.currentTextChanged.connect(self.chart_metric)
         form.addRow("Chart", self.metric)
         self.show_peak = QCheckBox("measure copy bandwidth (line on the chart)")
         self.show_peak.setChecked(True)
         form.addRow(self.show_peak)
         self._launch_enabled(True)
+        self.sweep.currentTextChanged.connect(lambda _: self._update_launch_controls())
         return box
 
     # ------------------------------------------------------------------ values
@@ -174,8 +221,53 @@ class BenchPanel(QWidget):
         return self.worker.running()
 
     def _launch_enabled(self, default: bool) -> None:
-        self.block.setEnabled(not default)
-        self.grid_sm.setEnabled(not default)
+        self._update_launch_controls()
+
+    def takes_launch(self) -> bool:
+        """True when a selected variant that runs on this backend takes a block size and grid."""
+        backend = self.model.backend
+        by_name = {v.name: v for v in self.spec.variants}
+        return any(by_name[n].launch is not None and by_name[n].skip_reason(backend) is None
+                   for n in self.selected_variants())
+
+    def _update_launch_controls(self) -> None:
+        """Launch controls that cannot affect the selected variants are disabled and say why."""
+        if not hasattr(self, "sweep"):
+            return
+        launch = self.takes_launch()
+        custom = launch and not self.default_launch.isChecked()
+        self.default_launch.setEnabled(launch)
+        self.default_launch.setToolTip("off: every variant runs with the block size and grid below" if launch
+                                       else NO_LAUNCH_TIP)
+        for w in (self.block, self.grid_sm):
+            w.setEnabled(custom)
+            w.setToolTip(NO_LAUNCH_TIP if not launch else "" if custom else
+                         "used when \"each variant's default launch\" is off")
+        item = self.sweep.model().item(list(SWEEPS).index("sweep block size"))
+        item.setEnabled(launch)
+        item.setToolTip("" if launch else NO_LAUNCH_TIP)
+        if not launch and SWEEPS[self.sweep.currentText()] == "block":
+            self.sweep.setCurrentText("single run")
+
+    def apply_backend_caps(self, reset: bool = False) -> None:
+        """The simulator's caps on N and repeats (its own defaults when ``reset``); the full range elsewhere."""
+        backend = self.model.backend
+        sim = backend.is_simulator
+        self.n.setMaximum(min(self.spec.size.maximum[backend.kind], 2**31 - 1))
+        self.repeats.setMaximum(SIM_MAX_REPEATS if sim else 10000)
+        if sim and reset:
+            self.n.setValue(sim_default_n(self.spec))
+            self.repeats.setValue(SIM_DEFAULT_REPEATS)
+        tip = f"at most {self.n.maximum()} on the simulator (every GPU thread runs in Python)" if sim else ""
+        self.n.setToolTip(tip)
+        self.repeats.setToolTip(f"timed repeats after a warm-up" + (f"; at most {SIM_MAX_REPEATS} on the simulator" if sim else ""))
+        self.sim_note.setVisible(sim)
+        self._update_launch_controls()
+
+    def default_proportions(self) -> None:
+        """Settings, chart and table heights for a fresh layout: the table keeps room for a few rows."""
+        total = max(self.split.height(), 500)
+        self.split.setSizes([int(total * 0.36), int(total * 0.40), int(total * 0.24)])
 
     def _backend_changed(self) -> None:
         sizes = block_sweep(self.model.limits.max_threads_per_block)
@@ -194,6 +286,7 @@ class BenchPanel(QWidget):
             cb.setStyleSheet("color: gray" if why else "")
             if changed:  # a new backend: check what runs there
                 cb.setChecked(why is None)
+        self.apply_backend_caps()
 
     # ------------------------------------------------------------------ run / stop
     def run(self) -> bool:
@@ -219,19 +312,27 @@ class BenchPanel(QWidget):
         self.rows = []
         self.table.setRowCount(0)
         self.chart.reset(mode, self.metric.currentText())
+        what = ", ".join(f"{k} {v}" for k, v in options.items())
+        self.chart.set_title(f"{self.spec.title}" + (f" ({what})" if what else "") + f" | {self.model.device_label}"
+                             + f" | {datetime.datetime.now():%Y-%m-%d %H:%M}"
+                             + ("<br>simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.progress.setRange(0, len(sizes) * len(launches) * len(names))
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self._say(f"running {len(names)} variant(s) on {self.model.backend.label}…")
+        self._running_text = f"running {len(names)} variant(s) on {self.model.backend.label}"
+        self._say(self._running_text + "…")
+        self._started_at = time.perf_counter()
+        self._elapsed.start()
         self.worker.start(self.job)
         return True
 
     def stop(self) -> None:
         if self.busy():
             self.worker.stop()
-            self._say("stopping after the current variant…")
+            sim = self.job is not None and self.job.backend.is_simulator  # its child process is ended at once
+            self._say("stopping…" if sim else "stopping after the current variant…")
 
     def shutdown(self) -> None:
         self.worker.stop()
@@ -252,6 +353,10 @@ class BenchPanel(QWidget):
     def _peak(self, peak) -> None:
         self.chart.set_peak(peak.gbps, peak.how)
 
+    def _show_elapsed(self) -> None:
+        if self.busy():
+            self.status.setText(f"{self._running_text}… {time.perf_counter() - self._started_at:.1f} s (Stop ends it)")
+
     def _row(self, row) -> None:
         x = self._x_for(len(self.rows))
         self.rows.append((row, x))
@@ -264,7 +369,8 @@ class BenchPanel(QWidget):
 
     def _add_table_row(self, row) -> None:
         t = row.timing
-        values = (row.variant, row.n, _fmt(t and t.median_ms), _fmt(row.gbps, 2), verified_text(row),
+        rate = row_value(row, self.spec.rate_unit) if self.spec.rate_unit != "GB/s" else None
+        values = (row.variant, row.n, _fmt(t and t.median_ms), _fmt(rate[0] if rate else row.gbps, 2), verified_text(row),
                   _fmt(row.pct_of_peak, 1), _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
         r = self.table.rowCount()
         self.table.insertRow(r)
@@ -277,7 +383,8 @@ class BenchPanel(QWidget):
                 item.setForeground(QColor(200, 0, 0))
             elif row.verified == bench.SKIPPED:
                 item.setForeground(SKIPPED_FG)
-            item.setToolTip(verified_text(row) if c == TABLE_COLUMNS.index("verified") else str(v))
+            item.setToolTip(verified_text(row) if c == TABLE_COLUMNS.index("verified") else
+                            PCT_TIP if c == TABLE_COLUMNS.index("% copy BW") else str(v))
             self.table.setItem(r, c, item)
         self.table.scrollToBottom()
 
@@ -289,6 +396,7 @@ class BenchPanel(QWidget):
         self._say(text, error=True)
 
     def _finished(self, rows, stopped: bool) -> None:
+        self._elapsed.stop()
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
@@ -315,6 +423,7 @@ class BenchPanel(QWidget):
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
         s.setValue(self._key("peak"), self.show_peak.isChecked())
+        s.setValue(self._key("log_y"), self.log_y.isChecked())
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             s.setValue(self._key(name), combo.currentText())
 
@@ -327,6 +436,7 @@ class BenchPanel(QWidget):
             self.set_variants(set(names.split(",")))
         for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
+        self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
         self.show_peak.setChecked(read(s, self._key("peak"), True, bool))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-METRICS = ("GB/s", "ms")
+RATE_UNITS = ("GB/s", "M inserts/s")  # a panel's throughput unit: bandwidth, or hash-table inserts
 MODES = ("bars", "block", "n")  # bars per variant, or a sweep over block size / over N
+PEAK_PEN = dict(color=(255, 200, 0), width=2)
+FAR_BELOW = 5.0  # the copy-bandwidth line leaves the y range when it is this many times the largest value
 
 
 def row_value(row, metric: str):
@@ -17,10 +19,19 @@ def row_value(row, metric: str):
         return None
     if metric == "ms":
         return t.median_ms, t.min_ms, t.max_ms
-    if row.gbps is None:
+    rate = row.rate if metric == row.rate_unit else row.gbps if metric == "GB/s" else None
+    if rate is None:
         return None
-    # bandwidth is bytes / time: the slowest repeat gives the low end, the fastest the high end
-    return row.gbps, row.gbps * t.median_ms / t.max_ms, row.gbps * t.median_ms / max(t.min_ms, 1e-12)
+    # a rate is work / time: the slowest repeat gives the low end, the fastest the high end
+    return rate, rate * t.median_ms / t.max_ms, rate * t.median_ms / max(t.min_ms, 1e-12)
+
+
+def compact(x: float) -> str:
+    """1024 -> '1K', 4194304 -> '4M': tick labels short enough not to run into each other."""
+    for factor, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if x >= factor and x % factor == 0:
+            return f"{int(x // factor)}{suffix}"
+    return f"{x:g}"
 
 
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
@@ -36,21 +47,30 @@ def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
 
 
 class BenchChart(pg.PlotWidget):
-    """Fills in as rows arrive: ``add(row, x)``; ``x`` is the row's block size or N in sweep mode."""
+    """Fills in as rows arrive: ``add(row, x)``; ``x`` is the row's block size or N in sweep mode.
 
-    def __init__(self):
+    The legend sits below the plot, outside the data, and names the copy-bandwidth line, so no label is
+    drawn over bars or lines. The y axis can be logarithmic (``set_log_y``)."""
+
+    def __init__(self, rate_unit: str = "GB/s"):
         super().__init__()
-        self.mode, self.metric = "bars", "GB/s"
+        self.rate_unit = rate_unit
+        self.mode, self.metric = "bars", rate_unit
+        self.log_y = False
         self.points: list[tuple[object, float]] = []  # (row, x)
         self.peak_gbps: float | None = None
+        self.peak_how = ""
         self.bars = None
         self.lines: dict[str, pg.PlotDataItem] = {}
-        self.peak_line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen((255, 200, 0), width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
-                                         label="", labelOpts={"position": 0.97, "color": (255, 200, 0), "anchors": [(1, 1), (1, 1)]})
+        self.peak_line = pg.InfiniteLine(angle=0, movable=False,
+                                         pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine))
         self.showGrid(x=False, y=True, alpha=0.3)
-        # top left, on a dark backing: bandwidth rises to the right, so lines would cross it there
-        self.legend = self.addLegend(offset=(10, 10), brush=(0, 0, 0, 170))
-        self.reset("bars", "GB/s")
+        plot = self.getPlotItem()
+        for side in ("left", "bottom"):
+            plot.getAxis(side).enableAutoSIPrefix(False)  # units in the label, never "(x0.001)"
+        self.legend = pg.LegendItem(colCount=3, brush=(0, 0, 0, 170), labelTextSize="8pt")
+        plot.layout.addItem(self.legend, 4, 1)  # below the bottom axis
+        self.reset("bars", rate_unit)
 
     def reset(self, mode: str, metric: str) -> None:
         self.mode, self.metric = mode, metric
@@ -61,9 +81,16 @@ class BenchChart(pg.PlotWidget):
         self.metric = metric
         self._redraw()
 
+    def set_log_y(self, on: bool) -> None:
+        self.log_y = bool(on)
+        self._redraw()
+
+    def set_title(self, text: str) -> None:
+        """A title naming target, options, backend, device and date: it goes into exported PNGs."""
+        self.getPlotItem().setTitle(text, size="8pt")
+
     def set_peak(self, gbps: float | None, how: str = "") -> None:
-        self.peak_gbps = gbps
-        self.peak_line.label.setFormat(f"copy bandwidth {gbps:.1f} GB/s" if gbps else "")
+        self.peak_gbps, self.peak_how = gbps, how
         self.peak_line.setToolTip(how)
         self._redraw()
 
@@ -77,17 +104,29 @@ class BenchChart(pg.PlotWidget):
     def line_count(self) -> int:
         return len(self.lines)
 
+    def peak_shown(self) -> bool:
+        return self.peak_line.scene() is not None
+
+    def _y(self, v):
+        """A value in the plot's y coordinates (log10 on a log axis: bars and lines are drawn by hand)."""
+        v = np.asarray(v, dtype=float)
+        return np.log10(np.maximum(v, 1e-12)) if self.log_y else v
+
     def _redraw(self) -> None:
         plot = self.getPlotItem()
         plot.clear()
         self.legend.clear()
         self.bars, self.lines = None, {}
-        plot.setLogMode(x=self.mode == "n", y=False)
+        sweep = self.mode != "bars"
+        plot.setLogMode(x=sweep, y=self.log_y)
         axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
         plot.setLabel("bottom", axis)
-        plot.setLabel("left", "bandwidth (GB/s)" if self.metric == "GB/s" else "kernel time (ms)")
+        unit = {"GB/s": "bandwidth (GB/s)", "M inserts/s": "inserts per second (M inserts/s)"}.get(
+            self.metric, "kernel time (ms)")
+        plot.setLabel("left", unit + (", log scale" if self.log_y else ""))
         plot.getAxis("bottom").setTicks(None)
-        if self.mode == "bars":
+        top = 0.0
+        if not sweep:
             latest = {}
             for row, _ in self.points:  # one bar per variant: its latest row
                 v = row_value(row, self.metric)
@@ -96,23 +135,42 @@ class BenchChart(pg.PlotWidget):
             if latest:
                 names = list(latest)
                 vals = np.array([latest[n] for n in names])
-                self.bars, _ = bar_chart(plot, names, vals[:, 0], vals[:, 1], vals[:, 2])
+                top = float(vals[:, 2].max())
+                low, mid, high = self._y(vals[:, 1]), self._y(vals[:, 0]), self._y(vals[:, 2])
+                self.bars, _ = bar_chart(plot, names, mid, low, high)
+                if self.log_y:  # bars stand on a floor one decade below the smallest value
+                    floor = float(np.floor(low.min())) - 1
+                    self.bars.setOpts(y0=floor, height=mid - floor)
         else:
             series: dict[str, list] = {}
+            xs_all = set()
             for row, x in self.points:
                 v = row_value(row, self.metric)
                 if v is not None:
                     series.setdefault(row.variant, []).append((x, v[0]))
+                    xs_all.add(x)
             for i, (name, pts) in enumerate(series.items()):
                 pts.sort()
                 xs, ys = np.array(pts, dtype=float).T
+                top = max(top, float(ys.max()))
                 color = pg.intColor(i, 8)
                 self.lines[name] = plot.plot(xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
-                                             symbolBrush=color, name=name)
+                                             symbolBrush=color)
+                self.legend.addItem(self.lines[name], name)
+            if xs_all:  # one tick per swept value, short labels: the first ones never run together
+                ticks = [(float(np.log10(x)), compact(x)) for x in sorted(xs_all) if x > 0]
+                plot.getAxis("bottom").setTicks([ticks])
         if self.metric == "GB/s" and self.peak_gbps:
-            self.peak_line.setPos(self.peak_gbps)
-            plot.addItem(self.peak_line, ignoreBounds=False)
+            # far above every value the line would squash them to the floor: then it stays out of the
+            # y range (the legend still gives its figure) unless the axis is logarithmic
+            far = top > 0 and self.peak_gbps > FAR_BELOW * top and not self.log_y
+            self.peak_line.setPos(float(self._y(self.peak_gbps)))
+            plot.addItem(self.peak_line, ignoreBounds=far)
+            label = f"copy bandwidth {self.peak_gbps:.1f} GB/s" + (" (above the chart)" if far else "")
+            self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)), label)
         plot.enableAutoRange()
+        if sweep:
+            plot.getViewBox().setDefaultPadding(0.06)  # the first point clear of the y axis
 
 
 class CompareChart(pg.PlotWidget):

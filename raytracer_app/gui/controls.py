@@ -17,8 +17,10 @@ from kernels.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
 from kernels.raytrace import PATTERNS
 from kernels.scene import load_scene, presets, save_scene
+from raytracer_app.gui import file_dialogs
 from raytracer_app.gui.saving import in_background, message_of
-from raytracer_app.gui.state import JULIA_PRESETS, SIM_MAX_SIDE
+from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS
+from raytracer_app.gui.state import JULIA_PRESETS, SIM_MAX_SIDE, make_settings
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
@@ -28,6 +30,7 @@ MEMORY_TIPS = {
     "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory (fastest)",
 }
 CPU_BLOCK_TIP = "the CPU backend runs image rows in parallel; the block shape applies to CUDA backends"
+CUSTOM = "(custom)"  # a preset combo's text once a value differs from every preset
 
 
 class SliderSpin(QWidget):
@@ -43,6 +46,9 @@ class SliderSpin(QWidget):
         if scale > 1:
             self.spin.setDecimals(decimals)
             self.spin.setSingleStep(1 / scale)
+        # a typed value is taken on Enter or when the box loses focus: reacting to every keystroke
+        # re-rendered and reformatted the box mid-typing ("-0" became 0.000)
+        self.spin.setKeyboardTracking(False)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.slider, 1)
@@ -165,7 +171,7 @@ class Controls(QScrollArea):
     def _spheres_group(self) -> QGroupBox:
         box = QGroupBox("Spheres")
         form = QFormLayout(box)
-        self.count = SliderSpin(1, self.model.capacity)
+        self.count = SliderSpin(1, self.model.max_spheres)
         self.count.setToolTip("number of spheres (a random scene with the seed below); at most the "
                               "constant-memory capacity: 64 KiB / 28 bytes per sphere")
         self.count.valueChanged.connect(lambda v: self.model.set_sphere_count(int(v)))
@@ -194,7 +200,8 @@ class Controls(QScrollArea):
         row.addWidget(self.seed)
         row.addWidget(new)
         form.addRow("Seed", row)
-        self.presets = _combo(["(preset)"] + list(presets()), "scenes shipped in assets/scenes")
+        self.presets = _combo([CUSTOM] + list(presets()), "scenes shipped in assets/scenes; (custom): a random "
+                              "scene or another file")
         self.presets.textActivated.connect(self._preset_chosen)
         form.addRow("Preset", self.presets)
         row = QHBoxLayout()
@@ -221,7 +228,9 @@ class Controls(QScrollArea):
     def _julia_group(self) -> QGroupBox:
         box = QGroupBox("Julia set")
         form = QFormLayout(box)
-        self.c_re, self.c_im = SliderSpin(-2, 2, 1000, 3), SliderSpin(-2, 2, 1000, 3)
+        self.c_re, self.c_im = SliderSpin(-2, 2, 1000, 6), SliderSpin(-2, 2, 1000, 6)
+        for c_box in (self.c_re, self.c_im):
+            c_box.setToolTip("type a value (up to 6 decimals) and press Enter, or drag the slider")
         self.c_re.valueChanged.connect(lambda v: self.model.set_julia(c=complex(v, self.model.julia.c.imag)))
         self.c_im.valueChanged.connect(lambda v: self.model.set_julia(c=complex(self.model.julia.c.real, v)))
         form.addRow("c real", self.c_re)
@@ -233,9 +242,10 @@ class Controls(QScrollArea):
         self.colormap = _combo(COLORMAPS, "classic: the book's red on black; smooth: escape-time palette")
         self.colormap.textActivated.connect(lambda t: self.model.set_julia(colormap=t))
         form.addRow("Colormap", self.colormap)
-        self.julia_presets = _combo(["(preset)"] + list(JULIA_PRESETS), "named views; the book's comes first")
+        self.julia_presets = _combo([CUSTOM] + list(JULIA_PRESETS), "named views; the book's comes first; "
+                                    "(custom) once c, iterations or colormap differ from every preset")
         self.julia_presets.textActivated.connect(
-            lambda t: t in JULIA_PRESETS and self.model.apply_julia_preset(t))
+            lambda t: self.model.apply_julia_preset(t) if t in JULIA_PRESETS else self._sync("julia"))
         form.addRow("Preset", self.julia_presets)
         self.book_launch = QCheckBox("Book's launch: one thread per block")
         self.book_launch.toggled.connect(lambda on: self.model.set_launch("book" if on else "2d"))
@@ -262,17 +272,20 @@ class Controls(QScrollArea):
 
     def _preset_chosen(self, name: str) -> None:
         path = presets().get(name)
-        if path:
-            self.open_scene(path)
+        if not path or not self.open_scene(path):
+            self._sync("spheres")  # (custom) or a failed load: show what is in use
 
     def open_scene(self, path=None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Open scene", "", "Scene JSON (*.json)")
+            settings = make_settings()
+            path, _ = QFileDialog.getOpenFileName(self, "Open scene", file_dialogs.start_in(settings),
+                                                  "Scene JSON (*.json)")
             if not path:
                 return False
+            file_dialogs.remember(settings, path)
         try:  # read off the GUI thread, and bounded: a file larger than the largest scene is refused from its size
-            cap = self.model.capacity
-            self.model.set_scene(in_background(lambda: load_scene(path, cap, "Open Scene")))
+            cap = self.model.max_spheres
+            self.model.set_scene(in_background(lambda: load_scene(path, cap, "Open Scene")), str(path))
         except Exception as exc:  # InputError for any malformed file; anything else still one line
             self.model.message.emit(message_of(exc))
             return False
@@ -280,9 +293,12 @@ class Controls(QScrollArea):
 
     def save_scene(self, path=None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Save scene", "scene.json", "Scene JSON (*.json)")
+            settings = make_settings()
+            path, _ = QFileDialog.getSaveFileName(self, "Save scene", file_dialogs.start_in(settings, "scene.json"),
+                                                  "Scene JSON (*.json)")
             if not path:
                 return False
+            file_dialogs.remember(settings, path)
         try:
             scene = self.model.scene
             in_background(lambda: save_scene(scene, path, "Save Scene"))
@@ -321,7 +337,12 @@ class Controls(QScrollArea):
                              f"BX x BY is at most {m.limits.max_threads_per_block} threads on this device"))
             self.threads.setText(f"{m.block[0]} x {m.block[1]} = {m.block[0] * m.block[1]} threads "
                                  f"(max {m.limits.max_threads_per_block})")
-            self.count.setRange(1, m.capacity)
+            self.count.setRange(1, m.max_spheres)
+            sim = m.backend.is_simulator
+            self.count.setToolTip("number of spheres (a random scene with the seed below); at most " + (
+                f"{m.max_spheres} on the simulator (every GPU thread runs in Python)" if sim else
+                "the constant-memory capacity: 64 KiB / 28 bytes per sphere"))
+            self.compare_repeats.setMaximum(SIM_MAX_REPEATS if sim else 1000)
             self.count.setValue(m.scene.count)
             self.memory_buttons.get(m.memory, self.mem_global).setChecked(True)
             for name, b in self.memory_buttons.items():
@@ -333,7 +354,10 @@ class Controls(QScrollArea):
             self.pattern.setCurrentText(m.pattern)
             self.seed.setValue(m.seed)
             count = f"{m.scene.count} spheres"
-            self.scene_label.setText(f"scene: {m.scene.name}" + ("" if count in m.scene.name else f" ({count})"))
+            self.scene_label.setText(f"scene: {m.scene.name}" + ("" if count in m.scene.name else f" ({count})")
+                                     + (f"\nfile: {m.scene_path}" if m.scene_path else ""))
+            self.presets.setCurrentText(m.scene_preset() or CUSTOM)
+            self.julia_presets.setCurrentText(m.julia_preset() or CUSTOM)
             j = m.julia
             self.c_re.setValue(j.c.real)
             self.c_im.setValue(j.c.imag)

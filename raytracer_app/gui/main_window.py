@@ -7,14 +7,15 @@ import time
 
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtGui import QAction, QKeySequence
-from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox
+from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPushButton
 
 from kernels import bench
 from kernels.files import write_output
-from raytracer_app.gui import dialogs
+from raytracer_app.gui import backend_settings, dialogs, file_dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
+from raytracer_app.gui.layout import apply_default_layout
 from raytracer_app.gui.render_view import RenderView
 from kernels.render_bench import frame_row
 from raytracer_app.gui.saving import in_background, message_of, png_of
@@ -22,6 +23,8 @@ from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel,
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
+VIEW_MIN_PX = 360
+BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
 
 # which tabs a model change makes stale
 STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "spheres": ("spheres",), "julia": ("julia",)}
@@ -37,16 +40,20 @@ class MainWindow(QMainWindow):
         self.first_frame_s: float | None = None
         self.model = RenderModel(backend)
         self.model.backend_name = backend_name or backend.kind
-        self.model.load(self.settings)
+        self.settings_kind = backend.kind  # whose per-backend settings the window shows
+        self.restart_argv: list[str] | None = None  # set by Restart: run_gui re-executes the app
         self.log = TimingLog()
         self.fps = FpsMeter()
         self.last: dict = {}  # tab -> (Frame, RenderRequest) last shown
         self.stale = {"spheres": True, "julia": True}
         self.continuous = False
+        self.display_ms: dict = {}  # tab -> milliseconds the last frame took to display
+        self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
         self._closing = False
 
         self.view = RenderView()
+        self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
         self.setCentralWidget(self.view)
         self.controls = Controls(self.model)
         self.controls_dock = self._dock("Controls", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -54,14 +61,12 @@ class MainWindow(QMainWindow):
         docks = []
         for spec in ALGORITHMS:
             panel = BenchPanel(spec, self.model, self.log)
-            panel.load(self.settings)
             panel.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
             self.panels[spec.title] = panel
             docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
-        for d in docks[1:]:
-            self.tabifyDockWidget(docks[0], d)
-        docks[0].raise_()
         self.bench_docks = docks
+        backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
+        self.controls._sync("backend")
 
         self.worker = RenderWorker()
         self.render_thread = WorkerThread(self.worker, "render")
@@ -69,29 +74,32 @@ class MainWindow(QMainWindow):
         self.worker.renderFailed.connect(self._render_failed)
         self.worker.compareReady.connect(self._compare_ready)
         self.worker.compareFailed.connect(self._compare_failed)
+        self.worker.started.connect(self._work_started)
+        self.worker.cancelled.connect(self._render_cancelled)
         self.render_thread.start()
 
         self._status_widgets()
         self._menus()
         self.model.changed.connect(self._model_changed)
+        self.model.backendChanging.connect(self._save_backend_settings)
         self.model.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.controls.compareRequested.connect(self.compare_memory)
         self.view.tabChangedTo.connect(self.model.set_tab)
         self.view.julia_box.panRequested.connect(self.model.pan_julia)
         self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
 
-        self.resize(1500, 950)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        self.resize(min(1500, screen.width()) if screen else 1500, min(950, screen.height()) if screen else 950)
+        apply_default_layout(self)
         geometry, state = read_bytes(self.settings, Keys.GEOMETRY), read_bytes(self.settings, Keys.STATE)
         if geometry is not None:
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
-        else:  # first start: most of the width for the image, the rest for the benchmark panels
-            self.resizeDocks([self.controls_dock, docks[0]], [370, 620], Qt.Orientation.Horizontal)
         self.view.select(self.model.tab)
         self.continuous_action.setChecked(read(self.settings, Keys.CONTINUOUS, False, bool))
         self._model_changed("backend")
-        note = startup_message or backend.note
+        note = "; ".join(t for t in (startup_message or backend.note, self.model.load_note) if t)
         if note:
             self.statusBar().showMessage(note, 15000)
 
@@ -109,6 +117,19 @@ class MainWindow(QMainWindow):
         tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
                 "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
                 "size": "image size"}
+        self.busy_label = QLabel()
+        self.busy_label.setToolTip("a render is running; Cancel ends it (at once on the simulator)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
+        self.cancel_button.clicked.connect(self.cancel_render)
+        bar.addPermanentWidget(self.busy_label)
+        bar.addPermanentWidget(self.cancel_button)
+        self.busy_label.hide()
+        self.cancel_button.hide()
+        self.busy_timer = QTimer(self)
+        self.busy_timer.setInterval(100)
+        self.busy_timer.timeout.connect(self._show_busy)
+        self.busy_timer.start()
         for key, label in self.status.items():
             label.setToolTip(tips[key])
             label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
@@ -144,6 +165,8 @@ class MainWindow(QMainWindow):
                                               "render again as soon as a frame is shown (measures frames per second)")
         self.continuous_action.setCheckable(True)
         self.continuous_action.toggled.connect(self.set_continuous)
+        self._action(view, "Reset &Layout", self.reset_layout, None,
+                     "put the Controls and benchmark panels back where they start, at their default sizes")
         view.addSeparator()
         for dock in [self.controls_dock, *self.bench_docks]:
             view.addAction(dock.toggleViewAction())
@@ -151,12 +174,21 @@ class MainWindow(QMainWindow):
         self._action(render, "Render &Now", lambda: self.request_render(force=True), "Ctrl+R")
         self.compare_action = self._action(render, "&Compare Memory", self.compare_memory, "Ctrl+M",
                                            "render the scene N times with global and with constant memory")
+        render.addSeparator()
+        from raytracer_app.gui.restart import restart_label
+
+        text, tip = restart_label()
+        self.restart_action = self._action(render, text, self.restart_switching_simulator, None, tip)
         help_ = bar.addMenu("&Help")
         self._action(help_, "&Device Info", self.device_info)
         self._action(help_, "&About", self.about)
 
     # ------------------------------------------------------------------ rendering
     def _model_changed(self, group: str) -> None:
+        if group == "backend" and self.model.backend.kind != self.settings_kind:
+            self._switch_backend_settings()
+        if group == "tab":
+            self._tab_shown()
         for tab in STALE.get(group, (self.model.tab,) if group == "size" else ()):
             self.stale[tab] = True
         cpu = self.model.backend.is_host
@@ -167,6 +199,43 @@ class MainWindow(QMainWindow):
             self.view.select(self.model.tab)
         if self.stale[self.model.tab]:
             self.request_render()
+
+    def _save_backend_settings(self, new_kind: str) -> None:
+        """Before a backend switch: keep the old backend's values under its name."""
+        if new_kind != self.settings_kind:
+            backend_settings.save(self.settings, self.settings_kind, self.model, self.panels.values())
+
+    def _switch_backend_settings(self) -> None:
+        """Show the new backend's own values (the old one's were saved by _save_backend_settings)."""
+        panels = self.panels.values()
+        self.settings_kind = self.model.backend.kind
+        backend_settings.load(self.settings, self.settings_kind, self.model, panels)
+        for tab in self.stale:
+            self.stale[tab] = True
+        self.controls._sync("backend")
+
+    def _tab_shown(self) -> None:
+        """The status line describes the visible tab; Render Continuously follows it."""
+        self.fps = FpsMeter()
+        self._update_status(self.model.tab)
+        if self.continuous:
+            self.stale[self.model.tab] = True
+
+    def _update_status(self, tab: str) -> None:
+        shown = self.last.get(tab)
+        if shown is None:
+            for key in ("kernel", "frame", "fps", "size"):
+                self.status[key].setText("")
+            return
+        frame, request = shown
+        t = frame.kernel
+        self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
+        self.status["frame"].setText(f"frame {frame.frame_ms + self.display_ms.get(tab, 0.0):.1f} ms")
+        fps = self.fps.fps()
+        self.status["fps"].setText(("-" if fps is None else f"{fps:.2f}" if fps < 10 else f"{fps:.1f}") + " fps")
+        w, h = frame.size
+        self.status["size"].setText(f"{w}x{h}")
+        self.status["backend"].setText(f"{request.backend.label}")
 
     def request_render(self, force: bool = False) -> None:
         """Render the current tab (coalesced: a newer request replaces one still waiting)."""
@@ -182,28 +251,52 @@ class MainWindow(QMainWindow):
             view = self.view.view(request.kind)
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
+            self.display_ms[request.kind] = display_ms
             self.log.add_frame(frame_row(frame))
-            self.fps.tick()
+            if request.kind == self.model.tab:
+                self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
-            t = frame.kernel
-            self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
-            self.status["frame"].setText(f"frame {frame.frame_ms + display_ms:.1f} ms")
-            fps = self.fps.fps()
-            self.status["fps"].setText(f"{fps:.1f} fps" if fps else "- fps")
-            w, h = frame.size
-            self.status["size"].setText(f"{w}x{h}")
-            self.status["backend"].setText(f"{request.backend.label}")
+            if request.kind == self.model.tab:
+                self._update_status(request.kind)
         finally:
+            self.work = None
             self.worker.ack()
-        if self.continuous and request.kind == self.model.tab:
+        if self.continuous:  # the visible tab, which may be another one than this frame's
             self.request_render(force=True)
 
     def _render_failed(self, text: str, request) -> None:
+        self.work = None
         self.worker.ack()
         self.stale[request.kind] = True  # the next change (or Render Now) tries again
         self.statusBar().showMessage(f"render failed: {text}", 15000)
+
+    def _work_started(self, job) -> None:
+        r = getattr(job, "render", job)
+        what = "comparing memory" if r is not job else f"rendering {r.kind}"
+        self.work = (f"{what} {r.size[0]}x{r.size[1]} on {r.backend.kind}", time.perf_counter())
+
+    def _show_busy(self) -> None:
+        elapsed = time.perf_counter() - self.work[1] if self.work else 0.0
+        busy = elapsed > BUSY_AFTER_S
+        if busy:
+            self.busy_label.setText(f"{self.work[0]}… {elapsed:.1f} s")
+        self.busy_label.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+
+    def cancel_render(self) -> None:
+        """End the running render or comparison and stop rendering continuously."""
+        self.continuous_action.setChecked(False)
+        self.worker.cancel()
+        self.statusBar().showMessage("cancelling the render…", 5000)
+
+    def _render_cancelled(self, job) -> None:
+        self.work = None
+        self.worker.ack()
+        r = getattr(job, "render", job)
+        self.stale[r.kind] = True  # Render Now or the next change renders it again
+        self.statusBar().showMessage("render cancelled", 10000)
 
     def set_continuous(self, on: bool) -> None:
         self.continuous = on
@@ -229,6 +322,7 @@ class MainWindow(QMainWindow):
         return True
 
     def _compare_ready(self, frames, job) -> None:
+        self.work = None
         self.worker.ack()
         self.log.add(*(frame_row(f) for f in frames))
         if self.compare_dialog is None:
@@ -240,12 +334,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(self.compare_dialog.summary.text(), 15000)
 
     def _compare_failed(self, text: str, job) -> None:
+        self.work = None
         self.worker.ack()
         self.statusBar().showMessage(f"compare failed: {text}", 15000)
 
     # ------------------------------------------------------------------ files
     def _ask_path(self, title: str, name: str, filters: str):
-        path, _ = QFileDialog.getSaveFileName(self, title, name, filters)
+        path, _ = QFileDialog.getSaveFileName(self, title, file_dialogs.start_in(self.settings, name), filters)
+        file_dialogs.remember(self.settings, path)
         return path or None
 
     def save_image(self, path=None) -> bool:
@@ -309,6 +405,18 @@ class MainWindow(QMainWindow):
     def about(self) -> None:
         QMessageBox.about(self, "About GPU kernel lab", dialogs.about_text())
 
+    def reset_layout(self) -> None:
+        apply_default_layout(self)
+
+    def restart_switching_simulator(self) -> None:
+        """Close (saving settings) and start again in or out of the CUDA simulator (see run_gui)."""
+        from raytracer_app.gui.restart import restart_argv
+
+        self.restart_argv = restart_argv()
+        self.close()
+        if not self._closing:  # closing was refused
+            self.restart_argv = None
+
     # ------------------------------------------------------------------ closing
     def busy(self) -> bool:
         """A benchmark or a render is still running in a worker thread."""
@@ -331,6 +439,9 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(50, self.close)
             return
         self.save_settings()
+        if self.restart_argv:
+            self.settings.setValue(Keys.BACKEND, self.restart_argv[-1])
+            self.settings.sync()
         threads = [p.thread for p in self.panels.values()] + [self.render_thread]
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
@@ -341,12 +452,10 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         s = self.settings
-        self.model.save(s)
+        backend_settings.save(s, self.settings_kind, self.model, self.panels.values())
         s.setValue(Keys.BACKEND, self.model.backend_name)
         s.setValue(Keys.DEVICE, self.model.backend.device)
         s.setValue(Keys.CONTINUOUS, self.continuous_action.isChecked())
-        for panel in self.panels.values():
-            panel.save(s)
         s.setValue(Keys.GEOMETRY, self.saveGeometry())
         s.setValue(Keys.STATE, self.saveState())
         s.sync()

@@ -58,6 +58,8 @@ class Keys:
     COLORMAP = "julia/colormap"
     LAUNCH = "julia/launch"
     COMPARE_REPEATS = "compare/repeats"
+    SCENE_FILE = "spheres/scene_file"  # the scene file in use ('' for a random scene)
+    LAST_DIR = "files/last_dir"  # where file dialogs open
 
 
 def make_settings() -> QSettings:
@@ -175,7 +177,8 @@ class FpsMeter:
     def tick(self, now: float | None = None) -> None:
         now = time.perf_counter() if now is None else now
         self.times.append(now)
-        while self.times and now - self.times[0] > self.window:
+        # keep two frames at least, so frames slower than the window still give a figure (e.g. 0.3 fps)
+        while len(self.times) > 2 and now - self.times[0] > self.window:
             self.times.popleft()
 
     def fps(self) -> float | None:
@@ -190,6 +193,7 @@ class RenderModel(QObject):
 
     changed = pyqtSignal(str)
     message = pyqtSignal(str)  # something the user should read (a refused value, a backend note)
+    backendChanging = pyqtSignal(str)  # the new kind, before anything changes (save the old one's settings)
 
     def __init__(self, backend: backends.Backend):
         super().__init__()
@@ -202,6 +206,8 @@ class RenderModel(QObject):
         self.seed = 0
         self.scene = generate_scene(20, 0)
         self.scene_is_random = True
+        self.scene_path = ""  # the file the scene was loaded from ('' when generated)
+        self.load_note = ""  # why the saved scene file could not be reloaded, for the status line
         self.memory = "global"
         self.pattern = "uniform"
         self.julia = JuliaParams()
@@ -212,6 +218,32 @@ class RenderModel(QObject):
     @property
     def capacity(self) -> int:
         return capacity(self.limits)
+
+    @property
+    def max_spheres(self) -> int:
+        """The sphere count's upper bound: the constant-memory capacity, smaller on the simulator."""
+        from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
+
+        return min(self.capacity, SIM_MAX_SPHERES) if self.backend.is_simulator else self.capacity
+
+    def julia_preset(self) -> str:
+        """The Julia preset the current parameters match, or '' once a value differs (custom)."""
+        j = self.julia
+        for name, (c, iterations, colormap, size) in JULIA_PRESETS.items():
+            if (j.c, j.iterations, j.colormap) == (c, iterations, colormap) and (size is None or self.sizes["julia"] == size):
+                return name
+        return ""
+
+    def scene_preset(self) -> str:
+        """The shipped scene preset in use, or '' (a random scene or another file)."""
+        from pathlib import Path
+
+        from kernels.scene import presets
+
+        if self.scene_is_random or not self.scene_path:
+            return ""
+        here = Path(self.scene_path).resolve()
+        return next((name for name, path in presets().items() if path.resolve() == here), "")
 
     @property
     def device_label(self) -> str:
@@ -247,13 +279,14 @@ class RenderModel(QObject):
         self.backend_name = name
         if b == self.backend:
             return True
+        self.backendChanging.emit(b.kind)
         self.backend, self.limits = b, limits_for(b)
         bx, by = self.block
         mt = self.limits.max_threads_per_block
         bx = max(1, min(bx, self.limits.max_block_dim[0], mt))
         self.block = (bx, max(1, min(by, self.limits.max_block_dim[1], mt // bx)))
-        if self.scene.count > self.capacity:
-            self.set_sphere_count(self.capacity, emit=False)
+        if self.scene.count > self.max_spheres:
+            self.set_sphere_count(self.max_spheres, emit=False)
         self.changed.emit("backend")
         return True
 
@@ -288,20 +321,22 @@ class RenderModel(QObject):
 
     def set_sphere_count(self, n: int, emit: bool = True) -> None:
         """A random scene of ``n`` spheres with the current seed (a loaded scene is replaced)."""
-        n = max(1, min(int(n), self.capacity))
+        n = max(1, min(int(n), self.max_spheres))
         if self.scene_is_random and n == self.scene.count:
             return
-        self.scene, self.scene_is_random = generate_scene(n, self.seed, self.capacity), True
+        self.scene, self.scene_is_random, self.scene_path = generate_scene(n, self.seed, self.capacity), True, ""
         if emit:
             self.changed.emit("spheres")
 
     def new_random_scene(self, seed: int | None = None) -> None:
         self.seed = int(seed) if seed is not None else (self.seed + 1) % 2**31
         self.scene, self.scene_is_random = generate_scene(self.scene.count, self.seed, self.capacity), True
+        self.scene_path = ""
         self.changed.emit("spheres")
 
-    def set_scene(self, scene: Scene) -> None:
-        self.scene, self.scene_is_random = scene, False
+    def set_scene(self, scene: Scene, path: str = "") -> None:
+        """Show ``scene``; ``path`` is the file it came from (remembered across restarts)."""
+        self.scene, self.scene_is_random, self.scene_path = scene, False, str(path or "")
         self.changed.emit("spheres")
 
     def set_memory(self, memory: str) -> None:
@@ -367,6 +402,7 @@ class RenderModel(QObject):
         s.setValue(Keys.ITERATIONS, self.julia.iterations)
         s.setValue(Keys.COLORMAP, self.julia.colormap)
         s.setValue(Keys.LAUNCH, self.launch)
+        s.setValue(Keys.SCENE_FILE, "" if self.scene_is_random else self.scene_path)
 
     def load(self, s: QSettings) -> None:
         """Restore saved values; anything unreadable keeps its default. Emits nothing (call before widgets)."""
@@ -385,8 +421,17 @@ class RenderModel(QObject):
         bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
         self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
         self.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
-        count = read(s, Keys.COUNT, 20, int, 1, self.capacity)
-        self.scene = generate_scene(count, self.seed, self.capacity)
+        count = read(s, Keys.COUNT, 20, int, 1, self.max_spheres)
+        self.scene, self.scene_is_random, self.scene_path = generate_scene(count, self.seed, self.capacity), True, ""
+        self.load_note = ""
+        path = read(s, Keys.SCENE_FILE, "", str)
+        if path:  # the scene file in use last time; if it is gone, say so and keep the random scene
+            from kernels.scene import load_scene
+
+            try:
+                self.scene, self.scene_is_random, self.scene_path = load_scene(path, self.max_spheres), False, path
+            except InputError as exc:
+                self.load_note = f"the last scene could not be reloaded: {exc}; showing a random scene"
         memory, pattern = read(s, Keys.MEMORY, "global"), read(s, Keys.PATTERN, "uniform")
         self.memory = memory if memory in MEMORIES else "global"
         self.pattern = pattern if pattern in PATTERNS else "uniform"

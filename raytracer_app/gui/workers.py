@@ -7,7 +7,6 @@ threads must never launch at once (and on the CPU two parallel kernels would onl
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import traceback
 from collections import deque
@@ -17,6 +16,7 @@ from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
 
 from kernels import bench
 from kernels.errors import InputError
+from raytracer_app.gui.sim_process import Cancelled, ChildFailed, SimChild, render_frame, run_bench
 
 COMPUTE_LOCK = threading.RLock()
 ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
@@ -24,7 +24,7 @@ ORPHANS: list = []  # worker threads still inside a kernel when their window clo
 
 def describe(exc: BaseException) -> str:
     """One line for the user: InputError messages as they are, anything else with its type."""
-    if isinstance(exc, InputError):
+    if isinstance(exc, (InputError, ChildFailed)):  # a child's message is already one line
         return str(exc)
     return bench.one_line(exc)  # numba's errors span many lines, with terminal colours
 
@@ -40,6 +40,8 @@ class RenderWorker(QObject):
     renderFailed = pyqtSignal(str, object)  # message, request
     compareReady = pyqtSignal(object, object)  # (global Frame, constant Frame), CompareRequest
     compareFailed = pyqtSignal(str, object)
+    started = pyqtSignal(object)  # the RenderRequest or CompareRequest now running
+    cancelled = pyqtSignal(object)  # the request or job whose run was cancelled
     _wake = pyqtSignal()
 
     def __init__(self):
@@ -49,6 +51,8 @@ class RenderWorker(QObject):
         self._jobs: deque = deque()
         self._busy = False  # a drain is scheduled or running, or a result awaits ack()
         self._renderers: dict = {}
+        self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
+        self.sim = SimChild()  # simulator renders run in this child process, so they can be ended
         self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
 
     # ------------------------------------------------------------------ called from the GUI thread
@@ -75,9 +79,13 @@ class RenderWorker(QObject):
             return not self._busy and self._pending is None and not self._jobs
 
     def cancel(self) -> None:
+        """Drop waiting requests and end the running one (a simulator render at once; a CPU or GPU kernel
+        cannot be interrupted, its result is dropped)."""
         with self._lock:
             self._pending = None
             self._jobs.clear()
+            if self._busy:
+                self._cancel.set()
 
     def _schedule_locked(self) -> None:
         if not self._busy and (self._pending is not None or self._jobs):
@@ -95,31 +103,28 @@ class RenderWorker(QObject):
             if job is None and request is None:
                 self._busy = False
                 return
+            self._cancel.clear()
+        self.started.emit(job or request)
         if job is not None:
             self._compare(job)
         else:
             self._render(request)
 
-    def _renderers_for(self, backend):
-        if backend not in self._renderers:
-            from kernels.julia import JuliaRenderer
-            from kernels.raytrace import SphereRenderer
-
-            self._renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
-        return self._renderers[backend]
-
     def _render_frame(self, r, memory=None, repeats=None):
-        spheres, julia = self._renderers_for(r.backend)
+        if r.backend.is_simulator:
+            return self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
         with COMPUTE_LOCK:
-            if r.kind == "spheres":
-                return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
-                                      pattern=r.pattern, repeats=repeats or r.repeats)
-            block = r.block if r.launch == "2d" else (1, 1)
-            return julia.render(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats)
+            frame = render_frame(self._renderers, r, memory, repeats)
+        if self._cancel.is_set():
+            raise Cancelled()
+        return frame
 
     def _render(self, request) -> None:
         try:
             frame = self._render_frame(request)
+        except Cancelled:
+            self.cancelled.emit(request)
+            return
         except Exception as exc:  # reported to the GUI; the next request renders normally
             if not isinstance(exc, InputError):
                 traceback.print_exc()
@@ -130,6 +135,9 @@ class RenderWorker(QObject):
     def _compare(self, job) -> None:
         try:
             frames = tuple(self._render_frame(job.render, memory=m, repeats=job.repeats) for m in ("global", "constant"))
+        except Cancelled:
+            self.cancelled.emit(job)
+            return
         except Exception as exc:
             if not isinstance(exc, InputError):
                 traceback.print_exc()
@@ -175,6 +183,7 @@ class BenchWorker(QObject):
         super().__init__()
         self._stop = threading.Event()
         self._running = threading.Event()
+        self.sim = SimChild()  # simulator runs happen in this child process: Stop ends it at once
         self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def start(self, job: BenchJob) -> None:
@@ -188,28 +197,28 @@ class BenchWorker(QObject):
     def running(self) -> bool:
         return self._running.is_set()
 
+    def _relay(self, kind: str, value) -> None:
+        if kind == "peak":
+            self.peakReady.emit(value)
+        elif kind == "row":
+            self.rowReady.emit(value)
+        elif kind == "progress":
+            self.progress.emit(*value)
+
     @pyqtSlot(object)
     def _run(self, job: BenchJob) -> None:
         rows: list = []
         try:
             self.started.emit(job)
-            job.backend.activate()  # this thread's current GPU (no-op on cpu and sim)
-            if job.want_peak and not self._stop.is_set():
-                with COMPUTE_LOCK:
-                    peak = bench.copy_peak(job.backend)
-                self.peakReady.emit(peak)
+            fields = dict(algorithm=job.spec.name, backend=job.backend, sizes=job.sizes, options=job.options,
+                          launches=job.launches, variant_names=job.variant_names, repeats=job.repeats,
+                          want_peak=job.want_peak)
+            if job.backend.is_simulator:
+                rows = self.sim.call("bench", fields, self._stop.is_set, self._relay)
             else:
-                peak = None
-            by_name = {v.name: v for v in job.spec.variants}
-            variants = [dataclasses.replace(by_name[n], run=_locked(by_name[n].run)) for n in job.variant_names]
-            options = job.spec.options_for(job.options, job.backend)
-            for n in job.sizes:
-                job.spec.check_memory(n, options, job.backend, job.spec.size.label)
-            # each size's input is built when its turn comes, not all up front
-            problems = (job.spec.make_problem(n, options, 0) for n in job.sizes)
-            rows = bench.run(problems, variants, job.launches, job.backend, job.repeats, peak=peak,
-                             unit=job.spec.unit, on_row=self.rowReady.emit, on_progress=self.progress.emit,
-                             should_stop=self._stop.is_set, problem_count=len(job.sizes))
+                rows = run_bench({**fields, "wrap_run": _locked}, self._relay, self._stop.is_set)
+        except Cancelled:
+            pass
         except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()
@@ -231,4 +240,7 @@ class WorkerThread(QThread):
 
     def shutdown(self, timeout_ms: int = 30000) -> bool:
         self.quit()
-        return self.wait(timeout_ms)
+        done = self.wait(timeout_ms)
+        if done and getattr(self.worker, "sim", None) is not None:
+            self.worker.sim.end()
+        return done

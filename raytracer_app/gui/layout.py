@@ -1,0 +1,41 @@
+"""The window's default arrangement (first start and View > Reset Layout).
+
+The render view gets at least half the window's width. On a wide screen the Controls dock sits on the
+left and the benchmark panels on the right; below WIDE_PX there is not room for three columns without
+clipping, so Controls becomes one more tab beside the benchmark panels on the right."""
+
+from __future__ import annotations
+
+from PyQt6.QtCore import Qt, QTimer
+
+WIDE_PX = 1600
+CONTROLS_PX = 360  # wide layout: the Controls column
+VIEW_SHARE = 0.52  # of the window's width, for the render view
+
+
+def apply_default_layout(window) -> None:
+    """Place and size the docks of ``window`` (a MainWindow) for its current width."""
+    controls, benches = window.controls_dock, window.bench_docks
+    size = window.size()  # moving docks about can grow the window for a moment: keep its size
+    width = max(window.width(), 800)
+    for dock in (controls, *benches):
+        dock.setFloating(False)
+        dock.show()
+    right = Qt.DockWidgetArea.RightDockWidgetArea
+    if width >= WIDE_PX:
+        window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, controls)
+        window.addDockWidget(right, benches[0])
+        for dock in benches[1:]:
+            window.tabifyDockWidget(benches[0], dock)
+        bench_px = max(300, int(width * (1 - VIEW_SHARE)) - CONTROLS_PX)
+        window.resizeDocks([controls, benches[0]], [CONTROLS_PX, bench_px], Qt.Orientation.Horizontal)
+        benches[0].raise_()
+    else:
+        window.addDockWidget(right, controls)
+        for dock in benches:  # straight into one tab group: never stacked, which would need their heights
+            window.tabifyDockWidget(controls, dock)
+        window.resizeDocks([controls], [int(width * (1 - VIEW_SHARE))], Qt.Orientation.Horizontal)
+        controls.raise_()
+    window.layout().activate()  # the docks' new minimum sizes take effect now, so the size can go back
+    window.resize(size)
+    QTimer.singleShot(0, lambda: [panel.default_proportions() for panel in window.panels.values()])

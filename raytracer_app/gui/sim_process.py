@@ -1,0 +1,166 @@
+"""CUDA-simulator work in a child process, so that Stop can end it at once.
+
+The simulator runs every GPU thread in Python: one kernel launch can take minutes and a thread cannot be
+interrupted inside it. A process can: ``terminate()`` ends it within ``POLL_S``. The child is started with
+the 'spawn' context (a fresh interpreter, no copied Qt state) and switches numba to the simulator before
+anything imports numba. It serves jobs one after another over a pipe until it is ended; results (Frames,
+benchmark rows) come back pickled. This module imports neither Qt nor numba at module level.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+
+POLL_S = 0.05  # how often the parent checks for Stop while the child works
+
+
+class Cancelled(Exception):
+    """The job was stopped; its child process has been ended."""
+
+
+class ChildFailed(RuntimeError):
+    """The job raised in the child; the message is the one line to show."""
+
+
+# ---------------------------------------------------------------------------------------------- child side
+def render_frame(renderers: dict, r, memory=None, repeats=None):
+    """Render a RenderRequest ``r`` with ``renderers`` (a cache: backend -> (spheres, julia))."""
+    if r.backend not in renderers:
+        from kernels.julia import JuliaRenderer
+        from kernels.raytrace import SphereRenderer
+
+        renderers[r.backend] = (SphereRenderer(r.backend), JuliaRenderer(r.backend))
+    spheres, julia = renderers[r.backend]
+    if r.kind == "spheres":
+        return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
+                              pattern=r.pattern, repeats=repeats or r.repeats)
+    block = r.block if r.launch == "2d" else (1, 1)
+    return julia.render(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats)
+
+
+def run_bench(fields: dict, send, should_stop=lambda: False) -> list:
+    """One benchmark panel Run described by plain fields (algorithm, backend, sizes, options, launches,
+    variant_names, repeats, want_peak); ``send(kind, value)`` streams 'peak', 'row' and 'progress'."""
+    import dataclasses
+
+    from kernels import bench
+    from kernels.algorithms import by_name
+
+    spec = by_name(fields["algorithm"])
+    backend = fields["backend"]
+    backend.activate()
+    wrap = fields.get("wrap_run", lambda run: run)  # e.g. a lock around each compute call
+    options = spec.options_for(fields["options"], backend)
+    for n in fields["sizes"]:
+        spec.check_memory(n, options, backend, spec.size.label)
+    peak = None
+    if fields["want_peak"] and not should_stop():
+        peak = wrap(bench.copy_peak)(backend)
+        send("peak", peak)
+    variants_by_name = {v.name: v for v in spec.variants}
+    variants = [dataclasses.replace(variants_by_name[n], run=wrap(variants_by_name[n].run))
+                for n in fields["variant_names"]]
+    # each size's input is built when its turn comes, not all up front
+    problems = (spec.make_problem(n, options, 0) for n in fields["sizes"])
+    return bench.run(problems, variants, fields["launches"], backend, fields["repeats"], peak=peak, unit=spec.unit,
+                     on_row=lambda row: send("row", row), on_progress=lambda d, t: send("progress", (d, t)),
+                     should_stop=should_stop, problem_count=len(fields["sizes"]))
+
+
+def _one_line(exc: BaseException) -> str:
+    from kernels.errors import InputError
+
+    if isinstance(exc, InputError):
+        return str(exc)
+    from kernels.bench import one_line
+
+    return one_line(exc)
+
+
+def _child_main(conn) -> None:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before numba is imported in this interpreter
+    renderers: dict = {}
+    while True:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):  # the parent has gone
+            return
+        try:
+            if kind == "render":
+                result = render_frame(renderers, *payload)
+            else:
+                result = run_bench(payload, lambda k, v: conn.send((k, v)))
+            conn.send(("result", result))
+        except Exception as exc:
+            conn.send(("error", _one_line(exc)))
+
+
+# ---------------------------------------------------------------------------------------------- parent side
+class SimChild:
+    """One simulator child process, started on first use and again after it was ended.
+
+    ``call`` blocks the calling (worker) thread, never the GUI thread."""
+
+    def __init__(self):
+        self._proc = None
+        self._conn = None
+        self._lock = threading.Lock()
+
+    def _ensure_started(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        self.end()
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_child_main, args=(child,), name="cuda-simulator", daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+
+    def call(self, kind: str, payload, should_stop, on_message=None):
+        """Run one job ('render': (request, memory, repeats); 'bench': fields) and return its result.
+        Messages the job streams go to ``on_message(kind, value)``. When ``should_stop()`` turns true the
+        child is ended and Cancelled is raised."""
+        with self._lock:
+            self._ensure_started()
+            conn, proc = self._conn, self._proc
+            conn.send((kind, payload))
+            while True:
+                if should_stop():
+                    self.end()
+                    raise Cancelled()
+                try:
+                    ready = conn.poll(POLL_S)
+                    message = conn.recv() if ready else None
+                except (EOFError, OSError):
+                    message = None
+                    ready = True
+                if message is None:
+                    if ready or not proc.is_alive():
+                        self.end()
+                        raise ChildFailed("the simulator process ended unexpectedly")
+                    continue
+                what, value = message
+                if what == "result":
+                    return value
+                if what == "error":
+                    raise ChildFailed(value)
+                if on_message is not None:
+                    on_message(what, value)
+
+    def end(self) -> None:
+        """End the child now (a no-op when none runs); the next call starts a fresh one."""
+        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        if conn is not None:
+            conn.close()
+        if proc is not None and proc.is_alive():
+            proc.terminate()
+            proc.join(0.5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(0.5)
+
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
