@@ -79,16 +79,27 @@ def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
 
 
 @numba.jit(nopython=True)
+def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, nearest):
+    """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around; a row's
+    scene index is ``indices[row]``, or the row itself when ``indices`` is None (numba compiles each case
+    on its own). Every kernel's loop over spheres: global, constant, shared tiles, binned tiles, the CPU."""
+    for k in range(n):
+        i = start + k
+        if i >= n:
+            i -= n
+        if indices is None:
+            index = i
+        else:
+            index = indices[i]
+        r, g, b, maxz, nearest = sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest)
+    return r, g, b, maxz, nearest
+
+
+@numba.jit(nopython=True)
 def shade_pixel(spheres, cold_at, count, start, ox, oy):
     """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
     r = g = b = np.float32(0.0)
-    maxz = MISS
-    nearest = count
-    for k in range(count):
-        i = start + k
-        if i >= count:
-            i -= count
-        r, g, b, maxz, nearest = sphere_step(spheres, cold_at, i, i, ox, oy, r, g, b, maxz, nearest)
+    r, g, b, maxz, nearest = visit_spheres(spheres, cold_at, count, start, None, ox, oy, r, g, b, MISS, count)
     return r, g, b
 
 
@@ -118,8 +129,8 @@ def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
 
 
 # what the kernels call: compiled on a GPU, plain Python in the simulator
-_trace_pixel, _store_pixel, _pattern_start, _sphere_step = (
-    backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, sphere_step))
+_trace_pixel, _store_pixel, _pattern_start, _visit_spheres = (
+    backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, visit_spheres))
 
 
 def _render_spheres_global(spheres, count, staggered, pixels):
@@ -175,11 +186,8 @@ def _render_spheres_shared(spheres, count, staggered, pixels):
         cuda.syncthreads()
         n = kept[0]
         start = _pattern_start(tid, n, staggered) if n > 0 else 0
-        for k in range(n):
-            i = start + k
-            if i >= n:
-                i -= n
-            r, g, b, maxz, nearest = _sphere_step(tile, TILE_CHUNK * HOT, i, tile_index[i], ox, oy, r, g, b, maxz, nearest)
+        r, g, b, maxz, nearest = _visit_spheres(tile, TILE_CHUNK * HOT, n, start, tile_index, ox, oy, r, g, b, maxz,
+                                                nearest)
         cuda.syncthreads()  # the next chunk overwrites the tile
     if x < width and y < height:
         _store_pixel(pixels, x, y, r, g, b)

@@ -29,7 +29,7 @@ from numba import cuda
 from kernels import backend as backends
 from kernels.errors import InputError
 from kernels.frames import grid_for
-from kernels.raytrace import COLD, HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_start, sphere_step, store_pixel
+from kernels.raytrace import COLD, HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_start, store_pixel, visit_spheres
 
 BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles
@@ -57,8 +57,8 @@ def tile_span(spheres, i, width, height, tile_w, tile_h):
     return max(x0, 0) // tile_w, min(x1, width - 1) // tile_w, max(y0, 0) // tile_h, min(y1, height - 1) // tile_h
 
 
-_tile_span, _sphere_step, _store_pixel, _pattern_start = (
-    backends.for_kernels(f) for f in (tile_span, sphere_step, store_pixel, pattern_start))
+_tile_span, _visit_spheres, _store_pixel, _pattern_start = (
+    backends.for_kernels(f) for f in (tile_span, visit_spheres, store_pixel, pattern_start))
 
 
 def _count_tiles(spheres, count, width, height, tile_w, tile_h, tiles_x, tile_counts):
@@ -143,11 +143,8 @@ def _shade_tiles(spheres, count, staggered, tile_offsets, tile_list, tile_cursor
             tile_index[j] = i
         cuda.syncthreads()
         start = _pattern_start(tid, m, staggered)
-        for k in range(m):
-            i = start + k
-            if i >= m:
-                i -= m
-            r, g, b, maxz, nearest = _sphere_step(tile, TILE_CHUNK * HOT, i, tile_index[i], ox, oy, r, g, b, maxz, nearest)
+        r, g, b, maxz, nearest = _visit_spheres(tile, TILE_CHUNK * HOT, m, start, tile_index, ox, oy, r, g, b, maxz,
+                                                nearest)
         cuda.syncthreads()  # the next chunk overwrites the tile
     if x < width and y < height:
         _store_pixel(pixels, x, y, r, g, b)

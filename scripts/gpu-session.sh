@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
 # Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
-#   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all constant-proof bench-render
-#   bench-kernels bench-best tune-best gui-fps pack   (PYTEST_ARGS adds pytest options to tests-all; pack tars
+#   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
+#   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps pack
+#   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -19,25 +20,26 @@ for stage in "$@"; do
     tests-all)
       timeout 420 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
     constant-proof)
-      python3 - <<'PY' 2>&1 | tee -a "$OUT/session.log"
-import time, numpy as np
-from kernels import backend
-from kernels.raytrace import SphereRenderer, constant_ptx, gpu_kernel, CONSTANT_SPHERES
-from kernels.scene import generate_scene
-r = SphereRenderer(backend.resolve("cuda"))
-r.render(generate_scene(20, seed=1), memory="constant")
-ptx = constant_ptx()
-print("PTX:", [l.strip() for l in ptx.splitlines() if ".visible .const" in l], "ld.const count:", ptx.count("ld.const"))
-k = gpu_kernel("constant"); before = len(k.overloads)
-times = []
-for seed in range(2, 22):
-    s = generate_scene(2000, seed=seed).spheres
-    t0 = time.perf_counter(); CONSTANT_SPHERES.write(s, k); times.append((time.perf_counter() - t0) * 1e6)
-print(f"symbol write of 2000 spheres (56 KB): median {np.median(times):.1f} us; overloads before/after {before}/{len(k.overloads)}")
-from numba import cuda
-t0 = time.perf_counter(); cuda.jit("void(int32, boolean, uint8[:, :, ::1])")(gpu_kernel("constant").py_func); print(f"a recompile of the constant kernel: {(time.perf_counter() - t0):.2f} s")
-PY
-      ;;
+      python3 scripts/constant_proof.py 2>&1 | tee -a "$OUT/session.log" ;;
+    tests-gpu)
+      timeout 540 python3 -m pytest -q -rs -p no:cacheprovider -m gpu ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-gpu.log" | tail -40 ;;
+    inspect)
+      for t in reduction histogram hashtable raytrace julia; do app inspect $t --all 2>&1 | tee -a "$OUT/inspect.log"; done
+      app inspect reduction interleaved-divergent --compare sequential 2>&1 | tee -a "$OUT/inspect.log" ;;
+    bench-curve)
+      timeout 300 python3 -m raytracer_app bench raytrace --backend cuda --sizes 20,200,2000,20000,100000 --repeats 10 \
+        --variants spheres-global,spheres-constant,spheres-shared,spheres-binned --csv "$OUT/curve.csv" 2>&1 | tee "$OUT/bench-curve.log"
+      timeout 200 python3 -m raytracer_app bench raytrace --backend cuda --n 1000000 --repeats 5 \
+        --variants spheres-shared,spheres-binned --csv "$OUT/curve-1m.csv" 2>&1 | tee -a "$OUT/bench-curve.log"
+      for n in 100000 1000000; do
+        app render spheres --backend cuda --memory binned --spheres $n --repeats 30 --out /tmp/binned-$n.png 2>&1 | tee -a "$OUT/bench-curve.log"
+      done ;;
+    julia-precision)
+      app bench julia --backend cuda --variants julia-2d,julia-2d-float64 --repeats 20 2>&1 | tee "$OUT/julia-precision.log"
+      for p in float32 float64; do
+        app render julia --backend cuda --c=-0.123,0.745 --center=0.356116344877184,0.0 --zoom 1e10 --iterations 1000 \
+          --precision $p --repeats 20 --out "$OUT/julia-zoom-$p.png" 2>&1 | tee -a "$OUT/julia-precision.log"
+      done ;;
     bench-render)
       app bench raytrace --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/raytrace.csv" 2>&1 | tee "$OUT/bench-raytrace.log"
       app bench raytrace --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/raytrace-staggered.csv" 2>&1 | tee "$OUT/bench-raytrace-staggered.log"
@@ -62,6 +64,7 @@ PY
       done ;;
     gui-fps)
       for memory in global constant shared; do
+        python3 scripts/bare_loop.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
         python3 scripts/gui_fps.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
       done ;;
     pack)

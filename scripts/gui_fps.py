@@ -16,9 +16,11 @@ T_LAUNCH = time.perf_counter()
 
 
 def main() -> int:
+    from kernels.scene import MEMORIES  # imports no numba: the backend is chosen below
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="auto")
-    parser.add_argument("--memory", default="constant", choices=("global", "constant", "shared"))
+    parser.add_argument("--memory", default="constant", choices=MEMORIES)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
 

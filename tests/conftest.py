@@ -28,7 +28,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def pytest_configure(config):
     # added here, not in pyproject.toml: naming numba's warning class there would import numba before
     # this file could choose the simulator. The seed variants launch small grids on purpose.
-    config.addinivalue_line("filterwarnings", "ignore::numba.core.errors.NumbaPerformanceWarning")
+    # numba-cuda 0.30 raises its own class (numba.cuda.core.errors), not numba.core.errors': match the message
+    from kernels.backend import SMALL_GRID_WARNING
+
+    config.addinivalue_line("filterwarnings", f"ignore:{SMALL_GRID_WARNING}")
 
 
 def pytest_collection_modifyitems(config, items):

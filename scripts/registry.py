@@ -1,0 +1,28 @@
+"""The one list of scripts under scripts/: what each shows, how to run it at a tiny size (the smoke test in
+tests/test_scripts.py runs every entry), and whether it needs a real GPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Script:
+    file: str
+    what: str
+    smoke: tuple[str, ...]  # arguments that finish in seconds, offscreen ("{tmp}": a temporary folder)
+    needs_gpu: bool = False
+
+
+SCRIPTS = (
+    Script("gui_fps.py", "first-frame time and frames per second of the real window under Render Continuously",
+           ("--backend", "cpu", "--seconds", "0.5")),
+    Script("bare_loop.py", "the same frames drawn by a bare pyqtgraph ImageItem + Numba loop: the window's target",
+           ("--backend", "cpu", "--seconds", "0.3", "--size", "64x64")),
+    Script("gui_memory.py", "resident memory of the window rendering continuously, every few seconds",
+           ("--backend", "cpu", "--seconds", "1.5", "--every", "0.5")),
+    Script("screenshot.py", "the README's screenshot: the real window with a benchmark run in a panel",
+           ("--size", "1366x768", "--spheres", "4", "--out", "{tmp}/screenshot.png")),
+    Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
+           ("--writes", "2"), needs_gpu=True),
+)

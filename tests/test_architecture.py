@@ -1,0 +1,69 @@
+"""The rooms hold: compute knows nothing of the app, app state knows nothing of widgets, and nothing but
+the backend module asks a backend which kind it is by name. (An import-linter contract in pyproject.toml
+says the same for those who run lint-imports; these tests enforce it in every run.)"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = sorted((ROOT / "kernels").rglob("*.py"))
+APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
+# the GUI's models and state: listened to by widgets, never holding one
+GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
+             ("state.py", "algorithms.py", "backend_settings.py", "sim_limits.py", "file_dialogs.py")]
+BACKEND_KINDS = {"cuda", "cpu", "sim"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=rel)
+def test_kernels_import_neither_qt_nor_the_app(path):
+    bad = {m for m in imported_modules(path) if m.split(".")[0] in ("PyQt6", "PySide6", "pyqtgraph", "raytracer_app")}
+    assert not bad, f"{rel(path)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", [p for p in GUI_STATE if p.exists()], ids=rel)
+def test_gui_state_knows_no_widgets(path):
+    bad = {m for m in imported_modules(path) if m in ("PyQt6.QtWidgets", "PyQt6.QtGui") or m.startswith("pyqtgraph")}
+    assert not bad, f"{rel(path)} imports {sorted(bad)}"
+
+
+def _kind_comparisons(path: Path) -> list[int]:
+    """Lines comparing a backend's ``.kind`` (or a ``backend_kind`` name) with 'cuda', 'cpu' or 'sim'."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        kinds = any((isinstance(s, ast.Attribute) and s.attr == "kind" and "backend" in ast.unparse(s.value))
+                    or (isinstance(s, ast.Name) and s.id == "backend_kind") for s in sides)
+        literal = any(isinstance(s, ast.Constant) and s.value in BACKEND_KINDS for s in sides)
+        if kinds and literal:
+            lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("path", [p for p in KERNELS + APP if p.name != "backend.py" or p.parent.name != "kernels"],
+                         ids=rel)
+def test_only_the_backend_module_compares_backend_kinds_to_names(path):
+    assert not _kind_comparisons(path), f"{rel(path)} lines {_kind_comparisons(path)}: ask the backend object instead"
+
+
+def test_the_checks_would_catch_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from PyQt6.QtWidgets import QWidget\nif self.backend.kind == 'sim':\n    pass\n")
+    assert "PyQt6.QtWidgets" in imported_modules(bad) and _kind_comparisons(bad) == [2]
