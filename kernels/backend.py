@@ -74,7 +74,7 @@ BACKEND_NAMES = tuple(c.name for c in CHOICES)
 # numba-cuda's NumbaPerformanceWarning for small grids, which the seed variants launch on purpose. Its class
 # lives in numba.cuda.core.errors (not numba.core.errors), and naming a class would import numba: match the
 # message instead.
-SMALL_GRID_WARNING = r"Grid size .* will likely result in GPU under-utilization"
+SMALL_GRID_WARNING = r".*Grid size .* will likely result in GPU under-utilization"  # after a terminal colour code
 
 
 def quiet_deliberate_small_grids() -> None:
