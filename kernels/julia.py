@@ -122,12 +122,12 @@ class JuliaParams:
                 f"--size {width}x{height} --out {out}")
 
 
-def parse_complex(text: str) -> complex:
-    """'RE,IM' -> complex."""
+def parse_complex(text: str, option: str = "c") -> complex:
+    """'RE,IM' -> complex; errors name ``option`` (what the user typed it into)."""
     try:
         re_, im = (float(p) for p in str(text).split(","))
     except ValueError:
-        raise InputError(f"c {text!r} is malformed; use RE,IM, e.g. -0.8,0.156") from None
+        raise InputError(f"{option} {text!r} is malformed; use RE,IM, e.g. -0.8,0.156") from None
     return complex(re_, im)
 
 

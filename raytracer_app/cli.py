@@ -106,31 +106,33 @@ def build_parser() -> argparse.ArgumentParser:
     _common(gui)
 
     render = sub.add_parser("render", help="render one image to a PNG and print its timing")
-    render.add_argument("target", choices=("spheres", "julia"))
-    render.add_argument("--out", required=True, help="output PNG file")
-    render.add_argument("--size", default=None, help="WxH, each 1..4096 (default 1024x1024 for spheres, 1000x1000 for julia)")
-    render.add_argument("--repeats", type=_int("--repeats", 1), default=None,
-                        help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
-    render.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
-    g = render.add_argument_group("spheres")
-    g.add_argument("--spheres", type=_int("--spheres"), default=None,
-                   help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 spheres in 64 KiB; default 20)")
-    g.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random scene (default 0)")
-    g.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
-    g.add_argument("--save-scene", default=None, help="also save the scene as JSON")
-    g.add_argument("--memory", default=None, choices=MEMORIES,
-                   help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)")
-    g.add_argument("--pattern", default="uniform", choices=PATTERNS, help="sphere access order per warp (default uniform)")
-    j = render.add_argument_group("julia")
-    j.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
-    j.add_argument("--center", default="0,0", help="view centre as X,Y (default 0,0)")
-    j.add_argument("--zoom", type=_float("--zoom"), default=1.0, help="zoom factor (default 1)")
-    j.add_argument("--iterations", type=_int("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
-    j.add_argument("--colormap", default="classic", choices=COLORMAPS, help="classic: the book's red on black (default)")
-    j.add_argument("--precision", default="float32", choices=PRECISIONS,
-                   help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
-    j.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
-    _common(render)
+    images = render.add_subparsers(dest="target", metavar="TARGET", parser_class=_Parser, required=True)
+    spheres = images.add_parser("spheres", help="the ray-traced spheres of seed 001")
+    julia = images.add_parser("julia", help="the Julia set of seed 003")
+    for p, size in ((spheres, "1024x1024"), (julia, "1000x1000")):
+        p.add_argument("--out", required=True, help="output PNG file")
+        p.add_argument("--size", default=None, help=f"WxH, each 1..4096 (default {size}; 32x32 in the simulator, at most 128x128)")
+        p.add_argument("--repeats", type=_int("--repeats", 1), default=None,
+                       help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
+        p.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
+    spheres.add_argument("--spheres", type=_int("--spheres"), default=None,
+                         help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 spheres in 64 KiB; default 20; at most 64 in the simulator)")
+    spheres.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random scene (default 0)")
+    spheres.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
+    spheres.add_argument("--save-scene", default=None, help="also save the scene as JSON")
+    spheres.add_argument("--memory", default=None, choices=MEMORIES,
+                         help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)")
+    spheres.add_argument("--pattern", default="uniform", choices=PATTERNS, help="sphere access order per warp (default uniform)")
+    julia.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
+    julia.add_argument("--center", default="0,0", help="view centre as X,Y (default 0,0)")
+    julia.add_argument("--zoom", type=_float("--zoom"), default=1.0, help="zoom factor (default 1)")
+    julia.add_argument("--iterations", type=_int("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
+    julia.add_argument("--colormap", default="classic", choices=COLORMAPS, help="classic: the book's red on black (default)")
+    julia.add_argument("--precision", default="float32", choices=PRECISIONS,
+                       help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
+    julia.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
+    _common(spheres)
+    _common(julia)
 
     bench = sub.add_parser("bench", help="time and verify kernel variants, print a table, optionally write CSV")
     targets = bench.add_subparsers(dest="target", metavar="TARGET", parser_class=_Parser, required=True)
@@ -241,6 +243,9 @@ def _dispatch(args) -> int:
         return run_gui(args.backend, args.device)
     if args.command == "devices":
         from kernels.devices import devices_report
+
+        if args.backend != "auto" or args.device is not None:
+            backends.resolve(args.backend, args.device)  # `devices --backend cuda` without a GPU: exit 2, as render
 
         print(devices_report())
         return 0

@@ -18,12 +18,13 @@ def render_command(args, backend) -> int:
     from kernels.launch import DEFAULT_BLOCK_2D
 
     if not backend.runs_cuda_kernels:
-        for option, value in (("--memory", args.memory), ("--block", args.block), ("--launch", args.launch)):
+        for option in ("--memory", "--block", "--launch"):
+            value = getattr(args, option[2:], None)
             if value is not None:
                 raise InputError(f"{option} {value} applies to CUDA kernels; the cpu backend has none (use --backend cuda or sim)")
     scene_file = ("--scene", getattr(args, "scene", None))
     check_writable(args.out, "--out", [scene_file])
-    if args.save_scene:
+    if getattr(args, "save_scene", None):
         check_output(args.save_scene, "--save-scene", [("--out", args.out), scene_file])
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
@@ -83,8 +84,8 @@ def _render_spheres(args, backend, size, block):
 def _render_julia(args, backend, size, block, notes):
     from kernels.julia import JuliaParams, JuliaRenderer, parse_complex
 
-    center = parse_complex(args.center)
-    params = JuliaParams(c=parse_complex(args.c), center=(center.real, center.imag), zoom=args.zoom,
+    center = parse_complex(args.center, "--center")
+    params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,
                          iterations=args.iterations, colormap=args.colormap, precision=args.precision)
     frame = JuliaRenderer(backend).render(params, size, args.launch or "2d", block, args.repeats)
     if params.precision == "float32" and not params.float32_resolves(*size):

@@ -65,6 +65,15 @@ def test_render_julia_writes_png(tmp_path, capsys):
     assert read_png_text(out)["raytracer:c"] == "-0.7,0.27"
 
 
+def test_devices_on_a_backend_that_is_not_here_is_exit_2(capsys):
+    from kernels.backend import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU: the cuda backend is there")
+    code, _, err = run(capsys, "devices", "--backend", "cuda")
+    assert code == 2 and "needs a CUDA GPU" in err and len(err.strip().splitlines()) == 1
+
+
 def test_devices_lists_the_cpu_backend(capsys):
     code, text, _ = run(capsys, "devices")
     assert code == 0
@@ -72,6 +81,14 @@ def test_devices_lists_the_cpu_backend(capsys):
 
 
 BAD_INPUTS = [
+    # an option that belongs to the other target does not apply (never silently ignored)
+    (["render", "julia", "--spheres", "5"], "--spheres does not apply to `render julia`"),
+    (["render", "julia", "--scene", "x.json"], "--scene does not apply to `render julia`"),
+    (["render", "julia", "--pattern", "staggered"], "--pattern does not apply to `render julia`"),
+    (["render", "spheres", "--c", "0,1"], "--c does not apply to `render spheres`"),
+    (["render", "spheres", "--zoom", "2"], "--zoom does not apply to `render spheres`"),
+    (["render", "julia", "--center", "1;2"], "--center '1;2' is malformed"),
+    (["render", "julia", "--c", "oops"], "--c 'oops' is malformed"),
     (["render", "spheres", "--spheres", "0"], "sphere count 0 is out of range; allowed 1..1000000"),
     (["render", "spheres", "--spheres", "1000001"], "sphere count 1000001 is out of range; allowed 1..1000000"),
     (["render", "spheres", "--memory", "texture"], "invalid choice: 'texture'"),
