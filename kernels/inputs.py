@@ -18,18 +18,10 @@ from kernels.files import kind_of
 
 
 def available_memory() -> int | None:
-    """Bytes of memory this machine can still give: MemAvailable, else free pages, else None (unknown)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
-        return None
+    """Bytes of memory this machine can still give (see :func:`kernels.devices.available_host_bytes`)."""
+    from kernels.devices import available_host_bytes
+
+    return available_host_bytes()
 
 
 def _label(path, option: str) -> str:

@@ -43,6 +43,8 @@ MISS = np.float32(-2e10)  # the book's -INF
 # constant cache for 2000 spheres and thrash it when many blocks sit at different spheres; hot records
 # halve that. One buffer, not two arrays: a second array argument makes the CPU twin 20x slower.
 HOT, COLD = 4, 3
+TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
+TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one compile-time constant
 CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY * (HOT + COLD))
 constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can call the intrinsic
 CONSTANT_COLD_AT = CONSTANT_CAPACITY * HOT
@@ -128,9 +130,20 @@ def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
         store_pixel(pixels, x, y, r, g, b)
 
 
+@numba.jit(nopython=True)
+def stage_sphere(tile, tile_index, slot, spheres, count, j):
+    """Copy sphere ``j``'s hot and cold records into row ``slot`` of a shared-memory tile laid out like the
+    sphere buffer (TILE_CHUNK rows: hot records, then cold ones), and remember its scene index."""
+    for f in range(HOT):
+        tile[HOT * slot + f] = spheres[HOT * j + f]
+    for f in range(COLD):
+        tile[TILE_CHUNK * HOT + COLD * slot + f] = spheres[count * HOT + COLD * j + f]
+    tile_index[slot] = j
+
+
 # what the kernels call: compiled on a GPU, plain Python in the simulator
-_trace_pixel, _store_pixel, _pattern_start, _visit_spheres = (
-    backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, visit_spheres))
+_trace_pixel, _store_pixel, _pattern_start, _visit_spheres, _stage_sphere = (
+    backends.for_kernels(f) for f in (trace_pixel, store_pixel, pattern_start, visit_spheres, stage_sphere))
 
 
 def _render_spheres_global(spheres, count, staggered, pixels):
@@ -145,8 +158,6 @@ def _render_spheres_constant(count, staggered, pixels):
     _trace_pixel(pixels, constant_spheres(), CONSTANT_COLD_AT, count, staggered, x, y, lane)
 
 
-TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
-TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one compile-time constant
 
 
 def _render_spheres_shared(spheres, count, staggered, pixels):
@@ -177,12 +188,7 @@ def _render_spheres_shared(spheres, count, staggered, pixels):
         for j in range(base + tid, min(base + TILE_CHUNK, count), threads):
             sx, sy, radius = spheres[HOT * j], spheres[HOT * j + 1], spheres[HOT * j + 2]
             if sx + radius >= left and sx - radius <= right and sy + radius >= bottom and sy - radius <= top:
-                slot = cuda.atomic.add(kept, 0, 1)
-                for f in range(HOT):
-                    tile[HOT * slot + f] = spheres[HOT * j + f]
-                for f in range(COLD):
-                    tile[TILE_CHUNK * HOT + COLD * slot + f] = spheres[count * HOT + COLD * j + f]
-                tile_index[slot] = j
+                _stage_sphere(tile, tile_index, cuda.atomic.add(kept, 0, 1), spheres, count, j)
         cuda.syncthreads()
         n = kept[0]
         start = _pattern_start(tid, n, staggered) if n > 0 else 0

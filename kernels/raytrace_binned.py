@@ -29,7 +29,8 @@ from numba import cuda
 from kernels import backend as backends
 from kernels.errors import InputError
 from kernels.frames import grid_for
-from kernels.raytrace import COLD, HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_start, store_pixel, visit_spheres
+from kernels.raytrace import (HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_start, stage_sphere, store_pixel,
+                              visit_spheres)
 
 BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles
@@ -57,8 +58,8 @@ def tile_span(spheres, i, width, height, tile_w, tile_h):
     return max(x0, 0) // tile_w, min(x1, width - 1) // tile_w, max(y0, 0) // tile_h, min(y1, height - 1) // tile_h
 
 
-_tile_span, _visit_spheres, _store_pixel, _pattern_start = (
-    backends.for_kernels(f) for f in (tile_span, visit_spheres, store_pixel, pattern_start))
+_tile_span, _visit_spheres, _store_pixel, _pattern_start, _stage_sphere = (
+    backends.for_kernels(f) for f in (tile_span, visit_spheres, store_pixel, pattern_start, stage_sphere))
 
 
 def _count_tiles(spheres, count, width, height, tile_w, tile_h, tiles_x, tile_counts):
@@ -135,12 +136,7 @@ def _shade_tiles(spheres, count, staggered, tile_offsets, tile_list, tile_cursor
     for base in range(0, n, TILE_CHUNK):
         m = min(TILE_CHUNK, n - base)
         for j in range(tid, m, threads):
-            i = tile_list[first + base + j]
-            for f in range(HOT):
-                tile[HOT * j + f] = spheres[HOT * i + f]
-            for f in range(COLD):
-                tile[TILE_CHUNK * HOT + COLD * j + f] = spheres[count * HOT + COLD * i + f]
-            tile_index[j] = i
+            _stage_sphere(tile, tile_index, j, spheres, count, tile_list[first + base + j])
         cuda.syncthreads()
         start = _pattern_start(tid, m, staggered)
         r, g, b, maxz, nearest = _visit_spheres(tile, TILE_CHUNK * HOT, m, start, tile_index, ox, oy, r, g, b, maxz,
