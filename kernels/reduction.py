@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from kernels.backend import HOST, Skip, SkipKind
+from kernels import library_peers
 from kernels.bench import Launch, Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
@@ -566,12 +567,28 @@ VARIANTS: tuple[Variant, ...] = (
             "around the call, which includes its partials allocation",
             "peer", run=_run_cuda_reduce),
     Variant("cupy-sum",
-            "CuPy's sum (CUB) with an int64 / float64 accumulator; sum only; CUDA events",
+            "cupy.sum(x, dtype=int64 / float64): CuPy's own reduction kernel, not CUB (CuPy's CUB path does not "
+            "widen int32 -> int64 or float32 -> float64); sum only; CUDA events",
             "peer", run=_run_cupy_sum),
     Variant("cupy-dot",
             "CuPy's dot; dot only, int32 only (float32 goes to cuBLAS sdot, a float32 accumulator; the int32 result "
             "wraps past 2**31); CUDA events",
             "peer", run=_run_cupy_dot),
+    Variant("cub-reduce",
+            "CUB DeviceReduce (cuda.compute reduce_into, OpKind.PLUS) of the int32 / float32 array into an int64 / "
+            "float64 result; temp storage allocated once; sum only; CUDA events",
+            "peer", run=library_peers.run_cub_reduce),
+    Variant("triton-sum",
+            "A plain Triton kernel: one tile of BLOCK (autotuned 1024..8192) elements per program, tl.sum in "
+            "int64 / float64, one atomic add per program, plus zeroing the result; sum, sumsq, dot; CUDA events",
+            "peer", run=library_peers.run_triton_sum),
+    Variant("torch-sum",
+            "torch.sum(x, dtype=int64 / float64) on a zero-copy view; sum only; CUDA events",
+            "peer", run=library_peers.run_torch_sum),
+    Variant("cupy-sum-cub",
+            "cupy.sum with CUB as CuPy's only accelerator (as CUPY_ACCELERATORS=cub); runs only where CuPy's CUB "
+            "path applies, else says why; sum only; CUDA events",
+            "peer", run=library_peers.run_cupy_sum_cub),
 )
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 
