@@ -68,6 +68,7 @@ class Outcome:
     timing: Timing
     block: object = ""
     grid: object = ""
+    note: str = ""  # how the launch was chosen, e.g. "tuned: items 4, block 512 (cached)"
 
 
 @dataclass
@@ -165,12 +166,12 @@ def table_line(r: Row) -> str:
     line = (
         f"{r.variant:<24} {r.n:>11} {str(r.block):>7} {str(r.grid):>7} {f(t and t.median_ms, 10, 4)} "
         f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)} {f(r.pct_of_spec, 6, 1)} "
-        f"{f(_percent(t.noise) if t else None, 5, 1)}%  {r.verified}"
+        f"{_noise_cell(t)}  {r.verified}"
     )
     if r.cold_timing is not None:
         line += f"  cold {r.cold_timing.median_ms:.4f} ms"
     if r.cache_resident == "yes":
-        line += "  [input fits in L2]"
+        line += "  [input fits in cache]"
     if r.note:
         line += f"  ({r.note})"
     if r.rate is not None:
@@ -178,8 +179,11 @@ def table_line(r: Row) -> str:
     return line
 
 
-def _percent(fraction):
-    return None if fraction is None else 100.0 * fraction
+def _noise_cell(t: Timing | None) -> str:
+    """The noise column: the repeats' relative spread in percent, '-' without a timing."""
+    if t is None or t.noise is None:
+        return f"{'-':>6}"
+    return f"{100 * t.noise:>5.1f}%"
 
 
 def rate_text(rate: float, unit: str) -> str:
@@ -362,7 +366,7 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     row.result = _show(out.result)
     ok, note = problem.verify(out.result)
     row.verified = PASSED if ok else FAILED
-    row.note = "; ".join(x for x in (note, backend.timing_note) if x)
+    row.note = "; ".join(x for x in (out.note, note, backend.timing_note) if x)
     seconds = out.timing.median_ms * 1e-3
     if seconds > 0 and problem.bytes_read:
         row.gbps = problem.bytes_read / seconds / 1e9

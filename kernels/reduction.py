@@ -370,6 +370,35 @@ def _two_slot_runner(name: str, kernel_for):
     return run
 
 
+_run_best_at = _two_slot_runner("best", lambda op, dtype, items: _best_kernel(op, dtype, items))
+
+
+def _run_best(problem, launch, backend, repeats):
+    """best at the user's launch, or (on a GPU, no launch given) at the tuned one for this device and size."""
+    if not backend.is_gpu or not launch.is_default:
+        return _run_best_at(problem, launch, backend, repeats)
+    import dataclasses
+
+    choice, source = tuned_best_launch(problem, backend)
+    out = _run_best_at(problem, Launch(block=choice.block, items_per_thread=choice.items), backend, repeats)
+    return dataclasses.replace(out, note=choice.note(source))
+
+
+def tuned_best_launch(problem, backend):
+    """best's (Choice, 'cached' | 'tuned now') for this device, numba-cuda version, op, dtype and size."""
+    from kernels import bench, timing, tuning
+
+    def measure(items: int, block: int):
+        if block > backend.limits.max_threads_per_block:
+            return None
+        with timing.measurement(timing.Policy()):  # a plain short timing, never cold
+            out = _run_best_at(problem, Launch(block=block, items_per_thread=items), backend, tuning.SWEEP_REPEATS)
+        return out.timing.median_ms if problem.verify(out.result)[0] else None
+
+    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n)
+    return tuning.choose(key, measure)
+
+
 def _best_kernel(op, dtype, items):
     from kernels.reduction_kernels import best_kernel
 
@@ -554,8 +583,10 @@ VARIANTS: tuple[Variant, ...] = (
          "004 (hint)", WARP_LAUNCH, _two_slot_runner("warp-shuffle", _warp_shuffle_kernel), _SHUFFLE_SKIP),
     _gpu("best",
          "Fastest: items_per_thread (8; 2 for dot) unrolled independent loads and accumulators per thread, a grid of as many "
-         "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass",
-         "", BEST_LAUNCH, _two_slot_runner("best", _best_kernel), _SHUFFLE_SKIP),
+         "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass; "
+         "on a GPU with no launch given, items and block come from a short sweep cached per device and size "
+         "(--retune redoes it)",
+         "", BEST_LAUNCH, _run_best, _SHUFFLE_SKIP),
     Variant("numpy",
             "numpy on the host: np.sum, or np.einsum for sumsq and dot, accumulating in int64 / float64 (wall time)",
             "cpu", run=_run_numpy),
