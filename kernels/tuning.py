@@ -24,6 +24,7 @@ SWEEP_BLOCKS = (128, 256, 512, 1024)
 SWEEP_REPEATS = 5  # per configuration: the sweep ranks configurations, the benchmark measures the winner
 
 _RETUNE: ContextVar[bool] = ContextVar("retune", default=False)
+_RETUNED_HERE: set = set()  # keys swept again in this process: --retune redoes each once, not per repeat run
 
 
 @dataclass(frozen=True)
@@ -110,12 +111,14 @@ def choose(key: str, measure: Callable[[int, int], float | None], path: Path | N
     path = path or cache_path()
     entries = load_cache(path)
     entry = entries.get(key)
-    if entry and not retune_requested():
+    if entry and (not retune_requested() or key in _RETUNED_HERE):
         try:
             return Choice(**entry), "cached"
         except TypeError:  # an entry from an older layout: tune again
             pass
     choice = sweep(measure)
+    if retune_requested():
+        _RETUNED_HERE.add(key)
     entries = load_cache(path)  # re-read: another process may have added entries meanwhile
     entries[key] = asdict(choice)
     try:

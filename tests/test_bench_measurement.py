@@ -168,6 +168,7 @@ def test_summary_names_a_win_and_a_loss_within_noise():
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
     return tmp_path
 
 
@@ -206,7 +207,9 @@ def test_cache_round_trip_and_retune(cache_dir):
 
     with tuning.retuning():
         _, source = tuning.choose(key, lambda i, b: 1.0 if (i, b) == (2, 1024) else 3.0)
-    assert source == "tuned now"
+        assert source == "tuned now"
+        _, source = tuning.choose(key, lambda i, b: pytest.fail("--retune sweeps once per process"))
+        assert source == "cached"
     assert json.loads((cache_dir / tuning.CACHE_FILE).read_text())[key]["block"] == 1024
 
 
