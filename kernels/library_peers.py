@@ -43,6 +43,8 @@ def _compute_module():
     mod = optional_module("cuda.compute")
     if isinstance(mod, Skip):
         return Skip(SkipKind.MISSING_LIBRARY, "cuda.compute (package cuda-cccl) is not installed")
+    if not getattr(mod, "_BINDINGS_AVAILABLE", True):
+        return Skip(SkipKind.MISSING_LIBRARY, "cuda.compute is installed but cannot load its CUDA bindings here")
     return mod
 
 
@@ -318,8 +320,8 @@ def triton_sum_call(problem, backend):
 # --- CuPy with CUB as its accelerator ---------------------------------------------------------------------
 
 
-def _cupy_cub_refusal(cupy, x_dtype, acc_dtype) -> str:
-    """Why CuPy's CUB path would not run this sum ('' when it would, or when CuPy cannot say)."""
+def _cupy_cub_refusal(x_dtype, acc_dtype) -> str:
+    """Why CuPy's device-wide CUB reduction would not take this sum ('' when it would or CuPy cannot say)."""
     try:
         from cupy.cuda import cub
     except Exception:  # noqa: BLE001 - a CuPy built without CUB
@@ -329,13 +331,12 @@ def _cupy_cub_refusal(cupy, x_dtype, acc_dtype) -> str:
         return ""
     try:
         usable = can_use(cub.CUPY_CUB_SUM, np.dtype(x_dtype), 0, np.dtype(acc_dtype))
-    except Exception:  # noqa: BLE001 - the helper's signature changed: let the row run and say so
+    except Exception:  # noqa: BLE001 - the helper's signature changed: the note then says nothing
         return ""
     if usable:
         return ""
-    return (f"CuPy's CUB path does not widen {np.dtype(x_dtype).name} -> {np.dtype(acc_dtype).name}: with "
-            "CUPY_ACCELERATORS=cub, cupy.sum(x, dtype=...) still runs CuPy's own reduction kernel (that is the "
-            "cupy-sum row); CUB is used only when the result dtype equals the input's")
+    return (f"CuPy's device-wide CUB path refuses {np.dtype(x_dtype).name} -> {np.dtype(acc_dtype).name} (it "
+            "needs equal dtypes), so this ran CuPy's reduction kernel with CUB block reductions")
 
 
 def run_cupy_sum_cub(problem, launch, backend, repeats):
@@ -344,15 +345,12 @@ def run_cupy_sum_cub(problem, launch, backend, repeats):
         return cupy
     if problem.op != "sum":
         return _not_applicable(f"cupy-sum-cub runs sum only, not {problem.op}")
-    why = _cupy_cub_refusal(cupy, problem.a.dtype, problem.accumulator)
-    if why:
-        return _not_applicable(why)
     from cupy._core import _accelerator
 
     d_a, _ = problem.device_inputs(backend)
     x = cupy.asarray(d_a)
     saved = (_accelerator.get_routine_accelerators(), _accelerator.get_reduction_accelerators())
-    _accelerator.set_routine_accelerators(["cub"])
+    _accelerator.set_routine_accelerators(["cub"])  # both, as CUPY_ACCELERATORS=cub sets them
     _accelerator.set_reduction_accelerators(["cub"])
     try:
         out = [None]
@@ -365,7 +363,8 @@ def run_cupy_sum_cub(problem, launch, backend, repeats):
     finally:
         _accelerator.set_routine_accelerators([_accelerator_name(a) for a in saved[0]])
         _accelerator.set_reduction_accelerators([_accelerator_name(a) for a in saved[1]])
-    return Outcome(problem.as_result(value), timing)
+    note = _cupy_cub_refusal(problem.a.dtype, problem.accumulator) or "CuPy's device-wide CUB reduction"
+    return Outcome(problem.as_result(value), timing, note=note)
 
 
 _ACCELERATOR_NAMES = {1: "cub", 2: "cutensor", 3: "cutensornet"}  # cupy/_core/_accelerator.pyx

@@ -617,8 +617,9 @@ VARIANTS: tuple[Variant, ...] = (
             "torch.sum(x, dtype=int64 / float64) on a zero-copy view; sum only; CUDA events",
             "peer", run=library_peers.run_torch_sum),
     Variant("cupy-sum-cub",
-            "cupy.sum with CUB as CuPy's only accelerator (as CUPY_ACCELERATORS=cub); runs only where CuPy's CUB "
-            "path applies, else says why; sum only; CUDA events",
+            "cupy.sum(x, dtype=int64 / float64) with CUB as CuPy's only routine and reduction accelerator (what "
+            "CUPY_ACCELERATORS=cub sets), switched per call; the row's note says whether device-wide CUB ran or "
+            "CuPy's kernel with CUB block reductions; sum only; CUDA events",
             "peer", run=library_peers.run_cupy_sum_cub),
 )
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
