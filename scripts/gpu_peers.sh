@@ -33,9 +33,9 @@ echo "=== tests: exit $? ($(tail -n 1 "$OUT/tests.log"))" | tee -a "$LOG"
 #              sum float32, sumsq and dot (int32, float32) at 2^20, 2^24, 1e8 vs our fast variants and the peers
 #   whole-call: launch + result on the host at 2^20 (int32, float32), best's breakdown
 #   histogram: 100 MiB at CUB's entropy levels and 90% one value (hot and cold), then the hash table
-step 170 reduction python3 scripts/gpu_peers_steps.py reduction "$OUT/csv"
+step 190 reduction python3 scripts/gpu_peers_steps.py reduction "$OUT/csv"
 step 45 whole-call python3 scripts/gpu_peers_steps.py whole-call "$OUT/csv"
-step 100 histogram python3 scripts/gpu_peers_steps.py histogram "$OUT/csv"
+step 90 histogram python3 scripts/gpu_peers_steps.py histogram "$OUT/csv"
 
 echo "=== tuning cache ($OUT/tuning.json)" | tee -a "$LOG"
 cat "$OUT/tuning.json" 2>&1 | tee -a "$LOG"

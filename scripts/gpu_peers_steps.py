@@ -8,7 +8,7 @@ import sys
 import time
 
 SIZES = "1048576,16777216,100000000,268435456"
-MEASURE = ["--repeats", "20", "--tolerance", "0.02", "--max-repeats", "200", "--max-seconds", "2"]
+MEASURE = ["--repeats", "20", "--tolerance", "0.02", "--max-repeats", "100", "--max-seconds", "1"]
 PEERS_SUM = "cub-reduce,triton-sum,torch-sum,cupy-sum,cupy-sum-cub,cuda-reduce"
 
 

@@ -11,6 +11,15 @@ from kernels import histogram, library_peers, reduction
 from kernels.backend import Skip, SkipKind
 from kernels.launch import Launch
 
+@pytest.fixture(autouse=True)
+def private_tuning_cache(tmp_path, monkeypatch):
+    """best's tuning cache in a temp dir: no test writes the user's cache."""
+    from kernels import tuning
+
+    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
+
+
 REDUCTION_PEERS = {
     "cub-reduce": ("cuda.compute", library_peers.run_cub_reduce),
     "triton-sum": ("triton", library_peers.run_triton_sum),
@@ -195,10 +204,9 @@ def test_gpu_whole_call_verified(op, dtype, cuda_backend):
 
 
 @pytest.mark.gpu
-def test_gpu_best_tuned_and_cached(cuda_backend, tmp_path, monkeypatch):
+def test_gpu_best_tuned_and_cached(cuda_backend):
     from kernels import bench, tuning
 
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path))
     problem = reduction.make_problem("sum", "int32", 1 << 16, seed=1)
     [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)
     assert row.verified == bench.PASSED and "tuned:" in row.note and "tuned now" in row.note
