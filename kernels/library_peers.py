@@ -53,20 +53,19 @@ class _CubReduce:
     once, so a call is CUB's two kernels and nothing else. cuda.compute 1.x calls the built object with
     (temp, d_in, d_out, num_items, h_init); older releases also took the op: both are tried."""
 
-    def __init__(self, compute, d_in, n: int, accumulator):
+    def __init__(self, compute, d_in, n: int, accumulator, widen: bool = False):
         from numba import cuda
 
-        self.d_in, self.n = d_in, n
+        self.n = n
         self.h_init = np.zeros(1, dtype=accumulator)
         self.d_out = cuda.device_array(1, accumulator)
         self.op = compute.OpKind.PLUS
-        self.input_note = "the int32 / float32 array itself"
-        try:
-            self.reducer = compute.make_reduce_into(d_in, self.d_out, self.op, self.h_init)
-        except Exception:  # noqa: BLE001 - a build that wants the input in the accumulator type
-            self.d_in = d_in = compute.TransformIterator(d_in, _widener(accumulator))
-            self.input_note = "a TransformIterator widening each element (the plain build refused int32 -> int64)"
-            self.reducer = compute.make_reduce_into(d_in, self.d_out, self.op, self.h_init)
+        self.note = ""
+        if widen:  # each element widened on load by a transform iterator
+            d_in = compute.TransformIterator(d_in, _to_int64 if np.dtype(accumulator) == np.int64 else _to_float64)
+            self.note = "input through a TransformIterator widening each element"
+        self.d_in = d_in
+        self.reducer = compute.make_reduce_into(d_in, self.d_out, self.op, self.h_init)
         try:
             nbytes = self.reducer(None, d_in, self.d_out, n, self.h_init)
             self._with_op = False
@@ -82,10 +81,12 @@ class _CubReduce:
             self.reducer(self.temp, self.d_in, self.d_out, self.n, self.h_init)
 
 
-def _widener(accumulator):
-    if np.dtype(accumulator) == np.int64:
-        return lambda x: np.int64(x)
-    return lambda x: np.float64(x)
+def _to_int64(x):
+    return np.int64(x)
+
+
+def _to_float64(x):
+    return np.float64(x)
 
 
 def _cub_reduce(problem, backend):
@@ -99,8 +100,26 @@ def _cub_reduce(problem, backend):
     key = ("cub-reduce", backend.device)
     if key not in cache:
         d_a, _ = problem.device_inputs(backend)
-        cache[key] = _CubReduce(compute, d_a, problem.n, problem.accumulator)
+        cache[key] = _checked_cub_reduce(compute, problem, d_a)
     return cache[key]
+
+
+def _checked_cub_reduce(compute, problem, d_a):
+    """The plain int32 -> int64 build when it builds and gives the right sum once; else the same reduction
+    with each element widened by a TransformIterator (the note says which ran)."""
+    why = ""
+    try:
+        reducer = _CubReduce(compute, d_a, problem.n, problem.accumulator)
+        reducer()
+        ok, detail = problem.verify(problem.as_result(reducer.d_out.copy_to_host()[0]))
+        if ok:
+            return reducer
+        why = f"the plain build gave a wrong sum ({detail})"
+    except Exception as exc:  # noqa: BLE001 - e.g. a build that wants the input in the accumulator type
+        why = f"the plain build failed ({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+    reducer = _CubReduce(compute, d_a, problem.n, problem.accumulator, widen=True)
+    reducer.note += f"; {why}"
+    return reducer
 
 
 def run_cub_reduce(problem, launch, backend, repeats):
@@ -108,7 +127,7 @@ def run_cub_reduce(problem, launch, backend, repeats):
     if isinstance(reducer, Skip):
         return reducer
     timing = backend.time(reducer, repeats)
-    return Outcome(problem.as_result(reducer.d_out.copy_to_host()[0]), timing)
+    return Outcome(problem.as_result(reducer.d_out.copy_to_host()[0]), timing, note=reducer.note)
 
 
 def cub_reduce_call(problem, backend):
@@ -164,7 +183,7 @@ def run_cub_histogram(problem, launch, backend, repeats):
     samples = problem.device_bytes()[: problem.n]
     hist = _CubHistogram(compute, samples, problem.n)
     timing = backend.time(hist, repeats)  # CUB zeroes its counters itself: nothing else to time
-    return Outcome(problem.score(hist.counts.copy_to_host()), timing)
+    return Outcome(problem.score(hist.counts.copy_to_host()), timing, note=f"{hist.level_type} levels")
 
 
 # --- PyTorch ---------------------------------------------------------------------------------------------
