@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from kernels.backend import Skip, SkipKind
-from kernels.bench import Outcome, Row, SKIPPED, PASSED, FAILED, ERROR, one_line, _show
+from kernels.backend import Skip
+from kernels.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show, one_line
 from kernels.launch import Launch
 from kernels.timing import Timing
 

@@ -253,3 +253,20 @@ def test_cli_tolerance_runs_on_the_host(capsys):
     assert main(["bench", "reduction", "--backend", "cpu", "--n", "1000", "--variants", "numpy",
                  "--repeats", "3", "--tolerance", "0.5", "--max-repeats", "9"]) == 0
     assert "numpy" in capsys.readouterr().out
+
+
+def test_whole_call_off_a_gpu_is_a_skipped_row(cpu_backend):
+    from kernels import whole_call
+    from kernels.reduction import make_problem
+
+    rows = whole_call.run(make_problem("sum", "int32", 100), ["best", "cub-reduce"], cpu_backend, 3)
+    assert [r.verified for r in rows] == [bench.SKIPPED, bench.SKIPPED]
+    assert all("real GPU" in r.note for r in rows)
+
+
+def test_whole_call_refuses_unknown_names(capsys):
+    from raytracer_app.cli import main
+
+    assert main(["bench", "reduction", "--backend", "cpu", "--n", "100", "--whole-call", "--variants", "tree-mask"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("raytracer-app: error: --whole-call measures best") and "'tree-mask'" in err
