@@ -424,6 +424,10 @@ def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) ->
             if peers:
                 fastest = min(peers, key=lambda r: r.timing.median_ms)
                 parts.append(comparison_text(b.timing, fastest.timing, fastest.variant))
+            cold_peers = [r for r in peers if r.cold_timing is not None]
+            if b.cold_timing is not None and cold_peers:
+                fastest = min(cold_peers, key=lambda r: r.cold_timing.median_ms)
+                parts.append("cold (L2 flushed): " + comparison_text(b.cold_timing, fastest.cold_timing, fastest.variant))
             if b.gbps and peak and peak.gbps:
                 parts.append(f"{b.gbps / peak.gbps:.0%} of copy bandwidth (measured, read + write)")
             if b.pct_of_spec is not None:

@@ -270,3 +270,13 @@ def test_whole_call_refuses_unknown_names(capsys):
     assert main(["bench", "reduction", "--backend", "cpu", "--n", "100", "--whole-call", "--variants", "tree-mask"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("raytracer-app: error: --whole-call measures best") and "'tree-mask'" in err
+
+
+def test_summary_compares_cold_runs_too():
+    from kernels.reduction import VARIANTS
+
+    best, peer = _row("best", (0.10, 0.10)), _row("cub-reduce", (0.11, 0.11))
+    best.cold_timing, peer.cold_timing = Timing((0.20, 0.20), "cuda-events-cold"), Timing((0.19, 0.19), "cuda-events-cold")
+    [line] = bench.summary_lines([best, peer], None, VARIANTS)
+    hot, cold = line.split("cold (L2 flushed): ")
+    assert hot.rstrip("; ").endswith("a win") and cold.endswith("a loss")
