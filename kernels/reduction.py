@@ -391,8 +391,11 @@ def tuned_best_launch(problem, backend):
     def measure(items: int, block: int):
         if block > backend.limits.max_threads_per_block:
             return None
-        with timing.measurement(timing.Policy()):  # a plain short timing, never cold
-            out = _run_best_at(problem, Launch(block=block, items_per_thread=items), backend, tuning.SWEEP_REPEATS)
+        try:
+            with timing.measurement(timing.Policy()):  # a plain short timing, never cold
+                out = _run_best_at(problem, Launch(block=block, items_per_thread=items), backend, tuning.SWEEP_REPEATS)
+        except Exception:  # noqa: BLE001 - e.g. too many registers for this block size: not a candidate
+            return None
         return out.timing.median_ms if problem.verify(out.result)[0] else None
 
     key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n)
