@@ -27,6 +27,9 @@ CSV_COLUMNS = (
     "variant", "op", "dtype", "n", "block", "grid", "backend", "device", "repeats",
     "median_ms", "min_ms", "max_ms", "gbps", "pct_of_peak", "result", "expected", "verified",
     "app_version", "numba_version", "numba_cuda_version", "timestamp", "note", "rate", "rate_unit",
+    # honest measurement: relative spread of the repeats, whether the input fits in the last-level cache,
+    # the bandwidth against the device's spec figure, and the median of a cold (L2 flushed) run
+    "noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps",
 )
 
 # verified column values
@@ -65,6 +68,7 @@ class Outcome:
     timing: Timing
     block: object = ""
     grid: object = ""
+    note: str = ""  # how the launch was chosen, e.g. "tuned: items 4, block 512 (cached)"
 
 
 @dataclass
@@ -89,6 +93,10 @@ class Row:
     note: str = ""
     timestamp: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
     skip: Skip | None = None  # why it was skipped, typed (the note says it in words)
+    cache_resident: str = ""  # 'yes' / 'no': the input fits in L2 (the CPU's last-level cache); '' unknown
+    pct_of_spec: float | None = None
+    spec_gbps: float | None = None
+    cold_timing: Timing | None = None  # the same run with L2 flushed before every repeat (--cold)
 
     @property
     def ok(self) -> bool:
@@ -104,6 +112,9 @@ class Row:
             "max_ms": _num(t.max_ms if t else None), "gbps": _num(self.gbps), "pct_of_peak": _num(self.pct_of_peak, 1),
             "rate": _num(self.rate, 4), "app_version": v["app"], "numba_version": v["numba"],
             "numba_cuda_version": v["numba_cuda"],
+            "noise": _num(t.noise if t else None, 4), "pct_of_spec": _num(self.pct_of_spec, 1),
+            "cold_median_ms": _num(self.cold_timing.median_ms if self.cold_timing else None),
+            "spec_gbps": _num(self.spec_gbps, 1),
         }
         return {c: computed[c] if c in computed else getattr(self, c) for c in CSV_COLUMNS}
 
@@ -146,7 +157,7 @@ def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
 
 
 def table_header() -> str:
-    return f"{'variant':<24} {'n':>11} {'block':>7} {'grid':>7} {'median ms':>10} {'min':>9} {'max':>9} {'GB/s':>9} {'%peak':>6}  verified"
+    return f"{'variant':<24} {'n':>11} {'block':>7} {'grid':>7} {'median ms':>10} {'min':>9} {'max':>9} {'GB/s':>9} {'%peak':>6} {'%spec':>6} {'noise':>6}  verified"
 
 
 def table_line(r: Row) -> str:
@@ -154,13 +165,25 @@ def table_line(r: Row) -> str:
     f = lambda x, w, p: f"{x:>{w}.{p}f}" if x is not None else f"{'-':>{w}}"  # noqa: E731
     line = (
         f"{r.variant:<24} {r.n:>11} {str(r.block):>7} {str(r.grid):>7} {f(t and t.median_ms, 10, 4)} "
-        f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)}  {r.verified}"
+        f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)} {f(r.pct_of_spec, 6, 1)} "
+        f"{_noise_cell(t)}  {r.verified}"
     )
+    if r.cold_timing is not None:
+        line += f"  cold {r.cold_timing.median_ms:.4f} ms"
+    if r.cache_resident == "yes":
+        line += "  [input fits in cache]"
     if r.note:
         line += f"  ({r.note})"
     if r.rate is not None:
         line += f"  {rate_text(r.rate, r.rate_unit)}"
     return line
+
+
+def _noise_cell(t: Timing | None) -> str:
+    """The noise column: the repeats' relative spread in percent, '-' without a timing."""
+    if t is None or t.noise is None:
+        return f"{'-':>6}"
+    return f"{100 * t.noise:>5.1f}%"
 
 
 def rate_text(rate: float, unit: str) -> str:
@@ -245,13 +268,22 @@ def run(
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     problem_count: int | None = None,
+    policy=None,
+    cold: bool = False,
 ) -> list[Row]:
     """Run every variant on every problem and launch; returns the rows (also streamed to ``on_row``).
 
     ``problems`` may be a lazy iterable (give ``problem_count`` for progress): each problem's input is
     then built when its turn comes, not all up front. Checks each variant's constraints against each
     launch first, so a bad launch value is one clear error (InputError naming the constraint) before
-    anything runs."""
+    anything runs.
+
+    ``policy`` (:class:`kernels.timing.Policy`): how long each timing repeats (noise tolerance, caps).
+    ``cold``: on a GPU, each timed variant runs a second time with L2 flushed before every repeat; the row
+    keeps both medians (``median_ms`` hot, ``cold_median_ms`` cold)."""
+    from kernels.timing import Policy
+
+    policy = policy or Policy()
     for launch in launches:
         for v in variants:
             if v.skip_reason(backend) is None:
@@ -267,7 +299,7 @@ def run(
             for v in variants:
                 if should_stop and should_stop():
                     return rows
-                row = _run_one(problem, v, launch, backend, repeats, device, peak, unit)
+                row = _run_measured(problem, v, launch, backend, repeats, device, peak, unit, policy, cold)
                 rows.append(row)
                 done += 1
                 if on_row:
@@ -275,6 +307,41 @@ def run(
                 if on_progress:
                     on_progress(done, total)
     return rows
+
+
+def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit, policy, cold: bool) -> Row:
+    """One row under the timing ``policy``, plus the cold run's timing when asked (real GPU only)."""
+    import dataclasses
+
+    from kernels import timing
+
+    with timing.measurement(dataclasses.replace(policy, cold=False)):
+        row = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
+    mark_memory_facts(row, problem, backend, host=variant.kind == "cpu")
+    if cold and backend.is_gpu and row.timing is not None and variant.kind != "cpu":
+        with timing.measurement(dataclasses.replace(policy, cold=True)):
+            again = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
+        if again.timing is not None and again.ok:
+            row.cold_timing = again.timing
+    return row
+
+
+def mark_memory_facts(row: Row, problem, backend, host: bool = False) -> None:
+    """Fill ``cache_resident`` (input bytes vs the GPU's L2, or the CPU's last-level cache for host code)
+    and ``pct_of_spec`` (GPU rows, against the device's spec bandwidth where the table knows it)."""
+    from kernels import devices
+
+    cache = None
+    if host or backend.is_host:
+        cache = devices.cpu_last_level_cache_bytes()
+    elif backend.is_gpu:
+        cache = devices.gpu_l2_bytes(backend.device)
+        row.spec_gbps = devices.spec_bandwidth_gbps(row.device)
+    nbytes = getattr(problem, "bytes_read", 0)
+    if cache and nbytes:
+        row.cache_resident = "yes" if nbytes <= cache else "no"
+    if row.spec_gbps and row.gbps:
+        row.pct_of_spec = 100.0 * row.gbps / row.spec_gbps
 
 
 def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, peak: Peak | None,
@@ -299,7 +366,7 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     row.result = _show(out.result)
     ok, note = problem.verify(out.result)
     row.verified = PASSED if ok else FAILED
-    row.note = "; ".join(x for x in (note, backend.timing_note) if x)
+    row.note = "; ".join(x for x in (out.note, note, backend.timing_note) if x)
     seconds = out.timing.median_ms * 1e-3
     if seconds > 0 and problem.bytes_read:
         row.gbps = problem.bytes_read / seconds / 1e9
@@ -341,7 +408,8 @@ def _show(value):
 
 def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) -> list[str]:
     """For each problem, how each `best` row compares with the fastest library peer (the variants of
-    kind 'peer') and the copy peak, and which peers are not installed."""
+    kind 'peer'): the speed ratio with both rows' noise, and 'a loss' when best is slower; then the copy
+    peak and spec percentages, and which peers are not installed."""
     peer_names = {v.name for v in variants if v.kind == "peer"}
     lines = []
     by_problem: dict[tuple, list[Row]] = {}
@@ -352,13 +420,35 @@ def summary_lines(rows: Sequence[Row], peak: Peak | None, variants: Sequence) ->
         peers = [r for r in group if r.variant in peer_names and r.ok and r.timing]
         missing = sorted({r.variant for r in group if r.skip and r.skip.kind is SkipKind.MISSING_LIBRARY})
         for b in bests:
-            parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms"]
-            if b.gbps and peak and peak.gbps:
-                parts.append(f"{b.gbps / peak.gbps:.0%} of copy bandwidth")
+            parts = [f"best ({op}, {dtype}, n={n}): {b.timing.median_ms:.4f} ms{_noise_text(b.timing)}"]
             if peers:
                 fastest = min(peers, key=lambda r: r.timing.median_ms)
-                parts.append(f"{fastest.timing.median_ms / b.timing.median_ms:.2f}x the speed of {fastest.variant}")
+                parts.append(comparison_text(b.timing, fastest.timing, fastest.variant))
+            cold_peers = [r for r in peers if r.cold_timing is not None]
+            if b.cold_timing is not None and cold_peers:
+                fastest = min(cold_peers, key=lambda r: r.cold_timing.median_ms)
+                parts.append("cold (L2 flushed): " + comparison_text(b.cold_timing, fastest.cold_timing, fastest.variant))
+            if b.gbps and peak and peak.gbps:
+                parts.append(f"{b.gbps / peak.gbps:.0%} of copy bandwidth (measured, read + write)")
+            if b.pct_of_spec is not None:
+                parts.append(f"{b.pct_of_spec:.0f}% of the spec bandwidth ({b.spec_gbps:.0f} GB/s)")
             for name in missing:
                 parts.append(f"{name}: not installed")
             lines.append("; ".join(parts))
     return lines
+
+
+def _noise_text(t: Timing) -> str:
+    return "" if t.noise is None else f" (noise {100 * t.noise:.1f}%)"
+
+
+def comparison_text(best: Timing, peer: Timing, peer_name: str) -> str:
+    """'best is 1.04x the speed of <peer> (...; noise 2.0% / 1.5%): a win', or '0.96x ...: a loss'; a gap smaller
+    than the two noises together is still named, with 'within the noise'."""
+    ratio = peer.median_ms / best.median_ms  # > 1: best is faster
+    noise = (best.noise or 0.0) + (peer.noise or 0.0)
+    verdict = "a win" if ratio > 1 else "a tie" if ratio == 1 else "a loss"
+    if verdict != "a tie" and abs(ratio - 1) <= noise:
+        verdict += " within the noise"
+    return (f"best is {ratio:.2f}x the speed of {peer_name} ({peer.median_ms:.4f} ms; noise "
+            f"{100 * (best.noise or 0):.1f}% / {100 * (peer.noise or 0):.1f}%): {verdict}")

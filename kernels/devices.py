@@ -131,3 +131,74 @@ def devices_report() -> str:
         lines.extend(f"  {label}: {value}" for label, value in gpu_properties(i))
     lines.append(f"CPU backend: {cpu_name()}, {cpu_cores()} cores (Numba parallel)")
     return "\n".join(lines)
+
+
+# --- what a measurement needs to know of the memory system -----------------------------------------------
+
+# Spec HBM/DRAM bandwidth in GB/s by device name (the vendor's figure; the first matching key wins, so
+# the longer names come first). Unknown devices get no pct_of_spec rather than a guess.
+SPEC_BANDWIDTH_GBPS = (
+    ("H100 PCIe", 2000.0),
+    ("H100 NVL", 3900.0),
+    ("H100", 3350.0),  # H100 SXM5 80GB HBM3
+    ("H200", 4800.0),
+    ("GH200", 4000.0),
+    ("A100-SXM4-80GB", 2039.0),
+    ("A100 80GB PCIe", 1935.0),
+    ("A100", 1555.0),  # the 40 GB parts
+    ("L40S", 864.0),
+    ("L4", 300.0),
+    ("A10", 600.0),
+    ("V100", 900.0),
+    ("T4", 320.0),
+)
+
+
+def spec_bandwidth_gbps(name: str) -> float | None:
+    """The device's spec memory bandwidth in GB/s, or None when the name is not in the table."""
+    for key, gbps in SPEC_BANDWIDTH_GBPS:
+        if key.lower() in (name or "").lower():
+            return gbps
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_l2_bytes(device: int = 0) -> int | None:
+    """The GPU's L2 cache size from the driver (50 MiB on an H100, 60 MiB on an H200), None if unknown."""
+    from numba import cuda
+
+    try:
+        with cuda.gpus[device]:
+            return int(cuda.get_current_device().L2_CACHE_SIZE)
+    except Exception:  # an attribute this driver or the simulator lacks
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_last_level_cache_bytes() -> int | None:
+    """The largest cache /sys lists for CPU 0 (its last level), None when it cannot be read."""
+    import glob
+
+    best = None
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        size = _cache_size_bytes(text)
+        if size and (best is None or size > best):
+            best = size
+    return best
+
+
+def _cache_size_bytes(text: str) -> int | None:
+    """'32K', '1024K', '32M' or '512' (bytes) as bytes; None when unreadable."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    text = text.strip().upper()
+    try:
+        if text and text[-1] in units:
+            return int(text[:-1]) * units[text[-1]]
+        return int(text)
+    except ValueError:
+        return None

@@ -13,6 +13,7 @@ import os
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from kernels import library_peers
 from kernels.backend import HOST, Skip
 from kernels.bench import Launch, Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
@@ -22,7 +23,13 @@ from kernels.peers import optional_module
 from kernels.variants import Variant
 
 BINS = 256
-PATTERNS = ("uniform", "low-entropy")
+# CUB's histogram benchmark draws its inputs at these bit entropies (nvbench_helper's bit_entropy): each
+# level ANDs this many more uniform random words together, so every bit is 1 with probability 2**-(k+1)
+# and the bytes' Shannon entropy is 8 x H(2**-(k+1)) bits; entropy 0 is one value repeated. 1.000 is
+# "uniform" (k = 0).
+ENTROPY_ANDS = {"entropy-0.811": 1, "entropy-0.544": 2, "entropy-0.337": 3, "entropy-0.201": 4}
+ENTROPY_ZERO = "entropy-0.000"
+PATTERNS = ("uniform", "low-entropy", *ENTROPY_ANDS, ENTROPY_ZERO)
 LOW_ENTROPY_SHARE = 0.9  # share of bytes that hold the one dominant value in the "low-entropy" pattern
 LOW_ENTROPY_VALUE = 0
 MAX_BYTES = 2**32 - 1  # the counters are 32-bit, as in the seed (unsigned int histo[256])
@@ -104,6 +111,11 @@ def make_problem(n: int | None = None, seed: int = 0, data=None, pattern: str = 
         # one draw in ten keeps its uniform byte; the other nine become the dominant value
         keep_uniform = rng.integers(0, 10, int(n), dtype=np.uint8) >= round(10 * LOW_ENTROPY_SHARE)
         data = np.where(keep_uniform, data, np.uint8(LOW_ENTROPY_VALUE))
+    elif pattern in ENTROPY_ANDS:
+        for _ in range(ENTROPY_ANDS[pattern]):  # CUB's construction, on bytes: AND in another random byte
+            data &= rng.integers(0, BINS, int(n), dtype=np.uint8)
+    elif pattern == ENTROPY_ZERO:
+        data = np.full(int(n), data[0], np.uint8)  # one value (the first random byte) everywhere
     return HistogramProblem(data, pattern)
 
 
@@ -375,8 +387,18 @@ VARIANTS = (
         launch=BEST_LAUNCH, run=_run_best,
     ),
     Variant(
-        "cupy-histogram", "cupy.histogram (CUB's device histogram): the library baseline", "peer",
+        "cupy-histogram", "cupy.histogram(bins=256, range=(0, 256)): CuPy may hand it to CUB, but on H100 and "
+        "H200 it ran 8x slower than CUB's histogram_even, so it is not CUB's fast path there", "peer",
         run=_run_cupy,
+    ),
+    Variant(
+        "cub-histogram", "CUB DeviceHistogram::HistogramEven (cuda.compute histogram_even): 257 levels 0..256, "
+        "int32 counters, temp storage allocated once; CUB zeroes its counters itself", "peer",
+        run=library_peers.run_cub_histogram,
+    ),
+    Variant(
+        "torch-bincount", "torch.bincount(x, minlength=256) on a zero-copy view of the bytes", "peer",
+        run=library_peers.run_torch_bincount,
     ),
 )
 _VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
@@ -400,7 +422,9 @@ ALGORITHM = Algorithm(
     size=SizeAxis("N bytes", "bytes", default={"cuda": 100 * 2**20, "cpu": 16 * 2**20, "sim": 4096},
                   maximum={"cuda": MAX_BYTES, "cpu": MAX_BYTES, "sim": 65536},
                   gui_default={"cuda": 1 << 24, "cpu": 1 << 24, "sim": 4096}),
-    options=(Option("pattern", "uniform random bytes, or low-entropy (90% of bytes one value)", choices=PATTERNS,
+    options=(Option("pattern", "uniform random bytes (bit entropy 1.0), low-entropy (nine bytes in ten one value), or "
+                               "CUB's benchmark inputs entropy-0.811 .. entropy-0.000 (bit entropy; AND of 1-4 "
+                               "random bytes, 0.000 = one value)", choices=PATTERNS,
                     default="uniform"),),
     load_input=load_input, input_help="any file: its bytes are counted instead of random data",
     memory=_memory,

@@ -1,4 +1,4 @@
-"""Optional libraries the benchmarks compare against (CuPy today): found once, and when missing, a typed
+"""Optional libraries the benchmarks compare against (CuPy, PyTorch, Triton, cuda.compute): found once, and when missing, a typed
 skip that says so instead of an error."""
 
 from __future__ import annotations
@@ -20,4 +20,4 @@ def optional_module(name: str):
         return Skip(SkipKind.MISSING_LIBRARY, f"{_TITLES.get(name, name)} cannot be loaded here: {type(exc).__name__}: {exc}")
 
 
-_TITLES = {"cupy": "CuPy", "torch": "PyTorch", "triton": "Triton"}
+_TITLES = {"cupy": "CuPy", "torch": "PyTorch", "triton": "Triton", "cuda.compute": "cuda.compute (package cuda-cccl)"}

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from kernels.backend import HOST, Skip, SkipKind
+from kernels import library_peers
 from kernels.bench import Launch, Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
@@ -369,6 +370,38 @@ def _two_slot_runner(name: str, kernel_for):
     return run
 
 
+_run_best_at = _two_slot_runner("best", lambda op, dtype, items: _best_kernel(op, dtype, items))
+
+
+def _run_best(problem, launch, backend, repeats):
+    """best at the user's launch, or (on a GPU, no launch given) at the tuned one for this device and size."""
+    if not backend.is_gpu or not launch.is_default:
+        return _run_best_at(problem, launch, backend, repeats)
+    import dataclasses
+
+    choice, source = tuned_best_launch(problem, backend)
+    out = _run_best_at(problem, Launch(block=choice.block, items_per_thread=choice.items), backend, repeats)
+    return dataclasses.replace(out, note=choice.note(source))
+
+
+def tuned_best_launch(problem, backend):
+    """best's (Choice, 'cached' | 'tuned now') for this device, numba-cuda version, op, dtype and size."""
+    from kernels import bench, timing, tuning
+
+    def measure(items: int, block: int):
+        if block > backend.limits.max_threads_per_block:
+            return None
+        try:
+            with timing.measurement(timing.Policy()):  # a plain short timing, never cold
+                out = _run_best_at(problem, Launch(block=block, items_per_thread=items), backend, tuning.SWEEP_REPEATS)
+        except Exception:  # noqa: BLE001 - e.g. too many registers for this block size: not a candidate
+            return None
+        return out.timing.median_ms if problem.verify(out.result)[0] else None
+
+    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n)
+    return tuning.choose(key, measure)
+
+
 def _best_kernel(op, dtype, items):
     from kernels.reduction_kernels import best_kernel
 
@@ -553,8 +586,10 @@ VARIANTS: tuple[Variant, ...] = (
          "004 (hint)", WARP_LAUNCH, _two_slot_runner("warp-shuffle", _warp_shuffle_kernel), _SHUFFLE_SKIP),
     _gpu("best",
          "Fastest: items_per_thread (8; 2 for dot) unrolled independent loads and accumulators per thread, a grid of as many "
-         "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass",
-         "", BEST_LAUNCH, _two_slot_runner("best", _best_kernel), _SHUFFLE_SKIP),
+         "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass; "
+         "on a GPU with no launch given, items and block come from a short sweep cached per device and size "
+         "(--retune redoes it)",
+         "", BEST_LAUNCH, _run_best, _SHUFFLE_SKIP),
     Variant("numpy",
             "numpy on the host: np.sum, or np.einsum for sumsq and dot, accumulating in int64 / float64 (wall time)",
             "cpu", run=_run_numpy),
@@ -566,12 +601,29 @@ VARIANTS: tuple[Variant, ...] = (
             "around the call, which includes its partials allocation",
             "peer", run=_run_cuda_reduce),
     Variant("cupy-sum",
-            "CuPy's sum (CUB) with an int64 / float64 accumulator; sum only; CUDA events",
+            "cupy.sum(x, dtype=int64 / float64): CuPy's own reduction kernel, not CUB (CuPy's CUB path does not "
+            "widen int32 -> int64 or float32 -> float64); sum only; CUDA events",
             "peer", run=_run_cupy_sum),
     Variant("cupy-dot",
             "CuPy's dot; dot only, int32 only (float32 goes to cuBLAS sdot, a float32 accumulator; the int32 result "
             "wraps past 2**31); CUDA events",
             "peer", run=_run_cupy_dot),
+    Variant("cub-reduce",
+            "CUB DeviceReduce (cuda.compute reduce_into, OpKind.PLUS) of the int32 / float32 array into an int64 / "
+            "float64 result; temp storage allocated once; sum only; CUDA events",
+            "peer", run=library_peers.run_cub_reduce),
+    Variant("triton-sum",
+            "A plain Triton kernel: one tile of BLOCK (autotuned 1024..8192) elements per program, tl.sum in "
+            "int64 / float64, one atomic add per program, plus zeroing the result; sum, sumsq, dot; CUDA events",
+            "peer", run=library_peers.run_triton_sum),
+    Variant("torch-sum",
+            "torch.sum(x, dtype=int64 / float64) on a zero-copy view; sum only; CUDA events",
+            "peer", run=library_peers.run_torch_sum),
+    Variant("cupy-sum-cub",
+            "cupy.sum(x, dtype=int64 / float64) with CUB as CuPy's only routine and reduction accelerator (what "
+            "CUPY_ACCELERATORS=cub sets), switched per call; the row's note says whether device-wide CUB ran or "
+            "CuPy's kernel with CUB block reductions; sum only; CUDA events",
+            "peer", run=library_peers.run_cupy_sum_cub),
 )
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 

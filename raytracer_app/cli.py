@@ -181,6 +181,22 @@ def _bench_parser(targets, algorithm) -> None:
                        help="elements per thread, for variants that have one (best)")
     p.add_argument("--repeats", type=_int("--repeats", 1), default=None,
                    help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--tolerance", type=_float("--tolerance", positive=True), default=None,
+                   help="after --repeats, keep repeating until the median moves by at most this fraction "
+                        "(e.g. 0.01), up to --max-repeats or --max-seconds (default: exactly --repeats)")
+    m.add_argument("--max-repeats", type=_int("--max-repeats", 1), default=None,
+                   help="cap on repeats with --tolerance (default 10 x --repeats)")
+    m.add_argument("--max-seconds", type=_float("--max-seconds", positive=True), default=3.0,
+                   help="time cap per timing with --tolerance (default 3)")
+    m.add_argument("--cold", action="store_true",
+                   help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
+    if algorithm.name == "reduction":
+        m.add_argument("--retune", action="store_true",
+                       help="redo best's tuning sweep for this device and size (else its cached launch is used)")
+        m.add_argument("--whole-call", action="store_true",
+                       help="time the whole call (launch + result on the host, wall time) of best and the "
+                            "library peers, and print where best's time goes")
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")

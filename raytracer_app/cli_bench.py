@@ -20,7 +20,11 @@ def bench_command(args, backend) -> int:
             extra = "; ".join(x for x in (f"seed {v.seed}" if v.seed else "", v.rules) if x)
             print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
         return 0
-    variants = select(algorithm.variants, args.variants)
+    if getattr(args, "whole_call", False):
+        _check_whole_call_names(args.variants)
+        variants = algorithm.variants
+    else:
+        variants = select(algorithm.variants, args.variants)
     csv_path = None
     if args.csv:
         from kernels.files import check_output
@@ -55,10 +59,20 @@ def bench_command(args, backend) -> int:
         if sweep and done % len(variants) == 0:
             print(f"progress: {done}/{total}", file=sys.stderr, flush=True)
 
-    rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
-                     on_row=on_row, on_progress=on_progress, problem_count=count)
+    policy = _policy(args, backend)
+    if getattr(args, "whole_call", False):
+        rows = _whole_call_rows(args, problems, backend, on_row)
+    else:
+        with _retuning(args):
+            rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
+                             on_row=on_row, on_progress=on_progress, problem_count=count, policy=policy,
+                             cold=args.cold)
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
+    if any("tuned:" in r.note for r in rows):
+        from kernels import tuning
+
+        print(f"tuning cache: {tuning.cache_path()}")
     if csv_path and not _write_csv(rows, csv_path, getattr(args, "input", None)):
         return 1
     bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
@@ -66,6 +80,59 @@ def bench_command(args, backend) -> int:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
         return 1
     return 0
+
+
+def _policy(args, backend):
+    """The timers' measurement policy from --tolerance, --max-repeats, --max-seconds (see kernels.timing)."""
+    from kernels.timing import Policy
+
+    if args.max_repeats is not None:
+        if args.tolerance is None:
+            raise InputError("--max-repeats applies with --tolerance (the stopping rule); give both")
+        backend.caps.check_repeats(args.max_repeats, "--max-repeats")
+        if args.max_repeats < args.repeats:
+            raise InputError(f"--max-repeats {args.max_repeats} is below --repeats {args.repeats}")
+    if args.tolerance is not None and args.tolerance >= 1:
+        raise InputError(f"--tolerance {args.tolerance} must be a fraction below 1, e.g. 0.01 for 1 percent")
+    if args.cold and not backend.is_gpu:
+        raise InputError("--cold flushes a GPU's L2 cache; it needs the cuda backend")
+    return Policy(tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds)
+
+
+def _check_whole_call_names(spec: str) -> None:
+    from kernels import whole_call
+
+    names = [x.strip() for x in spec.split(",") if x.strip()]
+    unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
+    if unknown or not names:
+        raise InputError(f"--whole-call measures {', '.join(whole_call.WHOLE_CALL_VARIANTS)}; "
+                         f"not {', '.join(map(repr, unknown)) or 'nothing'}")
+
+
+def _retuning(args):
+    from kernels import tuning
+
+    return tuning.retuning(bool(getattr(args, "retune", False)))
+
+
+def _whole_call_rows(args, problems, backend, on_row):
+    """--whole-call: wall time per call of best (lean and plain) and the peers, then best's breakdown."""
+    from kernels import whole_call
+
+    if not backend.is_gpu:
+        raise InputError("--whole-call times launches on a real GPU; it needs the cuda backend")
+    names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
+        [x.strip() for x in args.variants.split(",") if x.strip()]
+    rows = []
+    with _retuning(args):
+        for problem in problems:
+            for row in whole_call.run(problem, names, backend, args.repeats):
+                on_row(row)
+                rows.append(row)
+            if "best" in names:
+                for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
+                    print(line)
+    return rows
 
 
 def _refuse_launch_options_on_the_host(args, backend) -> None:

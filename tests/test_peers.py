@@ -1,0 +1,215 @@
+"""Library peers and CUB's entropy patterns. Without a GPU: missing libraries give typed skips, ops a peer
+cannot do say why, and the histogram patterns have the byte entropy CUB's benchmark means. On a GPU (marked
+``gpu``): every peer's result verified on real data."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kernels import histogram, library_peers, reduction
+from kernels.backend import Skip, SkipKind
+from kernels.launch import Launch
+
+@pytest.fixture(autouse=True)
+def private_tuning_cache(tmp_path, monkeypatch):
+    """best's tuning cache in a temp dir: no test writes the user's cache."""
+    from kernels import tuning
+
+    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
+
+
+REDUCTION_PEERS = {
+    "cub-reduce": ("cuda.compute", library_peers.run_cub_reduce),
+    "triton-sum": ("triton", library_peers.run_triton_sum),
+    "torch-sum": ("torch", library_peers.run_torch_sum),
+    "cupy-sum-cub": ("cupy", library_peers.run_cupy_sum_cub),
+}
+HISTOGRAM_PEERS = {
+    "cub-histogram": ("cuda.compute", library_peers.run_cub_histogram),
+    "torch-bincount": ("torch", library_peers.run_torch_bincount),
+}
+
+
+def _absent(missing):
+    def optional_module(name):
+        if name == missing:
+            return Skip(SkipKind.MISSING_LIBRARY, f"{name} is not installed")
+        return object()  # every other library "installed": the missing one must still decide the row
+
+    return optional_module
+
+
+def test_peers_are_registered_as_peers():
+    by_name = {v.name: v for v in reduction.VARIANTS}
+    for name in REDUCTION_PEERS:
+        assert by_name[name].kind == "peer" and by_name[name].run is REDUCTION_PEERS[name][1]
+    hist = {v.name: v for v in histogram.VARIANTS}
+    for name in HISTOGRAM_PEERS:
+        assert hist[name].kind == "peer" and hist[name].run is HISTOGRAM_PEERS[name][1]
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTION_PEERS))
+def test_reduction_peer_missing_library(name, monkeypatch):
+    module, run = REDUCTION_PEERS[name]
+    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    problem = reduction.make_problem("sum", "int32", 64)
+    out = run(problem, Launch(), None, 1)
+    assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY
+    assert "not installed" in out.text
+
+
+@pytest.mark.parametrize("name", sorted(HISTOGRAM_PEERS))
+def test_histogram_peer_missing_library(name, monkeypatch):
+    module, run = HISTOGRAM_PEERS[name]
+    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    out = run(histogram.make_problem(64), Launch(), None, 1)
+    assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY
+
+
+def test_triton_without_torch_says_why(monkeypatch):
+    def optional_module(name):
+        return Skip(SkipKind.MISSING_LIBRARY, "x") if name == "torch" else object()
+
+    monkeypatch.setattr(library_peers, "optional_module", optional_module)
+    out = library_peers.run_triton_sum(reduction.make_problem("sum", "int32", 64), Launch(), None, 1)
+    assert out.kind is SkipKind.MISSING_LIBRARY and "PyTorch" in out.text
+
+
+@pytest.mark.parametrize("name", ["cub-reduce", "torch-sum", "cupy-sum-cub"])
+@pytest.mark.parametrize("op", ["sumsq", "dot"])
+def test_sum_only_peers_decline_other_ops(name, op, monkeypatch):
+    monkeypatch.setattr(library_peers, "optional_module", lambda module: object())  # "installed"
+    out = REDUCTION_PEERS[name][1](reduction.make_problem(op, "int32", 64), Launch(), None, 1)
+    assert isinstance(out, Skip) and out.kind is SkipKind.NOT_APPLICABLE and op in out.text
+
+
+def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
+    from kernels import bench
+
+    problem = reduction.make_problem("sum", "int32", 64)
+    peers = [v for v in reduction.VARIANTS if v.name in REDUCTION_PEERS]
+    rows = bench.run([problem], peers, [Launch()], cpu_backend, 1)
+    assert [r.verified for r in rows] == [bench.SKIPPED] * len(peers)
+    assert all(r.skip.kind is SkipKind.NEEDS_CUDA_BACKEND for r in rows)
+
+
+# --- CUB's entropy patterns -------------------------------------------------------------------------------
+
+
+def _byte_entropy(data: np.ndarray) -> float:
+    counts = np.bincount(data, minlength=256).astype(np.float64)
+    p = counts[counts > 0] / data.size
+    return float(-(p * np.log2(p)).sum())
+
+
+def _bit_entropy(p_one: float) -> float:
+    return -(p_one * math.log2(p_one) + (1 - p_one) * math.log2(1 - p_one))
+
+
+@pytest.mark.parametrize("pattern, bit_entropy", [
+    ("uniform", 1.0), ("entropy-0.811", 0.811), ("entropy-0.544", 0.544), ("entropy-0.337", 0.337),
+    ("entropy-0.201", 0.201),
+])
+def test_entropy_patterns_have_cubs_entropy(pattern, bit_entropy):
+    data = histogram.make_problem(1 << 18, seed=3, pattern=pattern).data
+    # independent bits, each 1 with probability 2**-(k+1): the bytes carry 8 x the bit entropy
+    assert _byte_entropy(data) == pytest.approx(8 * bit_entropy, abs=0.02)
+    ones = np.unpackbits(data).mean()
+    assert _bit_entropy(ones) == pytest.approx(bit_entropy, abs=0.005)
+
+
+def test_entropy_zero_is_one_value():
+    data = histogram.make_problem(4096, seed=1, pattern="entropy-0.000").data
+    assert _byte_entropy(data) == 0.0 and np.unique(data).size == 1
+
+
+def test_low_entropy_keeps_ninety_percent_one_value():
+    data = histogram.make_problem(1 << 16, seed=2, pattern="low-entropy").data
+    share = np.count_nonzero(data == histogram.LOW_ENTROPY_VALUE) / data.size
+    assert share == pytest.approx(0.9 + 0.1 / 256, abs=0.01)
+
+
+def test_patterns_are_the_cli_choices():
+    from kernels.algorithms import by_name
+
+    assert by_name("histogram").option("pattern").choices == histogram.PATTERNS
+    assert {"entropy-0.544", "entropy-0.201", "entropy-0.000", "uniform", "low-entropy"} <= set(histogram.PATTERNS)
+
+
+def test_entropy_pattern_through_the_cli(capsys):
+    from raytracer_app.cli import main
+
+    assert main(["bench", "histogram", "--backend", "cpu", "--n", "4096", "--pattern", "entropy-0.201",
+                 "--variants", "cpu-numpy", "--repeats", "1"]) == 0
+    assert "cpu-numpy" in capsys.readouterr().out
+
+
+# --- on a real GPU: every peer verified -----------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("name", ["cub-reduce", "triton-sum", "torch-sum", "cupy-sum", "cupy-sum-cub", "cuda-reduce"])
+def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
+    from kernels import bench
+
+    problem = reduction.make_problem("sum", dtype, (1 << 20) + 3, seed=5)
+    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME[name]], [Launch()], cuda_backend, 2)
+    if row.skip is not None:
+        pytest.skip(f"{name}: {row.note}")
+    assert row.verified == bench.PASSED, row.note
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ["sumsq", "dot"])
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
+    from kernels import bench
+
+    problem = reduction.make_problem(op, dtype, 100_003, seed=7)
+    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["triton-sum"]], [Launch()], cuda_backend, 2)
+    if row.skip is not None and row.skip.kind is SkipKind.MISSING_LIBRARY:
+        pytest.skip(row.note)
+    assert row.verified == bench.PASSED, row.note
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("pattern", histogram.PATTERNS)
+@pytest.mark.parametrize("name", ["cub-histogram", "torch-bincount", "cupy-histogram", "best"])
+def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
+    from kernels import bench
+
+    problem = histogram.make_problem((1 << 20) + 1, seed=4, pattern=pattern)
+    variant = {v.name: v for v in histogram.VARIANTS}[name]
+    [row] = bench.run([problem], [variant], [Launch()], cuda_backend, 2)
+    if row.skip is not None:
+        pytest.skip(f"{name}: {row.note}")
+    assert row.verified == bench.PASSED, row.note
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op, dtype", [("sum", "int32"), ("sum", "float32"), ("dot", "int32"), ("sumsq", "float32")])
+def test_gpu_whole_call_verified(op, dtype, cuda_backend):
+    from kernels import bench, whole_call
+
+    problem = reduction.make_problem(op, dtype, 1 << 20, seed=9)
+    rows = whole_call.run(problem, whole_call.WHOLE_CALL_VARIANTS, cuda_backend, 5)
+    for row in rows:
+        assert row.verified in (bench.PASSED, bench.SKIPPED), f"{row.variant}: {row.note}"
+    assert rows[0].variant == "best" and rows[0].verified == bench.PASSED
+    lean = whole_call.BestCall(problem, cuda_backend)
+    assert problem.verify(lean())[0] and problem.verify(lean())[0]  # both result slots
+
+
+@pytest.mark.gpu
+def test_gpu_best_tuned_and_cached(cuda_backend):
+    from kernels import bench, tuning
+
+    problem = reduction.make_problem("sum", "int32", 1 << 16, seed=1)
+    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)
+    assert row.verified == bench.PASSED and "tuned:" in row.note and "tuned now" in row.note
+    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)
+    assert "cached" in row.note
+    assert len(tuning.load_cache()) == 1
