@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-CACHE_ENV = "RAYTRACER_CACHE_DIR"
+from kernels.cache import CACHE_ENV  # noqa: E402,F401  (tests point it at a temporary folder)
 CACHE_FILE = "tuning.json"
 SWEEP_ITEMS = (1, 2, 4, 8, 16)
 SWEEP_BLOCKS = (128, 256, 512, 1024)
@@ -41,11 +41,9 @@ class Choice:
 
 
 def cache_path() -> Path:
-    base = os.environ.get(CACHE_ENV)
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(xdg, "raytracer-app")
-    return Path(base) / CACHE_FILE
+    from kernels.cache import cache_root
+
+    return cache_root() / CACHE_FILE
 
 
 def size_bucket(n: int) -> str:

@@ -25,4 +25,6 @@ SCRIPTS = (
            ("--size", "1366x768", "--spheres", "4", "--out", "{tmp}/screenshot.png")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
+    Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "
+           "a process per group", ("whole-call", "{tmp}"), needs_gpu=True),
 )

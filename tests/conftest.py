@@ -9,6 +9,7 @@
 
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -23,6 +24,8 @@ def _gpu_present() -> bool:
 if not _gpu_present():
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# caches (best's tuning, the inspector's compiles) go to a folder of this session, never the user's
+os.environ.setdefault("RAYTRACER_CACHE_DIR", tempfile.mkdtemp(prefix="raytracer-test-cache-"))
 
 
 def pytest_configure(config):

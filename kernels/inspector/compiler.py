@@ -49,8 +49,9 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
         return Path(override)
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "raytracer-app" / "inspect"
+    from kernels.cache import cache_root
+
+    return cache_root() / "inspect"
 
 
 def supported_archs() -> list[str]:
