@@ -50,8 +50,8 @@ def _compute_module():
 
 class _CubReduce:
     """CUB's DeviceReduce::Reduce with PLUS, int32 -> int64 (float32 -> float64): temp storage allocated
-    once, so a call is CUB's two kernels and nothing else. cuda.compute 1.x calls the built object with
-    (temp, d_in, d_out, num_items, h_init); older releases also took the op: both are tried."""
+    once, so a call is CUB's two kernels and nothing else. cuda.compute 1.2 takes keyword arguments only;
+    a mixed scalar input / accumulator type is allowed (the accumulator is h_init's type)."""
 
     def __init__(self, compute, d_in, n: int, accumulator, widen: bool = False):
         from numba import cuda
@@ -65,20 +65,16 @@ class _CubReduce:
             d_in = compute.TransformIterator(d_in, _to_int64 if np.dtype(accumulator) == np.int64 else _to_float64)
             self.note = "input through a TransformIterator widening each element"
         self.d_in = d_in
-        self.reducer = compute.make_reduce_into(d_in, self.d_out, self.op, self.h_init)
-        try:
-            nbytes = self.reducer(None, d_in, self.d_out, n, self.h_init)
-            self._with_op = False
-        except TypeError:
-            nbytes = self.reducer(None, d_in, self.d_out, self.op, n, self.h_init)
-            self._with_op = True
+        self.reducer = compute.make_reduce_into(d_in=d_in, d_out=self.d_out, op=self.op, h_init=self.h_init)
+        nbytes = self._call(None)
         self.temp = cuda.device_array(max(1, int(nbytes)), np.uint8)
 
+    def _call(self, temp):
+        return self.reducer(temp_storage=temp, d_in=self.d_in, d_out=self.d_out, num_items=self.n, op=self.op,
+                            h_init=self.h_init)
+
     def __call__(self):
-        if self._with_op:
-            self.reducer(self.temp, self.d_in, self.d_out, self.op, self.n, self.h_init)
-        else:
-            self.reducer(self.temp, self.d_in, self.d_out, self.n, self.h_init)
+        self._call(self.temp)
 
 
 def _to_int64(x):
@@ -149,7 +145,8 @@ def _level(dtype, value):
 class _CubHistogram:
     """CUB's DeviceHistogram::HistogramEven over the bytes: 257 levels 0..256 (256 bins of width 1), int32
     counters, temp storage allocated once. The levels need a type wider than uint8 (256 does not fit);
-    int32 is tried first, then float32 (CUB casts the samples to the level type)."""
+    int32 is tried first, then float32 (CUB casts the samples to the level type). Keyword arguments only,
+    as cuda.compute 1.2 takes them."""
 
     def __init__(self, compute, samples, n: int):
         from numba import cuda
@@ -161,8 +158,10 @@ class _CubHistogram:
         for level_type in (np.int32, np.float32):
             self.lower, self.upper = _level(level_type, 0), _level(level_type, HISTOGRAM_BINS)
             try:
-                self.hist = compute.make_histogram_even(samples, self.counts, self.levels, self.lower, self.upper, n)
-                nbytes = self.hist(None, samples, self.counts, self.levels, self.lower, self.upper, n)
+                self.hist = compute.make_histogram_even(
+                    d_samples=samples, d_histogram=self.counts, h_num_output_levels=self.levels,
+                    h_lower_level=self.lower, h_upper_level=self.upper, num_samples=n)
+                nbytes = self._call(None)
             except Exception as exc:  # noqa: BLE001 - this level type is refused; try the next one
                 errors.append(f"{np.dtype(level_type).name} levels: {type(exc).__name__}: {exc}")
                 continue
@@ -171,8 +170,13 @@ class _CubHistogram:
             return
         raise RuntimeError("cuda.compute histogram_even refused every level type: " + "; ".join(errors))
 
+    def _call(self, temp):
+        return self.hist(temp_storage=temp, d_samples=self.samples, d_histogram=self.counts,
+                         h_num_output_levels=self.levels, h_lower_level=self.lower, h_upper_level=self.upper,
+                         num_samples=self.n)
+
     def __call__(self):
-        self.hist(self.temp, self.samples, self.counts, self.levels, self.lower, self.upper, self.n)
+        self._call(self.temp)
 
 
 def run_cub_histogram(problem, launch, backend, repeats):
