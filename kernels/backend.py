@@ -124,6 +124,7 @@ class Caps:
     max_repeats: int
     timings_mean_gpu_speed: bool  # False: the numbers time Python, not a GPU
     default_repeats: int = 10
+    max_launch_threads: int | None = None  # threads in one launch (block x grid); None: the device's own limits
 
     def check_repeats(self, repeats: int, option: str = "--repeats") -> int:
         if not 1 <= repeats <= self.max_repeats:
@@ -136,7 +137,8 @@ _CAPS = {
     "cuda": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=True),
     "cpu": Caps(max_image_side=4096, max_spheres=10**9, max_repeats=MAX_REPEATS, timings_mean_gpu_speed=False),
     # a 64x64 frame of 20 spheres takes about 3 s in the simulator: keep every launch that small
-    "sim": Caps(max_image_side=128, max_spheres=64, max_repeats=5, timings_mean_gpu_speed=False, default_repeats=2),
+    "sim": Caps(max_image_side=128, max_spheres=64, max_repeats=5, timings_mean_gpu_speed=False, default_repeats=2,
+                max_launch_threads=1 << 16),
 }
 SIM_TIMING_NOTE = ("simulator timing: every GPU thread runs in Python, so these numbers say nothing about a GPU "
                    "(orders of variants can even be reversed)")

@@ -30,6 +30,7 @@ CSV_COLUMNS = (
     # honest measurement: relative spread of the repeats, whether the input fits in the last-level cache,
     # the bandwidth against the device's spec figure, and the median of a cold (L2 flushed) run
     "noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps",
+    "registers", "shared_bytes", "occupancy_pct",
 )
 
 # verified column values
@@ -93,6 +94,11 @@ class Row:
     note: str = ""
     timestamp: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
     skip: Skip | None = None  # why it was skipped, typed (the note says it in words)
+    # bench --resources: the compiled kernel at the launch used (registers per thread, shared memory per
+    # block, theoretical occupancy), from the inspector
+    registers: int | str = ""
+    shared_bytes: int | str = ""
+    occupancy_pct: float | str = ""
     cache_resident: str = ""  # 'yes' / 'no': the input fits in L2 (the CPU's last-level cache); '' unknown
     pct_of_spec: float | None = None
     spec_gbps: float | None = None

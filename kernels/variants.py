@@ -46,8 +46,14 @@ class Variant:
 
     def check(self, launch: Launch, backend) -> None:
         """Raises InputError when ``launch`` breaks this variant's rule on ``backend``."""
-        if self.launch is not None:
-            self.resolve(launch, backend.limits)
+        if self.launch is None:
+            return
+        resolved = self.resolve(launch, backend.limits)
+        cap = backend.caps.max_launch_threads
+        if cap and resolved.grid is not None and resolved.block * resolved.grid > cap:
+            raise InputError(f"{self.name}: {resolved.grid} blocks of {resolved.block} threads is "
+                             f"{resolved.block * resolved.grid} threads; the simulator runs every thread in Python, "
+                             f"so it takes at most {cap} per launch")
 
 
 def select(variants: Iterable[Variant], spec: str | Iterable[str] = "all") -> list[Variant]:

@@ -191,6 +191,9 @@ def _bench_parser(targets, algorithm) -> None:
                    help="time cap per timing with --tolerance (default 3)")
     m.add_argument("--cold", action="store_true",
                    help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
+    m.add_argument("--resources", action="store_true",
+                   help="add each GPU row's registers, shared memory and theoretical occupancy at the launch "
+                        "used (the kernel inspector's compile for this GPU's architecture, sm_90 without one)")
     if algorithm.name == "reduction":
         m.add_argument("--retune", action="store_true",
                        help="redo best's tuning sweep for this device and size (else its cached launch is used)")

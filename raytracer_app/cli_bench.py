@@ -67,6 +67,12 @@ def bench_command(args, backend) -> int:
             rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
                              on_row=on_row, on_progress=on_progress, problem_count=count, policy=policy,
                              cold=args.cold)
+    if getattr(args, "resources", False):
+        from kernels.inspector.bench_columns import add_resources
+
+        used = add_resources(rows, algorithm.name, backend)
+        print(f"resources ({used}): " + "; ".join(f"{r.variant} {r.registers} registers, {r.shared_bytes} B shared, "
+                                                  f"{r.occupancy_pct}% occupancy" for r in rows if r.registers != ""))
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
     if any("tuned:" in r.note for r in rows):

@@ -120,6 +120,14 @@ def test_bad_bench_input(tmp_path, capsys, argv, message):
     assert not out.exists()
 
 
+def test_the_simulator_refuses_a_launch_it_could_never_finish(capsys, cuda_backend):
+    if not cuda_backend.is_simulator:
+        pytest.skip("this session runs real CUDA, not the simulator")
+    code, _, err = run(capsys, "bench", "reduction", "--backend", "sim", "--n", "100", "--variants", "sequential",
+                       "--grid", "1000000000")
+    assert code == 2 and "at most 65536 per launch" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv", [
     ["bench", "reduction", "--n", "2147483647"],
     ["bench", "histogram", "--n", "4294967295"],

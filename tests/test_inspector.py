@@ -288,3 +288,29 @@ def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
             assert got == (loaded.registers, loaded.static_shared, loaded.local_per_thread), pair
     assert not disagreements
 
+
+
+@needs_compiler
+def test_bench_resources_columns_match_the_inspector(tmp_path, capsys, cuda_backend):
+    import csv
+
+    from kernels.inspector.report import inspect
+    from raytracer_app.cli import main
+
+    out = tmp_path / "r.csv"
+    code = main(["bench", "reduction", "--backend", cuda_backend.kind, "--n", "1000", "--variants", "tree-mask,numpy",
+                 "--block", "128", "--resources", "--repeats", "1", "--csv", str(out)])
+    assert code == 0, capsys.readouterr().err
+    rows = {r["variant"]: r for r in csv.DictReader(open(out, newline=""))}
+    arch = "sm_90" if not cuda_backend.is_gpu else None
+    report = inspect("reduction", "tree-mask", arch=arch or _device_arch(cuda_backend), block=(128,))
+    assert int(rows["tree-mask"]["registers"]) == report.resources.registers
+    assert int(rows["tree-mask"]["shared_bytes"]) == report.shared_per_block == 128 * 8  # one int64 per thread
+    assert float(rows["tree-mask"]["occupancy_pct"]) == pytest.approx(report.occupancy.percent, abs=0.05)
+    assert rows["numpy"]["registers"] == ""  # host code has no kernel
+
+
+def _device_arch(backend):
+    from kernels.inspector.bench_columns import device_arch
+
+    return device_arch(backend)
