@@ -35,19 +35,7 @@ def julia_reference(width: int, height: int, c=complex(-0.8, 0.156), iterations=
     jy = (f32(scale) * ((height >> 1) - np.arange(height)).astype(f32)) / half
     ar = np.broadcast_to(jx[None, :], (height, width)).astype(f32)
     ai = np.broadcast_to(jy[:, None], (height, width)).astype(f32)
-    cr, ci = f32(c.real), f32(c.imag)
-    bounded = np.ones((height, width), bool)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(iterations):
-            nr = ar * ar - ai * ai + cr
-            ni = ai * ar + ar * ai + ci
-            ar = np.where(bounded, nr, ar)
-            ai = np.where(bounded, ni, ai)
-            bounded &= ~(ar * ar + ai * ai > f32(1000))
-    out = np.zeros((height, width, 4), np.uint8)
-    out[..., 0] = np.where(bounded, 255, 0)
-    out[..., 3] = 255
-    return out
+    return _classic_escape(ar, ai, c, iterations, f32)
 
 
 def julia_book_picture(width: int, height: int, **kwargs) -> np.ndarray:
@@ -66,16 +54,22 @@ def julia_plane_float64(width, height, c, center=(0.0, 0.0), zoom=1.0, iteration
     im = f64(center[1]) + s * ((height >> 1) - 1 - np.arange(height)).astype(f64) / half
     ar = np.broadcast_to(re[None, :], (height, width)).copy()
     ai = np.broadcast_to(im[:, None], (height, width)).copy()
-    cr, ci = f64(c.real), f64(c.imag)
-    bounded = np.ones((height, width), bool)
+    return _classic_escape(ar, ai, c, iterations, f64)
+
+
+def _classic_escape(ar, ai, c, iterations, real):
+    """The book's iteration z = z*z + c in the ``real`` type, from the plane (ar, ai), until |z|^2 > 1000;
+    the classic colours: red where the point stays bounded."""
+    cr, ci = real(c.real), real(c.imag)
+    bounded = np.ones(ar.shape, bool)
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(iterations):
             nr = ar * ar - ai * ai + cr
             ni = ai * ar + ar * ai + ci
             ar = np.where(bounded, nr, ar)
             ai = np.where(bounded, ni, ai)
-            bounded &= ~(ar * ar + ai * ai > f64(1000))
-    out = np.zeros((height, width, 4), np.uint8)
+            bounded &= ~(ar * ar + ai * ai > real(1000))
+    out = np.zeros((*ar.shape, 4), np.uint8)
     out[..., 0] = np.where(bounded, 255, 0)
     out[..., 3] = 255
     return out
