@@ -50,13 +50,13 @@ class SphereCountControl(QWidget):
         lay.addWidget(self.limit)
         self.slider.sliderMoved.connect(self._preview)
         self.slider.sliderReleased.connect(lambda: self._commit(count_at(self.slider.value(), self.maximum())))
-        self.slider.actionTriggered.connect(self._slider_action)
+        self.slider.valueChanged.connect(self._slider_value)
         self.spin.valueChanged.connect(self._commit)
 
-    def _slider_action(self, action) -> None:
-        # page and arrow steps (not drags) commit at once; the new position is set after this signal
-        if action != QSlider.SliderAction.SliderMove and not self.slider.isSliderDown():
-            self._commit(count_at(self.slider.sliderPosition(), self.maximum()))
+    def _slider_value(self, position: int) -> None:
+        # keys, page clicks and wheel turns commit at once; a drag commits on release
+        if not self.slider.isSliderDown():
+            self._commit(count_at(position, self.maximum()))
 
     def _preview(self, position: int) -> None:
         self.spin.blockSignals(True)

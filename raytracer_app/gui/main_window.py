@@ -51,6 +51,11 @@ class MainWindow(QMainWindow):
         self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
         self._closing = False
+        # the render worker starts first and loads what the first frame needs while the window is built
+        self.worker = RenderWorker()
+        self.render_thread = WorkerThread(self.worker, "render")
+        self.render_thread.start()
+        self.worker.prewarm(backend)
 
         self.view = RenderView()
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
@@ -74,15 +79,12 @@ class MainWindow(QMainWindow):
         backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
         self.controls._sync("backend")
 
-        self.worker = RenderWorker()
-        self.render_thread = WorkerThread(self.worker, "render")
         self.worker.frameReady.connect(self._frame_ready)
         self.worker.renderFailed.connect(self._render_failed)
         self.worker.compareReady.connect(self._compare_ready)
         self.worker.compareFailed.connect(self._compare_failed)
         self.worker.started.connect(self._work_started)
         self.worker.cancelled.connect(self._render_cancelled)
-        self.render_thread.start()
 
         self._status_widgets()
         self._menus()
