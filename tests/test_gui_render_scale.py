@@ -226,3 +226,29 @@ def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbo
                          report.resources.static_shared + 0)
     assert list(xs) == [threads]
     assert ys[0] == pytest.approx(expected.percent)
+
+
+def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbot):
+    from types import SimpleNamespace
+
+    from kernels import bench
+    from kernels.timing import Timing
+    from raytracer_app.gui.inspector_dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    try:
+        dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0)  # what the panel's peakReady delivers
+        n, blocks, seconds = 1 << 20, 264, 0.5e-3
+        row = bench.Row("best", "sum", "int32", n, "cuda", "test", block="256", grid=str(blocks), repeats=1,
+                        timing=Timing((seconds * 1e3,), "cuda-events"))
+        assert dock.add_row("reduction", row)
+        assert not dock.add_row("reduction", bench.Row("numpy", "sum", "int32", n, "cpu", "test"))  # CPU: no kernel
+        (variant, point), = dock.points["reduction"]
+        moved = 4 * n + 8 * blocks  # n int32 read once, one int64 atomic per block
+        assert variant == "best"
+        assert point.achieved_gbs == pytest.approx(moved / seconds / 1e9)
+        assert point.intensity == pytest.approx(n / moved)
+        assert "1000 GB/s" in dock.roofline_note.text()
+    finally:
+        dock.shutdown()

@@ -32,7 +32,7 @@ def sweep_for(backend) -> tuple[list[int], list[str], tuple[int, int], int]:
     if not backend.runs_cuda_kernels:
         return list(CPU_COUNTS), ["spheres-cpu"], (256, 256), 3
     cap = backend.caps.max_spheres
-    return [n for n in GPU_COUNTS if n <= cap], [f"spheres-{m}" for m in GPU_MEMORIES], (1024, 1024), 10
+    return [n for n in GPU_COUNTS if n <= cap], [f"spheres-{m}" for m in GPU_MEMORIES], (1024, 1024), 5
 
 
 def memory_of(variant: str) -> str:

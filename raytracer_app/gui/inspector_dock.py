@@ -277,7 +277,10 @@ class InspectorDock(QWidget):
         xs = [p.intensity for _, p in points]
         lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
         grid = np.geomspace(lo, hi, 64)
-        kind = "fp32"
+        from kernels.inspector.catalog import declaration
+
+        # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
+        kind = declaration(target, points[0][0]).traffic(1, 32, 1).ops_kind if points else "fp32"
         roof = np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind))
         plot.plot(grid, roof, pen=pg.mkPen("#444444", width=2), name=f"roofline ({kind})")
         for i, name in enumerate(dict.fromkeys(v for v, _ in points)):
@@ -286,7 +289,7 @@ class InspectorDock(QWidget):
             plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None, symbol="o",
                       symbolBrush=colour, symbolSize=9, name=name)
         self.roofline_note.setText(f"{target}: {len(points)} row(s); ceilings: {c.label}, "
-                                   f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} TFLOP/s {kind}")
+                                   f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
 
     # ------------------------------------------------------------------ compare
     def _compared(self, a, b, request) -> None:
