@@ -252,3 +252,30 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
         assert "1000 GB/s" in dock.roofline_note.text()
     finally:
         dock.shutdown()
+
+
+def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, make_window, cpu_backend):
+    from PyQt6.QtCore import QPoint, Qt
+
+    from kernels.inspector import toolchain
+
+    if toolchain.missing():
+        pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
+    w = make_window(cpu_backend)
+    inspector = w.ensure_inspector()
+    panel = w.panels["Reduction"]
+    box = panel.checks["sequential"]
+    checked = box.isChecked()
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(box.width() - 4, box.height() // 2))  # the name
+    assert box.isChecked() == checked  # the name inspects; only the box toggles
+    assert w.inspector_dock.isVisible()
+    qtbot.waitUntil(lambda: inspector.panel.report is not None and inspector.panel.report.variant == "sequential",
+                    timeout=WAIT * 3)
+    assert inspector.panel.report.block == (panel.block_size(),)
+    inspector.compare("sequential", "interleaved-divergent")
+    qtbot.waitUntil(lambda: inspector.compare_table.rowCount() > 0, timeout=WAIT * 3)
+    header = [inspector.compare_table.horizontalHeaderItem(c).text() for c in (1, 2)]
+    assert header == ["sequential", "interleaved-divergent"]
+    registers = {inspector.compare_table.item(r, 0).text(): r for r in range(inspector.compare_table.rowCount())}
+    assert "registers per thread" in registers
+    assert "sequential" in inspector.compare_status.text() or "interleaved" in inspector.compare_status.text()
