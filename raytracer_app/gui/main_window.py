@@ -55,7 +55,8 @@ class MainWindow(QMainWindow):
         self.worker = RenderWorker()
         self.render_thread = WorkerThread(self.worker, "render")
         self.render_thread.start()
-        self.worker.prewarm(backend)
+        if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved memory below
+            self.worker.prewarm(backend)
 
         self.view = RenderView()
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
         self.count_curve = None
         backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
+        if backend.runs_cuda_kernels and self.model.tab == "spheres":
+            self.worker.prewarm(backend, self.model.memory)
         self.controls._sync("backend")
 
         self.worker.frameReady.connect(self._frame_ready)

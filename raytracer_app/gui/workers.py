@@ -76,11 +76,12 @@ class RenderWorker(QObject):
             self._busy = False
             self._schedule_locked()
 
-    def prewarm(self, backend) -> None:
-        """Load the CPU twin from numba's cache now, on the worker thread, while the GUI thread builds the
-        window: the first frame then only runs the kernel (about 0.3 s less from launch to first frame)."""
-        if backend.is_host:
-            self._prewarm.emit(backend)
+    def prewarm(self, backend, memory: str = "global") -> None:
+        """Load the CPU twin from numba's cache (about 0.3 s), or compile the GPU kernel for ``memory``, now,
+        on the worker thread, while the GUI thread builds the window: the first frame then only runs the
+        kernel. Not on the simulator, whose renders run in a child process."""
+        if not backend.is_simulator:
+            self._prewarm.emit((backend, memory))
 
     def idle(self) -> bool:
         with self._lock:
@@ -102,11 +103,12 @@ class RenderWorker(QObject):
 
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
-    def _warm(self, backend) -> None:
+    def _warm(self, what) -> None:
         from kernels.scene import generate_scene
         from raytracer_app.gui.state import RenderRequest
 
-        tiny = RenderRequest("spheres", backend, (8, 8), (8, 8), scene=generate_scene(1, 0))
+        backend, memory = what
+        tiny = RenderRequest("spheres", backend, (8, 8), (8, 8), scene=generate_scene(1, 0), memory=memory)
         try:
             with COMPUTE_LOCK:
                 render_frame(self._renderers, tiny)
