@@ -77,7 +77,7 @@ def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend)
     w = make_window(cpu_backend)
     assert w.windowTitle()
     wait_frame(qtbot, w)
-    w.controls.count.slider.setValue(7)
+    w.controls.count.spin.setValue(7)  # typed (the slider is logarithmic)
     frame = wait_frame(qtbot, w, spheres=7)
     assert frame.image.shape == (256, 256, 4)
     assert np.shares_memory(w.view.spheres.item.image, frame.image)  # shown without a copy

@@ -143,7 +143,7 @@ def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_bac
     qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
     sim = make_window(cuda_backend)
     assert sim.model.scene.count == SIM_DEFAULT_SPHERES <= SIM_MAX_SPHERES
-    assert sim.controls.count.slider.maximum() == SIM_MAX_SPHERES
+    assert sim.controls.count.maximum() == SIM_MAX_SPHERES  # the typed box; the slider is logarithmic
     assert sim.model.sizes["spheres"] == (SIM_DEFAULT_SIDE, SIM_DEFAULT_SIDE)
     reduction = sim.panels["Reduction"]
     assert reduction.n.value() == sim_default_n(reduction.spec) and reduction.n.maximum() == sim_max_n(reduction.spec)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PyQt6.QtCore import Qt, pyqtSignal
 from PyQt6.QtWidgets import (
-    QAbstractButton, QAbstractSpinBox, QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QAbstractButton, QAbstractSpinBox, QApplication, QButtonGroup, QGridLayout, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
     QLabel, QPushButton, QRadioButton, QScrollArea, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
@@ -20,15 +20,21 @@ from kernels.scene import load_scene, presets, save_scene
 from raytracer_app.gui import file_dialogs
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS
-from raytracer_app.gui.state import JULIA_PRESETS, SIM_MAX_SIDE, make_settings
+from raytracer_app.gui.count_control import SphereCountControl
+from raytracer_app.gui.state import JULIA_PRESETS, PRECISION_MODES, SIM_MAX_SIDE, make_settings
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
 MEMORY_TIPS = {
     "global": "the book's first kernel: every thread reads the spheres from global memory",
     "constant": "the book's second kernel: spheres in __constant__ memory, one address broadcast to a warp",
-    "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory (fastest)",
+    "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory",
+    "binned": "the spheres are first sorted into screen tiles, then each block shades its tile from its own "
+              "list (how tiled GPU rasterisers work; interactive up to a million spheres)",
 }
+PRECISION_TIP = ("float32: fast, pixelates past a zoom of about 10^4; float64: exact to about 10^13 (half the "
+                 "speed on an H100, 1/32 to 1/64 on consumer GPUs); auto: float64 once float32 no longer "
+                 "resolves neighbouring pixels")
 CPU_BLOCK_TIP = "the CPU backend runs image rows in parallel; the block shape applies to CUDA backends"
 CUSTOM = "(custom)"  # a preset combo's text once a value differs from every preset
 
@@ -171,21 +177,22 @@ class Controls(QScrollArea):
     def _spheres_group(self) -> QGroupBox:
         box = QGroupBox("Spheres")
         form = QFormLayout(box)
-        self.count = SliderSpin(1, self.model.max_spheres)
-        self.count.setToolTip("number of spheres (a random scene with the seed below); at most the "
-                              "constant-memory capacity: 64 KiB / 28 bytes per sphere")
+        self.count = SphereCountControl()
+        self.count.setRange(1, self.model.max_spheres)
         self.count.valueChanged.connect(lambda v: self.model.set_sphere_count(int(v)))
         form.addRow("Spheres", self.count)
         row = QHBoxLayout()
         self.mem_global, self.mem_constant = QRadioButton("Global"), QRadioButton("Constant")
-        self.mem_shared = QRadioButton("Shared tiles")
-        self.memory_buttons = {"global": self.mem_global, "constant": self.mem_constant, "shared": self.mem_shared}
+        self.mem_shared, self.mem_binned = QRadioButton("Shared tiles"), QRadioButton("Binned tiles")
+        self.memory_buttons = {"global": self.mem_global, "constant": self.mem_constant, "shared": self.mem_shared,
+                               "binned": self.mem_binned}
         self.memory = QButtonGroup(self)
+        grid = QGridLayout()
         for i, b in enumerate(self.memory_buttons.values()):
             self.memory.addButton(b, i)
-            row.addWidget(b)
+            grid.addWidget(b, i // 2, i % 2)
         self.memory.idClicked.connect(lambda i: self.model.set_memory(list(self.memory_buttons)[i]))
-        form.addRow("Memory", row)
+        form.addRow("Memory", grid)
         self.pattern = _combo(PATTERNS, "uniform: every thread reads the same sphere at once (constant memory "
                                         "broadcasts it); staggered: the threads of a warp read different spheres")
         self.pattern.textActivated.connect(self.model.set_pattern)
@@ -250,14 +257,33 @@ class Controls(QScrollArea):
         self.book_launch = QCheckBox("Book's launch: one thread per block")
         self.book_launch.toggled.connect(lambda on: self.model.set_launch("book" if on else "2d"))
         form.addRow(self.book_launch)
+        self.precision = _combo(PRECISION_MODES, PRECISION_TIP)
+        self.precision.textActivated.connect(self.model.set_precision_mode)
+        form.addRow("Precision", self.precision)
+        row = QHBoxLayout()
         reset = QPushButton("Reset view")
         reset.clicked.connect(self.model.reset_julia_view)
-        form.addRow(reset)
+        self.copy_view = QPushButton("Copy view")
+        self.copy_view.setToolTip("put this view on the clipboard as a `raytracer-app render julia` command line")
+        self.copy_view.clicked.connect(self.copy_julia_view)
+        row.addWidget(reset)
+        row.addWidget(self.copy_view)
+        form.addRow(row)
         self.view_label = QLabel()
+        self.view_label.setWordWrap(True)
+        self.view_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form.addRow(self.view_label)
         return box
 
     # ------------------------------------------------------------------ user actions
+    def copy_julia_view(self) -> str:
+        """The current Julia view as a `render julia` command line, on the clipboard; returns it."""
+        w, h = self.model.effective_size("julia")
+        text = self.model.julia.command_line(w, h)
+        QApplication.clipboard().setText(text)
+        self.model.message.emit("copied: " + text)
+        return text
+
     def _backend_chosen(self, name: str) -> None:
         device = self.gpu.currentIndex() if name == "cuda" and self.gpu.count() > 1 else None
         if not self.model.set_backend(name, device):
@@ -339,15 +365,13 @@ class Controls(QScrollArea):
                                  f"(max {m.limits.max_threads_per_block})")
             self.count.setRange(1, m.max_spheres)
             sim = m.backend.is_simulator
-            self.count.setToolTip("number of spheres (a random scene with the seed below); at most " + (
-                f"{m.max_spheres} on the simulator (every GPU thread runs in Python)" if sim else
-                "the constant-memory capacity: 64 KiB / 28 bytes per sphere"))
+            self.count.set_limit(m.limit_reason_for(m.memory))
             self.compare_repeats.setMaximum(SIM_MAX_REPEATS if sim else 1000)
             self.count.setValue(m.scene.count)
             self.memory_buttons.get(m.memory, self.mem_global).setChecked(True)
             for name, b in self.memory_buttons.items():
                 b.setEnabled(not cpu)
-                b.setToolTip(CPU_MEMORY_TIP if cpu else MEMORY_TIPS[name])
+                b.setToolTip(CPU_MEMORY_TIP if cpu else f"{MEMORY_TIPS[name]}\n{m.limit_reason_for(name)}")
             self.compare.setEnabled(not cpu)
             self.compare.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene with global and with constant "
                                     "memory and chart the timings")
@@ -367,7 +391,9 @@ class Controls(QScrollArea):
             self.book_launch.setEnabled(not cpu)
             self.book_launch.setToolTip("the CPU backend has no thread blocks" if cpu else
                                         "<<<dim3(W, H), 1>>>: one thread per block, as in CUDA by Example")
-            self.view_label.setText(f"centre {j.center[0]:.6g}, {j.center[1]:.6g}; zoom {j.zoom:.4g}")
+            self.precision.setCurrentText(m.precision_mode)
+            self.precision.setToolTip(PRECISION_TIP + f"\nnow drawing in {j.precision}")
+            self.view_label.setText(j.view_text())
             self.spheres_box.setVisible(m.tab == "spheres")
             self.julia_box.setVisible(m.tab == "julia")
         finally:

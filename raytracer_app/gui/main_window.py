@@ -51,6 +51,12 @@ class MainWindow(QMainWindow):
         self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
         self._closing = False
+        # the render worker starts first and loads what the first frame needs while the window is built
+        self.worker = RenderWorker()
+        self.render_thread = WorkerThread(self.worker, "render")
+        self.render_thread.start()
+        if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved memory below
+            self.worker.prewarm(backend)
 
         self.view = RenderView()
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
@@ -65,18 +71,23 @@ class MainWindow(QMainWindow):
             self.panels[spec.title] = panel
             docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
         self.bench_docks = docks
+        # the Inspector is built after the first frame (it imports the inspector's catalog): see ensure_inspector
+        self.inspector = None
+        self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.inspector_dock.hide()
+        self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
+        self.count_curve = None
         backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
+        if backend.runs_cuda_kernels and self.model.tab == "spheres":
+            self.worker.prewarm(backend, self.model.memory)
         self.controls._sync("backend")
 
-        self.worker = RenderWorker()
-        self.render_thread = WorkerThread(self.worker, "render")
         self.worker.frameReady.connect(self._frame_ready)
         self.worker.renderFailed.connect(self._render_failed)
         self.worker.compareReady.connect(self._compare_ready)
         self.worker.compareFailed.connect(self._compare_failed)
         self.worker.started.connect(self._work_started)
         self.worker.cancelled.connect(self._render_cancelled)
-        self.render_thread.start()
 
         self._status_widgets()
         self._menus()
@@ -113,8 +124,9 @@ class MainWindow(QMainWindow):
 
     def _status_widgets(self) -> None:
         bar = self.statusBar()
-        self.status = {k: QLabel() for k in ("backend", "kernel", "frame", "fps", "size")}
+        self.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
         tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
+                "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
                 "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
                 "size": "image size"}
         self.busy_label = QLabel()
@@ -170,10 +182,18 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for dock in [self.controls_dock, *self.bench_docks]:
             view.addAction(dock.toggleViewAction())
+        inspector = self.inspector_dock.toggleViewAction()
+        inspector.setText("&Inspector")
+        inspector.setToolTip("a GPU variant's source, PTX, SASS, resources, occupancy and roofline; open it from "
+                             "a benchmark panel by clicking a variant's name, a table row or a bar")
+        view.addAction(inspector)
         render = bar.addMenu("&Render")
         self._action(render, "Render &Now", lambda: self.request_render(force=True), "Ctrl+R")
         self.compare_action = self._action(render, "&Compare Memory", self.compare_memory, "Ctrl+M",
                                            "render the scene N times with global and with constant memory")
+        self._action(render, "Sphere Count &Curve…", self.sphere_count_curve, None,
+                     "frame time against sphere count (log-log), one line per memory, as `bench raytrace "
+                     "--sizes` measures it")
         render.addSeparator()
         from raytracer_app.gui.restart import restart_label
 
@@ -224,12 +244,14 @@ class MainWindow(QMainWindow):
     def _update_status(self, tab: str) -> None:
         shown = self.last.get(tab)
         if shown is None:
-            for key in ("kernel", "frame", "fps", "size"):
+            for key in ("kernel", "outside", "frame", "fps", "size"):
                 self.status[key].setText("")
             return
         frame, request = shown
         t = frame.kernel
         self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
+        outside = frame.outside_kernel_ms + self.display_ms.get(tab, 0.0)
+        self.status["outside"].setText(f"outside kernel {outside:.2f} ms")
         self.status["frame"].setText(f"frame {frame.frame_ms + self.display_ms.get(tab, 0.0):.1f} ms")
         fps = self.fps.fps()
         self.status["fps"].setText(("-" if fps is None else f"{fps:.2f}" if fps < 10 else f"{fps:.1f}") + " fps")
@@ -257,6 +279,7 @@ class MainWindow(QMainWindow):
                 self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
+                QTimer.singleShot(0, self.ensure_inspector)  # what the first frame did not need, now
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             if request.kind == self.model.tab:
                 self._update_status(request.kind)
@@ -308,6 +331,30 @@ class MainWindow(QMainWindow):
         if self.model.tab == "julia":
             self.model.reset_julia_view()
         self.view.view(self.model.tab).reset_view()
+
+    # ------------------------------------------------------------------ inspector, sphere count curve
+    def ensure_inspector(self):
+        """The Inspector dock's contents, built on first need and wired to every benchmark panel."""
+        if self.inspector is None and not self._closing:
+            from raytracer_app.gui.inspector_dock import InspectorDock
+
+            self.inspector = InspectorDock()
+            self.inspector.shown.connect(lambda *_: (self.inspector_dock.show(), self.inspector_dock.raise_()))
+            for panel in self.panels.values():
+                self.inspector.attach(panel)
+            self.inspector_dock.setWidget(self.inspector)
+        return self.inspector
+
+    def sphere_count_curve(self):
+        """Open the Sphere Count Curve and start its sweep (in a worker; Cancel ends it)."""
+        if self.count_curve is None:
+            from raytracer_app.gui.count_curve import CountCurveDialog
+
+            self.count_curve = CountCurveDialog(self.model, self)
+        self.count_curve.show()
+        self.count_curve.raise_()
+        self.count_curve.start()
+        return self.count_curve
 
     # ------------------------------------------------------------------ compare memory
     def compare_memory(self) -> bool:
@@ -407,6 +454,9 @@ class MainWindow(QMainWindow):
 
     def reset_layout(self) -> None:
         apply_default_layout(self)
+        self.inspector_dock.setFloating(False)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.inspector_dock)
+        self.inspector_dock.hide()
 
     def restart_switching_simulator(self) -> None:
         """Close (saving settings) and start again in or out of the CUDA simulator (see run_gui)."""
@@ -420,7 +470,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ closing
     def busy(self) -> bool:
         """A benchmark or a render is still running in a worker thread."""
-        return any(p.busy() for p in self.panels.values()) or not self.worker.idle()
+        curve = self.count_curve is not None and self.count_curve.running()
+        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Stop every worker and join its thread. Rows and frames are short, so this usually waits for
@@ -433,6 +484,8 @@ class MainWindow(QMainWindow):
             self.worker.cancel()
             for panel in self.panels.values():
                 panel.worker.stop()
+            if self.count_curve is not None:
+                self.count_curve.cancel()
         if self.busy() and now < self._close_deadline:
             event.ignore()
             self.statusBar().showMessage("stopping the running work before closing…")
@@ -443,6 +496,8 @@ class MainWindow(QMainWindow):
             self.settings.setValue(Keys.BACKEND, self.restart_argv[-1])
             self.settings.sync()
         threads = [p.thread for p in self.panels.values()] + [self.render_thread]
+        threads += [self.inspector.panel.thread] if self.inspector is not None else []
+        threads += [self.count_curve.thread] if self.count_curve is not None else []
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
                 ORPHANS.append(thread)  # keep it referenced: destroying a running QThread aborts

@@ -17,12 +17,14 @@ from kernels.errors import InputError
 from kernels.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
 from kernels.launch import DEFAULT_BLOCK_2D
-from kernels.scene import Scene, capacity, generate_scene
+from kernels.scene import Scene, capacity, generate_scene, limit_reason
+from kernels.scene import max_spheres as memory_max_spheres
 
 ORGANIZATION = "raytracer-lab"
 APPLICATION = "raytracer-app"
 SIM_MAX_SIDE = backends.Backend("sim").caps.max_image_side  # every simulated GPU thread runs in Python
 TABS = ("spheres", "julia")
+PRECISION_MODES = ("auto", "float32", "float64")  # auto: float64 once the zoom passes float32's resolution
 DEFAULT_SIZES = dict(DEFAULT_IMAGE_SIZES)
 
 # Julia presets: the book's view first (c, iterations, colormap, size or None to keep the size)
@@ -57,6 +59,7 @@ class Keys:
     ITERATIONS = "julia/iterations"
     COLORMAP = "julia/colormap"
     LAUNCH = "julia/launch"
+    PRECISION = "julia/precision"  # one of PRECISION_MODES
     COMPARE_REPEATS = "compare/repeats"
     SCENE_FILE = "spheres/scene_file"  # the scene file in use ('' for a random scene)
     LAST_DIR = "files/last_dir"  # where file dialogs open
@@ -211,6 +214,7 @@ class RenderModel(QObject):
         self.memory = "global"
         self.pattern = "uniform"
         self.julia = JuliaParams()
+        self.precision_mode = "auto"
         self.launch = "2d"
         self._seq = 0
 
@@ -221,10 +225,28 @@ class RenderModel(QObject):
 
     @property
     def max_spheres(self) -> int:
-        """The sphere count's upper bound: the constant-memory capacity, smaller on the simulator."""
+        """The sphere count's upper bound for the memory in use (see max_spheres_for)."""
+        return self.max_spheres_for(self.memory)
+
+    def max_spheres_for(self, memory: str) -> int:
+        """Most spheres a kernel reading them from ``memory`` takes here: the constant-memory capacity for
+        constant memory, a million for the others and the CPU twin, and the simulator's own small cap."""
         from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
 
-        return min(self.capacity, SIM_MAX_SPHERES) if self.backend.is_simulator else self.capacity
+        cap = memory_max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
+        return min(cap, SIM_MAX_SPHERES) if self.backend.is_simulator else cap
+
+    def limit_reason_for(self, memory: str) -> str:
+        """Why max_spheres_for(memory) is the limit, in words for a tooltip or a label."""
+        cap = self.max_spheres_for(memory)
+        if cap < memory_max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits):
+            return f"at most {cap:,} on the simulator: every GPU thread runs in Python"
+        where = f"{memory} memory" if self.backend.runs_cuda_kernels else "the CPU twin"
+        return f"at most {cap:,} spheres for {where}: {limit_reason(cap)}"
+
+    def _random_scene(self, n: int) -> Scene:
+        """A random scene laid out over the sphere tab's image (radii in proportion to it)."""
+        return generate_scene(n, self.seed, self.max_spheres, size=self.effective_size("spheres"))
 
     def julia_preset(self) -> str:
         """The Julia preset the current parameters match, or '' once a value differs (custom)."""
@@ -287,6 +309,8 @@ class RenderModel(QObject):
         self.block = (bx, max(1, min(by, self.limits.max_block_dim[1], mt // bx)))
         if self.scene.count > self.max_spheres:
             self.set_sphere_count(self.max_spheres, emit=False)
+        elif self.scene_is_random:  # the image size may differ on the new backend (the simulator's cap)
+            self.scene = self._random_scene(self.scene.count)
         self.changed.emit("backend")
         return True
 
@@ -304,6 +328,10 @@ class RenderModel(QObject):
         tab = tab or self.tab
         if self.sizes[tab] != size:
             self.sizes[tab] = size
+            if tab == "spheres" and self.scene_is_random:  # laid out again for the new image
+                self.scene = self._random_scene(self.scene.count)
+            if tab == "julia":
+                self._auto_precision()
             self.changed.emit("size")
         return True
 
@@ -324,13 +352,13 @@ class RenderModel(QObject):
         n = max(1, min(int(n), self.max_spheres))
         if self.scene_is_random and n == self.scene.count:
             return
-        self.scene, self.scene_is_random, self.scene_path = generate_scene(n, self.seed, self.capacity), True, ""
+        self.scene, self.scene_is_random, self.scene_path = self._random_scene(n), True, ""
         if emit:
             self.changed.emit("spheres")
 
     def new_random_scene(self, seed: int | None = None) -> None:
         self.seed = int(seed) if seed is not None else (self.seed + 1) % 2**31
-        self.scene, self.scene_is_random = generate_scene(self.scene.count, self.seed, self.capacity), True
+        self.scene, self.scene_is_random = self._random_scene(min(self.scene.count, self.max_spheres)), True
         self.scene_path = ""
         self.changed.emit("spheres")
 
@@ -340,9 +368,22 @@ class RenderModel(QObject):
         self.changed.emit("spheres")
 
     def set_memory(self, memory: str) -> None:
-        if memory != self.memory:
-            self.memory = memory
-            self.changed.emit("spheres")
+        """Switch memory; a scene larger than the new memory holds is clamped (random) or refused (loaded)."""
+        if memory == self.memory:
+            return
+        cap = self.max_spheres_for(memory)
+        if self.scene.count > cap:
+            if not self.scene_is_random:
+                self.message.emit(f"{memory} memory holds {cap:,} spheres and the loaded scene has "
+                                  f"{self.scene.count:,}: kept {self.memory} memory ({self.limit_reason_for(memory)})")
+                self.changed.emit("spheres")  # the widgets show the memory still in use
+                return
+            self.message.emit(f"{self.scene.count:,} spheres is more than {memory} memory holds: "
+                              f"clamped to {cap:,} ({self.limit_reason_for(memory)})")
+            self.memory = memory  # first, so the clamped scene is made for it
+            self.scene = self._random_scene(cap)
+        self.memory = memory
+        self.changed.emit("spheres")
 
     def set_pattern(self, pattern: str) -> None:
         if pattern != self.pattern:
@@ -359,7 +400,32 @@ class RenderModel(QObject):
             return
         if params != self.julia:
             self.julia = params
+            self._auto_precision()
             self.changed.emit("julia")
+
+    def set_precision_mode(self, mode: str) -> None:
+        """float32, float64, or auto (float64 once the zoom passes float32's resolution)."""
+        if mode not in PRECISION_MODES:
+            self.message.emit(f"precision {mode!r} is not one of {', '.join(PRECISION_MODES)}")
+            return
+        self.precision_mode = mode
+        if mode != "auto":
+            self.julia = replace(self.julia, precision=mode)
+        else:
+            self._auto_precision()
+        self.changed.emit("julia")
+
+    def _auto_precision(self) -> None:
+        """In auto mode, the precision the view needs (precision_for); says so when it switches."""
+        if self.precision_mode != "auto":
+            return
+        w, h = self.effective_size("julia")
+        wanted = self.julia.precision_for(w, h)
+        if wanted != self.julia.precision:
+            self.julia = replace(self.julia, precision=wanted)
+            self.message.emit(f"zoom {self.julia.zoom:.3g}: switched to float64, float32 no longer resolves "
+                              "neighbouring pixels" if wanted == "float64" else
+                              f"zoom {self.julia.zoom:.3g}: back to float32, which resolves this view")
 
     def set_launch(self, launch: str) -> None:
         if launch != self.launch:
@@ -402,6 +468,7 @@ class RenderModel(QObject):
         s.setValue(Keys.ITERATIONS, self.julia.iterations)
         s.setValue(Keys.COLORMAP, self.julia.colormap)
         s.setValue(Keys.LAUNCH, self.launch)
+        s.setValue(Keys.PRECISION, self.precision_mode)
         s.setValue(Keys.SCENE_FILE, "" if self.scene_is_random else self.scene_path)
 
     def load(self, s: QSettings) -> None:
@@ -421,8 +488,10 @@ class RenderModel(QObject):
         bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
         self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
         self.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
+        memory = read(s, Keys.MEMORY, "global")
+        self.memory = memory if memory in MEMORIES else "global"
         count = read(s, Keys.COUNT, 20, int, 1, self.max_spheres)
-        self.scene, self.scene_is_random, self.scene_path = generate_scene(count, self.seed, self.capacity), True, ""
+        self.scene, self.scene_is_random, self.scene_path = self._random_scene(count), True, ""
         self.load_note = ""
         path = read(s, Keys.SCENE_FILE, "", str)
         if path:  # the scene file in use last time; if it is gone, say so and keep the random scene
@@ -444,3 +513,7 @@ class RenderModel(QObject):
         except (InputError, ValueError, TypeError, OverflowError):
             pass
         self.launch = launch if launch in LAUNCHES else "2d"
+        mode = read(s, Keys.PRECISION, "auto")
+        self.precision_mode = mode if mode in PRECISION_MODES else "auto"
+        if mode in ("float32", "float64"):
+            self.julia = replace(self.julia, precision=mode)

@@ -43,6 +43,7 @@ class RenderWorker(QObject):
     started = pyqtSignal(object)  # the RenderRequest or CompareRequest now running
     cancelled = pyqtSignal(object)  # the request or job whose run was cancelled
     _wake = pyqtSignal()
+    _prewarm = pyqtSignal(object)
 
     def __init__(self):
         super().__init__()
@@ -54,6 +55,7 @@ class RenderWorker(QObject):
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
         self.sim = SimChild()  # simulator renders run in this child process, so they can be ended
         self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
+        self._prewarm.connect(self._warm, Qt.ConnectionType.QueuedConnection)
 
     # ------------------------------------------------------------------ called from the GUI thread
     def submit(self, request) -> None:
@@ -74,6 +76,13 @@ class RenderWorker(QObject):
             self._busy = False
             self._schedule_locked()
 
+    def prewarm(self, backend, memory: str = "global") -> None:
+        """Load the CPU twin from numba's cache (about 0.3 s), or compile the GPU kernel for ``memory``, now,
+        on the worker thread, while the GUI thread builds the window: the first frame then only runs the
+        kernel. Not on the simulator, whose renders run in a child process."""
+        if not backend.is_simulator:
+            self._prewarm.emit((backend, memory))
+
     def idle(self) -> bool:
         with self._lock:
             return not self._busy and self._pending is None and not self._jobs
@@ -93,6 +102,19 @@ class RenderWorker(QObject):
             self._wake.emit()
 
     # ------------------------------------------------------------------ worker thread
+    @pyqtSlot(object)
+    def _warm(self, what) -> None:
+        from kernels.scene import generate_scene
+        from raytracer_app.gui.state import RenderRequest
+
+        backend, memory = what
+        tiny = RenderRequest("spheres", backend, (8, 8), (8, 8), scene=generate_scene(1, 0), memory=memory)
+        try:
+            with COMPUTE_LOCK:
+                render_frame(self._renderers, tiny)
+        except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
+            pass
+
     @pyqtSlot()
     def _drain(self) -> None:
         with self._lock:

@@ -1,0 +1,147 @@
+"""Render > Sphere Count Curve: frame time against sphere count (log-log), one line per memory, as
+`raytracer-app bench raytrace --sizes ...` measures it. The sweep runs in a BenchWorker thread (the
+simulator's in its child process), streams its rows into the chart and can be cancelled at any time.
+
+The sweep is sized for the backend: up to a million spheres at 1024x1024 on a GPU, a few small points on
+the CPU (only the CPU twin runs there) and on the simulator (every GPU thread runs in Python)."""
+
+from __future__ import annotations
+
+
+import pyqtgraph as pg
+from PyQt6.QtCore import pyqtSignal
+from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
+
+from kernels import bench
+from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
+
+GPU_MEMORIES = ("global", "constant", "shared", "binned")
+GPU_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)
+CPU_COUNTS = (20, 100, 1000)  # the CPU twin at 256x256: a few seconds in all
+LINE_COLOURS = {"global": "#1f77b4", "constant": "#d62728", "shared": "#2ca02c", "binned": "#9467bd",
+                "cpu": "#7f7f7f"}
+
+
+def sweep_for(backend) -> tuple[list[int], list[str], tuple[int, int], int]:
+    """(sphere counts, variant names, image size, repeats) for a curve on ``backend``: counts from 20 to
+    the backend's cap; constant memory's own rows past its capacity come back skipped."""
+    from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
+
+    if backend.is_simulator:
+        return [20, SIM_MAX_SPHERES], [f"spheres-{m}" for m in GPU_MEMORIES], (16, 16), 1
+    if not backend.runs_cuda_kernels:
+        return list(CPU_COUNTS), ["spheres-cpu"], (256, 256), 3
+    cap = backend.caps.max_spheres
+    return [n for n in GPU_COUNTS if n <= cap], [f"spheres-{m}" for m in GPU_MEMORIES], (1024, 1024), 5
+
+
+def memory_of(variant: str) -> str:
+    return variant.removeprefix("spheres-")
+
+
+class CountCurveDialog(QDialog):
+    """Runs the sweep on open (``start``); ``finished_run(stopped)`` when it ends."""
+
+    finished_run = pyqtSignal(bool)
+
+    def __init__(self, model, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Sphere count curve")
+        self.model = model
+        self.rows: list = []
+        self.lines: dict[str, pg.PlotDataItem] = {}
+        self.worker = BenchWorker()
+        self.thread = WorkerThread(self.worker, "count-curve")
+        self.worker.rowReady.connect(self._row)
+        self.worker.progress.connect(self._progress)
+        self.worker.failed.connect(lambda text: self.status.setText(f"failed: {text}"))
+        self.worker.finished.connect(self._finished)
+        self.thread.start()
+
+        self.plot = pg.PlotWidget()
+        self.plot.setBackground("w")
+        self.plot.setLogMode(x=True, y=True)
+        self.plot.setLabel("bottom", "spheres")
+        self.plot.setLabel("left", "frame time (kernels included)", units="ms")
+        self.plot.addLegend(offset=(10, 10))
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v / %m")
+        self.run_button, self.cancel_button = QPushButton("Run again"), QPushButton("Cancel")
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.plot, 1)
+        lay.addWidget(self.status)
+        lay.addLayout(row)
+        self.resize(760, 520)
+
+    def running(self) -> bool:
+        return self.worker.running()
+
+    def start(self) -> None:
+        if self.running():
+            return
+        from kernels.algorithms import by_name
+
+        backend = self.model.backend
+        counts, variants, size, repeats = sweep_for(backend)
+        block = self.model.block if backend.runs_cuda_kernels else None
+        self.rows.clear()
+        self.plot.clear()
+        self.lines.clear()
+        self.job = BenchJob(by_name("raytrace"), backend, counts, {"size": size, "pattern": "uniform"},
+                            [bench.Launch(block=block)], variants, repeats, want_peak=False)
+        self.progress.setRange(0, len(counts) * len(variants))
+        self.progress.setValue(0)
+        self.status.setText(f"{', '.join(map(memory_of, variants))} at {size[0]}x{size[1]}, "
+                            f"{counts[0]:,} to {counts[-1]:,} spheres on {backend.label}; "
+                            "constant memory stops at its capacity" +
+                            ("; simulator timings mean nothing for a GPU" if backend.is_simulator else ""))
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.worker.start(self.job)
+
+    def cancel(self) -> None:
+        self.worker.stop()
+        self.status.setText("cancelling…")
+
+    def _row(self, row) -> None:
+        self.rows.append(row)
+        if row.timing is None or row.verified in (bench.SKIPPED, bench.ERROR):
+            return
+        memory = memory_of(row.variant)
+        points = [(r.n, r.timing.median_ms) for r in self.rows
+                  if r.variant == row.variant and r.timing is not None and r.timing.median_ms > 0]
+        if memory not in self.lines:
+            colour = LINE_COLOURS.get(memory, "#000000")
+            self.lines[memory] = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o",
+                                                symbolBrush=colour, symbolSize=6, name=memory)
+        self.lines[memory].setData([n for n, _ in points], [ms for _, ms in points])
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+
+    def _finished(self, rows, stopped: bool) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        skipped = sorted({memory_of(r.variant) for r in self.rows if r.verified == bench.SKIPPED})
+        self.status.setText(("cancelled" if stopped else "done") + f": {len(self.rows)} row(s)" +
+                            (f"; skipped rows for {', '.join(skipped)} (past a capacity or not on this backend)"
+                             if skipped else ""))
+        self.finished_run.emit(stopped)
+
+    def shutdown(self, timeout_ms: int = 500) -> bool:
+        self.worker.stop()
+        return self.thread.shutdown(timeout_ms)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.cancel()
+        event.accept()

@@ -1,0 +1,307 @@
+"""The Inspector dock: the InspectorPanel (source, PTX, SASS, resources, occupancy curve) with a Roofline
+tab that fills in as benchmark rows arrive and a Compare tab for two variants, wired to every benchmark
+panel. From a panel, clicking a variant's name (the check box itself still toggles it), its context menu
+"Inspect", a results-table row or a chart bar opens that variant here at the panel's block size; moving
+the panel's block-size slider moves the occupancy marker.
+
+Everything that compiles runs on the InspectorPanel's worker thread (the compile itself in a child
+process); the GUI thread only draws."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
+from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPushButton, QStyle, QStyleOptionButton,
+                             QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+
+from raytracer_app.gui.inspector_panel import InspectorPanel
+from raytracer_app.gui.workers import describe
+
+
+def inspectable(target: str, variant: str) -> bool:
+    """True when the inspector has a compiled kernel for this (target, variant)."""
+    from kernels.inspector import catalog
+
+    return target in catalog.TARGETS and variant in catalog.variants(target)
+
+
+def threads_of(value) -> int | None:
+    """A row's block or grid ('256', '16x16', 256, (16, 16)) as a number of threads or blocks."""
+    if value in (None, ""):
+        return None
+    parts = value if isinstance(value, (tuple, list)) else str(value).lower().split("x")
+    try:
+        total = 1
+        for p in parts:
+            total *= int(p)
+        return total
+    except (TypeError, ValueError):
+        return None
+
+
+class CompareWorker(QObject):
+    """Compiles two variants for Compare; moved onto the InspectorPanel's worker thread."""
+
+    ready = pyqtSignal(object, object, object)  # report a, report b, request
+    failed = pyqtSignal(str, object)
+
+    @pyqtSlot(object)
+    def run(self, request) -> None:
+        from kernels.inspector import toolchain
+
+        target, a, b, arch, block = request
+        try:
+            if toolchain.missing():
+                self.failed.emit(f"Compare needs the compiler packages: {toolchain.EXTRA_HINT}", request)
+                return
+            from kernels.inspector.report import inspect_many
+
+            reports = inspect_many([(target, a), (target, b)], arch, block)
+            for report in reports.values():
+                if isinstance(report, Exception):
+                    raise report
+            self.ready.emit(reports[(target, a)], reports[(target, b)], request)
+        except Exception as exc:  # one line in the tab, never a traceback
+            self.failed.emit(describe(exc), request)
+
+
+class _NameClicks(QObject):
+    """A click on a check box's text (not its indicator) inspects the variant instead of toggling it."""
+
+    def __init__(self, box, open_variant):
+        super().__init__(box)
+        self.box, self.open_variant = box, open_variant
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.MouseButtonRelease and event.button() == Qt.MouseButton.LeftButton:
+            option = QStyleOptionButton()
+            self.box.initStyleOption(option)
+            indicator = self.box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, self.box)
+            if event.position().x() > indicator.right() + 2:
+                self.open_variant()
+                return True
+        if event.type() == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton:
+            option = QStyleOptionButton()
+            self.box.initStyleOption(option)
+            indicator = self.box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, self.box)
+            return event.position().x() > indicator.right() + 2  # no pressed look, no toggle
+        return False
+
+
+class InspectorDock(QWidget):
+    """The dock's contents. ``shown(target, variant)`` asks the window to raise the dock."""
+
+    shown = pyqtSignal(str, str)
+    _compare = pyqtSignal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.panel = InspectorPanel()
+        self.peaks: dict[str, object] = {}  # target -> bench.Peak measured by its panel
+        self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)]
+        self.source_panel = None  # the benchmark panel the inspected variant came from
+        self.compare_worker = CompareWorker()
+        self.compare_worker.moveToThread(self.panel.thread)
+        self._compare.connect(self.compare_worker.run, Qt.ConnectionType.QueuedConnection)
+        self.compare_worker.ready.connect(self._compared)
+        self.compare_worker.failed.connect(lambda text, _: self.compare_status.setText(text))
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.panel, "Kernel")
+        self.tabs.addTab(self._roofline_tab(), "Roofline")
+        self.tabs.addTab(self._compare_tab(), "Compare")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.tabs)
+        self.panel.target_box.currentTextChanged.connect(lambda _: self._fill_compare_boxes())
+        self._fill_compare_boxes()
+
+    # ------------------------------------------------------------------ building
+    def _roofline_tab(self) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        self.roofline = pg.PlotWidget()
+        self.roofline.setBackground("w")
+        self.roofline.setLogMode(x=True, y=True)
+        self.roofline.setLabel("bottom", "arithmetic intensity (operations / byte)")
+        self.roofline.setLabel("left", "operations per second")
+        self.roofline.addLegend(offset=(10, 10))
+        self.roofline_note = QLabel("run a benchmark panel: each GPU row is placed here with its variant's own "
+                                    "traffic model")
+        self.roofline_note.setWordWrap(True)
+        lay.addWidget(self.roofline, 1)
+        lay.addWidget(self.roofline_note)
+        return box
+
+    def _compare_tab(self) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        row = QHBoxLayout()
+        self.compare_a, self.compare_b = QComboBox(), QComboBox()
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.clicked.connect(lambda: self.compare(self.compare_a.currentText(),
+                                                                 self.compare_b.currentText()))
+        for w in (QLabel("Variant A"), self.compare_a, QLabel("Variant B"), self.compare_b, self.compare_button):
+            row.addWidget(w)
+        row.addStretch(1)
+        self.compare_status = QLabel("pick two variants of the target shown in the Kernel tab")
+        self.compare_status.setWordWrap(True)
+        self.compare_table = QTableWidget(0, 3)
+        self.compare_table.setHorizontalHeaderLabels(["", "A", "B"])
+        self.compare_table.verticalHeader().hide()
+        self.compare_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        lay.addLayout(row)
+        lay.addWidget(self.compare_status)
+        lay.addWidget(self.compare_table, 1)
+        return box
+
+    def _fill_compare_boxes(self) -> None:
+        from kernels.inspector import catalog
+
+        names = catalog.variants(self.panel.target_box.currentText())
+        for i, box in enumerate((self.compare_a, self.compare_b)):
+            box.clear()
+            box.addItems(names)
+            box.setCurrentIndex(min(i, len(names) - 1))
+
+    # ------------------------------------------------------------------ API
+    def open(self, target: str, variant: str, block=None, source_panel=None) -> bool:
+        """Inspect (target, variant) at ``block`` (threads per block, an int or a shape)."""
+        if not inspectable(target, variant):
+            self.panel.status.setText(f"{target} {variant} runs on the CPU or is a library call: "
+                                      "there is no GPU kernel of ours to inspect")
+            self.shown.emit(target, variant)
+            return False
+        self.source_panel = source_panel
+        shape = None if block is None else (tuple(block) if isinstance(block, (tuple, list)) else (int(block),))
+        self.panel.inspect(target, variant, self.panel.arch_box.currentText(), shape)
+        self.tabs.setCurrentWidget(self.panel)
+        self.shown.emit(target, variant)
+        return True
+
+    def compare(self, a: str, b: str) -> None:
+        target = self.panel.target_box.currentText()
+        request = (target, a, b, self.panel.arch_box.currentText(), self.panel.block)
+        self._compare_request = request
+        self.compare_status.setText(f"compiling {a} and {b} for {request[3]}…")
+        self._compare.emit(request)
+
+    def set_block(self, block) -> None:
+        self.panel.set_block(block if isinstance(block, tuple) else (int(block),))
+
+    def shutdown(self, timeout_ms: int = 500) -> bool:
+        return self.panel.shutdown(timeout_ms)
+
+    # ------------------------------------------------------------------ panels
+    def attach(self, panel) -> None:
+        """Wire a benchmark panel: variant names, context menus, table rows, bars, block slider, rows."""
+        target = panel.spec.name
+        for name, box in panel.checks.items():
+            if not inspectable(target, name):
+                continue
+            box.installEventFilter(_NameClicks(box, lambda n=name: self.open(target, n, panel.block_size(), panel)))
+            box.setToolTip(box.toolTip() + "\nclick the name to inspect its kernel; the box toggles it")
+            box.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            box.customContextMenuRequested.connect(
+                lambda pos, n=name, b=box: self._variant_menu(b, pos, target, n, panel))
+        panel.table.cellClicked.connect(lambda r, _c: self._table_row(panel, r))
+        panel.chart.scene().sigMouseClicked.connect(lambda ev: self._chart_clicked(panel, ev))
+        panel.block.valueChanged.connect(lambda _: self._panel_block(panel))
+        panel.worker.peakReady.connect(lambda peak: self.peaks.__setitem__(target, peak))
+        panel.worker.rowReady.connect(lambda row: self.add_row(target, row))
+
+    def _variant_menu(self, box, pos, target, name, panel) -> None:
+        menu = QMenu(box)
+        menu.addAction("Inspect", lambda: self.open(target, name, panel.block_size(), panel))
+        menu.exec(box.mapToGlobal(pos))
+
+    def _table_row(self, panel, row: int) -> None:
+        item = panel.table.item(row, 0)
+        if item is not None:
+            block = threads_of(panel.table.item(row, panel.columns.index("block")).text()) or panel.block_size()
+            self.open(panel.spec.name, item.text(), block, panel)
+
+    def _chart_clicked(self, panel, ev) -> None:
+        chart = panel.chart
+        if chart.mode != "bars" or chart.bars is None:
+            return
+        from raytracer_app.gui.charts import row_value
+
+        names = list(dict.fromkeys(r.variant for r, _ in chart.points if row_value(r, chart.metric) is not None))
+        x = chart.getPlotItem().vb.mapSceneToView(ev.scenePos()).x()
+        index = int(round(x))
+        if 0 <= index < len(names) and abs(x - index) <= 0.3:
+            self.open(panel.spec.name, names[index], panel.block_size(), panel)
+
+    def _panel_block(self, panel) -> None:
+        if self.source_panel is panel:
+            self.set_block(panel.block_size())
+
+    # ------------------------------------------------------------------ roofline
+    def ceilings(self, target: str):
+        """Measured copy bandwidth from the panel's peak when it has one; compute peaks published for the
+        inspector's architecture."""
+        from kernels.inspector.roofline import published
+
+        arch = self.panel.arch_box.currentText()
+        base = published(arch)
+        peak = self.peaks.get(target)
+        if peak is None or not getattr(peak, "gbps", None):
+            return base
+        return dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
+                                   label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
+
+    def add_row(self, target: str, row) -> bool:
+        """Place a benchmark row on the roofline (GPU variants with a time); False when it cannot be."""
+        from kernels.inspector.roofline import place_run
+
+        threads, blocks = threads_of(row.block), threads_of(row.grid)
+        if not inspectable(target, row.variant) or row.timing is None or not threads or not blocks:
+            return False
+        try:
+            point = place_run(target, row.variant, int(row.n), threads, blocks, row.timing.median_ms / 1e3,
+                              self.ceilings(target))
+        except Exception:  # noqa: BLE001 - a row the model cannot place (zero time) is left out
+            return False
+        self.points.setdefault(target, []).append((row.variant, point))
+        self._draw_roofline(target)
+        return True
+
+    def _draw_roofline(self, target: str) -> None:
+        c = self.ceilings(target)
+        plot = self.roofline
+        plot.clear()
+        points = self.points.get(target, [])
+        xs = [p.intensity for _, p in points]
+        lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
+        grid = np.geomspace(lo, hi, 64)
+        from kernels.inspector.catalog import declaration
+
+        # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
+        kind = declaration(target, points[0][0]).traffic(1, 32, 1).ops_kind if points else "fp32"
+        roof = np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind))
+        plot.plot(grid, roof, pen=pg.mkPen("#444444", width=2), name=f"roofline ({kind})")
+        for i, name in enumerate(dict.fromkeys(v for v, _ in points)):
+            mine = [p for v, p in points if v == name]
+            colour = pg.intColor(i, 8)
+            plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None, symbol="o",
+                      symbolBrush=colour, symbolSize=9, name=name)
+        self.roofline_note.setText(f"{target}: {len(points)} row(s); ceilings: {c.label}, "
+                                   f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
+
+    # ------------------------------------------------------------------ compare
+    def _compared(self, a, b, request) -> None:
+        if request != getattr(self, "_compare_request", None):
+            return
+        from kernels.inspector import compare
+
+        rows = compare.rows(a, b)
+        self.compare_table.setRowCount(len(rows))
+        self.compare_table.setHorizontalHeaderLabels(["", a.variant, b.variant])
+        for r, values in enumerate(rows):
+            for c, v in enumerate(values):
+                self.compare_table.setItem(r, c, QTableWidgetItem(v))
+        self.compare_table.resizeColumnsToContents()
+        self.compare_status.setText(compare.sentence(a, b))
