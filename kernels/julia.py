@@ -190,7 +190,8 @@ def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(precision: str = "float32"):
     f = precision
-    return cuda.jit(f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)")(_render_julia)
+    # kept in numba's on-disk cache: the next start loads it instead of compiling (see raytrace.gpu_kernel)
+    return cuda.jit(f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)", cache=True)(_render_julia)
 
 
 def check_launch(launch: str) -> str:

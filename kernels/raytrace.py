@@ -226,11 +226,13 @@ def render_spheres_cpu(spheres, count, staggered, pixels):
 
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(memory: str):
-    """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature)."""
+    """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature,
+    and kept in numba's on-disk cache so that the next start of the app loads it instead: the first frame
+    waits for it)."""
     if memory in ("global", "shared"):
         body = _render_spheres_global if memory == "global" else _render_spheres_shared
-        return cuda.jit("void(float32[::1], int32, boolean, uint32[:, ::1])")(body)
-    return cuda.jit("void(int32, boolean, uint32[:, ::1])")(_render_spheres_constant)
+        return cuda.jit("void(float32[::1], int32, boolean, uint32[:, ::1])", cache=True)(body)
+    return cuda.jit("void(int32, boolean, uint32[:, ::1])", cache=True)(_render_spheres_constant)
 
 
 def constant_ptx() -> str:

@@ -90,7 +90,7 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1
 def _head_start_kernel():
     from numba import cuda
 
-    @cuda.jit("void(int64)")
+    @cuda.jit("void(int64)", cache=True)
     def sleep_ns(ns):
         # nanosleep sleeps at most about 1 ms a call: several short naps
         for _ in range(ns // 50_000 + 1):
