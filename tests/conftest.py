@@ -49,6 +49,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def child_pythonpath(root: str | None = None) -> str:
+    """PYTHONPATH for a child Python process: the project first, then whatever this session already had (a
+    GPU machine puts its extra packages there)."""
+    root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+
+
 @pytest.fixture(scope="session")
 def cuda_backend():
     """The backend that runs @cuda.jit kernels in this session: the simulator, or the real GPU."""

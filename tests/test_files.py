@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.conftest import child_pythonpath
+
 from kernels.errors import InputError
 from raytracer_app.cli import main
 
@@ -226,7 +228,7 @@ def test_fifo_input_does_not_hang_in_a_subprocess(tmp_path):
     os.mkfifo(fifo)
     proc = subprocess.run([sys.executable, "-m", "raytracer_app", "bench", "reduction", "--backend", "cpu",
                            "--input", str(fifo)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+                          env={**os.environ, "PYTHONPATH": child_pythonpath()})
     assert proc.returncode == 2 and "FIFO" in one_error_line(proc.stderr)
 
 

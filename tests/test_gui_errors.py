@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.conftest import child_pythonpath
+
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QSettings, QTimer  # noqa: E402
 from PyQt6.QtWidgets import QApplication, QMessageBox  # noqa: E402
@@ -227,7 +229,7 @@ def test_continuous_rendering_feeds_the_bounded_frame_window(qtbot, window):
 
 
 def test_gui_memory_script_runs_offscreen(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath()}
     proc = subprocess.run([sys.executable, "scripts/gui_memory.py", "--backend", "cpu", "--seconds", "1.5",
                            "--every", "0.5"], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -242,7 +244,7 @@ def test_gui_memory_script_runs_offscreen(tmp_path):
 
 def clean_env(**extra):
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "NUMBA_ENABLE_CUDASIM")}
-    return {**keep, "PYTHONPATH": os.getcwd(), **extra}
+    return {**keep, "PYTHONPATH": child_pythonpath(), **extra}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the display check is for Linux")

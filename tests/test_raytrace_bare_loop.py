@@ -3,12 +3,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import child_pythonpath  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_bare_loop_runs_offscreen_and_prints_frames_per_second():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=child_pythonpath(str(ROOT)))
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bare_loop.py"), "--backend", "cpu", "--size", "32x24",
          "--spheres", "5", "--seconds", "0.3"],

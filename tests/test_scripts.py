@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import child_pythonpath
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from registry import SCRIPTS  # noqa: E402
@@ -25,7 +27,7 @@ def test_script_runs_at_its_smoke_size(script, tmp_path):
 
         if not backend.gpu_available():
             pytest.skip(f"{script.file} needs a real CUDA GPU; none here")
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT),
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(str(ROOT)),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "NUMBA_ENABLE_CUDASIM": "0"}
     env.pop("NUMBA_ENABLE_CUDASIM")  # each script chooses its backend itself
     args = [a.format(tmp=tmp_path) for a in script.smoke]
