@@ -13,6 +13,13 @@ CONTROLS_PX = 360  # wide layout: the Controls column
 VIEW_SHARE = 0.52  # of the window's width, for the render view
 
 
+def _controls_need(window) -> int:
+    """The Controls column's width that shows its contents without clipping or sideways scrolling."""
+    area = window.controls  # a QScrollArea around the controls
+    return (area.widget().minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
+            + 2 * area.frameWidth() + 8)
+
+
 def apply_default_layout(window) -> None:
     """Place and size the docks of ``window`` (a MainWindow) for its current width."""
     controls, benches = window.controls_dock, window.bench_docks
@@ -27,8 +34,9 @@ def apply_default_layout(window) -> None:
         window.addDockWidget(right, benches[0])
         for dock in benches[1:]:
             window.tabifyDockWidget(benches[0], dock)
-        bench_px = max(300, int(width * (1 - VIEW_SHARE)) - CONTROLS_PX)
-        window.resizeDocks([controls, benches[0]], [CONTROLS_PX, bench_px], Qt.Orientation.Horizontal)
+        controls_px = max(CONTROLS_PX, _controls_need(window))  # large fonts: as wide as its contents
+        bench_px = max(300, int(width * (1 - VIEW_SHARE)) - controls_px)
+        window.resizeDocks([controls, benches[0]], [controls_px, bench_px], Qt.Orientation.Horizontal)
         benches[0].raise_()
     else:
         window.addDockWidget(right, controls)
