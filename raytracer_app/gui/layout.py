@@ -1,8 +1,9 @@
 """The window's default arrangement (first start and View > Reset Layout).
 
 The render view gets at least half the window's width. On a wide screen the Controls dock sits on the
-left and the benchmark panels on the right; below WIDE_PX there is not room for three columns without
-clipping, so Controls becomes one more tab beside the benchmark panels on the right."""
+left and the benchmark panels on the right; below WIDE_PX, or when the fonts make the Controls and a panel
+so wide that the view would get less than half, there is not room for three columns without clipping, so
+Controls becomes one more tab beside the benchmark panels on the right."""
 
 from __future__ import annotations
 
@@ -29,12 +30,13 @@ def apply_default_layout(window) -> None:
         dock.setFloating(False)
         dock.show()
     right = Qt.DockWidgetArea.RightDockWidgetArea
-    if width >= WIDE_PX:
+    controls_px = max(CONTROLS_PX, _controls_need(window))  # large fonts: as wide as its contents
+    bench_min = max(dock.widget().minimumSizeHint().width() for dock in benches)
+    if width >= WIDE_PX and width - controls_px - bench_min >= width // 2:  # three columns fit
         window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, controls)
         window.addDockWidget(right, benches[0])
         for dock in benches[1:]:
             window.tabifyDockWidget(benches[0], dock)
-        controls_px = max(CONTROLS_PX, _controls_need(window))  # large fonts: as wide as its contents
         bench_px = max(300, int(width * (1 - VIEW_SHARE)) - controls_px)
         window.resizeDocks([controls, benches[0]], [controls_px, bench_px], Qt.Orientation.Horizontal)
         benches[0].raise_()
