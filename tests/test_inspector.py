@@ -113,6 +113,16 @@ def test_benchmark_row_placed_by_its_variants_traffic_model():
     assert point.achieved_gbs == pytest.approx((4 * 2**24 + 8 * 8192) / 1e-3 / 1e9)
 
 
+def test_the_inspected_default_block_is_the_variants_own():
+    from kernels.algorithms import ALGORITHMS
+
+    for algorithm in ALGORITHMS:
+        for v in algorithm.variants:
+            if v.kind == "gpu":
+                block = v.launch.block if isinstance(v.launch.block, tuple) else (v.launch.block,)
+                assert catalog.declaration(algorithm.name, v.name).default_block == block, v.name
+
+
 def test_catalog_names_every_gpu_variant_of_every_algorithm():
     from kernels.algorithms import ALGORITHMS
 

@@ -10,7 +10,7 @@ use 1024x1024 (spheres) and 1000x1000 (Julia) for their traffic models.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from kernels.errors import InputError
@@ -204,7 +204,22 @@ def declaration(target: str, variant: str) -> KernelDecl:
     names = variants(target)
     if variant not in names:
         raise InputError(f"{target} has no GPU variant {variant!r} to inspect; known: {', '.join(names)}")
-    return CATALOG[(target, variant)]
+    decl = CATALOG[(target, variant)]
+    rule = _launch_rule(target, variant)
+    if rule is None:
+        return decl
+    # the block a variant runs with by default is its own launch rule's, not a second copy of it here
+    block = rule.block if isinstance(rule.block, tuple) else (rule.block,)
+    return replace(decl, default_block=block, fixed_block=rule.fixed)
+
+
+def _launch_rule(target: str, variant: str):
+    from kernels.algorithms import by_name
+
+    for v in by_name(target).variants:
+        if v.name == variant:
+            return v.launch
+    return None
 
 
 def threads(block: tuple[int, ...]) -> int:
