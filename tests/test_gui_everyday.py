@@ -255,6 +255,25 @@ def test_launch_controls_are_disabled_when_no_selected_variant_takes_them(qtbot,
         assert not block_item.isEnabled() and "CPU variants" in block_item.toolTip()
 
 
+def test_a_row_whose_input_fits_in_the_cache_says_so(qtbot, make_window, cpu_backend):
+    from kernels.devices import cpu_last_level_cache_bytes
+
+    cache = cpu_last_level_cache_bytes()
+    if not cache:
+        pytest.skip("this machine's last-level cache size cannot be read from /sys")
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"numpy"})
+    panel.n.setValue(4096)  # 16 KiB of int32: in any last-level cache
+    panel.repeats.setValue(2)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    column = panel.columns.index("% copy BW")
+    cell = panel.table.item(0, column)
+    assert panel.rows[0][0].cache_resident == "yes" and cell.text().endswith("(in cache)")
+    assert "fits in the cache" in cell.toolTip()
+
+
 def test_hash_table_shows_inserts_per_second(qtbot, make_window, cpu_backend, tmp_path):
     w = make_window(cpu_backend)
     panel = w.panels["Hash table"]

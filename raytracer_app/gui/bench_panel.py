@@ -31,6 +31,8 @@ PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the char
 NO_LAUNCH_TIP = ("none of the selected variants takes a block size or grid: CPU variants (numpy, cpu-parallel) "
                  "and library calls choose their own work split")
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
+IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
+                "its GB/s measure the cache, not memory, and can pass the copy bandwidth.")
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
 
 
@@ -370,8 +372,10 @@ class BenchPanel(QWidget):
     def _add_table_row(self, row) -> None:
         t = row.timing
         rate = row_value(row, self.spec.rate_unit) if self.spec.rate_unit != "GB/s" else None
+        in_cache = row.cache_resident == "yes"  # then GB/s measures the cache, not memory: say so beside %
+        pct = _fmt(row.pct_of_peak, 1) + (" (in cache)" if in_cache and row.pct_of_peak is not None else "")
         values = (row.variant, row.n, _fmt(t and t.median_ms), _fmt(rate[0] if rate else row.gbps, 2), verified_text(row),
-                  _fmt(row.pct_of_peak, 1), _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
+                  pct, _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
         r = self.table.rowCount()
         self.table.insertRow(r)
         for c, v in enumerate(values):
@@ -384,7 +388,8 @@ class BenchPanel(QWidget):
             elif row.verified == bench.SKIPPED:
                 item.setForeground(SKIPPED_FG)
             item.setToolTip(verified_text(row) if c == TABLE_COLUMNS.index("verified") else
-                            PCT_TIP if c == TABLE_COLUMNS.index("% copy BW") else str(v))
+                            PCT_TIP + (IN_CACHE_TIP if in_cache else "") if c == TABLE_COLUMNS.index("% copy BW")
+                            else str(v))
             self.table.setItem(r, c, item)
         self.table.scrollToBottom()
 
