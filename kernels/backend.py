@@ -115,6 +115,11 @@ class Skip:
         return self.text
 
 
+def not_applicable(text: str) -> Skip:
+    """A variant that does not apply to this problem (an op or dtype it lacks), saying why."""
+    return Skip(SkipKind.NOT_APPLICABLE, text)
+
+
 @dataclass(frozen=True)
 class Caps:
     """What a backend can finish in reasonable time: the simulator runs every GPU thread in Python."""

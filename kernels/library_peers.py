@@ -20,16 +20,12 @@ import functools
 
 import numpy as np
 
-from kernels.backend import Skip, SkipKind
+from kernels.backend import Skip, SkipKind, not_applicable
 from kernels.bench import Outcome
 from kernels.peers import optional_module
 
 HISTOGRAM_BINS = 256
 TRITON_BLOCKS = (1024, 2048, 4096, 8192)
-
-
-def _not_applicable(text: str) -> Skip:
-    return Skip(SkipKind.NOT_APPLICABLE, text)
 
 
 def _first_skip(*modules):
@@ -90,7 +86,7 @@ def _cub_reduce(problem, backend):
     if isinstance(compute, Skip):
         return compute
     if problem.op != "sum":
-        return _not_applicable(f"cub-reduce runs CUB's plain sum; {problem.op} would need a transform iterator "
+        return not_applicable(f"cub-reduce runs CUB's plain sum; {problem.op} would need a transform iterator "
                                "in front of it, which this benchmark does not build")
     cache = problem.__dict__.setdefault("_peer_cache", {})
     key = ("cub-reduce", backend.device)
@@ -210,7 +206,7 @@ def _torch_sum(problem, backend):
     if isinstance(torch, Skip):
         return torch
     if problem.op != "sum":
-        return _not_applicable(f"torch-sum runs torch.sum; {problem.op} would need a temporary product "
+        return not_applicable(f"torch-sum runs torch.sum; {problem.op} would need a temporary product "
                                "(torch.dot of int32 also accumulates in int32)")
     d_a, _ = problem.device_inputs(backend)
     x, acc = _torch_view(torch, d_a), _torch_dtype(torch, problem)
@@ -367,7 +363,7 @@ def run_cupy_sum_cub(problem, launch, backend, repeats):
     if isinstance(cupy, Skip):
         return cupy
     if problem.op != "sum":
-        return _not_applicable(f"cupy-sum-cub runs sum only, not {problem.op}")
+        return not_applicable(f"cupy-sum-cub runs sum only, not {problem.op}")
     from cupy._core import _accelerator
 
     d_a, _ = problem.device_inputs(backend)
@@ -403,7 +399,7 @@ def cupy_sum_call(problem, backend):
     if isinstance(cupy, Skip):
         return cupy
     if problem.op != "sum":
-        return _not_applicable(f"cupy-sum runs sum only, not {problem.op}")
+        return not_applicable(f"cupy-sum runs sum only, not {problem.op}")
     d_a, _ = problem.device_inputs(backend)
     x = cupy.asarray(d_a)
     return lambda: problem.as_result(cupy.sum(x, dtype=problem.accumulator).get())

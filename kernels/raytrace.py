@@ -384,8 +384,7 @@ def _spheres(memory: str, on_cpu: bool = False):
         renderer = render_bench.renderer_for(backends.HOST.kind if on_cpu else backend.kind, backend.device,
                                              SphereRenderer)
         if problem.n > renderer.max_spheres(memory):  # a sweep past constant memory's capacity
-            return backends.Skip(backends.SkipKind.NOT_APPLICABLE,
-                                 f"{memory} memory holds at most {renderer.max_spheres(memory)} spheres")
+            return backends.not_applicable(f"{memory} memory holds at most {renderer.max_spheres(memory)} spheres")
         block = launch.block or DEFAULT_BLOCK_2D
         frame = renderer.render(problem.subject, problem.size, memory, block, problem.pattern, repeats)
         return render_bench.outcome(problem, frame)
@@ -395,7 +394,7 @@ def _spheres(memory: str, on_cpu: bool = False):
 def _frame_to_host(problem, launch, backend, repeats):
     renderer = render_bench.renderer_for(backend.kind, backend.device, SphereRenderer)
     if problem.pattern != "uniform":
-        return backends.Skip(backends.SkipKind.NOT_APPLICABLE, "frame-to-host is timed with the uniform pattern only")
+        return backends.not_applicable("frame-to-host is timed with the uniform pattern only")
     block = launch.block or DEFAULT_BLOCK_2D
     image, timing = renderer.time_frames(problem.subject, problem.size, "constant", block, max(repeats, 50))
     grid = grid_for(*problem.size, block)

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from kernels.backend import HOST, Skip, SkipKind
+from kernels.backend import HOST, Skip, not_applicable
 from kernels import library_peers
 from kernels.bench import Launch, Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
@@ -485,10 +485,10 @@ def _builtin_reducer():
 
 def _run_cuda_reduce(problem, launch, backend, repeats):
     if problem.op != "sum":
-        return _not_applicable(f"numba's cuda.reduce only sums the input; {problem.op} would need an extra pass "
+        return not_applicable(f"numba's cuda.reduce only sums the input; {problem.op} would need an extra pass "
                                "(see the GPU variants)")
     if problem.dtype == "float32":
-        return _not_applicable(f"numba's cuda.reduce accumulates float32 in float32, which cannot meet this "
+        return not_applicable(f"numba's cuda.reduce accumulates float32 in float32, which cannot meet this "
                                f"benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on int32 only")
     from numba import cuda
 
@@ -498,10 +498,6 @@ def _run_cuda_reduce(problem, launch, backend, repeats):
     timing = backend.time(lambda: reducer(d_a, res=out), repeats)
     # numba's own launch shape: 128-thread blocks, at most 64 of them, plus its finishing launches
     return Outcome(problem.as_result(out.copy_to_host()[0]), timing, 128, max(1, min(problem.n // 128, 64)))
-
-
-def _not_applicable(text: str) -> Skip:
-    return Skip(SkipKind.NOT_APPLICABLE, text)
 
 
 def _cupy_inputs(problem, backend):
@@ -515,7 +511,7 @@ def _run_cupy_sum(problem, launch, backend, repeats):
     if isinstance(cupy, Skip):
         return cupy
     if problem.op != "sum":
-        return _not_applicable(f"cupy-sum runs sum only; {problem.op} would need a temporary or a custom kernel "
+        return not_applicable(f"cupy-sum runs sum only; {problem.op} would need a temporary or a custom kernel "
                                "(see cupy-dot for dot)")
     x, _ = _cupy_inputs(problem, backend)
     out = [None]
@@ -532,9 +528,9 @@ def _run_cupy_dot(problem, launch, backend, repeats):
     if isinstance(cupy, Skip):
         return cupy
     if problem.op != "dot":
-        return _not_applicable(f"cupy-dot runs dot only, not {problem.op}")
+        return not_applicable(f"cupy-dot runs dot only, not {problem.op}")
     if problem.dtype == "float32":
-        return _not_applicable(f"cupy.dot of float32 is cuBLAS sdot, which accumulates in float32 and cannot meet "
+        return not_applicable(f"cupy.dot of float32 is cuBLAS sdot, which accumulates in float32 and cannot meet "
                                f"this benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on "
                                "int32 only")
     x, y = _cupy_inputs(problem, backend)
