@@ -358,16 +358,24 @@ def _cupy_cub_refusal(x_dtype, acc_dtype) -> str:
             "needs equal dtypes), so this ran CuPy's reduction kernel with CUB block reductions")
 
 
-def run_cupy_sum_cub(problem, launch, backend, repeats):
+def _cupy_sum_input(problem, backend, name: str):
+    """(cupy, a zero-copy CuPy view of the first vector) for a CuPy sum, or the Skip saying why not."""
     cupy = optional_module("cupy")
     if isinstance(cupy, Skip):
         return cupy
     if problem.op != "sum":
-        return not_applicable(f"cupy-sum-cub runs sum only, not {problem.op}")
+        return not_applicable(f"{name} runs sum only, not {problem.op}")
+    d_a, _ = problem.device_inputs(backend)
+    return cupy, cupy.asarray(d_a)
+
+
+def run_cupy_sum_cub(problem, launch, backend, repeats):
+    found = _cupy_sum_input(problem, backend, "cupy-sum-cub")
+    if isinstance(found, Skip):
+        return found
+    cupy, x = found
     from cupy._core import _accelerator
 
-    d_a, _ = problem.device_inputs(backend)
-    x = cupy.asarray(d_a)
     saved = (_accelerator.get_routine_accelerators(), _accelerator.get_reduction_accelerators())
     _accelerator.set_routine_accelerators(["cub"])  # both, as CUPY_ACCELERATORS=cub sets them
     _accelerator.set_reduction_accelerators(["cub"])
@@ -395,11 +403,8 @@ def _accelerator_name(a) -> str:
 
 
 def cupy_sum_call(problem, backend):
-    cupy = optional_module("cupy")
-    if isinstance(cupy, Skip):
-        return cupy
-    if problem.op != "sum":
-        return not_applicable(f"cupy-sum runs sum only, not {problem.op}")
-    d_a, _ = problem.device_inputs(backend)
-    x = cupy.asarray(d_a)
+    found = _cupy_sum_input(problem, backend, "cupy-sum")
+    if isinstance(found, Skip):
+        return found
+    cupy, x = found
     return lambda: problem.as_result(cupy.sum(x, dtype=problem.accumulator).get())

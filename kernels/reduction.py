@@ -517,7 +517,7 @@ def _run_cupy_sum(problem, launch, backend, repeats):
     out = [None]
 
     def launch_sum():
-        out[0] = cupy.sum(x, dtype=problem.accumulator)  # CUB, accumulating in int64 / float64
+        out[0] = cupy.sum(x, dtype=problem.accumulator)  # CuPy's own reduction kernel, int64 / float64
 
     timing = backend.time(launch_sum, repeats)
     return Outcome(problem.as_result(out[0].get()), timing)
