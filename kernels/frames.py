@@ -77,7 +77,7 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
     while Python queues the launch (see kernels.timing), then the image is copied into pinned ``host``.
     In the simulator the kernel is wall time up to a synchronize. On the CPU (``image_dev`` None) the kernel writes
     host memory itself: a frame is its kernel."""
-    from kernels.timing import GPU_HEAD_START_NS, _head_start_kernel, check_repeats
+    from kernels.timing import EventTimer, check_repeats
 
     check_repeats(repeats)
     for _ in range(warmup):
@@ -87,17 +87,9 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
         from numba import cuda
 
         cuda.synchronize()
-        start, stop = cuda.event(), cuda.event()
-        head_start = _head_start_kernel()
+        timer = EventTimer()
         for _ in range(repeats):
-            head_start[1, 1](GPU_HEAD_START_NS)
-            t0 = time.perf_counter()
-            start.record()
-            launch()
-            stop.record()
-            launched = time.perf_counter() - t0
-            stop.synchronize()
-            k = float(cuda.event_elapsed_time(start, stop))
+            k, launched = timer(launch)
             t1 = time.perf_counter()
             image_dev.copy_to_host(host)
             copy = time.perf_counter() - t1

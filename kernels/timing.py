@@ -67,23 +67,39 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1
     for _ in range(warmup):
         launch()
     cuda.synchronize()
-    start, stop = cuda.event(), cuda.event()
-    head_start = _head_start_kernel()
+    timer = EventTimer()
     policy = current_policy()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
         if flush is not None:
             flush()  # outside the events: the next launch finds none of its input in L2
-        head_start[1, 1](GPU_HEAD_START_NS)
-        start.record()
-        launch()
-        stop.record()
-        stop.synchronize()
-        return float(cuda.event_elapsed_time(start, stop))
+        return timer(launch)[0]
 
     samples = repeat_until_stable(sample, repeats, policy)
     return Timing(tuple(samples), "cuda-events-cold" if policy.cold else "cuda-events")
+
+
+class EventTimer:
+    """CUDA events around one ``launch()``, behind the head-start kernel (see :func:`time_cuda_events`)."""
+
+    def __init__(self):
+        from numba import cuda
+
+        self._cuda = cuda
+        self.start, self.stop = cuda.event(), cuda.event()
+        self.head_start = _head_start_kernel()
+
+    def __call__(self, launch) -> tuple[float, float]:
+        """(kernel milliseconds by the events, host seconds spent queuing the launch)."""
+        self.head_start[1, 1](GPU_HEAD_START_NS)
+        t0 = time.perf_counter()
+        self.start.record()
+        launch()
+        self.stop.record()
+        queued = time.perf_counter() - t0
+        self.stop.synchronize()
+        return float(self._cuda.event_elapsed_time(self.start, self.stop)), queued
 
 
 @functools.lru_cache(maxsize=None)
