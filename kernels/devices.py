@@ -78,16 +78,6 @@ def gpu_limits(device: int = 0) -> DeviceLimits:
         )
 
 
-def limits_for(backend) -> DeviceLimits:
-    """Launch limits of a resolved :class:`kernels.backend.Backend` (the backend answers)."""
-    return backend.limits
-
-
-def device_name(backend) -> str:
-    """The name that goes into timing rows and the status line (the backend answers)."""
-    return backend.device_name
-
-
 def gpu_properties(device: int) -> list[tuple[str, str]]:
     """(label, value) pairs for one GPU, in the order seed 003 prints them."""
     from numba import cuda

@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
 from kernels.backend import HOST
-from kernels.bench import Launch, Outcome, Unit
+from kernels.bench import Outcome, Unit
 from kernels.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.errors import InputError
 from kernels.launch import LaunchRule

@@ -15,7 +15,7 @@ from numba import cuda  # a module global: the simulator swaps it for its fake m
 
 from kernels import library_peers
 from kernels.backend import HOST, Skip
-from kernels.bench import Launch, Outcome
+from kernels.bench import Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
 from kernels.launch import LaunchRule

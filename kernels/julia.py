@@ -30,7 +30,6 @@ import numpy as np
 from numba import cuda
 
 from kernels import backend as backends
-from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 
@@ -205,7 +204,7 @@ class JuliaRenderer:
 
     def __init__(self, backend: backends.Backend):
         self.backend = backend
-        self.limits = limits_for(backend)
+        self.limits = backend.limits
         self._image_dev = None
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, double-buffered
@@ -242,7 +241,7 @@ class JuliaRenderer:
                 "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
                 "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
-        return Frame(image, timing, frame_time.median_ms, self.backend.kind, device_name(self.backend), block, grid,
+        return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)
 
 

@@ -29,7 +29,6 @@ from numba import cuda
 
 from kernels import backend as backends
 from kernels.constant_memory import ConstantArray
-from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capacity, check_count, max_spheres
@@ -259,7 +258,7 @@ class SphereRenderer:
 
     def __init__(self, backend: backends.Backend):
         self.backend = backend
-        self.limits = limits_for(backend)
+        self.limits = backend.limits
         self.capacity = capacity(self.limits)
         self._image_dev = None
         self._scene_dev = None  # the packed spheres of the last scene uploaded
@@ -288,7 +287,7 @@ class SphereRenderer:
             memory, block, grid = "host", None, None
             self._warm.add(memory)
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
-        return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, device_name(self.backend), block, grid,
+        return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)
 
     def max_spheres(self, memory: str) -> int:

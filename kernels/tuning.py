@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from kernels.cache import CACHE_ENV  # noqa: E402,F401  (tests point it at a temporary folder)
 CACHE_FILE = "tuning.json"
 SWEEP_ITEMS = (1, 2, 4, 8, 16)
 SWEEP_BLOCKS = (128, 256, 512, 1024)

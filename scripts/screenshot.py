@@ -73,7 +73,6 @@ class Driver:
 
     # ------------------------------------------------------------------ steps
     def start(self) -> None:
-        from PyQt6.QtCore import Qt
         from PyQt6.QtWidgets import QApplication
 
         from raytracer_app.gui.main_window import MainWindow

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from kernels import bench, devices, timing, tuning
+from kernels import bench, cache, devices, timing, tuning
 from kernels.timing import Policy, Timing
 
 
@@ -168,7 +168,7 @@ def test_summary_names_a_win_and_a_loss_within_noise():
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))
     monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
     return tmp_path
 

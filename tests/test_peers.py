@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from kernels import histogram, library_peers, reduction
+from kernels import cache, histogram, library_peers, reduction
 from kernels.backend import Skip, SkipKind
 from kernels.launch import Launch
 
@@ -16,7 +16,7 @@ def private_tuning_cache(tmp_path, monkeypatch):
     """best's tuning cache in a temp dir: no test writes the user's cache."""
     from kernels import tuning
 
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
 
 

@@ -97,11 +97,10 @@ def test_sphere_count_limits(n, cap):
 
 
 def test_limits_per_memory(cuda_backend, cpu_backend):
-    from kernels.devices import limits_for
 
     assert [max_spheres(m) for m in ("global", "constant", "shared", "binned")] == [1_000_000, 2340, 1_000_000, 1_000_000]
     assert 65536 // 28 == 2340
-    limits = limits_for(cuda_backend)
+    limits = cuda_backend.limits
     assert max_spheres("constant", limits) == min(2340, limits.total_constant_memory // 28)
     gpu, cpu = SphereRenderer(cuda_backend), SphereRenderer(cpu_backend)
     assert gpu.max_spheres("binned") == gpu.max_spheres("global") == 1_000_000

@@ -262,7 +262,7 @@ class BenchPanel(QWidget):
             self.repeats.setValue(SIM_DEFAULT_REPEATS)
         tip = f"at most {self.n.maximum()} on the simulator (every GPU thread runs in Python)" if sim else ""
         self.n.setToolTip(tip)
-        self.repeats.setToolTip(f"timed repeats after a warm-up" + (f"; at most {SIM_MAX_REPEATS} on the simulator" if sim else ""))
+        self.repeats.setToolTip("timed repeats after a warm-up" + (f"; at most {SIM_MAX_REPEATS} on the simulator" if sim else ""))
         self.sim_note.setVisible(sim)
         self._update_launch_controls()
 

@@ -12,7 +12,6 @@ from PyQt6.QtCore import QObject, QSettings, pyqtSignal
 
 from kernels import backend as backends
 from kernels import bench
-from kernels.devices import device_name, limits_for
 from kernels.errors import InputError
 from kernels.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
@@ -202,7 +201,7 @@ class RenderModel(QObject):
         super().__init__()
         self.backend = backend
         self.backend_name = backend.kind  # what the user chose: one of backend.BACKEND_NAMES
-        self.limits = limits_for(backend)
+        self.limits = backend.limits
         self.tab = "spheres"
         self.sizes = dict(DEFAULT_SIZES)
         self.block = DEFAULT_BLOCK_2D
@@ -269,7 +268,7 @@ class RenderModel(QObject):
 
     @property
     def device_label(self) -> str:
-        return f"{self.backend.kind}: {device_name(self.backend)}"
+        return f"{self.backend.kind}: {self.backend.device_name}"
 
     def max_block(self) -> tuple[int, int]:
         """(max BX, max BY) given the other dimension: BX * BY never exceeds max threads per block."""
@@ -302,7 +301,7 @@ class RenderModel(QObject):
         if b == self.backend:
             return True
         self.backendChanging.emit(b.kind)
-        self.backend, self.limits = b, limits_for(b)
+        self.backend, self.limits = b, b.limits
         bx, by = self.block
         mt = self.limits.max_threads_per_block
         bx = max(1, min(bx, self.limits.max_block_dim[0], mt))
