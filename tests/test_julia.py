@@ -5,7 +5,7 @@ import pytest
 
 from kernels import InputError
 from kernels.julia import JuliaParams, JuliaRenderer, parse_complex
-from tests.references import julia_book_picture, julia_complex, julia_plane_float64, julia_reference
+from tests.references import julia_book_picture, julia_complex, julia_plane_float64
 
 
 def test_cpu_twin_reproduces_the_book_at_1000(cpu_backend):
