@@ -13,15 +13,9 @@ import stat
 
 import numpy as np
 
+from kernels import devices
 from kernels.errors import InputError
 from kernels.files import kind_of
-
-
-def available_memory() -> int | None:
-    """Bytes of memory this machine can still give (see :func:`kernels.devices.available_host_bytes`)."""
-    from kernels.devices import available_host_bytes
-
-    return available_host_bytes()
 
 
 def _label(path, option: str) -> str:
@@ -74,7 +68,7 @@ def read_bytes(path, option: str, limit: int, why: str) -> bytes:
 
 def memory_limit() -> tuple[int, str]:
     """(bytes, why) the largest input that fits in memory now."""
-    avail = available_memory()
+    avail = devices.available_host_bytes()
     if avail is None:
         return 2**62, "no limit known"
     return avail, f"the memory available now, {avail / 2**30:.1f} GiB"

@@ -317,31 +317,31 @@ def test_malformed_npy_is_one_line_and_exit_2(tmp_path, capsys, name, raw, messa
 
 
 def test_npy_header_promising_more_than_memory_is_refused_from_the_header(tmp_path, capsys, monkeypatch):
-    from kernels import inputs
+    from kernels import devices
 
     arr = np.arange(1000, dtype=np.int32)
     path = tmp_path / "a.npy"
     np.save(path, arr)
-    monkeypatch.setattr(inputs, "available_memory", lambda: 1000)  # 4000 bytes of data do not fit
+    monkeypatch.setattr(devices, "available_host_bytes", lambda: 1000)  # 4000 bytes of data do not fit
     monkeypatch.setattr(np.lib.format, "read_array", lambda *a, **k: pytest.fail("read the data"))
     code, _, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--variants", "numpy", "--input", path)
     assert code == 2 and "holds 4,000 bytes of data; at most 1,000" in one_error_line(err)
 
 
 def test_histogram_input_larger_than_memory_is_refused_before_reading(tmp_path, capsys, monkeypatch):
-    from kernels import inputs
+    from kernels import devices
 
     path = tmp_path / "data.bin"
     path.write_bytes(bytes(5000))
-    monkeypatch.setattr(inputs, "available_memory", lambda: 4096)
+    monkeypatch.setattr(devices, "available_host_bytes", lambda: 4096)
     code, _, err = run(capsys, *BENCH, "--input", path)
     assert code == 2 and "5,000 bytes; at most 4,096" in one_error_line(err)
 
 
 def test_available_memory_is_a_positive_number_here():
-    from kernels.inputs import available_memory
+    from kernels.devices import available_host_bytes
 
-    avail = available_memory()
+    avail = available_host_bytes()
     assert avail is None or avail > 0
 
 
