@@ -11,6 +11,7 @@ from kernels import bench
 from kernels.algorithms import by_name
 from kernels.errors import InputError
 from kernels.variants import select
+from raytracer_app.cli import refuse_launch_options_on_the_host
 
 
 def bench_command(args, backend) -> int:
@@ -36,7 +37,7 @@ def bench_command(args, backend) -> int:
         args.repeats = backend.caps.default_repeats
     backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)
-    _refuse_launch_options_on_the_host(args, backend)
+    refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
     options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
     problems, count = _problems(args, algorithm, options, backend)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
@@ -139,17 +140,6 @@ def _whole_call_rows(args, problems, backend, on_row):
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
                     print(line)
     return rows
-
-
-def _refuse_launch_options_on_the_host(args, backend) -> None:
-    """The cpu backend has no thread blocks: a launch option there would change nothing (as in `render`)."""
-    if not backend.is_host:
-        return
-    for flag in ("block", "grid", "grid_sm", "items_per_thread"):
-        value = getattr(args, flag, None)
-        if value is not None:
-            raise InputError(f"--{flag.replace('_', '-')} {value} applies to CUDA kernels; the cpu backend has none "
-                             "(use --backend cuda or sim)")
 
 
 def _write_csv(rows, csv_path, input_path) -> bool:

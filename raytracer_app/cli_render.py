@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kernels.errors import InputError
 from kernels.files import check_output
+from raytracer_app.cli import refuse_launch_options_on_the_host
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -17,11 +18,7 @@ def render_command(args, backend) -> int:
     from kernels.frames import parse_block, parse_size
     from kernels.launch import DEFAULT_BLOCK_2D
 
-    if not backend.runs_cuda_kernels:
-        for option in ("--memory", "--block", "--launch"):
-            value = getattr(args, option[2:], None)
-            if value is not None:
-                raise InputError(f"{option} {value} applies to CUDA kernels; the cpu backend has none (use --backend cuda or sim)")
+    refuse_launch_options_on_the_host(args, backend, ("memory", "block", "launch"))
     scene_file = ("--scene", getattr(args, "scene", None))
     check_writable(args.out, "--out", [scene_file])
     if getattr(args, "save_scene", None):
