@@ -131,7 +131,10 @@ class Caps:
     default_repeats: int = 10
     max_launch_threads: int | None = None  # threads in one launch (block x grid); None: the device's own limits
 
-    def check_repeats(self, repeats: int, option: str = "--repeats") -> int:
+    def check_repeats(self, repeats: int | None, option: str = "--repeats") -> int:
+        """``repeats``, or this backend's default when None; refused outside 1..max_repeats."""
+        if repeats is None:
+            return self.default_repeats
         if not 1 <= repeats <= self.max_repeats:
             raise InputError(f"{option} {repeats} is out of range; allowed 1..{self.max_repeats} on this backend")
         return repeats

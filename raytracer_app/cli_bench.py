@@ -33,9 +33,7 @@ def bench_command(args, backend) -> int:
         csv_path = args.csv
         if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))])):
             print(f"--csv {csv_path} exists: it will be overwritten")
-    if args.repeats is None:
-        args.repeats = backend.caps.default_repeats
-    backend.caps.check_repeats(args.repeats)
+    args.repeats = backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)
     refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
     options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)

@@ -30,9 +30,7 @@ def render_command(args, backend) -> int:
         raise InputError(f"--size {size[0]}x{size[1]} is too large for this backend: at most "
                          f"{caps.max_image_side}x{caps.max_image_side}" + (" in the simulator, which runs every GPU "
                          "thread in Python" if backend.is_simulator else ""))
-    if args.repeats is None:
-        args.repeats = caps.default_repeats
-    caps.check_repeats(args.repeats)
+    args.repeats = caps.check_repeats(args.repeats)
     notes: list[str] = []  # printed after the timing
     if args.target == "spheres":
         frame = _render_spheres(args, backend, size, block)
