@@ -38,7 +38,7 @@ def simulator_active() -> bool:
 
 def gpu_count() -> int:
     """Number of real CUDA GPUs this process can use (0 in a simulator process or without a driver)."""
-    if simulator_active():
+    if simulator_active() or _no_cuda_driver():
         return 0
     try:
         from numba import cuda
@@ -48,6 +48,44 @@ def gpu_count() -> int:
         return len(cuda.gpus)
     except Exception:  # a broken driver or toolkit means: no usable GPU
         return 0
+
+
+def _no_cuda_driver() -> bool:
+    """True when the CUDA driver library cannot be loaded, so there is no GPU: answered in milliseconds,
+    where asking numba.cuda means importing it (0.3 s) first. NUMBA_CUDA_DRIVER (a driver elsewhere)
+    leaves the answer to numba."""
+    if os.environ.get("NUMBA_CUDA_DRIVER"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+    except OSError:
+        return True
+    return False
+
+
+def start_driver_in_background(device: int = 0) -> None:
+    """Start the CUDA driver and create ``device``'s primary context (the one numba uses) in a background
+    thread, calling the driver library directly: ctypes lets go of the GIL during each call, so these
+    0.2-0.3 s overlap with importing Qt and numba, and numba.cuda later finds both done. Does nothing in
+    the simulator, without a driver, or when NUMBA_CUDA_DRIVER names another one; a failure here is left
+    for numba to report."""
+    if simulator_active() or _no_cuda_driver():
+        return
+    import ctypes
+    import threading
+
+    def start() -> None:
+        try:
+            lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+            if lib.cuInit(0) == 0 and lib.cuDeviceGet(ctypes.byref(dev), int(device)) == 0:
+                lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # kept for the process's life
+        except (OSError, AttributeError):
+            pass
+
+    threading.Thread(target=start, name="cuda-driver-start", daemon=True).start()
 
 
 def gpu_available() -> bool:
@@ -81,6 +119,18 @@ def quiet_deliberate_small_grids() -> None:
     import warnings
 
     warnings.filterwarnings("ignore", message=SMALL_GRID_WARNING)
+
+
+def bind_numba_cuda(namespace: dict):
+    """Import numba.cuda and bind it as ``cuda`` in a kernel module's ``namespace`` (its ``globals()``);
+    returns it. Kernel modules call this on their first GPU use instead of importing numba.cuda when they
+    load: that import costs about 0.3 s that the cpu backend never needs, before its first frame. The name
+    must be a module global: kernel bodies look ``cuda`` up there when they compile, and the simulator
+    swaps it there for its per-thread fake while they run."""
+    from numba import cuda
+
+    namespace["cuda"] = cuda
+    return cuda
 
 
 def unavailable_reason(name: str) -> str:

@@ -24,7 +24,15 @@ class ConstantArray:
         self.name, self.length = name, length
         self.host = np.zeros(length, np.float32)  # the simulator's "constant memory"
         self._written: dict[tuple[int, int, int], bytes] = {}  # (kernel, device, offset) -> bytes last written
-        self.get = self._simulated_get if simulator_active() else self._make_intrinsic()
+        self._get = None
+
+    @property
+    def get(self):
+        """What a kernel calls to read the array: the intrinsic, made on first use (it imports numba.cuda,
+        which a process on the cpu backend never needs), or in the simulator the host array's getter."""
+        if self._get is None:
+            self._get = self._simulated_get if simulator_active() else self._make_intrinsic()
+        return self._get
 
     def _simulated_get(self):
         return self.host

@@ -11,10 +11,8 @@ import functools
 import os
 
 import numpy as np
-from numba import cuda  # a module global: the simulator swaps it for its fake module
-
 from kernels import library_peers
-from kernels.backend import HOST, Skip
+from kernels.backend import HOST, Skip, bind_numba_cuda
 from kernels.bench import Outcome
 from kernels.descriptor import Algorithm, Option, SizeAxis
 from kernels.errors import InputError
@@ -22,6 +20,7 @@ from kernels.launch import LaunchRule
 from kernels.peers import optional_module
 from kernels.variants import Variant
 
+cuda = None  # numba.cuda, bound on first GPU use by bind_numba_cuda (the cpu backend never imports it)
 BINS = 256
 # CUB's histogram benchmark draws its inputs at these bit entropies (nvbench_helper's bit_entropy): each
 # level ANDs this many more uniform random words together, so every bit is 1 with probability 2**-(k+1)
@@ -57,13 +56,13 @@ class HistogramProblem:
         if self._device_bytes is None:
             padded = np.zeros(-(-self.n // 4) * 4, np.uint8)
             padded[: self.n] = self.data
-            self._device_bytes = cuda.to_device(padded)
+            self._device_bytes = bind_numba_cuda(globals()).to_device(padded)
         return self._device_bytes
 
     def device_counts(self):
         """The GPU variants' 256 output counters, allocated once and zeroed by each timed launch."""
         if self._device_counts is None:
-            self._device_counts = cuda.device_array(BINS, np.uint32)
+            self._device_counts = bind_numba_cuda(globals()).device_array(BINS, np.uint32)
         return self._device_counts
 
     def score(self, counts) -> int:
@@ -191,6 +190,8 @@ def _run_cpu_parallel(problem, launch, backend, repeats):
 def _seed_kernels():
     from numba import uint32
 
+    bind_numba_cuda(globals())
+
 
     @cuda.jit
     def zero_counts(counts):
@@ -231,6 +232,8 @@ def _seed_kernels():
 def _best_kernel(words_per_thread: int):
     """The tuned kernel for one unroll depth (unrolled loops need a compile-time trip count)."""
     from numba import uint32
+
+    bind_numba_cuda(globals())
 
     lanes = 32
     sub_size = BINS * lanes  # 32 KiB of shared counters per block, whatever the block size

@@ -27,12 +27,12 @@ from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
-from numba import cuda
 
 from kernels import backend as backends
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 
+cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
 PRECISIONS = ("float32", "float64")
@@ -186,9 +186,15 @@ def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
             julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
 
 
+def bind_gpu_globals() -> None:
+    """Bind numba.cuda as this module's global, where the kernel body looks it up when it compiles."""
+    backends.bind_numba_cuda(globals())
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(precision: str = "float32"):
     f = precision
+    bind_gpu_globals()
     # kept in numba's on-disk cache: the next start loads it instead of compiling (see raytrace.gpu_kernel)
     return cuda.jit(f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)", cache=True)(_render_julia)
 
@@ -224,7 +230,7 @@ class JuliaRenderer:
             grid = grid_for(width, height, block)
             self.backend.activate()
             if self._image_dev is None or self._image_dev.shape != (height, width):
-                self._image_dev = cuda.device_array((height, width), np.uint32)
+                self._image_dev = backends.bind_numba_cuda(globals()).device_array((height, width), np.uint32)
             image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
             launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
             host = self._host_frames.next_buffer(height, width)

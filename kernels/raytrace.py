@@ -25,7 +25,6 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
 
 from kernels import backend as backends
 from kernels.constant_memory import ConstantArray
@@ -34,6 +33,7 @@ from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for,
 from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capacity, check_count, max_spheres
 from kernels.timing import Timing
 
+cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
 # The kernels read the spheres from one flat float32 buffer: first a hot record per sphere, read at every
@@ -45,7 +45,7 @@ HOT, COLD = 4, 3
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
 TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one compile-time constant
 CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY * (HOT + COLD))
-constant_spheres = CONSTANT_SPHERES.get  # a module global, so the kernel can call the intrinsic
+constant_spheres = None  # CONSTANT_SPHERES.get, a module global the kernel calls: see bind_gpu_globals
 CONSTANT_COLD_AT = CONSTANT_CAPACITY * HOT
 
 
@@ -223,11 +223,20 @@ def render_spheres_cpu(spheres, count, staggered, pixels):
             store_pixel(pixels, x, y, r, g, b)
 
 
+def bind_gpu_globals() -> None:
+    """Bind the module globals the kernel bodies above look up when they compile: numba.cuda and the
+    constant array's intrinsic (both import numba.cuda, which the cpu backend never needs)."""
+    global constant_spheres
+    backends.bind_numba_cuda(globals())
+    constant_spheres = CONSTANT_SPHERES.get
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(memory: str):
     """The compiled kernel for a memory kind (compiled once per process, eagerly for its one signature,
     and kept in numba's on-disk cache so that the next start of the app loads it instead: the first frame
     waits for it)."""
+    bind_gpu_globals()
     if memory in ("global", "shared"):
         body = _render_spheres_global if memory == "global" else _render_spheres_shared
         return cuda.jit("void(float32[::1], int32, boolean, uint32[:, ::1])", cache=True)(body)
@@ -296,6 +305,7 @@ class SphereRenderer:
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
+        backends.bind_numba_cuda(globals())
         if self._image_dev is None or self._image_dev.shape != (height, width):
             self._image_dev = cuda.device_array((height, width), np.uint32)
         image_dev = self._image_dev

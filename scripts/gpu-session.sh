@@ -2,7 +2,7 @@
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
 # Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
-#   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps pack
+#   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -66,6 +66,18 @@ for stage in "$@"; do
       for memory in global constant shared; do
         python3 scripts/bare_loop.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
         python3 scripts/gui_fps.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
+      done ;;
+    first-frame)
+      # a pip install writes bytecode; the bundle is unpacked without it and this machine sets
+      # PYTHONDONTWRITEBYTECODE, so compile it once, or every start would compile numpy, Qt and pyqtgraph
+      python3 -m compileall -q -j 0 ${BUNDLE_SITE:-/tmp/site} kernels raytracer_app > /dev/null
+      cold=$(mktemp -d)
+      NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cuda --memory constant --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/cold numba cache: /' | tee -a "$OUT/first-frame.log"
+      for i in 1 2 3; do
+        NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cuda --memory constant --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
+      done
+      for i in 1 2 3; do
+        NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cpu --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;

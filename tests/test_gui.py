@@ -130,6 +130,10 @@ def test_backend_entries(qtbot, make_window, cpu_backend):
     items = w.controls.backend.model()
     names = [w.controls.backend.itemText(i) for i in range(w.controls.backend.count())]
     assert names == ["auto", "cuda", "cpu", "sim"]
+    if not w.controls.backends_checked:  # a CPU window asks for GPUs once its first frame is shown
+        assert not items.item(1).isEnabled() and "checking for a CUDA GPU" in items.item(1).toolTip()
+    qtbot.waitUntil(lambda: w.controls.backends_checked, timeout=WAIT)
+    assert w.first_frame_s is not None
     assert items.item(3).isEnabled() == simulator_active()
     assert items.item(1).isEnabled() == (gpu_count() > 0)
     if not simulator_active():

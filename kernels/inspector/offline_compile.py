@@ -54,7 +54,10 @@ def target_device(cc: tuple[int, int]):
 
 def resolve_kernel(job: dict):
     """The Python function of the kernel a catalog job names."""
-    obj = getattr(importlib.import_module(job["module"]), job["function"])
+    module = importlib.import_module(job["module"])
+    # modules that import numba.cuda only on first GPU use bind it (and what needs it) here
+    getattr(module, "bind_gpu_globals", lambda: None)()
+    obj = getattr(module, job["function"])
     if job.get("args") is not None:
         obj = obj(*job["args"])
     if job.get("item") is not None:

@@ -72,9 +72,48 @@ def _excepthook(kind, value, tb):
         _showing_error = False
 
 
+def _gpu_to_start(backend_name: str, device: int | None, settings) -> int | None:
+    """The GPU the window will most likely open on (None: the cpu backend or the simulator), read from the
+    choice and the saved settings without asking numba, so that its driver can start early."""
+    from raytracer_app.gui.state import Keys, read
+
+    if backend_name == "auto" and device is None:
+        saved = read(settings, Keys.BACKEND, "auto", str)
+        if saved == "cuda":
+            return read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1)
+        return 0 if saved == "auto" else None
+    return (device or 0) if backend_name in ("auto", "cuda") else None
+
+
 def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
     """Create the QApplication and the main window, run the event loop; returns the exit code."""
-    t_launch = time.perf_counter()
+    from raytracer_app import STARTED
+
+    opened = open_window(backend_name, device, STARTED)
+    if isinstance(opened, int):
+        return opened
+    app, window = opened
+    code = app.exec()
+    if window.restart_argv:  # Render > Restart with / without the CUDA simulator
+        from raytracer_app.gui.restart import exec_restart
+
+        exec_restart(window.restart_argv)
+    from raytracer_app.gui.workers import ORPHANS
+
+    if any(t.isRunning() for t in ORPHANS):
+        # a kernel that cannot be interrupted (e.g. a huge simulator render) is still running: settings are
+        # saved, so end the process now instead of waiting for it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def open_window(backend_name: str = "auto", device: int | None = None, t_launch: float | None = None):
+    """Everything the app does before its event loop runs: returns (QApplication, shown MainWindow), or an
+    exit code when no window can open. scripts/gui_fps.py calls it too, so it measures the app's own start
+    (``t_launch``: when the process began, as the first frame's time is counted from it)."""
+    t_launch = time.perf_counter() if t_launch is None else t_launch
     from kernels import backend as backends
 
     backends.prepare(backend_name)  # before numba is imported (no-op when the CLI already did)
@@ -96,26 +135,16 @@ def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
         app.setWindowIcon(QIcon(str(ICON)))
     sys.excepthook = _excepthook
     settings = make_settings()
+    gpu = _gpu_to_start(backend_name, device, settings)
+    if gpu is not None:
+        backends.start_driver_in_background(gpu)  # overlaps with the imports below
     backend, name, message = _resolve_backend(backend_name, device, settings)
 
     from raytracer_app.gui.main_window import MainWindow
 
     window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
     window.show()
-    code = app.exec()
-    if window.restart_argv:  # Render > Restart with / without the CUDA simulator
-        from raytracer_app.gui.restart import exec_restart
-
-        exec_restart(window.restart_argv)
-    from raytracer_app.gui.workers import ORPHANS
-
-    if any(t.isRunning() for t in ORPHANS):
-        # a kernel that cannot be interrupted (e.g. a huge simulator render) is still running: settings are
-        # saved, so end the process now instead of waiting for it
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    return app, window
 
 
 __all__ = ["run_gui"]

@@ -137,18 +137,15 @@ class Controls(QScrollArea):
         box = QGroupBox("Backend")
         form = QFormLayout(box)
         self.backend = _combo([c.name for c in backends.CHOICES], "which backend renders and runs the benchmarks")
-        for index, choice in enumerate(backends.CHOICES):
-            why = backends.unavailable_reason(choice.name)
-            _set_item_enabled(self.backend, index, not why, f"{choice.description}" + (f"\n{why}" if why else ""))
-        gpus = backends.gpu_count()
         self.backend.textActivated.connect(self._backend_chosen)
         form.addRow("Backend", self.backend)
-        self.gpu = _combo(range(gpus), "which GPU renders")
+        self.gpu = _combo([], "which GPU renders")
         self.gpu.activated.connect(lambda _: self._backend_chosen(self.backend.currentText()))
         self.gpu_label = QLabel("GPU")
         form.addRow(self.gpu_label, self.gpu)
-        self.gpu.setVisible(gpus > 1)
-        self.gpu_label.setVisible(gpus > 1)
+        # asking for GPUs imports numba.cuda (0.3 s) and starts the driver, which a CPU window's first frame
+        # does not need: there the main window calls refresh_backend_choices once that frame is shown
+        self.refresh_backend_choices(check_gpus=not self.model.backend.is_host)
         self.device = QLabel()
         self.device.setWordWrap(True)
         form.addRow(self.device)
@@ -161,6 +158,25 @@ class Controls(QScrollArea):
         self.size_note.setWordWrap(True)
         form.addRow(self.size_note)
         return box
+
+    def refresh_backend_choices(self, check_gpus: bool = True) -> None:
+        """Enable the backends this process can switch to, saying why the others cannot run, and list the
+        GPUs when there is more than one. Without ``check_gpus`` the cuda entry waits for a later call."""
+        for index, choice in enumerate(backends.CHOICES):
+            if choice.name == "cuda" and not check_gpus:
+                why = "checking for a CUDA GPU…"
+            else:
+                why = backends.unavailable_reason(choice.name)
+            _set_item_enabled(self.backend, index, not why, f"{choice.description}" + (f"\n{why}" if why else ""))
+        gpus = backends.gpu_count() if check_gpus else 0
+        if self.gpu.count() != gpus:
+            self.gpu.clear()
+            self.gpu.addItems([str(i) for i in range(gpus)])
+            if self.model.backend.is_gpu:
+                self.gpu.setCurrentIndex(self.model.backend.device)
+        self.gpu.setVisible(gpus > 1)
+        self.gpu_label.setVisible(gpus > 1)
+        self.backends_checked = check_gpus
 
     def _launch_group(self) -> QGroupBox:
         box = QGroupBox("Launch (threads per block)")

@@ -279,7 +279,7 @@ class MainWindow(QMainWindow):
                 self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
-                QTimer.singleShot(0, self.ensure_inspector)  # what the first frame did not need, now
+                QTimer.singleShot(0, self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             if request.kind == self.model.tab:
                 self._update_status(request.kind)
@@ -292,6 +292,8 @@ class MainWindow(QMainWindow):
     def _render_failed(self, text: str, request) -> None:
         self.work = None
         self.worker.ack()
+        if self.first_frame_s is None:
+            QTimer.singleShot(0, self._after_first_frame)
         self.stale[request.kind] = True  # the next change (or Render Now) tries again
         self.statusBar().showMessage(f"render failed: {text}", 15000)
 
@@ -331,6 +333,14 @@ class MainWindow(QMainWindow):
         if self.model.tab == "julia":
             self.model.reset_julia_view()
         self.view.view(self.model.tab).reset_view()
+
+    def _after_first_frame(self) -> None:
+        """What the first frame did not need, now: the Inspector, and on a CPU window the check for GPUs."""
+        if self._closing:
+            return
+        if not self.controls.backends_checked:
+            self.controls.refresh_backend_choices()
+        self.ensure_inspector()
 
     # ------------------------------------------------------------------ inspector, sphere count curve
     def ensure_inspector(self):

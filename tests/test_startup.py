@@ -1,0 +1,109 @@
+"""The app's start: what a CPU window loads before its first frame, which GPU's driver starts early, and
+the shared start that scripts/gui_fps.py measures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from kernels import backend as backends
+from tests.conftest import child_pythonpath
+
+CHILD = r"""
+import sys, tempfile
+from PyQt6.QtCore import QSettings
+QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
+from raytracer_app.gui import open_window
+from raytracer_app.gui.state import Keys, make_settings
+s = make_settings(); s.setValue(Keys.SIZE.format("spheres"), "64x64"); s.sync()
+app, window = open_window("cpu")
+while window.first_frame_s is None:
+    app.processEvents()
+print("cuda-before-first-frame", "numba.cuda" in sys.modules, window.controls.backends_checked)
+while not window.controls.backends_checked:
+    app.processEvents()
+item = window.controls.backend.model().item(1)
+print("cuda-entry", item.isEnabled(), item.toolTip().splitlines()[-1])
+window.close()
+while not window.render_thread.isFinished():
+    app.processEvents()
+"""
+
+
+def test_a_cpu_window_shows_its_first_frame_without_numba_cuda(tmp_path):
+    """numba.cuda costs 0.3 s to import; a CPU window's first frame needs none of it. The GPU check for the
+    backend list comes after that frame and then says what it found."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(), "HOME": str(tmp_path)}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith("cuda-"))
+    assert lines["cuda-before-first-frame"] == "False False", proc.stdout
+    enabled, tip = lines["cuda-entry"].split(" ", 1)
+    has_gpu = backends.gpu_count() > 0
+    assert enabled == str(has_gpu)
+    assert "checking" not in tip and (has_gpu or "needs a CUDA GPU" in tip)
+
+
+@pytest.mark.parametrize("choice, device, saved, expected", [
+    ("cpu", None, {}, None),
+    ("sim", None, {}, None),
+    ("cuda", None, {}, 0),
+    ("cuda", 1, {}, 1),
+    ("auto", None, {}, 0),
+    ("auto", None, {"backend/name": "cpu"}, None),
+    ("auto", None, {"backend/name": "sim"}, None),
+    ("auto", None, {"backend/name": "cuda", "backend/device": 3}, 3),
+    ("auto", None, {"backend/name": "cuda", "backend/device": "garbage"}, 0),
+    ("auto", 2, {"backend/name": "cpu"}, 2),
+])
+def test_which_gpu_starts_early(choice, device, saved, expected, qapp, tmp_path):
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui import _gpu_to_start
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    for key, value in saved.items():
+        settings.setValue(key, value)
+    assert _gpu_to_start(choice, device, settings) == expected
+
+
+def _driver_threads():
+    return [t for t in threading.enumerate() if t.name == "cuda-driver-start"]
+
+
+def test_no_driver_no_early_start(monkeypatch):
+    monkeypatch.setattr(backends, "_no_cuda_driver", lambda: True)
+    before = len(_driver_threads())
+    backends.start_driver_in_background(0)
+    assert len(_driver_threads()) == before
+    assert backends.gpu_count() == 0  # and no numba asked
+
+
+@pytest.mark.gpu
+def test_early_driver_start_leaves_numba_a_working_context(cuda_backend):
+    from numba import cuda
+
+    backends.start_driver_in_background(cuda_backend.device)
+    for t in _driver_threads():
+        t.join(timeout=60)
+    with cuda.gpus[cuda_backend.device]:
+        a = cuda.to_device([1, 2, 3])
+        assert list(a.copy_to_host()) == [1, 2, 3]
+
+
+def test_every_algorithm_module_loads_without_numba_cuda():
+    """Kernel modules bind numba.cuda on their first GPU use (backend.bind_numba_cuda), not when imported."""
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench; "
+            "print(sorted(m for m in sys.modules if m == 'numba.cuda' or m.startswith('numba.cuda.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
