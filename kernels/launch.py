@@ -54,10 +54,11 @@ class Resolved:
 class LaunchRule:
     """A GPU variant's launch rules, declared next to the variant.
 
-    The default grid is, in this order of preference: ``grid_for_n(n, block)`` when the input size is
-    known, ``grid`` blocks, or ``grid_sm`` x the SM count. ``resident_grid``: on a real GPU the default
-    grid is as many blocks as the whole GPU holds at once (asked of the driver for the compiled kernel).
-    ``items``: (default, min, max) elements per thread for variants that have that knob, with
+    The default grid is, in this order of preference: with ``tiles``, one block per tile of block x items
+    elements when the input size is known; ``grid_for_n(n, block)`` when it is known; ``grid`` blocks, or
+    ``grid_sm`` x the SM count. ``resident_grid``: on a real GPU the default grid is as many blocks as the
+    whole GPU holds at once (asked of the driver for the compiled kernel). ``items``: (default, min, max)
+    elements per thread for variants that have that knob, a multiple of ``items_multiple``, with
     ``items_by_op`` overriding the default per operation. ``shape_2d``: an image kernel, block BXxBY."""
 
     block: int | tuple[int, int] = 256
@@ -68,6 +69,8 @@ class LaunchRule:
     min_block: int = 1
     items: tuple[int, int, int] | None = None
     items_by_op: tuple[tuple[str, int], ...] = ()
+    items_multiple: int = 1
+    tiles: bool = False
     resident_grid: bool = False
     shape_2d: bool = False
     fixed: bool = False  # the block is part of what the variant teaches (the book's 1x1): a user's is ignored
@@ -88,6 +91,8 @@ class LaunchRule:
                   BLOCK_POWER_OF_TWO: f"block a power of two, at least {self.min_block}",
                   BLOCK_WHOLE_WARPS: "block a multiple of the warp size (32)"}[self.block_rule]]
         grid = (f"{self.grid}" if self.grid else f"{self.grid_sm:g} x SM count" if self.grid_sm else "")
+        if self.tiles:
+            grid = "one per tile of block x items_per_thread elements"
         if self.resident_grid:
             grid = "as many blocks as the GPU holds at once"
         if self.grid_for_n and self.grid:
@@ -95,7 +100,8 @@ class LaunchRule:
         parts.append(f"default {self.block} threads x {grid} blocks" + (f", {self.note}" if self.note else ""))
         if self.items:
             by_op = "".join(f"; {n} for {op}" for op, n in self.items_by_op)
-            parts.append(f"items_per_thread {self.items[1]}..{self.items[2]} (default {self.items[0]}{by_op})")
+            multiple = f", a multiple of {self.items_multiple}" if self.items_multiple > 1 else ""
+            parts.append(f"items_per_thread {self.items[1]}..{self.items[2]}{multiple} (default {self.items[0]}{by_op})")
         return "; ".join(parts)
 
 
@@ -127,13 +133,6 @@ def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, o
     if launch.grid_sm is not None and not (isinstance(launch.grid_sm, numbers.Real)
                                            and math.isfinite(launch.grid_sm) and launch.grid_sm > 0):
         raise InputError(f"{who}grid_sm {launch.grid_sm} must be a positive multiple of the SM count")
-    grid = launch.resolved_grid(limits.sm_count)
-    if grid is None:
-        grid = default_grid(rule, limits, block, n)
-    else:
-        grid = _whole(grid, f"{who}grid")
-    if not 1 <= grid <= MAX_GRID:
-        raise InputError(f"{who}grid {grid} is out of range; allowed 1..{MAX_GRID} blocks")
     items = launch.items_per_thread
     if rule.items is None:
         items = None  # a sweep's items_per_thread applies to the variants that have one
@@ -143,10 +142,21 @@ def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, o
         items = _whole(items, f"{who}items_per_thread")
         if not rule.items[1] <= items <= rule.items[2]:
             raise InputError(f"{who}items_per_thread {items} is out of range; allowed {rule.items[1]}..{rule.items[2]}")
+        if items % rule.items_multiple:
+            raise InputError(f"{who}items_per_thread {items} must be a multiple of {rule.items_multiple}")
+    grid = launch.resolved_grid(limits.sm_count)
+    if grid is None:
+        grid = default_grid(rule, limits, block, n, items)
+    else:
+        grid = _whole(grid, f"{who}grid")
+    if not 1 <= grid <= MAX_GRID:
+        raise InputError(f"{who}grid {grid} is out of range; allowed 1..{MAX_GRID} blocks")
     return Resolved(block, grid, items)
 
 
-def default_grid(rule: LaunchRule, limits, block: int, n: int | None) -> int:
+def default_grid(rule: LaunchRule, limits, block: int, n: int | None, items: int | None = None) -> int:
+    if rule.tiles and n is not None and items:
+        return max(1, min(MAX_GRID, -(-n // (block * items))))
     if rule.grid_for_n is not None and n is not None:
         return max(1, rule.grid_for_n(n, block))
     if rule.grid is not None:

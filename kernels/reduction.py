@@ -34,11 +34,12 @@ DTYPES = ("int32", "float32")
 MAX_N = 2**31 - 1
 FLOAT_RTOL = 1e-9  # float64 accumulation stays far inside this; float32 accumulation does not
 MIN_BLOCK = 32
-DEFAULT_ITEMS_PER_THREAD = 8  # best, sum and sumsq: loads in flight per thread and loop trip
-# dot reads two arrays, so fewer items already keep enough loads in flight; on an H200 (100M float32)
-# 2 items gave 104% of the copy bandwidth, 4 gave 99%, 8 only 79%
-DOT_ITEMS_PER_THREAD = 2
-MAX_ITEMS_PER_THREAD = 16
+# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the fastest
+# untuned choice on an H100 from 2^20 to 2^28 elements. A GPU run without a launch tunes it per size.
+DEFAULT_ITEMS_PER_THREAD = 8
+MAX_ITEMS_PER_THREAD = 64
+BEST_SWEEP_ITEMS = (4, 8, 16, 32)
+BEST_KERNEL = "best: tiles of 16-byte loads"  # in the tuning cache's key: another kernel tunes afresh
 
 ACCUMULATOR_DTYPE = {"int32": np.dtype(np.int64), "float32": np.dtype(np.float64)}
 _INT32 = np.iinfo(np.int32)
@@ -262,9 +263,8 @@ SEED_TREE_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_blo
 GRID_BARRIER_LAUNCH = LaunchRule(block=1024, grid_sm=2, min_block=MIN_BLOCK, note="as in seed 004")
 # 8 x 256 = 2048 threads per SM, a full wave if registers allow
 WARP_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS)
-BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, resident_grid=True,
-                         items=(DEFAULT_ITEMS_PER_THREAD, 1, MAX_ITEMS_PER_THREAD),
-                         items_by_op=(("dot", DOT_ITEMS_PER_THREAD),))
+BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, tiles=True,
+                         items=(DEFAULT_ITEMS_PER_THREAD, 4, MAX_ITEMS_PER_THREAD), items_multiple=4)
 
 
 # --- GPU variants ---------------------------------------------------------------------------------------
@@ -370,7 +370,17 @@ def _two_slot_runner(name: str, kernel_for):
     return run
 
 
-_run_best_at = _two_slot_runner("best", lambda op, dtype, items: _best_kernel(op, dtype, items))
+_run_best_tiles = _two_slot_runner("best", lambda op, dtype, items: _best_kernel(op, dtype, items))
+
+
+def _run_best_at(problem, launch, backend, repeats):
+    if backend.is_gpu:
+        from kernels.reduction_kernels import VECTOR_BYTES
+
+        for d in problem.device_inputs(backend):  # device allocations are; a view at an odd offset would not be
+            if d.device_ctypes_pointer.value % VECTOR_BYTES:
+                raise InputError(f"best loads {VECTOR_BYTES} bytes at a time and needs its inputs aligned to that")
+    return _run_best_tiles(problem, launch, backend, repeats)
 
 
 def _run_best(problem, launch, backend, repeats):
@@ -398,8 +408,9 @@ def tuned_best_launch(problem, backend):
             return None
         return out.timing.median_ms if problem.verify(out.result)[0] else None
 
-    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n)
-    return tuning.choose(key, measure)
+    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n,
+                           kernel=BEST_KERNEL)
+    return tuning.choose(key, measure, items=BEST_SWEEP_ITEMS)
 
 
 def _best_kernel(op, dtype, items):
@@ -581,10 +592,10 @@ VARIANTS: tuple[Variant, ...] = (
          "Grid-stride partials summed in registers with shfl_down_sync, then one 64-bit atomic per warp",
          "004 (hint)", WARP_LAUNCH, _two_slot_runner("warp-shuffle", _warp_shuffle_kernel), _SHUFFLE_SKIP),
     _gpu("best",
-         "Fastest: items_per_thread (8; 2 for dot) unrolled independent loads and accumulators per thread, a grid of as many "
-         "256-thread blocks as the SMs hold at once, warp shuffles, one 64-bit atomic per block, no second pass; "
-         "on a GPU with no launch given, items and block come from a short sweep cached per device and size "
-         "(--retune redoes it)",
+         "Fastest: one block per tile of block x items_per_thread (8) elements, each thread's items read by "
+         "16-byte loads (4 elements each) issued at once, warp shuffles, one 64-bit atomic per block, no second "
+         "pass; on a GPU with no launch given, items and block come from a short sweep cached per device and "
+         "size (--retune redoes it)",
          "", BEST_LAUNCH, _run_best, _SHUFFLE_SKIP),
     Variant("numpy",
             "numpy on the host: np.sum, or np.einsum for sumsq and dot, accumulating in int64 / float64 (wall time)",

@@ -310,44 +310,126 @@ def warp_shuffle_kernel(op: str, dtype: str):
     return warp_shuffle
 
 
+# --- best: tiles of 16-byte loads ------------------------------------------------------------------------
+
+VECTOR_BYTES = 16  # ld.global.v4.b32: the widest load one thread can issue
+VECTOR_LANES = 4  # 4-byte elements (int32, float32) per load
+
+
+def _load_vector_intrinsic():
+    """``load_vector(a, j)``: elements 4j..4j+3 of a 1-D C array of 4-byte elements in one 16-byte load,
+    as a tuple. Numba emits one 4-byte load per element; a quarter as many load instructions keep more
+    bytes in flight per thread (Triton and CUB load this way). The array's data must be 16-byte aligned
+    (every device allocation is)."""
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load_vector(typingctx, arr, index):
+        if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C" or arr.dtype.bitwidth != 32:
+            return None
+        sig = types.UniTuple(arr.dtype, VECTOR_LANES)(arr, index)
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            j = context.cast(builder, args[1], sig.args[1], types.int64)
+            first = builder.gep(ary.data, [builder.mul(j, ir.Constant(ir.IntType(64), VECTOR_LANES))])
+            vector = ir.VectorType(context.get_data_type(sig.args[0].dtype), VECTOR_LANES)
+            loaded = builder.load(builder.bitcast(first, vector.as_pointer()), align=VECTOR_BYTES)
+            lanes = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(VECTOR_LANES)]
+            return context.make_tuple(builder, sig.return_type, lanes)
+
+        return sig, codegen
+
+    return load_vector
+
+
+def _load_vector_simulated(a, j):
+    return a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]
+
+
+load_vector = _load_vector_simulated if simulator_active() else _load_vector_intrinsic()
+
+
 @functools.lru_cache(maxsize=None)
-def best_kernel(op: str, dtype: str, unroll: int):
-    """``unroll`` independent loads per thread and loop trip, each into its own accumulator, so a warp
-    keeps ``unroll`` coalesced loads in flight; then warp shuffles, shared memory across warps and one
-    64-bit atomic per block."""
+def vector_term_function(op: str, dtype: str):
+    """Device function ``vector_term(a, b, j)``: the op's terms of elements 4j..4j+3, added in the
+    accumulator type (each widened before squaring or multiplying, as ``term_function`` does)."""
+    acc = ACCUMULATOR[dtype]
+    if op == "sum":
+
+        def vector_term(a, b, j):
+            v = load_vector(a, j)
+            return acc(v[0]) + acc(v[1]) + acc(v[2]) + acc(v[3])
+
+    elif op == "sumsq":
+
+        def vector_term(a, b, j):
+            v = load_vector(a, j)
+            x0, x1, x2, x3 = acc(v[0]), acc(v[1]), acc(v[2]), acc(v[3])
+            return x0 * x0 + x1 * x1 + x2 * x2 + x3 * x3
+
+    elif op == "dot":
+
+        def vector_term(a, b, j):
+            u = load_vector(a, j)
+            w = load_vector(b, j)
+            return acc(u[0]) * acc(w[0]) + acc(u[1]) * acc(w[1]) + acc(u[2]) * acc(w[2]) + acc(u[3]) * acc(w[3])
+
+    else:
+        raise ValueError(f"unknown op {op!r}")
+    return cuda.jit(device=True, inline="always")(vector_term)
+
+
+@functools.lru_cache(maxsize=None)
+def best_kernel(op: str, dtype: str, items: int):
+    """Tiles of ``block x items`` elements, one per block by default: each thread issues items / 4
+    independent 16-byte loads at once (a warp's loads are adjacent, so each is a full 512-byte line), adds
+    them in registers, then warp shuffles, shared memory across warps and one 64-bit atomic per block.
+    A grid smaller than the tile count strides over the tiles. The last n % 4 elements are thread 0's."""
+    if items % VECTOR_LANES:
+        raise ValueError(f"best loads {VECTOR_LANES} elements at a time: items {items} is not a multiple")
     acc = ACCUMULATOR[dtype]
     term = term_function(op, dtype)
+    vector_term = vector_term_function(op, dtype)
+    loads = items // VECTOR_LANES
 
     @cuda.jit
     def best(a, b, result, slot):
         n = a.size
-        i = cuda.grid(1)
-        stride = cuda.gridsize(1)
-        partial = cuda.local.array(unroll, acc)  # fully unrolled below, so these live in registers
-        for k in range(unroll):
-            partial[k] = 0
-        last_offset = (unroll - 1) * stride
-        while i + last_offset < n:
-            for k in range(unroll):
-                partial[k] += term(a, b, i + k * stride)
-            i += unroll * stride
-        while i < n:  # the rest of this thread's grid-stride sequence
-            partial[0] += term(a, b, i)
-            i += stride
-        total = partial[0]
-        for k in range(1, unroll):
-            total += partial[k]
+        vectors = n // VECTOR_LANES
+        t = cuda.threadIdx.x
+        block = cuda.blockDim.x
+        tile = block * loads  # vectors per tile
+        partial = cuda.local.array(loads, acc)  # fully unrolled below, so these live in registers
+        total = acc(0)
+        first = cuda.blockIdx.x * tile
+        while first < vectors:
+            j = first + t
+            if first + tile <= vectors:  # a whole tile: every load of this thread in flight at once
+                for k in range(loads):
+                    partial[k] = vector_term(a, b, j + k * block)
+                for k in range(loads):
+                    total += partial[k]
+            else:
+                for k in range(loads):
+                    if j + k * block < vectors:
+                        total += vector_term(a, b, j + k * block)
+            first += cuda.gridDim.x * tile
+        if cuda.grid(1) == 0:
+            for i in range(vectors * VECTOR_LANES, n):
+                total += term(a, b, i)
 
         total = warp_sum(total)
         warp_totals = cuda.shared.array(WARP_SIZE, acc)
-        t = cuda.threadIdx.x
         lane = t % WARP_SIZE
         warp = t // WARP_SIZE
         if lane == 0:
             warp_totals[warp] = total
         cuda.syncthreads()
         if warp == 0:
-            total = warp_totals[lane] if lane < cuda.blockDim.x // WARP_SIZE else acc(0)
+            total = warp_totals[lane] if lane < block // WARP_SIZE else acc(0)
             total = warp_sum(total)
             if lane == 0:
                 cuda.atomic.add(result, slot, total)  # one atomic per block, no second pass

@@ -1,9 +1,10 @@
-"""`best`'s launch per device and size: a short sweep over (items per thread, block), the grid always as
-many blocks as the GPU holds at once, whose winner is cached on disk.
+"""`best`'s launch per device and size: a short sweep over (items per thread, block), the grid following
+from them (one block per tile of block x items elements), whose winner is cached on disk.
 
 The cache is one JSON file, ``tuning.json`` in ``$RAYTRACER_CACHE_DIR`` (else ``$XDG_CACHE_HOME/raytracer-app``,
-else ``~/.cache/raytracer-app``), keyed by device name, numba-cuda version, op, dtype and size bucket (the
-power of two at or below n). A new device or numba-cuda version tunes again; ``--retune`` forces it.
+else ``~/.cache/raytracer-app``), keyed by device name, numba-cuda version, kernel layout, op, dtype and size
+bucket (the power of two at or below n). A new device, numba-cuda version or kernel tunes again; ``--retune``
+forces it.
 On the simulator and the CPU nothing is tuned (their timings say nothing about a GPU).
 """
 
@@ -50,8 +51,9 @@ def size_bucket(n: int) -> str:
     return f"2^{max(0, int(n).bit_length() - 1)}"
 
 
-def cache_key(device: str, numba_cuda: str, op: str, dtype: str, n: int) -> str:
-    return f"{device} | numba-cuda {numba_cuda} | {op} | {dtype} | n {size_bucket(n)}"
+def cache_key(device: str, numba_cuda: str, op: str, dtype: str, n: int, kernel: str = "best") -> str:
+    """``kernel`` names the kernel's layout: a rewritten kernel is tuned afresh, not given an old choice."""
+    return f"{device} | numba-cuda {numba_cuda} | {kernel} | {op} | {dtype} | n {size_bucket(n)}"
 
 
 def load_cache(path: Path | None = None) -> dict:
@@ -102,7 +104,8 @@ def sweep(measure: Callable[[int, int], float | None], items=SWEEP_ITEMS, blocks
     return Choice(items=best[1], block=best[2], median_ms=best[0], configurations=timed)
 
 
-def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None) -> tuple[Choice, str]:
+def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None,
+           items=SWEEP_ITEMS, blocks=SWEEP_BLOCKS) -> tuple[Choice, str]:
     """The cached choice for ``key`` ('cached'), or a fresh sweep's, stored ('tuned now'); ``--retune``
     always sweeps."""
     path = path or cache_path()
@@ -113,7 +116,7 @@ def choose(key: str, measure: Callable[[int, int], float | None], path: Path | N
             return Choice(**entry), "cached"
         except TypeError:  # an entry from an older layout: tune again
             pass
-    choice = sweep(measure)
+    choice = sweep(measure, items, blocks)
     if retune_requested():
         _RETUNED_HERE.add(key)
     entries = load_cache(path)  # re-read: another process may have added entries meanwhile

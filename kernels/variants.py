@@ -50,7 +50,7 @@ class Variant:
             return
         resolved = self.resolve(launch, backend.limits)
         cap = backend.caps.max_launch_threads
-        if cap and resolved.grid is not None and resolved.block * resolved.grid > cap:
+        if cap and not self.sim_skip and resolved.grid is not None and resolved.block * resolved.grid > cap:
             raise InputError(f"{self.name}: {resolved.grid} blocks of {resolved.block} threads is "
                              f"{resolved.block * resolved.grid} threads; the simulator runs every thread in Python, "
                              f"so it takes at most {cap} per launch")

@@ -29,7 +29,6 @@ class BestCall:
         from numba import cuda
 
         from kernels import reduction
-        from kernels.launch import resident_blocks
         from kernels.reduction_kernels import best_kernel
 
         backend.activate()
@@ -43,7 +42,7 @@ class BestCall:
         self.d_a, self.d_b = problem.device_inputs(backend)
         self.result = cuda.to_device(np.zeros(2, problem.accumulator))
         self.args = [(self.d_a, self.d_b, self.result, s) for s in (0, 1)]
-        self.grid = resident_blocks(self.kernel, self.args[0], self.block) or resolved.grid
+        self.grid = resolved.grid  # one block per tile of block x items elements
         self.configured = self.kernel[self.grid, self.block]
         self.host = cuda.pinned_array(2, problem.accumulator)  # one pinned buffer for every call
         self.result_slots = (self.result[0:1], self.result[1:2])

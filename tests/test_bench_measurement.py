@@ -218,7 +218,8 @@ def test_other_device_or_version_tunes_separately(cache_dir):
     k1 = tuning.cache_key("NVIDIA H200", "0.30.4", "sum", "int32", 1 << 24)
     k2 = tuning.cache_key("NVIDIA H100 80GB HBM3", "0.30.4", "sum", "int32", 1 << 24)
     k3 = tuning.cache_key("NVIDIA H200", "0.31.0", "sum", "int32", 1 << 24)
-    assert len({k1, k2, k3}) == 3
+    k4 = tuning.cache_key("NVIDIA H200", "0.30.4", "sum", "int32", 1 << 24, kernel="another layout")
+    assert len({k1, k2, k3, k4}) == 4
     tuning.choose(k1, lambda i, b: 1.0)
     assert tuning.choose(k2, lambda i, b: 1.0)[1] == "tuned now"
 

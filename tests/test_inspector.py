@@ -228,9 +228,11 @@ def test_every_sass_line_marker_points_into_the_kernels_own_file(compiled90):
 @needs_compiler
 def test_best_reduction_known_case_from_the_compile(compiled90):
     best = reports(compiled90)[("reduction", "best")]
-    assert best.resources.registers == 40  # ncu read 40 on an H100
+    # ptxas 13 for sm_90: 25 registers since best reads by 16-byte loads (its grid-stride form had 40,
+    # which ncu confirmed on an H100); at 256 threads 8 blocks then fit, every warp slot of the SM
+    assert best.resources.registers == 25
     o = best.occupancy
-    assert (o.blocks_per_sm, o.warps_per_sm, round(o.percent)) == (6, 48, 75)
+    assert (o.blocks_per_sm, o.warps_per_sm, round(o.percent)) == (8, 64, 100)
     assert any(p.threads_per_block == 256 for p in best.curve) and len(best.curve) == 32
 
 

@@ -349,8 +349,9 @@ def test_bad_problem_input(kwargs, message):
         ("two-kernel", Launch(block=2048), "two-kernel: block size 2048 is out of range; allowed 32..1024"),
         ("last-block", Launch(block=64, grid=0), "last-block: grid 0 is out of range"),
         ("per-thread-partials", Launch(block=64.0), "block size 64.0 must be a whole number"),
-        ("best", Launch(items_per_thread=0), "best: items_per_thread 0 is out of range; allowed 1..16"),
-        ("best", Launch(items_per_thread=17), "items_per_thread 17 is out of range"),
+        ("best", Launch(items_per_thread=0), "best: items_per_thread 0 is out of range; allowed 4..64"),
+        ("best", Launch(items_per_thread=68), "items_per_thread 68 is out of range"),
+        ("best", Launch(items_per_thread=6), "best: items_per_thread 6 must be a multiple of 4"),
     ],
 )
 def test_bad_launch(cuda_backend, name, launch, message):
@@ -379,7 +380,9 @@ def test_defaults_and_grid_from_sm_count(cuda_backend):
     assert resolved("block-serial", Launch(block=32), n=100) == (32, 4, None)
     assert resolved("last-block") == (min(1024, limits.max_threads_per_block), 2 * limits.sm_count, None)
     assert resolved("best", Launch(block=128, grid_sm=3)) == (128, 3 * limits.sm_count, R.DEFAULT_ITEMS_PER_THREAD)
-    assert resolved("best", op="dot")[2] == R.DOT_ITEMS_PER_THREAD
+    # best: one block per tile of block x items elements
+    assert resolved("best", n=1_000_003) == (256, -(-1_000_003 // (256 * R.DEFAULT_ITEMS_PER_THREAD)), 8)
+    assert resolved("best", Launch(block=512, items_per_thread=32), n=2**28, op="dot") == (512, 2**28 // (512 * 32), 32)
     with pytest.raises(InputError, match="numpy runs on the host"):
         BY_NAME["numpy"].resolve(Launch(), limits)
     assert resolved("tree-mask", Launch(items_per_thread=4))[2] is None  # only variants with the knob take it
@@ -440,32 +443,35 @@ def test_gpu_launch_shapes(cuda_backend, name, launch, n):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("items", [1, 2, 3, 8, 16])
+@pytest.mark.parametrize("items", [4, 8, 12, 32, 64])
 @pytest.mark.parametrize("op", R.OPS)
 def test_gpu_best_items_per_thread(cuda_backend, large_problems, op, items):
     for dtype in R.DTYPES:
         problem = large_problems[(op, dtype)]
-        out = run_variant("best", problem, Launch(block=512, grid_sm=4, items_per_thread=items), cuda_backend)
-        assert_matches_numpy(problem, out.result)
+        for launch in (Launch(block=512, items_per_thread=items),  # one tile per block
+                       Launch(block=512, grid_sm=4, items_per_thread=items)):  # fewer blocks stride over the tiles
+            out = run_variant("best", problem, launch, cuda_backend)
+            assert_matches_numpy(problem, out.result)
 
 
 @pytest.mark.gpu
-def test_gpu_best_default_grid_is_one_full_wave(cuda_backend):
-    from numba import cuda
-
-    from kernels.launch import resident_blocks
-    from kernels.reduction_kernels import best_kernel
-
-    sms = cuda_backend.limits.sm_count
-    problem = R.make_problem("sum", "int32", 1_000_003, seed=23)
-    d_a, d_b = problem.device_inputs(cuda_backend)
-    args = (d_a, d_b, cuda.to_device(np.zeros(2, np.int64)), 0)
-    resident = resident_blocks(best_kernel("sum", "int32", R.DEFAULT_ITEMS_PER_THREAD), args, 256)
-    assert resident is not None and resident % sms == 0 and 1 <= resident // sms <= 8  # 2048 threads per SM
-    # a given block and items: the resident grid, not the tuned launch (tests/test_peers.py covers tuning)
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 2047, 2048, 2049, 1_000_003])
+def test_gpu_best_default_grid_is_one_block_per_tile(cuda_backend, n):
+    # ragged ends: a partial last tile, and n % 4 elements after the last 16-byte load
+    problem = R.make_problem("sum", "int32", n, seed=23)
+    # a given block and items: the tile grid, not the tuned launch (tests/test_peers.py covers tuning)
     out = run_variant("best", problem, Launch(block=256, items_per_thread=R.DEFAULT_ITEMS_PER_THREAD), cuda_backend)
-    assert (out.block, out.grid) == (256, resident)
+    assert (out.block, out.grid) == (256, -(-n // (256 * R.DEFAULT_ITEMS_PER_THREAD)))
     assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.gpu
+def test_gpu_best_refuses_inputs_not_aligned_to_its_loads(cuda_backend, monkeypatch):
+    problem = R.make_problem("sum", "int32", 1000, seed=24)
+    d_a, d_b = problem.device_inputs(cuda_backend)
+    monkeypatch.setattr(problem, "device_inputs", lambda backend: (d_a[1:], d_b[1:]))  # 4 bytes off
+    with pytest.raises(InputError, match="best loads 16 bytes at a time"):
+        run_variant("best", problem, Launch(block=256), cuda_backend)
 
 
 @pytest.mark.gpu

@@ -150,7 +150,7 @@ CATALOG: dict[tuple[str, str], KernelDecl] = {
         "warp_shuffle_kernel", dynamic=_none, signature=_RED_SLOT_SIG, extra_write_per_block=0, per_warp=8, grid=8 * _H100_SMS,
         words="and adds one int64 atomic per warp"),
     ("reduction", "best"): _reduction(
-        "best_kernel", dynamic=_none, signature=_RED_SLOT_SIG, args=("sum", "int32", 8), grid=8 * _H100_SMS,
+        "best_kernel", dynamic=_none, signature=_RED_SLOT_SIG, args=("sum", "int32", 8), grid=-(-_RED_N // (256 * 8)),
         words="and adds one int64 atomic per block"),
     ("histogram", "global-atomics"): KernelDecl(
         "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(True), _HIST_N, item=1,
