@@ -40,8 +40,9 @@ class HashProblem:
         self.bytes_read = self.n * 4
         self.expected = self.n  # entries that must be found, each in its own bucket
         self.last_check = (0, 0, 0)  # (found, misplaced, bad links or keys) of the last run's table
-        self.last_table = None  # (pool_keys, heads, pool_next) of the last run, as checked
+        self.last_table = None  # (pool_keys, heads, pool_next) of the last chained table checked
         self._device_keys = None
+        self._sorted_keys = None  # the input keys sorted as int64, for check_grouped (made once)
 
     def device_keys(self):
         """The keys on the GPU, copied once (the copy stays outside the timing)."""
@@ -56,6 +57,36 @@ class HashProblem:
         # an entry whose stored key is not the key it was given is as lost as a missing one
         wrong_keys = int(np.count_nonzero(np.asarray(pool_keys) != self.keys))
         self.last_check = (found, misplaced, bad_links + wrong_keys)
+        return found - misplaced
+
+    def check_grouped(self, sorted_keys, offsets) -> int:
+        """Checks a static table grouped by bucket (CSR: bucket b's keys are ``sorted_keys[offsets[b]:
+        offsets[b + 1]]``), as the library peers build it; sets ``last_check`` as :meth:`check_table` does
+        and returns the entries found in the right bucket. Host copies, numpy only."""
+        keys = np.asarray(sorted_keys).ravel().astype(np.int64)
+        offsets = np.asarray(offsets).ravel().astype(np.int64)
+        # bad offsets: each one off a non-decreasing 0..n CSR, plus each one missing or extra
+        bad = abs(offsets.size - (self.buckets + 1))
+        if offsets.size:
+            wrong = (offsets < 0) | (offsets > self.n)
+            wrong[0] |= offsets[0] != 0
+            wrong[1:] |= offsets[1:] < offsets[:-1]
+            wrong[-1] |= offsets[-1] != self.n
+            bad += int(np.count_nonzero(wrong))
+        # the segments as far as they can be read: clipped to the keys given and made non-decreasing, so
+        # broken offsets (already counted) cannot make an entry count twice
+        edges = np.maximum.accumulate(np.clip(offsets, 0, keys.size)) if offsets.size else np.zeros(1, np.int64)
+        segment = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+        placed = keys[edges[0]:edges[-1]]
+        found = int(placed.size)
+        misplaced = int(np.count_nonzero(placed % self.buckets != segment))
+        # keys lost, duplicated or altered: positions where the sorted keys differ from the sorted input
+        if self._sorted_keys is None:
+            self._sorted_keys = np.sort(self.keys.astype(np.int64))
+        got, want = np.sort(keys), self._sorted_keys
+        common = min(got.size, want.size)
+        bad += int(np.count_nonzero(got[:common] != want[:common])) + abs(got.size - want.size)
+        self.last_check = (found, misplaced, bad)
         return found - misplaced
 
     def verify(self, result) -> tuple[bool, str]:
