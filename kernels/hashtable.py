@@ -6,6 +6,10 @@ Layout: entry i of the pool holds key i (the seed's ``table.pool[tid]``); ``pool
 of the next entry in its chain and ``heads[b]`` the first entry of bucket b (-1 = end / empty); the
 bucket of a key is ``key % buckets``. A run's result is the number of entries found in the right
 bucket when walking the finished table.
+
+The library peers (``torch-sort-groupby``, ``cupy-sort-groupby``, in :mod:`kernels.library_peers`) build a
+different structure from the same keys: a static table grouped by bucket (CSR), sorted in one batch;
+:meth:`HashProblem.check_grouped` checks it with the same (found, misplaced, bad) counts.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import functools
 import numpy as np
 from numba import cuda  # a module global: the simulator swaps it for its fake module
 
+from kernels import library_peers
 from kernels.backend import HOST
 from kernels.bench import Outcome, Unit
 from kernels.descriptor import Algorithm, Option, SizeAxis, whole_number
@@ -309,6 +314,14 @@ VARIANTS = (
         "gpu-lockfree",
         "no locks: an insert publishes its entry by a compare-and-swap of the bucket head, retried on a race",
         "gpu", launch=SEED_LAUNCH, run=_run_gpu_lockfree,
+    ),
+    Variant(
+        "torch-sort-groupby", "torch's nearest structure, not a chained table: keys sorted by bucket into a static "
+        "CSR table in one batch (torch.sort, bincount, cumsum)", "peer", run=library_peers.run_torch_sort_groupby,
+    ),
+    Variant(
+        "cupy-sort-groupby", "CuPy's nearest structure, not a chained table: keys sorted by bucket into a static "
+        "CSR table in one batch (argsort, bincount, cumsum)", "peer", run=library_peers.run_cupy_sort_groupby,
     ),
 )
 _VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
