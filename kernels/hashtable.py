@@ -68,8 +68,8 @@ class HashProblem:
         """Checks a static table grouped by bucket (CSR: bucket b's keys are ``sorted_keys[offsets[b]:
         offsets[b + 1]]``), as the library peers build it; sets ``last_check`` as :meth:`check_table` does
         and returns the entries found in the right bucket. Host copies, numpy only."""
-        keys = np.asarray(sorted_keys).ravel().astype(np.int64)
-        offsets = np.asarray(offsets).ravel().astype(np.int64)
+        keys = np.asarray(sorted_keys).ravel().astype(np.int64, copy=False)
+        offsets = np.asarray(offsets).ravel().astype(np.int64, copy=False)
         # bad offsets: each one off a non-decreasing 0..n CSR, plus each one missing or extra
         bad = abs(offsets.size - (self.buckets + 1))
         if offsets.size:
@@ -78,13 +78,7 @@ class HashProblem:
             wrong[1:] |= offsets[1:] < offsets[:-1]
             wrong[-1] |= offsets[-1] != self.n
             bad += int(np.count_nonzero(wrong))
-        # the segments as far as they can be read: clipped to the keys given and made non-decreasing, so
-        # broken offsets (already counted) cannot make an entry count twice
-        edges = np.maximum.accumulate(np.clip(offsets, 0, keys.size)) if offsets.size else np.zeros(1, np.int64)
-        segment = np.repeat(np.arange(edges.size - 1), np.diff(edges))
-        placed = keys[edges[0]:edges[-1]]
-        found = int(placed.size)
-        misplaced = int(np.count_nonzero(placed % self.buckets != segment))
+        found, misplaced = _grouped_placement(keys, offsets, self.buckets)
         # keys lost, duplicated or altered: positions where the sorted keys differ from the sorted input
         if self._sorted_keys is None:
             self._sorted_keys = np.sort(self.keys.astype(np.int64))
@@ -126,6 +120,18 @@ def verify_table(keys, heads, next_, buckets) -> tuple[int, int]:
     corrupt table cannot loop forever."""
     found, misplaced, _ = _walk(keys, heads, next_, buckets)
     return found, misplaced
+
+
+def _grouped_placement(keys, offsets, buckets) -> tuple[int, int]:
+    """(found, misplaced) of a grouped table: the keys inside some bucket's segment, and those of them whose
+    bucket is another. The segments are read as far as they can be: clipped to the keys given and made
+    non-decreasing, so broken offsets (counted apart) cannot make an entry count twice."""
+    if not offsets.size:
+        return 0, 0
+    edges = np.maximum.accumulate(np.clip(offsets, 0, keys.size))
+    segment = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+    placed = keys[edges[0]:edges[-1]]
+    return int(placed.size), int(np.count_nonzero(placed % buckets != segment))
 
 
 def _walk(keys, heads, next_, buckets) -> tuple[int, int, int]:
