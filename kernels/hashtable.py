@@ -6,6 +6,10 @@ Layout: entry i of the pool holds key i (the seed's ``table.pool[tid]``); ``pool
 of the next entry in its chain and ``heads[b]`` the first entry of bucket b (-1 = end / empty); the
 bucket of a key is ``key % buckets``. A run's result is the number of entries found in the right
 bucket when walking the finished table.
+
+The library peers (``torch-sort-groupby``, ``cupy-sort-groupby``, in :mod:`kernels.library_peers`) build a
+different structure from the same keys: a static table grouped by bucket (CSR), sorted in one batch;
+:meth:`HashProblem.check_grouped` checks it with the same (found, misplaced, bad) counts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from kernels import library_peers
 from kernels.backend import HOST, bind_numba_cuda
 from kernels.bench import Outcome, Unit
 from kernels.descriptor import Algorithm, Option, SizeAxis, whole_number
@@ -39,8 +44,9 @@ class HashProblem:
         self.bytes_read = self.n * 4
         self.expected = self.n  # entries that must be found, each in its own bucket
         self.last_check = (0, 0, 0)  # (found, misplaced, bad links or keys) of the last run's table
-        self.last_table = None  # (pool_keys, heads, pool_next) of the last run, as checked
+        self.last_table = None  # (pool_keys, heads, pool_next) of the last chained table checked
         self._device_keys = None
+        self._sorted_keys = None  # the input keys sorted as int64, for check_grouped (made once)
 
     def device_keys(self):
         """The keys on the GPU, copied once (the copy stays outside the timing)."""
@@ -55,6 +61,30 @@ class HashProblem:
         # an entry whose stored key is not the key it was given is as lost as a missing one
         wrong_keys = int(np.count_nonzero(np.asarray(pool_keys) != self.keys))
         self.last_check = (found, misplaced, bad_links + wrong_keys)
+        return found - misplaced
+
+    def check_grouped(self, sorted_keys, offsets) -> int:
+        """Checks a static table grouped by bucket (CSR: bucket b's keys are ``sorted_keys[offsets[b]:
+        offsets[b + 1]]``), as the library peers build it; sets ``last_check`` as :meth:`check_table` does
+        and returns the entries found in the right bucket. Host copies, numpy only."""
+        keys = np.asarray(sorted_keys).ravel().astype(np.int64, copy=False)
+        offsets = np.asarray(offsets).ravel().astype(np.int64, copy=False)
+        # bad offsets: each one off a non-decreasing 0..n CSR, plus each one missing or extra
+        bad = abs(offsets.size - (self.buckets + 1))
+        if offsets.size:
+            wrong = (offsets < 0) | (offsets > self.n)
+            wrong[0] |= offsets[0] != 0
+            wrong[1:] |= offsets[1:] < offsets[:-1]
+            wrong[-1] |= offsets[-1] != self.n
+            bad += int(np.count_nonzero(wrong))
+        found, misplaced = _grouped_placement(keys, offsets, self.buckets)
+        # keys lost, duplicated or altered: positions where the sorted keys differ from the sorted input
+        if self._sorted_keys is None:
+            self._sorted_keys = np.sort(self.keys.astype(np.int64))
+        got, want = np.sort(keys), self._sorted_keys
+        common = min(got.size, want.size)
+        bad += int(np.count_nonzero(got[:common] != want[:common])) + abs(got.size - want.size)
+        self.last_check = (found, misplaced, bad)
         return found - misplaced
 
     def verify(self, result) -> tuple[bool, str]:
@@ -89,6 +119,18 @@ def verify_table(keys, heads, next_, buckets) -> tuple[int, int]:
     corrupt table cannot loop forever."""
     found, misplaced, _ = _walk(keys, heads, next_, buckets)
     return found, misplaced
+
+
+def _grouped_placement(keys, offsets, buckets) -> tuple[int, int]:
+    """(found, misplaced) of a grouped table: the keys inside some bucket's segment, and those of them whose
+    bucket is another. The segments are read as far as they can be: clipped to the keys given and made
+    non-decreasing, so broken offsets (counted apart) cannot make an entry count twice."""
+    if not offsets.size:
+        return 0, 0
+    edges = np.maximum.accumulate(np.clip(offsets, 0, keys.size))
+    segment = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+    placed = keys[edges[0]:edges[-1]]
+    return int(placed.size), int(np.count_nonzero(placed % buckets != segment))
 
 
 def _walk(keys, heads, next_, buckets) -> tuple[int, int, int]:
@@ -278,6 +320,14 @@ VARIANTS = (
         "gpu-lockfree",
         "no locks: an insert publishes its entry by a compare-and-swap of the bucket head, retried on a race",
         "gpu", launch=SEED_LAUNCH, run=_run_gpu_lockfree,
+    ),
+    Variant(
+        "torch-sort-groupby", "torch's nearest structure, not a chained table: keys sorted by bucket into a static "
+        "CSR table in one batch (torch.sort, bincount, cumsum)", "peer", run=library_peers.run_torch_sort_groupby,
+    ),
+    Variant(
+        "cupy-sort-groupby", "CuPy's nearest structure, not a chained table: keys sorted by bucket into a static "
+        "CSR table in one batch (argsort, bincount, cumsum)", "peer", run=library_peers.run_cupy_sort_groupby,
     ),
 )
 _VARIANT_BY_NAME = {v.name: v for v in VARIANTS}

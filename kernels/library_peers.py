@@ -7,6 +7,9 @@ like ours and timed by the same CUDA events.
   one atomic add per program (BLOCK autotuned over 1024..8192, as a Triton user would write it).
 - ``torch.sum(dtype=int64 / float64)`` and ``torch.bincount(minlength=256)``.
 - ``cupy.sum`` with CUB as CuPy's only accelerator, where CuPy's CUB path applies.
+- For the hash table, the structure a torch or CuPy user builds instead (neither has a GPU hash table): the
+  keys sorted by bucket into a static CSR table (sort, bincount, cumsum), verified by
+  ``HashProblem.check_grouped``.
 
 Inputs are zero-copy views of numba's device arrays (``__cuda_array_interface__``). A missing library is
 ``Skip(MISSING_LIBRARY)``; an op or dtype a peer cannot do is ``Skip(NOT_APPLICABLE)`` with the reason.
@@ -408,3 +411,85 @@ def cupy_sum_call(problem, backend):
         return found
     cupy, x = found
     return lambda: problem.as_result(cupy.sum(x, dtype=problem.accumulator).get())
+
+
+# --- hash table: the grouped table a library user builds by sorting ---------------------------------------
+#
+# Neither torch nor CuPy has a GPU hash table; what a user of either builds from a batch of keys is a static
+# table grouped by bucket (CSR): the keys sorted by bucket id, and each bucket's start in that order. Built
+# in one batch, not a mutable chained table with per-insert links: the structure, not the same data
+# structure. Everything from the device keys to the finished (sorted keys, offsets) is inside the timing.
+
+GROUPBY_MAX_BUCKETS = 2**31  # bucket ids are 32-bit below this
+
+
+def _groupby_refusal(problem, name: str):
+    if problem.buckets > GROUPBY_MAX_BUCKETS:
+        return not_applicable(f"{name} keeps bucket ids in 32 bits: at most {GROUPBY_MAX_BUCKETS} buckets")
+    return None
+
+
+def _torch_wide_keys(torch, d_keys):
+    """(a function returning the keys as a new int64 tensor, a note). torch's uint32 support is partial:
+    where this torch cannot view or cast uint32, the keys' bits are read as int32 and masked back."""
+    try:
+        keys = _torch_view(torch, d_keys)
+        keys[:1].to(torch.int64)  # a torch that cannot cast uint32 refuses here, before the timing
+        return (lambda: keys.to(torch.int64)), ""
+    except (TypeError, RuntimeError, NotImplementedError) as exc:
+        bits = _torch_view(torch, d_keys.view(np.int32))
+        why = f"uint32 keys read as int32 and masked to 32 bits (torch refused uint32: {type(exc).__name__})"
+        return (lambda: bits.to(torch.int64) & 0xFFFFFFFF), why
+
+
+def run_torch_sort_groupby(problem, launch, backend, repeats):
+    torch = _torch()
+    if isinstance(torch, Skip):
+        return torch
+    refusal = _groupby_refusal(problem, "torch-sort-groupby")
+    if refusal is not None:
+        return refusal
+    backend.activate()
+    wide_keys, note = _torch_wide_keys(torch, problem.device_keys())
+    buckets = problem.buckets
+    out = [None]
+
+    def group():
+        keys = wide_keys()
+        # int32 ids: the radix sort behind torch.sort makes half the passes it makes over int64
+        ids = (keys % buckets).to(torch.int32)
+        _, order = torch.sort(ids, stable=True)
+        counts = torch.bincount(ids, minlength=buckets)
+        offsets = torch.zeros(buckets + 1, dtype=torch.int64, device=keys.device)
+        offsets[1:] = torch.cumsum(counts, 0)
+        out[0] = (keys[order], offsets)
+
+    timing = backend.time(group, repeats)
+    sorted_keys, offsets = out[0]
+    return Outcome(problem.check_grouped(sorted_keys.cpu().numpy(), offsets.cpu().numpy()), timing, note=note)
+
+
+def run_cupy_sort_groupby(problem, launch, backend, repeats):
+    cupy = optional_module("cupy")
+    if isinstance(cupy, Skip):
+        return cupy
+    refusal = _groupby_refusal(problem, "cupy-sort-groupby")
+    if refusal is not None:
+        return refusal
+    backend.activate()
+    keys = cupy.asarray(problem.device_keys())
+    buckets = problem.buckets
+    divisor = np.uint32(buckets)  # CuPy computes on uint32 itself: ids stay 32-bit, no widening
+    out = [None]
+
+    def group():
+        ids = keys % divisor
+        order = cupy.argsort(ids)
+        counts = cupy.bincount(ids, minlength=buckets)
+        offsets = cupy.zeros(buckets + 1, dtype=cupy.int64)
+        offsets[1:] = cupy.cumsum(counts)
+        out[0] = (keys[order], offsets)
+
+    timing = backend.time(group, repeats)
+    sorted_keys, offsets = out[0]
+    return Outcome(problem.check_grouped(sorted_keys.get(), offsets.get()), timing)

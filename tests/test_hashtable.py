@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 
 from kernels import bench, hashtable
+from kernels.backend import SkipKind
 from kernels.bench import Launch
 from kernels.errors import InputError
 from kernels.timing import Timing
 from kernels.variants import select
 
 GPU_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "gpu"]
+PEER_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "peer"]
 SMALL = Launch(block=64, grid=2)  # the simulator runs every thread as a Python thread
 
 
@@ -168,6 +170,98 @@ def test_problem_verify_notes():
     assert not ok and "corrupt links" in note
 
 
+def grouped_of(keys, buckets):
+    """A correct grouped table (CSR) built in plain Python: each bucket's keys in turn, and where each
+    bucket's run starts."""
+    segments = [[int(k) for k in keys if int(k) % buckets == b] for b in range(buckets)]
+    offsets = [0]
+    for seg in segments:
+        offsets.append(offsets[-1] + len(seg))
+    return np.array([k for seg in segments for k in seg], np.uint32), np.array(offsets, np.int64)
+
+
+def segment_of(offsets, size=2):
+    """A bucket whose segment holds at least ``size`` keys."""
+    return next(b for b in range(offsets.size - 1) if offsets[b + 1] - offsets[b] >= size)
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int64])  # torch's peer hands back its keys widened to int64
+def test_check_grouped_accepts_a_correct_table(dtype):
+    problem = hashtable.make_problem(400, buckets=16, seed=2)
+    sorted_keys, offsets = grouped_of(problem.keys, 16)
+    assert problem.check_grouped(sorted_keys.astype(dtype), offsets) == 400
+    assert problem.last_check == (400, 0, 0)
+    assert problem.verify(400) == (True, "")
+
+
+def test_check_grouped_finds_keys_in_the_wrong_segment():
+    problem = hashtable.make_problem(400, buckets=16, seed=2)
+    sorted_keys, offsets = grouped_of(problem.keys, 16)
+    moved = sorted_keys.copy()
+    moved[0], moved[-1] = moved[-1], moved[0]  # first key of bucket 0 swapped with last of bucket 15
+    result = problem.check_grouped(moved, offsets)
+    assert problem.last_check == (400, 2, 0) and result == 398  # the same keys, two in a wrong bucket
+    assert problem.verify(result) == (False, "2 entries in the wrong bucket")
+
+
+def test_check_grouped_finds_a_lost_key():
+    problem = hashtable.make_problem(400, buckets=16, seed=2)
+    sorted_keys, offsets = grouped_of(problem.keys, 16)
+    b = segment_of(offsets)
+    lost = np.delete(sorted_keys, offsets[b])  # drop bucket b's first key; later segments move up one
+    shorter = offsets.copy()
+    shorter[b + 1:] -= 1
+    result = problem.check_grouped(lost, shorter)
+    found, misplaced, bad = problem.last_check
+    assert (found, misplaced, result) == (399, 0, 399)
+    assert bad >= 2  # the last offset is 399, not 400, and the keys are not the input's
+    ok, note = problem.verify(result)
+    assert not ok and note.startswith("1 entries lost; ")
+
+
+def test_check_grouped_finds_a_duplicated_key():
+    problem = hashtable.make_problem(400, buckets=16, seed=2)
+    sorted_keys, offsets = grouped_of(problem.keys, 16)
+    b = segment_of(offsets)
+    twice = sorted_keys.copy()
+    twice[offsets[b] + 1] = twice[offsets[b]]  # one key twice, in its own bucket; the key it replaced is gone
+    result = problem.check_grouped(twice, offsets)
+    found, misplaced, bad = problem.last_check
+    assert (found, misplaced, result) == (400, 0, 400)  # every entry present and in its bucket ...
+    assert bad >= 1  # ... but the keys are not the input's
+    assert problem.verify(result) == (False, f"{bad} corrupt links or keys")
+
+
+def test_check_grouped_finds_bad_offsets():
+    problem = hashtable.make_problem(400, buckets=16, seed=2)
+    sorted_keys, offsets = grouped_of(problem.keys, 16)
+
+    late_start = offsets.copy()
+    late_start[0] = 1  # the first key belongs to no segment
+    assert problem.check_grouped(sorted_keys, late_start) == 399
+    assert problem.last_check == (399, 0, 1)
+
+    b = next(b for b in range(1, 16) if offsets[b + 1] > offsets[b])
+    backwards = offsets.copy()
+    backwards[b], backwards[b + 1] = offsets[b + 1], offsets[b]  # two offsets out of order
+    result = problem.check_grouped(sorted_keys, backwards)
+    # read non-decreasing, bucket b's keys fall in bucket b - 1's segment
+    assert problem.last_check == (400, offsets[b + 1] - offsets[b], 1)
+    assert not problem.verify(result)[0]
+
+    short = offsets[:-1]  # one offset missing: the last one left is not n either
+    result = problem.check_grouped(sorted_keys, short)
+    assert problem.last_check[2] == 2 and result == offsets[-2]
+
+    beyond = offsets.copy()
+    beyond[-1] = 401  # past the keys
+    problem.check_grouped(sorted_keys, beyond)
+    assert problem.last_check == (400, 0, 1)
+
+    assert problem.check_grouped(sorted_keys, np.zeros(0, np.int64)) == 0
+    assert problem.last_check == (0, 0, 17)  # no segments at all: every offset missing
+
+
 def test_rates():
     timing = Timing((2.0, 4.0, 3.0), "wall")  # median 3 ms
     assert hashtable.inserts_per_second(timing, 3_000_000) == pytest.approx(1e9)
@@ -207,14 +301,25 @@ def test_runner_on_the_cpu_backend(cpu_backend):
     by_name = {r.variant: r for r in rows}
     assert by_name["cpu"].verified == bench.PASSED and by_name["cpu"].result == 3000
     assert by_name["cpu"].gbps > 0
-    for name in GPU_VARIANTS:
+    for name in GPU_VARIANTS + PEER_VARIANTS:
         assert by_name[name].verified == bench.SKIPPED
         assert "CUDA backend" in by_name[name].note
+
+
+def peer_skipped_for_a_reason(row, backend) -> bool:
+    """A library peer's row skipped because it cannot run here: in the simulator (never), on a GPU only
+    when its library is not installed."""
+    if row.variant not in PEER_VARIANTS or row.skip is None:
+        return False
+    assert row.skip.kind is (SkipKind.NEEDS_GPU if backend.is_simulator else SkipKind.MISSING_LIBRARY), row.note
+    return True
 
 
 def test_runner_on_the_cuda_backend(cuda_backend):
     rows = bench.run([hashtable.make_problem(1000, buckets=32, seed=8)], hashtable.VARIANTS, [SMALL], cuda_backend, 1)
     for row in rows:
+        if peer_skipped_for_a_reason(row, cuda_backend):
+            continue
         assert row.verified == bench.PASSED, (row.variant, row.note)
         assert (row.result, row.expected) == (1000, 1000)
 
@@ -225,6 +330,8 @@ def test_a_million_keys_on_a_real_gpu(cuda_backend, launch):
     problem = hashtable.make_problem(2**20, buckets=1024, seed=12)
     rows = bench.run([problem], hashtable.VARIANTS, [launch], cuda_backend, 3)
     for row in rows:
+        if peer_skipped_for_a_reason(row, cuda_backend):
+            continue
         assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
     gpu = [r for r in rows if r.variant in GPU_VARIANTS]
     if launch == Launch():

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from kernels import cache, histogram, library_peers, reduction
-from kernels.backend import Skip, SkipKind
+from kernels import cache, hashtable, histogram, library_peers, reduction
+from kernels.backend import Backend, Skip, SkipKind
 from kernels.launch import Launch
 
 @pytest.fixture(autouse=True)
@@ -30,6 +30,10 @@ HISTOGRAM_PEERS = {
     "cub-histogram": ("cuda.compute", library_peers.run_cub_histogram),
     "torch-bincount": ("torch", library_peers.run_torch_bincount),
 }
+HASHTABLE_PEERS = {
+    "torch-sort-groupby": ("torch", library_peers.run_torch_sort_groupby),
+    "cupy-sort-groupby": ("cupy", library_peers.run_cupy_sort_groupby),
+}
 
 
 def _absent(missing):
@@ -48,6 +52,11 @@ def test_peers_are_registered_as_peers():
     hist = {v.name: v for v in histogram.VARIANTS}
     for name in HISTOGRAM_PEERS:
         assert hist[name].kind == "peer" and hist[name].run is HISTOGRAM_PEERS[name][1]
+    table = {v.name: v for v in hashtable.VARIANTS}
+    for name in HASHTABLE_PEERS:
+        assert table[name].kind == "peer" and table[name].run is HASHTABLE_PEERS[name][1]
+        # honest about what it builds: a static table grouped by bucket, not the chained one
+        assert "not a chained table" in table[name].description and "CSR" in table[name].description
 
 
 @pytest.mark.parametrize("name", sorted(REDUCTION_PEERS))
@@ -66,6 +75,22 @@ def test_histogram_peer_missing_library(name, monkeypatch):
     monkeypatch.setattr(library_peers, "optional_module", _absent(module))
     out = run(histogram.make_problem(64), Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY
+
+
+@pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
+def test_hashtable_peer_missing_library(name, monkeypatch):
+    module, run = HASHTABLE_PEERS[name]
+    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    out = run(hashtable.make_problem(64, buckets=8), Launch(), None, 1)
+    assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY and "not installed" in out.text
+
+
+@pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
+def test_hashtable_peer_declines_more_buckets_than_32_bit_ids(name, monkeypatch):
+    monkeypatch.setattr(library_peers, "optional_module", lambda module: object())  # "installed"
+    problem = hashtable.HashProblem(np.arange(4, dtype=np.uint32), library_peers.GROUPBY_MAX_BUCKETS + 1)
+    out = HASHTABLE_PEERS[name][1](problem, Launch(), None, 1)
+    assert isinstance(out, Skip) and out.kind is SkipKind.NOT_APPLICABLE and "32 bits" in out.text
 
 
 def test_triton_without_torch_says_why(monkeypatch):
@@ -93,6 +118,17 @@ def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
     rows = bench.run([problem], peers, [Launch()], cpu_backend, 1)
     assert [r.verified for r in rows] == [bench.SKIPPED] * len(peers)
     assert all(r.skip.kind is SkipKind.NEEDS_CUDA_BACKEND for r in rows)
+
+
+def test_hashtable_peers_skip_on_the_cpu_and_in_the_simulator(cpu_backend):
+    from kernels import bench
+
+    peers = [v for v in hashtable.VARIANTS if v.name in HASHTABLE_PEERS]
+    rows = bench.run([hashtable.make_problem(64, buckets=8)], peers, [Launch()], cpu_backend, 1)
+    assert [(r.verified, r.skip.kind) for r in rows] == [(bench.SKIPPED, SkipKind.NEEDS_CUDA_BACKEND)] * 2
+    # the simulator's skip is decided by the backend before anything runs (a Backend object, not a switch
+    # of this process to the simulator)
+    assert [v.skip_reason(Backend("sim")).kind for v in peers] == [SkipKind.NEEDS_GPU] * 2
 
 
 # --- CUB's entropy patterns -------------------------------------------------------------------------------
@@ -187,6 +223,23 @@ def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
     assert row.verified == bench.PASSED, row.note
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("buckets", [1024, 65536])
+@pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
+def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
+    from kernels import bench
+
+    problem = hashtable.make_problem((1 << 20) + 7, buckets=buckets, seed=11)
+    variant = {v.name: v for v in hashtable.VARIANTS}[name]
+    [row] = bench.run([problem], [variant], [Launch()], cuda_backend, 2, unit=hashtable.ALGORITHM.unit)
+    if row.skip is not None:
+        pytest.skip(f"{name}: {row.note}")
+    assert row.verified == bench.PASSED, row.note
+    assert row.result == problem.n and problem.last_check == (problem.n, 0, 0)
+    assert problem.verify(row.result) == (True, "")
+    assert row.rate_unit == "M inserts/s" and row.rate == pytest.approx(problem.n / 1e6 / (row.timing.median_ms * 1e-3))
 
 
 @pytest.mark.gpu
