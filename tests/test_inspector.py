@@ -255,7 +255,7 @@ def test_cli_all_table_compare_and_json(cache, compiled90, monkeypatch, capsys):
     table = json.loads(capsys.readouterr().out)
     rows = {r["variant"]: r for r in table["variants"]}
     assert list(rows) == catalog.variants("reduction")
-    assert (rows["best"]["registers"], rows["best"]["blocks_per_sm"], rows["best"]["warps_per_sm"]) == (40, 6, 48)
+    assert (rows["best"]["registers"], rows["best"]["blocks_per_sm"], rows["best"]["warps_per_sm"]) == (25, 8, 64)
     assert main(["inspect", "raytrace", "spheres-global", "--compare", "spheres-constant"]) == 0
     out = capsys.readouterr().out
     assert "global load" in out and "spheres-constant keeps 64 warps" in out
