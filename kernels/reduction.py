@@ -375,11 +375,9 @@ _run_best_tiles = _two_slot_runner("best", lambda op, dtype, items: _best_kernel
 
 def _run_best_at(problem, launch, backend, repeats):
     if backend.is_gpu:
-        from kernels.reduction_kernels import VECTOR_BYTES
+        from kernels.vector_loads import check_aligned
 
-        for d in problem.device_inputs(backend):  # device allocations are; a view at an odd offset would not be
-            if d.device_ctypes_pointer.value % VECTOR_BYTES:
-                raise InputError(f"best loads {VECTOR_BYTES} bytes at a time and needs its inputs aligned to that")
+        check_aligned(problem.device_inputs(backend), "best")
     return _run_best_tiles(problem, launch, backend, repeats)
 
 

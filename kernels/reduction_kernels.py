@@ -20,6 +20,7 @@ import numba
 from numba import cuda
 
 from kernels.backend import simulator_active
+from kernels.vector_loads import VECTOR_LANES, load_vector
 
 # Input dtype -> accumulator type. The 64-bit entries serve the second pass of two-kernel, which
 # reduces the accumulator-typed partials with the same kernel.
@@ -310,46 +311,7 @@ def warp_shuffle_kernel(op: str, dtype: str):
     return warp_shuffle
 
 
-# --- best: tiles of 16-byte loads ------------------------------------------------------------------------
-
-VECTOR_BYTES = 16  # ld.global.v4.b32: the widest load one thread can issue
-VECTOR_LANES = 4  # 4-byte elements (int32, float32) per load
-
-
-def _load_vector_intrinsic():
-    """``load_vector(a, j)``: elements 4j..4j+3 of a 1-D C array of 4-byte elements in one 16-byte load,
-    as a tuple. Numba emits one 4-byte load per element; a quarter as many load instructions keep more
-    bytes in flight per thread (Triton and CUB load this way). The array's data must be 16-byte aligned
-    (every device allocation is)."""
-    from llvmlite import ir
-    from numba.cuda import types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def load_vector(typingctx, arr, index):
-        if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C" or arr.dtype.bitwidth != 32:
-            return None
-        sig = types.UniTuple(arr.dtype, VECTOR_LANES)(arr, index)
-
-        def codegen(context, builder, sig, args):
-            ary = context.make_array(sig.args[0])(context, builder, args[0])
-            j = context.cast(builder, args[1], sig.args[1], types.int64)
-            first = builder.gep(ary.data, [builder.mul(j, ir.Constant(ir.IntType(64), VECTOR_LANES))])
-            vector = ir.VectorType(context.get_data_type(sig.args[0].dtype), VECTOR_LANES)
-            loaded = builder.load(builder.bitcast(first, vector.as_pointer()), align=VECTOR_BYTES)
-            lanes = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(VECTOR_LANES)]
-            return context.make_tuple(builder, sig.return_type, lanes)
-
-        return sig, codegen
-
-    return load_vector
-
-
-def _load_vector_simulated(a, j):
-    return a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]
-
-
-load_vector = _load_vector_simulated if simulator_active() else _load_vector_intrinsic()
+# --- best: tiles of 16-byte loads (kernels/vector_loads.py) ----------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)

@@ -58,7 +58,7 @@ for stage in "$@"; do
       done
       app bench histogram --pattern low-entropy --n 104857600 --repeats 20 --csv "$OUT/histogram-low.csv" 2>&1 | tee -a "$OUT/bench-best.log" ;;
     tune-best)
-      for items in 2 4 8 16; do
+      for items in 4 8 16 32; do
         app bench reduction --op dot --dtype float32 --n 100000000 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/dot items=$items /" | tee -a "$OUT/tune-best.log"
         app bench reduction --op sum --dtype int32 --n 16777216 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/sum16M items=$items /" | tee -a "$OUT/tune-best.log"
       done ;;

@@ -53,7 +53,7 @@ def test_cpu_variant_matches_bincount(cpu_backend, name, pattern):
     assert result == 256
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 1030])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 15, 17, 31, 1030, 4099])  # whole 16-byte loads, then words, then bytes
 def test_best_counts_the_bytes_after_the_last_whole_word(cuda_backend, n):
     data = np.arange(n, dtype=np.uint64).astype(np.uint8)[::-1].copy()
     data[-1] = 200  # the very last byte is a tail byte whenever n % 4 != 0
@@ -64,8 +64,8 @@ def test_best_counts_the_bytes_after_the_last_whole_word(cuda_backend, n):
 
 
 @pytest.mark.parametrize("launch", [
-    Launch(block=48, grid=3, items_per_thread=1),  # a block of one and a half warps
-    Launch(block=96, grid=1, items_per_thread=3),
+    Launch(block=48, grid=3, items_per_thread=4),  # a block of one and a half warps
+    Launch(block=96, grid=1, items_per_thread=12),
 ])
 def test_best_with_other_launches(cuda_backend, launch):
     problem = histogram.make_problem(3001, seed=9)
@@ -164,7 +164,8 @@ def test_bad_input_files(tmp_path):
     (Launch(grid=0), "grid 0"),
     (Launch(grid_sm=-1), "grid_sm"),
     (Launch(items_per_thread=0), "items_per_thread 0"),
-    (Launch(items_per_thread=17), "items_per_thread 17"),
+    (Launch(items_per_thread=17), "items_per_thread 17 must be a multiple of 4"),
+    (Launch(items_per_thread=68), "items_per_thread 68 is out of range"),
 ])
 def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, message):
     problem = histogram.make_problem(100)

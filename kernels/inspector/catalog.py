@@ -4,7 +4,7 @@ module's VARIANTS / RAYTRACE_VARIANTS / JULIA_VARIANTS. Plain data, so each decl
 next to its variant.
 
 Reductions are declared for op 'sum' on int32 (int64 accumulators), as ``bench`` runs them by default;
-items_per_thread is the default (8). Histogram best uses its default 4 words per thread. Image kernels
+items_per_thread is the default (8). Histogram best uses its default 8 words per thread. Image kernels
 use 1024x1024 (spheres) and 1000x1000 (Julia) for their traffic models.
 """
 
@@ -159,8 +159,8 @@ CATALOG: dict[tuple[str, str], KernelDecl] = {
         "kernels.histogram", "_seed_kernels", (), _HIST_SIG, (256,), _none, _histogram_traffic(False), _HIST_N, item=2,
         grid=2 * _H100_SMS),
     ("histogram", "best"): KernelDecl(
-        "kernels.histogram", "_best_kernel", (4,), "void(uint32[::1], uint8[::1], int64, uint32[::1])", (512,),
-        _none, _histogram_traffic(False), _HIST_N, grid=4 * _H100_SMS),
+        "kernels.histogram", "_best_kernel", (8,), "void(uint32[::1], uint8[::1], int64, uint32[::1])", (1024,),
+        _none, _histogram_traffic(False), _HIST_N, grid=2 * _H100_SMS),
     ("hashtable", "gpu-locks"): KernelDecl(
         "kernels.hashtable", "_gpu_kernels", (),
         "void(uint32[::1], uint32[::1], int32[::1], int32[::1], int32[::1])", (256,), _none, _hash_traffic(True),

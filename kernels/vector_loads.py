@@ -1,0 +1,58 @@
+"""16-byte loads for Numba CUDA kernels: ``load_vector(a, j)`` reads elements 4j..4j+3 of a 1-D C array of
+4-byte elements (int32, uint32, float32) with one ``ld.global.v4`` instruction, where Numba emits one
+4-byte load per element. A quarter as many load instructions keep more bytes in flight per thread; CUB
+and Triton read this way. Used by the reductions' and the histogram's ``best``.
+
+The array's data must be 16-byte aligned: every device allocation is (its start is 256-byte aligned).
+In the simulator ``load_vector`` is a plain Python function, so the same kernel source runs there.
+Importing this module imports numba.cuda: kernel modules import it on their first GPU use.
+"""
+
+from __future__ import annotations
+
+from kernels.backend import simulator_active
+from kernels.errors import InputError
+
+VECTOR_BYTES = 16  # ld.global.v4.b32: the widest load one thread can issue
+VECTOR_LANES = 4  # 4-byte elements (int32, float32) per load
+
+
+def _load_vector_intrinsic():
+    """The intrinsic: one aligned LLVM load of a <4 x T> vector at element 4j, split into a tuple."""
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load_vector(typingctx, arr, index):
+        if not isinstance(arr, types.Array) or arr.ndim != 1 or arr.layout != "C" or arr.dtype.bitwidth != 32:
+            return None
+        sig = types.UniTuple(arr.dtype, VECTOR_LANES)(arr, index)
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            j = context.cast(builder, args[1], sig.args[1], types.int64)
+            first = builder.gep(ary.data, [builder.mul(j, ir.Constant(ir.IntType(64), VECTOR_LANES))])
+            vector = ir.VectorType(context.get_data_type(sig.args[0].dtype), VECTOR_LANES)
+            loaded = builder.load(builder.bitcast(first, vector.as_pointer()), align=VECTOR_BYTES)
+            lanes = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(VECTOR_LANES)]
+            return context.make_tuple(builder, sig.return_type, lanes)
+
+        return sig, codegen
+
+    return load_vector
+
+
+def check_aligned(arrays, who: str) -> None:
+    """Raises InputError when a device array's data does not start on a 16-byte boundary (a view at an
+    odd offset: our own allocations never are)."""
+    for d in arrays:
+        if d.device_ctypes_pointer.value % VECTOR_BYTES:
+            raise InputError(f"{who} loads {VECTOR_BYTES} bytes at a time and needs its inputs aligned to that")
+
+
+def _load_vector_simulated(a, j):
+    return a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]
+
+
+load_vector = _load_vector_simulated if simulator_active() else _load_vector_intrinsic()
