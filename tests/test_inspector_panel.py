@@ -40,11 +40,11 @@ def test_panel_links_python_line_to_ptx_and_sass_and_moves_the_marker(panel, qtb
     ptx = panel.ptx_view.toPlainText().splitlines()
     assert panel.ptx_view.highlighted() and all(ptx[i].strip() for i in panel.ptx_view.highlighted())
     xs, ys = panel.marker.getData()
-    assert (list(xs), round(ys[0])) == ([256], 75)  # 40 registers: 6 blocks of 8 warps of 64
-    panel.set_block((1024,))
+    assert (list(xs), round(ys[0])) == ([256], 100)  # 25 registers: 8 blocks of 8 warps, all 64
+    panel.set_block((32,))
     xs, ys = panel.marker.getData()
-    assert (list(xs), round(ys[0])) == ([1024], 50)  # registers allow 48 warps: one block of 32
-    assert "limited by registers" in panel.resources.text()
+    assert (list(xs), round(ys[0])) == ([32], 50)  # at most 32 blocks per SM: 32 warps of 64
+    assert "limited by blocks" in panel.resources.text()
     curve_x, curve_y = panel.curve_line.getData()
     assert len(curve_x) == 32 and max(curve_y) <= 100
 
