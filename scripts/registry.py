@@ -21,7 +21,8 @@ SCRIPTS = (
            ("--backend", "cpu", "--seconds", "0.3", "--size", "64x64")),
     Script("gui_memory.py", "resident memory of the window rendering continuously, every few seconds",
            ("--backend", "cpu", "--seconds", "1.5", "--every", "0.5")),
-    Script("screenshot.py", "the README's screenshot: the real window with a benchmark run in a panel",
+    Script("screenshot.py", "the README's screenshots: the real window with a benchmark run in a panel, or "
+           "(--inspector, smoke-tested in tests/test_scripts.py) the Inspector dock on the reduction's best kernel",
            ("--size", "1366x768", "--spheres", "4", "--out", "{tmp}/screenshot.png")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),

@@ -1,8 +1,10 @@
-"""Take the README screenshot (assets/screenshot.png) of the real app on an X display.
+"""Take the README screenshots (assets/screenshot.png, assets/inspector.png) of the real app on an X display.
 
-Usage (no GPU needed: the app runs on the CPU backend):
+Usage (no GPU needed: the app runs on the CPU backend; the Inspector compiles offline with the compiler
+packages, ``pip install -e '.[inspect]'``):
 
     xvfb-run -s "-screen 0 1920x1080x24" python scripts/screenshot.py [--size 1920x1080] [--out assets/screenshot.png]
+    xvfb-run -s "-screen 0 1920x1080x24" python scripts/screenshot.py --inspector [--out assets/inspector.png]
 
 What it does, with the app's own start-up (``run_gui``) and a throw-away QSettings dir (your settings are
 not read or touched):
@@ -17,6 +19,17 @@ not read or touched):
 4. grabs the whole screen of the X display (falls back to ``window.grab()`` if the screen cannot be
    grabbed), saves the PNG and closes the app. It exits by itself: 0 on success, 1 on a failure or when
    something takes longer than the guard time.
+
+With ``--inspector`` steps 2 and 3 are replaced by the Inspector (the default ``--out`` is then
+assets/inspector.png):
+
+2. opens it as View > Inspector does, and in its Kernel tab picks Target reduction, Variant best, Arch sm_90
+   and presses Inspect (the compile runs on the Inspector's worker thread, the compiler in a child process);
+3. once the report is shown, moves the occupancy marker to 256 threads per block (what a benchmark panel's
+   block-size slider does) and puts the cursor on the kernel's first ``total = warp_sum(total)`` line (as a
+   click on it does), so that line and its PTX and SASS are highlighted;
+4. makes the dock most of the window's height and grabs the dock alone (its part of the X screen, or
+   ``dock.grab()``). It fails when the compiler packages are missing (no PTX or SASS to show).
 """
 
 from __future__ import annotations
@@ -35,17 +48,28 @@ BENCH_REPEATS = 10
 WINDOW = (1920, 1080)
 FPS_FRAMES = 12  # frames rendered back to back before the benchmark starts (fps in the status line)
 GUARD_S = 300  # never hang
+# --inspector: what the Inspector shows
+INSPECT = ("reduction", "best", "sm_90")  # target, variant, architecture
+INSPECT_BLOCK = 256  # threads per block at the occupancy marker
+INSPECT_LINE = "total = warp_sum(total)"  # the Python line selected (its warp shuffles in PTX and SASS)
+DOCK_SHARE = 0.72  # of the window's height given to the Inspector dock
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png", help="PNG to write")
+    p.add_argument("--out", type=Path, help="PNG to write (default assets/screenshot.png, with --inspector "
+                   "assets/inspector.png)")
+    p.add_argument("--inspector", action="store_true",
+                   help="grab the Inspector dock (reduction best, sm_90, block 256, one Python line highlighted) "
+                        "instead of the window with a benchmark")
     p.add_argument("--spheres", type=int, default=SPHERES, help=f"spheres in the random scene (default {SPHERES})")
     p.add_argument("--seed", type=int, default=SEED, help=f"seed of the random scene (default {SEED})")
     p.add_argument("--scene", help="show this scene preset of assets/scenes instead (book-20, crowd-200, ...)")
     p.add_argument("--size", default="{}x{}".format(*WINDOW), help="window size WxH (default %(default)s)")
     args = p.parse_args(argv)
     args.size = tuple(int(v) for v in args.size.lower().split("x"))
+    if args.out is None:
+        args.out = ROOT / "assets" / ("inspector.png" if args.inspector else "screenshot.png")
     return args
 
 
@@ -89,6 +113,11 @@ class Driver:
         w.bench_docks[list(w.panels).index(BENCH_PANEL)].raise_()
         self.log(f"window on {QApplication.platformName()} display, screen {screen.width()}x{screen.height()}, "
                  f"backend {w.model.backend.label}")
+        self.begin()
+
+    def begin(self) -> None:
+        """The scenario, once the window is placed: the scene, frames per second, the benchmark."""
+        w = self.window
         c = w.controls
         if self.scene:
             if c.presets.findText(self.scene) < 0:
@@ -150,18 +179,22 @@ class Driver:
         QTimer.singleShot(300, self.grab)  # let the last chart update and the status line repaint
 
     def grab(self) -> None:
-        from PyQt6.QtCore import Qt
+        from PyQt6.QtCore import QRect, Qt
         from PyQt6.QtGui import QImage
         from PyQt6.QtWidgets import QApplication
 
         w = self.window
+        target = self.grabbed()
         w.repaint()
         QApplication.processEvents()
-        g = w.frameGeometry()
+        if target is w:
+            g = w.frameGeometry()
+        else:  # a widget inside the window: its rectangle on the screen
+            g = QRect(target.mapToGlobal(target.rect().topLeft()), target.size())
         pixmap = w.screen().grabWindow(0, g.x(), g.y(), g.width(), g.height())  # what the X server shows
         how = "screen"
         if pixmap.isNull() or pixmap.toImage().allGray():
-            pixmap, how = w.grab(), "window.grab()"
+            pixmap, how = target.grab(), f"{'window' if target is w else 'widget'}.grab()"
         image = pixmap.toImage().convertToFormat(QImage.Format.Format_RGB32)
         if image.width() > self.size[0]:  # a HiDPI screen: keep the image at the asked width
             image = image.scaledToWidth(self.size[0], Qt.TransformationMode.SmoothTransformation)
@@ -173,6 +206,10 @@ class Driver:
         self.log(f"{how} grab {image.width()}x{image.height()} written to {self.out} "
                  f"({self.out.stat().st_size} bytes)")
         w.close()
+
+    def grabbed(self):
+        """The widget whose picture is saved: the whole window."""
+        return self.window
 
     def fail(self, text: str) -> None:
         from PyQt6.QtCore import QTimer
@@ -187,6 +224,86 @@ class Driver:
         if self.window is not None:
             self.window.close()  # stops the workers, as when the user closes it
         QTimer.singleShot(10_000, lambda: QApplication.exit(1))  # in case closing is refused
+
+
+class InspectorDriver(Driver):
+    """--inspector: the Inspector dock showing one kernel, opened and driven through its own widgets."""
+
+    def begin(self) -> None:
+        from kernels.inspector import toolchain
+
+        missing = toolchain.missing()
+        if missing:
+            self.fail(f"the Inspector needs the compiler packages ({', '.join(missing)}): {toolchain.EXTRA_HINT}")
+            return
+        w = self.window
+        w.inspector_dock.toggleViewAction().trigger()  # View > Inspector: builds the dock's contents
+        inspector = w.inspector
+        if inspector is None or not w.inspector_dock.isVisible():
+            self.fail("View > Inspector did not open the Inspector")
+            return
+        panel = inspector.panel
+        inspector.tabs.setCurrentWidget(panel)  # the Kernel tab
+        target, variant, arch = INSPECT
+        for box, value in ((panel.target_box, target), (panel.variant_box, variant), (panel.arch_box, arch)):
+            if box.findText(value) < 0:
+                self.fail(f"the Inspector offers no {value!r}")
+                return
+            box.setCurrentText(value)  # the variant box refills when the target changes: target first
+        panel.reportShown.connect(self.report_shown)
+        # the worker's other answers (queued to this thread: the proxies of these lambdas are made here)
+        panel.worker.failed.connect(lambda message, _: self.fail(f"the Inspector could not inspect: {message}"))
+        panel.worker.sourceOnly.connect(lambda _, why, __: self.fail(f"the Inspector showed the source only: {why}"))
+        self.log(f"Inspector: {target} {variant} for {arch}, Inspect pressed")
+        panel.inspect_button.click()
+
+    def report_shown(self, report) -> None:
+        from PyQt6.QtCore import Qt, QTimer
+
+        w = self.window
+        inspector = w.inspector
+        panel = inspector.panel
+        panel.reportShown.disconnect(self.report_shown)
+        if (report.target, report.variant, report.arch) != INSPECT:
+            self.fail(f"the Inspector showed {report.target} {report.variant} {report.arch}, not {' '.join(INSPECT)}")
+            return
+        inspector.set_block(INSPECT_BLOCK)  # as a panel's block-size slider moves the marker
+        xs, _ = panel.marker.getData()
+        if list(xs) != [INSPECT_BLOCK]:
+            self.fail(f"the occupancy marker is at {list(xs)}, not {INSPECT_BLOCK} threads")
+            return
+        o = panel.current_occupancy
+        self.log(f"{report.target} {report.variant} on {report.arch}: {report.resources.registers} registers per "
+                 f"thread; occupancy at {INSPECT_BLOCK} threads: {o.blocks_per_sm} blocks/SM, {o.warps_per_sm} of "
+                 f"{o.max_warps_per_sm} warps ({o.percent:.0f}%), limited by {o.limiter}")
+        # the dock as tall as the other docks' minimum heights let it be (as dragging its edge up does)
+        w.resizeDocks([w.inspector_dock], [int(w.height() * DOCK_SHARE)], Qt.Orientation.Vertical)
+        QTimer.singleShot(300, self.select_line)  # select once the views have their final size, so it centres
+
+    def select_line(self) -> None:
+        from PyQt6.QtCore import QTimer
+
+        panel = self.window.inspector.panel
+        kernel = panel.report.sources[0]  # the kernel itself; the device functions it calls follow
+        found = [i for i, text in enumerate(kernel.text.splitlines()) if text.strip().startswith(INSPECT_LINE)]
+        if not found:
+            self.fail(f"no line {INSPECT_LINE!r} in {kernel.name}")
+            return
+        line = kernel.first_line + found[0]
+        panel.select_source_line(kernel.file, line)  # what clicking the line does; PTX and SASS scroll to it
+        panel.source_view.centerCursor()  # and the line scrolled to the middle of its view
+        marked = {name: len(view.highlighted()) for name, view in
+                  (("source", panel.source_view), ("PTX", panel.ptx_view), ("SASS", panel.sass_view))}
+        dock = self.window.inspector_dock
+        self.log(f"dock {dock.width()}x{dock.height()}; line {line} ({INSPECT_LINE}) selected: highlighted lines "
+                 + ", ".join(f"{name} {n}" for name, n in marked.items()))
+        if not all(marked.values()):
+            self.fail("the selected line is not highlighted in all of source, PTX and SASS")
+            return
+        QTimer.singleShot(300, self.grab)  # let the views repaint
+
+    def grabbed(self):
+        return self.window.inspector_dock
 
 
 def main(argv=None) -> int:
@@ -213,7 +330,7 @@ def main(argv=None) -> int:
     s.setValue(Keys.SEED, args.seed)
     s.sync()
 
-    driver = Driver(args.out.resolve(), args.scene, args.size)
+    driver = (InspectorDriver if args.inspector else Driver)(args.out.resolve(), args.scene, args.size)
     QTimer.singleShot(0, driver.start)
     guard = QTimer()
     guard.setSingleShot(True)
