@@ -582,8 +582,16 @@ _VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 
 def _memory(n: int, options: dict) -> tuple[int, int]:
     buckets = options["buckets"]
-    # keys, the pool's keys and links, the check's copies and visited flags; heads and locks per bucket
-    return n * 18 + buckets * 12, n * 12 + buckets * 8
+    # chained tables: keys, the pool's keys and links, the check's copies and visited flags; heads and locks
+    # per bucket
+    chained = (n * 18 + buckets * 12, n * 12 + buckets * 8)
+    # grouped tables (gpu-counting-sort; the peers use at least as much on the host): on the GPU the keys and
+    # the sorted keys, counts, offsets and cursors per bucket (and the scan's tile totals); on the host the
+    # keys, the chained table an earlier variant left in last_table, the grouped table's copy (int64 keys
+    # from torch) and check_grouped's peak (measured: 25 bytes per key with its cached sorted input, about
+    # 20 per bucket)
+    grouped = (n * 45 + buckets * 24, n * 8 + buckets * 13)
+    return max(chained[0], grouped[0]), max(chained[1], grouped[1])
 
 
 ALGORITHM = Algorithm(
