@@ -9,7 +9,8 @@ bucket when walking the finished table.
 
 The library peers (``torch-sort-groupby``, ``cupy-sort-groupby``, in :mod:`kernels.library_peers`) build a
 different structure from the same keys: a static table grouped by bucket (CSR), sorted in one batch;
-:meth:`HashProblem.check_grouped` checks it with the same (found, misplaced, bad) counts.
+:meth:`HashProblem.check_grouped` checks it with the same (found, misplaced, bad) counts. ``gpu-counting-sort``
+builds that same grouped table with our own kernels, by a counting sort (count per bucket, scan, scatter).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import functools
 
 import numpy as np
 from kernels import library_peers
-from kernels.backend import HOST, bind_numba_cuda
+from kernels.backend import HOST, bind_numba_cuda, not_applicable
 from kernels.bench import Outcome, Unit
 from kernels.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.errors import InputError
-from kernels.launch import LaunchRule
+from kernels.launch import LaunchRule, resident_blocks
 from kernels.timing import Timing
 from kernels.variants import Variant
 
@@ -45,6 +46,7 @@ class HashProblem:
         self.expected = self.n  # entries that must be found, each in its own bucket
         self.last_check = (0, 0, 0)  # (found, misplaced, bad links or keys) of the last run's table
         self.last_table = None  # (pool_keys, heads, pool_next) of the last chained table checked
+        self.last_grouped = None  # (sorted_keys, offsets) of the last grouped table checked
         self._device_keys = None
         self._sorted_keys = None  # the input keys sorted as int64, for check_grouped (made once)
 
@@ -67,6 +69,7 @@ class HashProblem:
         """Checks a static table grouped by bucket (CSR: bucket b's keys are ``sorted_keys[offsets[b]:
         offsets[b + 1]]``), as the library peers build it; sets ``last_check`` as :meth:`check_table` does
         and returns the entries found in the right bucket. Host copies, numpy only."""
+        self.last_grouped = (sorted_keys, offsets)
         keys = np.asarray(sorted_keys).ravel().astype(np.int64, copy=False)
         offsets = np.asarray(offsets).ravel().astype(np.int64, copy=False)
         # bad offsets: each one off a non-decreasing 0..n CSR, plus each one missing or extra
@@ -305,6 +308,242 @@ def _run_gpu_lockfree(problem, launch, backend, repeats):
     return _run_gpu(problem, launch, backend, repeats, locked=False)
 
 
+# ------------------------------------------------------------------- GPU: the peers' table by counting sort
+#
+# The static table the library peers build (keys grouped by bucket, CSR offsets), built the way a CUDA
+# programmer would without a sort library: count the keys per bucket, scan the counts into offsets, scatter
+# each key to its bucket's offset plus a rank. Order within a bucket is whatever the atomics hand out.
+
+SORT_ITEMS = 16  # keys per thread per tile: all loaded before the first atomic, so 16 loads are in flight
+SHARED_BUCKETS = 8192  # up to here a block counts in shared memory (32 KiB of 32-bit counters)
+SCAN_THREADS = 64
+SCAN_ITEMS = 16
+SCAN_TILE = SCAN_THREADS * SCAN_ITEMS  # counts one scan block turns into offsets at a time
+HELPER_THREADS = 256  # zeroing the counts and adding the scan's tile bases
+HELPER_BLOCKS_PER_SM = 2  # the helper kernels loop over their work with at most this many blocks per SM
+COUNTING_MAX_BUCKETS = 2**31  # bucket ids, counts and offsets are 32-bit
+COUNTING_LAUNCH = LaunchRule(block=512, grid_sm=4, resident_grid=True,
+                             note=f"grid-stride over tiles of block x {SORT_ITEMS} keys")
+
+
+@functools.lru_cache(maxsize=None)
+def _counting_sort_kernels():
+    """(zero, count_shared, count_global, scan_tiles, add_bases, scatter_shared, scatter_global)."""
+    from numba import int32, uint32
+
+    bind_numba_cuda(globals())
+
+    # Key indices are cut to uint32 (n < 2^31) and the shared kernels' bucket loops run in int32 (at most
+    # SHARED_BUCKETS): numba would do both in int64, with negative-index checks, which cost registers (96
+    # instead of 56 in the scatter, too many for 1024-thread blocks) and instructions in the hot loops.
+
+    @cuda.jit(device=True, inline="always")
+    def load_tile(keys, start, held):
+        """Loads the thread's SORT_ITEMS keys of the tile at ``start`` into ``held``, all loads issued before
+        any key is used, and returns how many it holds (the last tile may be short); for each k a warp reads
+        32 neighbouring keys. Callers loop over all SORT_ITEMS and test k against the count: a constant trip
+        count is unrolled, and only then does ``held`` live in registers instead of local memory."""
+        threads = cuda.blockDim.x
+        first = start + cuda.threadIdx.x
+        mine = 0
+        for k in range(SORT_ITEMS):
+            i = uint32(first + k * threads)
+            if i < keys.size:
+                held[k] = keys[i]
+                mine = k + 1
+        return mine
+
+    @cuda.jit
+    def zero(counts):
+        for b in range(cuda.grid(1), counts.size, cuda.gridsize(1)):
+            counts[b] = 0
+
+    @cuda.jit
+    def count_shared(keys, counts, buckets):
+        # a block counts all its keys in shared memory, then adds each non-zero count to the global one:
+        # one global atomic per (block, bucket) instead of one per key
+        per_bucket = cuda.shared.array(0, int32)  # dynamic: 4 bytes x buckets
+        t = cuda.threadIdx.x
+        threads = cuda.blockDim.x
+        for b in range(t, int32(buckets), threads):
+            per_bucket[b] = 0
+        cuda.syncthreads()
+        tile = threads * SORT_ITEMS
+        held = cuda.local.array(SORT_ITEMS, uint32)
+        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+            mine = load_tile(keys, start, held)
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    cuda.atomic.add(per_bucket, held[k] % buckets, 1)
+        cuda.syncthreads()
+        for b in range(t, int32(buckets), threads):
+            c = per_bucket[b]
+            if c:
+                cuda.atomic.add(counts, b, c)
+
+    @cuda.jit
+    def count_global(keys, counts, buckets):
+        # too many buckets for shared memory: one global atomic per key, spread over many counters
+        tile = cuda.blockDim.x * SORT_ITEMS
+        held = cuda.local.array(SORT_ITEMS, uint32)
+        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+            mine = load_tile(keys, start, held)
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    cuda.atomic.add(counts, held[k] % buckets, 1)
+
+    @cuda.jit
+    def scan_tiles(src, dst, also, totals):
+        # exclusive prefix sum of each tile of SCAN_TILE counts into dst (and the same values into also),
+        # and each tile's total into totals[tile]. src may be dst: a thread reads its items before writing them
+        # dynamic (SCAN_THREADS x 4 bytes at launch), as the other shared arrays here: the simulator hands
+        # every thread one buffer for it, where it sets up a static one racily when threads switch often
+        partial = cuda.shared.array(0, int32)
+        mine = cuda.local.array(SCAN_ITEMS, int32)
+        t = cuda.threadIdx.x
+        m = src.size
+        for tile in range(cuda.blockIdx.x, (m + SCAN_TILE - 1) // SCAN_TILE, cuda.gridDim.x):
+            first = tile * SCAN_TILE + t * SCAN_ITEMS
+            run = 0
+            for k in range(SCAN_ITEMS):
+                mine[k] = run
+                if first + k < m:
+                    run += src[first + k]
+            partial[t] = run
+            cuda.syncthreads()
+            if t == 0:
+                # the threads' sums in turn: SCAN_THREADS adds, cheaper than log2(SCAN_THREADS) rounds of
+                # barriers (and no warp shuffles, which the simulator lacks)
+                total = 0
+                for j in range(SCAN_THREADS):
+                    v = partial[j]
+                    partial[j] = total
+                    total += v
+                totals[tile] = total
+            cuda.syncthreads()
+            base = partial[t]
+            for k in range(SCAN_ITEMS):
+                if first + k < m:
+                    dst[first + k] = base + mine[k]
+                    also[first + k] = base + mine[k]
+            cuda.syncthreads()  # partial is reused by the next tile
+
+    @cuda.jit
+    def add_bases(dst, also, bases):
+        # a lower level's tiles were scanned on their own: add each tile's offset from the level above
+        for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+            v = dst[i] + bases[i // SCAN_TILE]
+            dst[i] = v
+            also[i] = v
+
+    @cuda.jit
+    def scatter_shared(keys, sorted_keys, cursors, buckets):
+        # per tile: each key's rank among the tile's keys of its bucket from a shared atomic, then one global
+        # atomic per non-empty bucket reserves the tile's range there, then each key goes to base + rank
+        per_bucket = cuda.shared.array(0, int32)  # dynamic: the tile's count per bucket, then its base
+        t = cuda.threadIdx.x
+        threads = cuda.blockDim.x
+        tile = threads * SORT_ITEMS
+        held = cuda.local.array(SORT_ITEMS, uint32)
+        # bucket << 16 | rank: one register per key instead of two (buckets <= 8192, rank < 16 x 1024 threads)
+        placed = cuda.local.array(SORT_ITEMS, uint32)
+        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+            for b in range(t, int32(buckets), threads):
+                per_bucket[b] = 0
+            cuda.syncthreads()
+            mine = load_tile(keys, start, held)
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    b = uint32(held[k] % buckets)
+                    placed[k] = (b << 16) | uint32(cuda.atomic.add(per_bucket, b, 1))
+            cuda.syncthreads()
+            for b in range(t, int32(buckets), threads):
+                c = per_bucket[b]
+                if c:
+                    per_bucket[b] = cuda.atomic.add(cursors, b, c)
+            cuda.syncthreads()
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    sorted_keys[uint32(per_bucket[placed[k] >> 16] + (placed[k] & 0xFFFF))] = held[k]
+            cuda.syncthreads()  # the next tile zeroes per_bucket
+
+    @cuda.jit
+    def scatter_global(keys, sorted_keys, cursors, buckets):
+        # too many buckets for shared memory: each key reserves its own place with one global atomic
+        tile = cuda.blockDim.x * SORT_ITEMS
+        held = cuda.local.array(SORT_ITEMS, uint32)
+        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+            mine = load_tile(keys, start, held)
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    sorted_keys[uint32(cuda.atomic.add(cursors, held[k] % buckets, 1))] = held[k]
+
+    return zero, count_shared, count_global, scan_tiles, add_bases, scatter_shared, scatter_global
+
+
+def _helper_grid(items: int, per_block: int, limits) -> int:
+    return max(1, min(-(-items // per_block), HELPER_BLOCKS_PER_SM * limits.sm_count))
+
+
+def _scan_launches(scan_tiles, add_bases, counts, offsets, cursors, limits) -> list:
+    """The launches that turn ``counts`` into CSR ``offsets`` (exclusive prefix sum, the total last) and
+    the same offsets into ``cursors``: each level's tiles scanned on their own, their totals scanned as
+    the next level until one tile holds them, then each level's tile bases added back on the way down."""
+    buckets = counts.size
+    levels = [offsets[:buckets]]
+    while levels[-1].size > SCAN_TILE:
+        levels.append(cuda.device_array(-(-levels[-1].size // SCAN_TILE), np.int32))
+    top = len(levels) - 1
+    launches = []
+    for j, level in enumerate(levels):
+        # the top level's one tile total is every key: it lands in offsets[buckets]
+        totals = levels[j + 1] if j < top else offsets[buckets:]
+        also = cursors if j == top == 0 else level
+        grid = _helper_grid(level.size, SCAN_TILE, limits)
+        launches.append(functools.partial(scan_tiles[grid, SCAN_THREADS, 0, 4 * SCAN_THREADS],
+                                          counts if j == 0 else level, level, also, totals))
+    for j in range(top - 1, -1, -1):
+        grid = _helper_grid(levels[j].size, HELPER_THREADS, limits)
+        launches.append(functools.partial(add_bases[grid, HELPER_THREADS], levels[j],
+                                          cursors if j == 0 else levels[j], levels[j + 1]))
+    return launches
+
+
+def _run_gpu_counting_sort(problem, launch, backend, repeats):
+    if problem.buckets > COUNTING_MAX_BUCKETS:
+        return not_applicable(f"gpu-counting-sort keeps bucket ids, counts and offsets in 32 bits: at most "
+                              f"{COUNTING_MAX_BUCKETS} buckets")
+    backend.activate()
+    zero, count_shared, count_global, scan_tiles, add_bases, scatter_shared, scatter_global = _counting_sort_kernels()
+    resolved = _VARIANT_BY_NAME["gpu-counting-sort"].resolve(launch, backend.limits, problem.n)
+    block, grid = resolved.block, resolved.grid
+    buckets = problem.buckets
+    in_shared = buckets <= SHARED_BUCKETS
+    count, scatter = (count_shared, scatter_shared) if in_shared else (count_global, scatter_global)
+    dynamic_shared = 4 * buckets if in_shared else 0
+    keys = problem.device_keys()
+    divisor = np.uint32(buckets)  # key % divisor in 32 bits (a 64-bit remainder costs several times more)
+    sorted_keys = cuda.device_array(problem.n, np.uint32)
+    offsets = cuda.device_array(buckets + 1, np.int32)
+    cursors = cuda.device_array(buckets, np.int32)
+    counts = cuda.device_array(buckets, np.int32)
+    if backend.is_gpu and launch.resolved_grid(backend.limits.sm_count) is None:
+        grid = resident_blocks(scatter, (keys, sorted_keys, cursors, divisor), block, dynamic_shared) or grid
+    zero_counts = functools.partial(zero[_helper_grid(buckets, HELPER_THREADS, backend.limits), HELPER_THREADS],
+                                    counts)
+    count_keys = functools.partial(count[grid, block, 0, dynamic_shared], keys, counts, divisor)
+    scan = _scan_launches(scan_tiles, add_bases, counts, offsets, cursors, backend.limits)
+    place_keys = functools.partial(scatter[grid, block, 0, dynamic_shared], keys, sorted_keys, cursors, divisor)
+
+    def build():
+        for step in (zero_counts, count_keys, *scan, place_keys):
+            step()
+
+    timing = backend.time(build, repeats)
+    placed = problem.check_grouped(sorted_keys.copy_to_host(), offsets.copy_to_host())
+    return Outcome(placed, timing, block, grid)
+
+
 
 VARIANTS = (
     Variant(
@@ -322,6 +561,14 @@ VARIANTS = (
         "gpu", launch=SEED_LAUNCH, run=_run_gpu_lockfree,
     ),
     Variant(
+        "gpu-counting-sort",
+        "the peers' structure (keys grouped by bucket, CSR) by a counting sort: per-block counts, a scan, a scatter "
+        "with one reservation per tile and bucket",
+        "gpu", constraints=f"shared-memory counters up to {SHARED_BUCKETS} buckets (4 bytes each), global atomics "
+        f"per key above; the scan runs its own {SCAN_THREADS}-thread blocks",
+        launch=COUNTING_LAUNCH, run=_run_gpu_counting_sort,
+    ),
+    Variant(
         "torch-sort-groupby", "torch's nearest structure, not a chained table: keys sorted by bucket into a static "
         "CSR table in one batch (torch.sort, bincount, cumsum)", "peer", run=library_peers.run_torch_sort_groupby,
     ),
@@ -335,13 +582,22 @@ _VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 
 def _memory(n: int, options: dict) -> tuple[int, int]:
     buckets = options["buckets"]
-    # keys, the pool's keys and links, the check's copies and visited flags; heads and locks per bucket
-    return n * 18 + buckets * 12, n * 12 + buckets * 8
+    # chained tables: keys, the pool's keys and links, the check's copies and visited flags; heads and locks
+    # per bucket
+    chained = (n * 18 + buckets * 12, n * 12 + buckets * 8)
+    # grouped tables (gpu-counting-sort; the peers use at least as much on the host): on the GPU the keys and
+    # the sorted keys, counts, offsets and cursors per bucket (and the scan's tile totals); on the host the
+    # keys, the chained table an earlier variant left in last_table, the grouped table's copy (int64 keys
+    # from torch) and check_grouped's peak (measured: 25 bytes per key with its cached sorted input, about
+    # 20 per bucket)
+    grouped = (n * 45 + buckets * 24, n * 8 + buckets * 13)
+    return max(chained[0], grouped[0]), max(chained[1], grouped[1])
 
 
 ALGORITHM = Algorithm(
     name="hashtable", title="Hash table",
-    summary="insert uint32 keys into a chained hash table: CPU, per-bucket locks (seed 003), lock-free CAS",
+    summary="insert uint32 keys into a chained hash table: CPU, per-bucket locks (seed 003), lock-free CAS; "
+            "or build the peers' bucket-grouped table by a counting sort",
     variants=VARIANTS, make_problem=lambda n, options, seed, data=None: make_problem(n, options["buckets"], seed),
     size=SizeAxis("N keys", "keys", default={"cuda": SEED_KEYS, "cpu": 2**20, "sim": 512},
                   maximum={"cuda": 2**31 - 1, "cpu": 2**31 - 1, "sim": 4096},

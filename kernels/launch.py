@@ -94,7 +94,8 @@ class LaunchRule:
         if self.tiles:
             grid = "one per tile of block x items_per_thread elements"
         if self.resident_grid:
-            grid = "as many blocks as the GPU holds at once"
+            # the driver answers only on a real GPU; the simulator and a failed query take the SM-count grid
+            grid = "as many as the GPU holds at once" + (f" ({grid} without a GPU)" if grid else "")
         if self.grid_for_n and self.grid:
             grid += " (fewer when the input fills fewer)"
         parts.append(f"default {self.block} threads x {grid} blocks" + (f", {self.note}" if self.note else ""))
@@ -164,15 +165,15 @@ def default_grid(rule: LaunchRule, limits, block: int, n: int | None, items: int
     return max(1, int(round((rule.grid_sm or 1) * limits.sm_count)))
 
 
-def resident_blocks(kernel, args, block: int) -> int | None:
-    """Blocks of this kernel the whole GPU holds at once (blocks per SM at this block size and register
-    use, times the SM count): the grid for a grid-stride loop, one full wave with no straggling second.
-    None when the driver cannot say."""
+def resident_blocks(kernel, args, block: int, dynamic_shared: int = 0) -> int | None:
+    """Blocks of this kernel the whole GPU holds at once (blocks per SM at this block size, register use
+    and ``dynamic_shared`` bytes per block, times the SM count): the grid for a grid-stride loop, one full
+    wave with no straggling second. None when the driver cannot say."""
     import numba
 
     try:
         compiled = kernel.compile(tuple(numba.typeof(a) for a in args))  # the overload the launch will use
-        return int(compiled.max_cooperative_grid_blocks(block))
+        return int(compiled.max_cooperative_grid_blocks(block, dynamic_shared))
     except Exception:  # only a default is lost; the caller keeps its SM-count based grid
         return None
 

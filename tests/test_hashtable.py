@@ -14,6 +14,8 @@ from kernels.timing import Timing
 from kernels.variants import select
 
 GPU_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "gpu"]
+COUNTING = "gpu-counting-sort"  # builds the peers' grouped table, not a chained one
+CHAINED_GPU_VARIANTS = [name for name in GPU_VARIANTS if name != COUNTING]
 PEER_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "peer"]
 SMALL = Launch(block=64, grid=2)  # the simulator runs every thread as a Python thread
 
@@ -61,9 +63,13 @@ def test_the_seed_versions_exist_and_gpu_variants_default_to_the_seed_launch(cud
     assert by_name["cpu"].seed == by_name["gpu-locks"].seed == "003"  # the seed's CPU and locked GPU tables
     for v in hashtable.VARIANTS:
         assert v.description and v.run
-        if v.kind == "gpu":
+        if v.name in CHAINED_GPU_VARIANTS:
             r = v.resolve(Launch(), cuda_backend.limits)
             assert (r.block, r.grid) == (256, 60)  # add_to_table<<<60, 256>>>
+    # the counting sort's own default: 512 threads, 4 blocks per SM (on a GPU the runner asks the driver for
+    # as many as fit at once instead)
+    r = by_name[COUNTING].resolve(Launch(), cuda_backend.limits)
+    assert (r.block, r.grid) == (512, 4 * cuda_backend.limits.sm_count)
 
 
 def test_cpu_insertion(cpu_backend):
@@ -79,7 +85,7 @@ def test_cpu_insertion(cpu_backend):
 
 
 @pytest.mark.parametrize("n_keys, buckets", [(2000, 64), (300, 1), (500, 4096)])
-@pytest.mark.parametrize("name", GPU_VARIANTS)
+@pytest.mark.parametrize("name", CHAINED_GPU_VARIANTS)
 def test_gpu_insertion(cuda_backend, name, n_keys, buckets):
     # 1 bucket: every insert contends for the same lock / head; 4096 buckets: most stay empty
     problem = hashtable.make_problem(n_keys, buckets=buckets, seed=n_keys)
@@ -90,7 +96,7 @@ def test_gpu_insertion(cuda_backend, name, n_keys, buckets):
     assert_table_holds_every_key(problem)
 
 
-@pytest.mark.parametrize("name", GPU_VARIANTS)
+@pytest.mark.parametrize("name", CHAINED_GPU_VARIANTS)
 def test_repeated_runs_rebuild_the_table(cuda_backend, name):
     # each timed launch empties the table first; inserting into a full one would link entries twice
     problem = hashtable.make_problem(700, buckets=16, seed=3)
@@ -262,6 +268,66 @@ def test_check_grouped_finds_bad_offsets():
     assert problem.last_check == (0, 0, 17)  # no segments at all: every offset missing
 
 
+def assert_grouped_like_numpy(problem):
+    """The grouped table the last run built, against numpy alone (not check_grouped): offsets are the prefix
+    sum of np.bincount of the buckets, and each bucket's segment holds exactly the input keys of that bucket
+    (as multisets: both sides sorted by (bucket, key), which is np.sort of each bucket's keys in turn)."""
+    sorted_keys, offsets = (np.asarray(a) for a in problem.last_grouped)
+    keys, buckets = problem.keys, problem.buckets
+    ids = keys % buckets
+    want_offsets = np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=buckets))])
+    np.testing.assert_array_equal(offsets, want_offsets)
+    assert sorted_keys.dtype == np.uint32 and sorted_keys.size == keys.size
+    segment = np.repeat(np.arange(buckets), np.diff(want_offsets))
+    np.testing.assert_array_equal(sorted_keys[np.lexsort((sorted_keys, segment))], keys[np.lexsort((keys, ids))])
+
+
+def test_counting_sort_test_sizes_cover_both_paths():
+    # 1, 7 and 1024 buckets count and rank in shared memory, 20000 by global atomics per key
+    assert 1024 <= hashtable.SHARED_BUCKETS < 20000
+
+
+@pytest.mark.parametrize("buckets", [1, 7, 1024, 20000])
+@pytest.mark.parametrize("n_keys", [1, 5, 1000, 5000])
+def test_counting_sort_builds_the_grouped_table(cuda_backend, n_keys, buckets):
+    # SMALL: tiles of 64 x 16 keys, so 5000 keys take each of the 2 blocks through several tiles (the last short)
+    problem = hashtable.make_problem(n_keys, buckets=buckets, seed=n_keys + buckets)
+    out = variant(COUNTING).run(problem, SMALL, cuda_backend, 1)
+    assert (out.block, out.grid) == (64, 2)
+    assert out.result == n_keys and problem.last_check == (n_keys, 0, 0)
+    assert problem.verify(out.result) == (True, "")
+    assert_grouped_like_numpy(problem)
+
+
+@pytest.mark.parametrize("n_keys, buckets", [
+    (3000, 1025),  # just past one scan tile: two levels, the bases added back
+    (3000, hashtable.SHARED_BUCKETS),  # the most buckets counted in shared memory
+    (3000, hashtable.SHARED_BUCKETS + 1),  # the fewest counted by global atomics
+])
+def test_counting_sort_at_the_boundaries(cuda_backend, n_keys, buckets):
+    problem = hashtable.make_problem(n_keys, buckets=buckets, seed=buckets)
+    out = variant(COUNTING).run(problem, SMALL, cuda_backend, 1)
+    assert problem.verify(out.result) == (True, "")
+    assert_grouped_like_numpy(problem)
+
+
+@pytest.mark.parametrize("launch", [Launch(block=96, grid=3), Launch(block=33, grid=1)])
+def test_counting_sort_with_other_launches(cuda_backend, launch):
+    # 96 threads (3 warps, not a power of two), and one block of 33: a partial warp, every tile in one block.
+    # Two repeats after the warm-up: each build starts again from zeroed counts
+    problem = hashtable.make_problem(2000, buckets=300, seed=9)
+    out = variant(COUNTING).run(problem, launch, cuda_backend, 2)
+    assert (out.block, out.grid) == (launch.block, launch.grid) and out.timing.repeats == 2
+    assert problem.verify(out.result) == (True, "")
+    assert_grouped_like_numpy(problem)
+
+
+def test_counting_sort_declines_more_buckets_than_32_bit_ids(cuda_backend):
+    problem = hashtable.HashProblem(np.arange(4, dtype=np.uint32), hashtable.COUNTING_MAX_BUCKETS + 1)
+    out = variant(COUNTING).run(problem, SMALL, cuda_backend, 1)
+    assert out.kind is SkipKind.NOT_APPLICABLE and "32 bits" in out.text
+
+
 def test_rates():
     timing = Timing((2.0, 4.0, 3.0), "wall")  # median 3 ms
     assert hashtable.inserts_per_second(timing, 3_000_000) == pytest.approx(1e9)
@@ -333,9 +399,9 @@ def test_a_million_keys_on_a_real_gpu(cuda_backend, launch):
         if peer_skipped_for_a_reason(row, cuda_backend):
             continue
         assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
-    gpu = [r for r in rows if r.variant in GPU_VARIANTS]
+    chained = [r for r in rows if r.variant in CHAINED_GPU_VARIANTS]
     if launch == Launch():
-        assert all((r.block, r.grid) == (256, 60) for r in gpu)  # the seed's <<<60, 256>>>
+        assert all((r.block, r.grid) == (256, 60) for r in chained)  # the seed's <<<60, 256>>>
 
 
 @pytest.mark.gpu
@@ -345,3 +411,14 @@ def test_the_seed_size_on_a_real_gpu(cuda_backend):
     for name in GPU_VARIANTS:
         out = variant(name).run(problem, Launch(), cuda_backend, 1)
         assert problem.verify(out.result) == (True, ""), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("buckets", [1024, 65536, (1 << 24) + 3])
+def test_counting_sort_a_million_keys_on_a_real_gpu(cuda_backend, buckets):
+    # 1024 buckets: shared-memory counters; 65536: global atomics; 2^24 + 3: a three-level scan
+    problem = hashtable.make_problem((1 << 20) + 5, buckets=buckets, seed=13)
+    out = variant(COUNTING).run(problem, Launch(), cuda_backend, 3)
+    assert out.block == 512 and out.grid >= cuda_backend.limits.sm_count  # the resident grid, at least one per SM
+    assert problem.verify(out.result) == (True, "")
+    assert_grouped_like_numpy(problem)

@@ -98,6 +98,15 @@ def _hash_traffic(locked: bool):
     return traffic
 
 
+def _counting_scatter_traffic(n, threads, blocks):
+    from kernels.hashtable import SEED_BUCKETS, SORT_ITEMS
+
+    tiles = -(-n // (threads * SORT_ITEMS))
+    return Traffic(8 * n + 4 * SEED_BUCKETS * tiles, n, "int32",
+                   f"the scatter: reads each key and writes it once into its bucket's range, plus one 4-byte atomic "
+                   f"per bucket ({SEED_BUCKETS}) and tile of threads x {SORT_ITEMS} keys; one shared atomic per key")
+
+
 _IMAGE = (1024, 1024)
 _JULIA_IMAGE = (1000, 1000)
 _JULIA_ITERATIONS = 200
@@ -168,6 +177,11 @@ CATALOG: dict[tuple[str, str], KernelDecl] = {
     ("hashtable", "gpu-lockfree"): KernelDecl(
         "kernels.hashtable", "_gpu_kernels", (), "void(uint32[::1], uint32[::1], int32[::1], int32[::1])", (256,),
         _none, _hash_traffic(False), 1 << 24, item=2, grid=60),
+    ("hashtable", "gpu-counting-sort"): KernelDecl(
+        "kernels.hashtable", "_counting_sort_kernels", (), "void(uint32[::1], uint32[::1], int32[::1], uint32)", (512,),
+        lambda threads: 4 * 1024, _counting_scatter_traffic, 1 << 24, item=5, grid=4 * _H100_SMS,
+        note="the scatter with shared-memory counters (up to 8192 buckets; 1024 here, 4 KiB of dynamic shared memory); "
+             "before it run a zeroing kernel, the count (the same tiles, one shared atomic per key) and the scan"),
     ("raytrace", "spheres-global"): KernelDecl(
         "kernels.raytrace", "_render_spheres_global", None, _SPHERES_SIG, (16, 16), _none, _spheres_traffic, 20),
     ("raytrace", "spheres-constant"): KernelDecl(
