@@ -58,8 +58,8 @@ class LaunchRule:
     elements when the input size is known; ``grid_for_n(n, block)`` when it is known; ``grid`` blocks, or
     ``grid_sm`` x the SM count. ``resident_grid``: on a real GPU the default grid is as many blocks as the
     whole GPU holds at once (asked of the driver for the compiled kernel). ``items``: (default, min, max)
-    elements per thread for variants that have that knob, a multiple of ``items_multiple``, with
-    ``items_by_op`` overriding the default per operation. ``shape_2d``: an image kernel, block BXxBY."""
+    elements per thread for variants that have that knob, a multiple of ``items_multiple``.
+    ``shape_2d``: an image kernel, block BXxBY."""
 
     block: int | tuple[int, int] = 256
     grid: int | None = None
@@ -68,18 +68,12 @@ class LaunchRule:
     block_rule: str = BLOCK_ANY
     min_block: int = 1
     items: tuple[int, int, int] | None = None
-    items_by_op: tuple[tuple[str, int], ...] = ()
     items_multiple: int = 1
     tiles: bool = False
     resident_grid: bool = False
     shape_2d: bool = False
     fixed: bool = False  # the block is part of what the variant teaches (the book's 1x1): a user's is ignored
     note: str = ""  # where the default comes from, e.g. "as in the seed"
-
-    def default_items(self, op: str | None) -> int | None:
-        if self.items is None:
-            return None
-        return dict(self.items_by_op).get(op, self.items[0])
 
     def describe(self) -> str:
         """The rule in words, for --list, tooltips and the README."""
@@ -100,14 +94,12 @@ class LaunchRule:
             grid += " (fewer when the input fills fewer)"
         parts.append(f"default {self.block} threads x {grid} blocks" + (f", {self.note}" if self.note else ""))
         if self.items:
-            by_op = "".join(f"; {n} for {op}" for op, n in self.items_by_op)
             multiple = f", a multiple of {self.items_multiple}" if self.items_multiple > 1 else ""
-            parts.append(f"items_per_thread {self.items[1]}..{self.items[2]}{multiple} (default {self.items[0]}{by_op})")
+            parts.append(f"items_per_thread {self.items[1]}..{self.items[2]}{multiple} (default {self.items[0]})")
         return "; ".join(parts)
 
 
-def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, op: str | None = None,
-            variant: str = "") -> Resolved:
+def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, variant: str = "") -> Resolved:
     """The launch a variant runs with: the user's values, else the rule's defaults. Raises InputError
     naming the variant and the rule a value breaks."""
     who = f"{variant}: " if variant else ""
@@ -138,7 +130,7 @@ def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, o
     if rule.items is None:
         items = None  # a sweep's items_per_thread applies to the variants that have one
     elif items is None:
-        items = rule.default_items(op)
+        items = rule.items[0]
     else:
         items = _whole(items, f"{who}items_per_thread")
         if not rule.items[1] <= items <= rule.items[2]:

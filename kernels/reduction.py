@@ -271,7 +271,7 @@ BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=B
 
 
 def _prepare(name: str, problem: ReductionProblem, launch: Launch, backend):
-    resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n, problem.op)
+    resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n)
     d_a, d_b = problem.device_inputs(backend)
     return resolved.block, resolved.grid, resolved.items, d_a, d_b
 

@@ -38,11 +38,11 @@ class Variant:
             return Skip(SkipKind.NOT_IN_SIMULATOR, self.sim_skip)
         return reason
 
-    def resolve(self, launch: Launch, limits, n: int | None = None, op: str | None = None) -> Resolved:
+    def resolve(self, launch: Launch, limits, n: int | None = None) -> Resolved:
         """The launch this variant runs with (its rule's defaults where ``launch`` leaves them out)."""
         if self.launch is None:
             raise InputError(f"{self.name} runs on the host and has no launch configuration")
-        return resolve(self.launch, launch, limits, n=n, op=op, variant=self.name)
+        return resolve(self.launch, launch, limits, n=n, variant=self.name)
 
     def check(self, launch: Launch, backend) -> None:
         """Raises InputError when ``launch`` breaks this variant's rule on ``backend``."""

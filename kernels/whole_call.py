@@ -36,7 +36,7 @@ class BestCall:
         if launch is None or launch.is_default:
             choice, _ = reduction.tuned_best_launch(problem, backend)
             launch = Launch(block=choice.block, items_per_thread=choice.items)
-        resolved = reduction.VARIANT_BY_NAME["best"].resolve(launch, backend.limits, problem.n, problem.op)
+        resolved = reduction.VARIANT_BY_NAME["best"].resolve(launch, backend.limits, problem.n)
         self.block, self.items = resolved.block, resolved.items
         self.kernel = best_kernel(problem.op, problem.dtype, self.items)
         self.d_a, self.d_b = problem.device_inputs(backend)

@@ -371,8 +371,8 @@ def test_bad_launch_stops_bench_run_before_anything_runs(cuda_backend):
 def test_defaults_and_grid_from_sm_count(cuda_backend):
     limits = cuda_backend.limits
 
-    def resolved(name, launch=Launch(), n=None, op="sum"):
-        r = BY_NAME[name].resolve(launch, limits, n, op)
+    def resolved(name, launch=Launch(), n=None):
+        r = BY_NAME[name].resolve(launch, limits, n)
         return r.block, r.grid, r.items
 
     assert resolved("per-thread-partials") == (256, 32, None)  # seed 000: 32 x 256
@@ -382,7 +382,7 @@ def test_defaults_and_grid_from_sm_count(cuda_backend):
     assert resolved("best", Launch(block=128, grid_sm=3)) == (128, 3 * limits.sm_count, R.DEFAULT_ITEMS_PER_THREAD)
     # best: one block per tile of block x items elements
     assert resolved("best", n=1_000_003) == (256, -(-1_000_003 // (256 * R.DEFAULT_ITEMS_PER_THREAD)), 8)
-    assert resolved("best", Launch(block=512, items_per_thread=32), n=2**28, op="dot") == (512, 2**28 // (512 * 32), 32)
+    assert resolved("best", Launch(block=512, items_per_thread=32), n=2**28) == (512, 2**28 // (512 * 32), 32)
     with pytest.raises(InputError, match="numpy runs on the host"):
         BY_NAME["numpy"].resolve(Launch(), limits)
     assert resolved("tree-mask", Launch(items_per_thread=4))[2] is None  # only variants with the knob take it
@@ -401,11 +401,10 @@ def test_every_variant_is_described_and_runnable(variant):
 @pytest.mark.parametrize("n", [1, 1000, 10**8])
 def test_every_gpu_variant_default_launch_resolves_and_satisfies_its_own_rule(cuda_backend, variant, n):
     limits = cuda_backend.limits
-    for op in R.OPS:
-        r = variant.resolve(Launch(), limits, n, op)
-        assert 1 <= r.block <= limits.max_threads_per_block and r.grid >= 1
-        # the defaults must pass the same check a user's explicit values get
-        variant.check(Launch(block=r.block, grid=r.grid, items_per_thread=r.items), cuda_backend)
+    r = variant.resolve(Launch(), limits, n)
+    assert 1 <= r.block <= limits.max_threads_per_block and r.grid >= 1
+    # the defaults must pass the same check a user's explicit values get
+    variant.check(Launch(block=r.block, grid=r.grid, items_per_thread=r.items), cuda_backend)
 
 
 # --- real GPU only ---------------------------------------------------------------------------------------
