@@ -38,7 +38,6 @@ MIN_BLOCK = 32
 # untuned choice on an H100 from 2^20 to 2^28 elements. A GPU run without a launch tunes it per size.
 DEFAULT_ITEMS_PER_THREAD = 8
 MAX_ITEMS_PER_THREAD = 64
-BEST_SWEEP_ITEMS = (4, 8, 16, 32)
 BEST_KERNEL = "best: tiles of 16-byte loads"  # in the tuning cache's key: another kernel tunes afresh
 
 ACCUMULATOR_DTYPE = {"int32": np.dtype(np.int64), "float32": np.dtype(np.float64)}
@@ -408,7 +407,7 @@ def tuned_best_launch(problem, backend):
 
     key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n,
                            kernel=BEST_KERNEL)
-    return tuning.choose(key, measure, items=BEST_SWEEP_ITEMS)
+    return tuning.choose(key, measure)
 
 
 def _best_kernel(op, dtype, items):

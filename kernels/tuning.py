@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 CACHE_FILE = "tuning.json"
-SWEEP_ITEMS = (1, 2, 4, 8, 16)
+SWEEP_ITEMS = (4, 8, 16, 32)  # best's items per thread: whole 16-byte loads of 4 elements, 1 to 8 of them
 SWEEP_BLOCKS = (128, 256, 512, 1024)
 SWEEP_REPEATS = 5  # per configuration: the sweep ranks configurations, the benchmark measures the winner
 
@@ -104,8 +104,7 @@ def sweep(measure: Callable[[int, int], float | None], items=SWEEP_ITEMS, blocks
     return Choice(items=best[1], block=best[2], median_ms=best[0], configurations=timed)
 
 
-def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None,
-           items=SWEEP_ITEMS, blocks=SWEEP_BLOCKS) -> tuple[Choice, str]:
+def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None) -> tuple[Choice, str]:
     """The cached choice for ``key`` ('cached'), or a fresh sweep's, stored ('tuned now'); ``--retune``
     always sweeps."""
     path = path or cache_path()
@@ -116,7 +115,7 @@ def choose(key: str, measure: Callable[[int, int], float | None], path: Path | N
             return Choice(**entry), "cached"
         except TypeError:  # an entry from an older layout: tune again
             pass
-    choice = sweep(measure, items, blocks)
+    choice = sweep(measure)
     if retune_requested():
         _RETUNED_HERE.add(key)
     entries = load_cache(path)  # re-read: another process may have added entries meanwhile

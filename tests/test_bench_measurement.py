@@ -207,7 +207,7 @@ def test_cache_round_trip_and_retune(cache_dir):
     assert again == choice and source == "cached" and len(calls) == swept  # no sweep
 
     with tuning.retuning():
-        _, source = tuning.choose(key, lambda i, b: 1.0 if (i, b) == (2, 1024) else 3.0)
+        _, source = tuning.choose(key, lambda i, b: 1.0 if (i, b) == (16, 1024) else 3.0)
         assert source == "tuned now"
         _, source = tuning.choose(key, lambda i, b: pytest.fail("--retune sweeps once per process"))
         assert source == "cached"
@@ -228,7 +228,7 @@ def test_unreadable_cache_tunes_again(cache_dir):
     (cache_dir / tuning.CACHE_FILE).write_text("{not json")
     assert tuning.load_cache() == {}
     choice, source = tuning.choose("k", lambda i, b: float(i * b))
-    assert source == "tuned now" and (choice.items, choice.block) == (1, 128)
+    assert source == "tuned now" and (choice.items, choice.block) == (4, 128)  # the smallest launch of the sweep
 
 
 def test_cli_retune_off_a_gpu_writes_no_cache(cache_dir, capsys):
