@@ -50,19 +50,21 @@ def gpu_count() -> int:
         return 0
 
 
+def _driver_library():
+    """The CUDA driver library through ctypes, None when it cannot be loaded."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+    except OSError:
+        return None
+
+
 def _no_cuda_driver() -> bool:
     """True when the CUDA driver library cannot be loaded, so there is no GPU: answered in milliseconds,
     where asking numba.cuda means importing it (0.3 s) first. NUMBA_CUDA_DRIVER (a driver elsewhere)
     leaves the answer to numba."""
-    if os.environ.get("NUMBA_CUDA_DRIVER"):
-        return False
-    import ctypes
-
-    try:
-        ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
-    except OSError:
-        return True
-    return False
+    return not os.environ.get("NUMBA_CUDA_DRIVER") and _driver_library() is None
 
 
 def start_driver_in_background(device: int = 0) -> None:
@@ -71,18 +73,20 @@ def start_driver_in_background(device: int = 0) -> None:
     0.2-0.3 s overlap with importing Qt and numba, and numba.cuda later finds both done. Does nothing in
     the simulator, without a driver, or when NUMBA_CUDA_DRIVER names another one; a failure here is left
     for numba to report."""
-    if simulator_active() or _no_cuda_driver():
+    if simulator_active() or os.environ.get("NUMBA_CUDA_DRIVER"):
+        return
+    lib = _driver_library()
+    if lib is None:
         return
     import ctypes
     import threading
 
     def start() -> None:
         try:
-            lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
             dev, ctx = ctypes.c_int(), ctypes.c_void_p()
             if lib.cuInit(0) == 0 and lib.cuDeviceGet(ctypes.byref(dev), int(device)) == 0:
                 lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # kept for the process's life
-        except (OSError, AttributeError):
+        except AttributeError:  # a driver without these entry points: numba will say what is wrong
             pass
 
     threading.Thread(target=start, name="cuda-driver-start", daemon=True).start()

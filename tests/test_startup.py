@@ -79,7 +79,7 @@ def _driver_threads():
 
 
 def test_no_driver_no_early_start(monkeypatch):
-    monkeypatch.setattr(backends, "_no_cuda_driver", lambda: True)
+    monkeypatch.setattr(backends, "_driver_library", lambda: None)
     before = len(_driver_threads())
     backends.start_driver_in_background(0)
     assert len(_driver_threads()) == before
