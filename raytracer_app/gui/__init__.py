@@ -15,24 +15,32 @@ from pathlib import Path
 ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "app.svg"
 
 
+def _first_choice(backend_name: str, device: int | None, settings) -> tuple[str, int | None]:
+    """(backend name, GPU) to try first: the ones asked for, or with 'auto' and no device the backend (and
+    its GPU) saved last time."""
+    from raytracer_app.gui.state import Keys, read
+
+    if backend_name == "auto" and device is None:
+        saved = read(settings, Keys.BACKEND, "auto", str)
+        if saved in ("cuda", "cpu", "sim"):
+            return saved, (read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if saved == "cuda" else None)
+    return backend_name, device
+
+
 def _resolve_backend(backend_name: str, device: int | None, settings):
     """The backend to open with: the one asked for; with 'auto' the one saved last time if it still works.
     A backend that cannot run here falls back to auto, with a message instead of an error."""
     from kernels import backend as backends
     from kernels.errors import InputError
-    from raytracer_app.gui.state import Keys, read
 
-    name, message = backend_name, ""
-    if backend_name == "auto" and device is None:
-        saved = read(settings, Keys.BACKEND, "auto", str)
-        if saved in ("cuda", "cpu", "sim"):
-            try:
-                saved_device = read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if saved == "cuda" else None
-                return backends.resolve(saved, saved_device), saved, ""
-            except (InputError, ValueError, TypeError):
-                pass
+    first = _first_choice(backend_name, device, settings)
+    if first != (backend_name, device):  # a saved choice: if it no longer works, what was asked, silently
+        try:
+            return backends.resolve(*first), first[0], ""
+        except (InputError, ValueError, TypeError):
+            pass
     try:
-        return backends.resolve(backend_name, device), name, message
+        return backends.resolve(backend_name, device), backend_name, ""
     except InputError as exc:
         b = backends.resolve("auto")
         return b, "auto", f"{exc}; using {b.label}"
@@ -75,14 +83,8 @@ def _excepthook(kind, value, tb):
 def _gpu_to_start(backend_name: str, device: int | None, settings) -> int | None:
     """The GPU the window will most likely open on (None: the cpu backend or the simulator), read from the
     choice and the saved settings without asking numba, so that its driver can start early."""
-    from raytracer_app.gui.state import Keys, read
-
-    if backend_name == "auto" and device is None:
-        saved = read(settings, Keys.BACKEND, "auto", str)
-        if saved == "cuda":
-            return read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1)
-        return 0 if saved == "auto" else None
-    return (device or 0) if backend_name in ("auto", "cuda") else None
+    name, device = _first_choice(backend_name, device, settings)
+    return (device or 0) if name in ("auto", "cuda") else None
 
 
 def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
