@@ -358,6 +358,17 @@ def _counting_sort_kernels():
         for b in range(cuda.grid(1), counts.size, cuda.gridsize(1)):
             counts[b] = 0
 
+    @cuda.jit(device=True, inline="always")
+    def count_block_keys(keys, counters, buckets):
+        """This block's keys, tile by tile, one atomic add per key on its bucket's counter in ``counters``."""
+        tile = cuda.blockDim.x * SORT_ITEMS
+        held = cuda.local.array(SORT_ITEMS, uint32)
+        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+            mine = load_tile(keys, start, held)
+            for k in range(SORT_ITEMS):
+                if k < mine:
+                    cuda.atomic.add(counters, held[k] % buckets, 1)
+
     @cuda.jit
     def count_shared(keys, counts, buckets):
         # a block counts all its keys in shared memory, then adds each non-zero count to the global one:
@@ -368,13 +379,7 @@ def _counting_sort_kernels():
         for b in range(t, int32(buckets), threads):
             per_bucket[b] = 0
         cuda.syncthreads()
-        tile = threads * SORT_ITEMS
-        held = cuda.local.array(SORT_ITEMS, uint32)
-        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
-            mine = load_tile(keys, start, held)
-            for k in range(SORT_ITEMS):
-                if k < mine:
-                    cuda.atomic.add(per_bucket, held[k] % buckets, 1)
+        count_block_keys(keys, per_bucket, buckets)
         cuda.syncthreads()
         for b in range(t, int32(buckets), threads):
             c = per_bucket[b]
@@ -384,13 +389,7 @@ def _counting_sort_kernels():
     @cuda.jit
     def count_global(keys, counts, buckets):
         # too many buckets for shared memory: one global atomic per key, spread over many counters
-        tile = cuda.blockDim.x * SORT_ITEMS
-        held = cuda.local.array(SORT_ITEMS, uint32)
-        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
-            mine = load_tile(keys, start, held)
-            for k in range(SORT_ITEMS):
-                if k < mine:
-                    cuda.atomic.add(counts, held[k] % buckets, 1)
+        count_block_keys(keys, counts, buckets)
 
     @cuda.jit
     def scan_tiles(src, dst, also, totals):
