@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from kernels import cuda_driver
 from kernels.errors import BackendUnavailable, InputError
 
 _SIM_ENV = "NUMBA_ENABLE_CUDASIM"
@@ -37,59 +38,39 @@ def simulator_active() -> bool:
 
 
 def gpu_count() -> int:
-    """Number of real CUDA GPUs this process can use (0 in a simulator process or without a driver)."""
-    if simulator_active() or _no_cuda_driver():
-        return 0
-    try:
-        from numba import cuda
-
-        if not cuda.is_available():
-            return 0
-        return len(cuda.gpus)
-    except Exception:  # a broken driver or toolkit means: no usable GPU
-        return 0
+    """Number of real CUDA GPUs this process can use (0 in a simulator process or without a working
+    driver), asked of the driver through ctypes: milliseconds, where numba.cuda takes 0.3 s to import."""
+    return 0 if simulator_active() else cuda_driver.device_count()
 
 
-def _driver_library():
-    """The CUDA driver library through ctypes, None when it cannot be loaded."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
-    except OSError:
-        return None
-
-
-def _no_cuda_driver() -> bool:
-    """True when the CUDA driver library cannot be loaded, so there is no GPU: answered in milliseconds,
-    where asking numba.cuda means importing it (0.3 s) first. NUMBA_CUDA_DRIVER (a driver elsewhere)
-    leaves the answer to numba."""
-    return not os.environ.get("NUMBA_CUDA_DRIVER") and _driver_library() is None
+DRIVER_THREAD = "cuda-driver-start"
 
 
 def start_driver_in_background(device: int = 0) -> None:
     """Start the CUDA driver and create ``device``'s primary context (the one numba uses) in a background
     thread, calling the driver library directly: ctypes lets go of the GIL during each call, so these
     0.2-0.3 s overlap with importing Qt and numba, and numba.cuda later finds both done. Does nothing in
-    the simulator, without a driver, or when NUMBA_CUDA_DRIVER names another one; a failure here is left
-    for numba to report."""
-    if simulator_active() or os.environ.get("NUMBA_CUDA_DRIVER"):
+    the simulator or without a driver; a failure here is left for numba to report. ``wait_for_driver_start`` joins it."""
+    if simulator_active() or cuda_driver.library() is None:
         return
-    lib = _driver_library()
-    if lib is None:
-        return
-    import ctypes
     import threading
 
     def start() -> None:
         try:
-            dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-            if lib.cuInit(0) == 0 and lib.cuDeviceGet(ctypes.byref(dev), int(device)) == 0:
-                lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)  # kept for the process's life
-        except AttributeError:  # a driver without these entry points: numba will say what is wrong
+            cuda_driver.retain_primary_context(device)  # kept for the process's life
+        except cuda_driver.DriverError:  # numba will say what is wrong
             pass
 
-    threading.Thread(target=start, name="cuda-driver-start", daemon=True).start()
+    threading.Thread(target=start, name=DRIVER_THREAD, daemon=True).start()
+
+
+def wait_for_driver_start(timeout: float = 30.0) -> None:
+    """Wait for start_driver_in_background's thread (if any) to finish."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == DRIVER_THREAD:
+            thread.join(timeout)
 
 
 def gpu_available() -> bool:

@@ -55,27 +55,22 @@ def cpu_cores() -> int:
 
 @functools.lru_cache(maxsize=None)
 def gpu_name(device: int = 0) -> str:
-    from numba import cuda
+    from kernels import cuda_driver  # the driver itself: numba.cuda is not needed before the first frame
 
-    name = cuda.gpus[device].name
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return cuda_driver.device_name(device)
 
 
 @functools.lru_cache(maxsize=None)
 def gpu_limits(device: int = 0) -> DeviceLimits:
-    from numba import cuda
+    from kernels import cuda_driver as drv
 
-    with cuda.gpus[device]:
-        d = cuda.get_current_device()
-        return DeviceLimits(
-            name=gpu_name(device),
-            max_threads_per_block=d.MAX_THREADS_PER_BLOCK,
-            max_block_dim=(d.MAX_BLOCK_DIM_X, d.MAX_BLOCK_DIM_Y, d.MAX_BLOCK_DIM_Z),
-            total_constant_memory=d.TOTAL_CONSTANT_MEMORY,
-            sm_count=d.MULTIPROCESSOR_COUNT,
-            warp_size=d.WARP_SIZE,
-            max_shared_memory_per_block=d.MAX_SHARED_MEMORY_PER_BLOCK,
-        )
+    a = lambda attr: drv.attribute(device, attr)  # noqa: E731
+    return DeviceLimits(
+        name=gpu_name(device), max_threads_per_block=a(drv.MAX_THREADS_PER_BLOCK),
+        max_block_dim=(a(drv.MAX_BLOCK_DIM_X), a(drv.MAX_BLOCK_DIM_Y), a(drv.MAX_BLOCK_DIM_Z)),
+        total_constant_memory=a(drv.TOTAL_CONSTANT_MEMORY), sm_count=a(drv.MULTIPROCESSOR_COUNT),
+        warp_size=a(drv.WARP_SIZE), max_shared_memory_per_block=a(drv.MAX_SHARED_MEMORY_PER_BLOCK),
+    )
 
 
 def gpu_properties(device: int) -> list[tuple[str, str]]:

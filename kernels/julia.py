@@ -29,8 +29,10 @@ import numba
 import numpy as np
 
 from kernels import backend as backends
+from kernels import kernel_images
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
+from kernels.timing import Timing
 
 cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
 COLORMAPS = ("classic", "smooth")
@@ -191,12 +193,20 @@ def bind_gpu_globals() -> None:
     backends.bind_numba_cuda(globals())
 
 
+def kernel_signature(precision: str) -> str:
+    f = precision
+    return f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)"
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_kernel(precision: str = "float32"):
-    f = precision
     bind_gpu_globals()
-    # kept in numba's on-disk cache: the next start loads it instead of compiling (see raytrace.gpu_kernel)
-    return cuda.jit(f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)", cache=True)(_render_julia)
+    # kept in numba's on-disk cache (the next start loads it instead of compiling) and as a cubin for the
+    # next process's first frame (see raytrace.gpu_kernel)
+    kernel = cuda.jit(kernel_signature(precision), cache=True)(_render_julia)
+    kernel_images.save(f"julia.{precision}", kernel_signature(precision), kernel,
+                       cuda.get_current_device().compute_capability)
+    return kernel
 
 
 def check_launch(launch: str) -> str:
@@ -214,6 +224,13 @@ class JuliaRenderer:
         self._image_dev = None
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, double-buffered
+        self._first_gpu_frame = True
+
+    def first_frame_by_driver(self, precision: str, repeats: int = 1) -> bool:
+        """Like SphereRenderer.first_frame_by_driver: the first GPU frame may launch a saved cubin through
+        the driver, before numba.cuda is loaded."""
+        return (self._first_gpu_frame and repeats == 1 and self.backend.is_gpu
+                and kernel_images.usable(f"julia.{precision}", kernel_signature(precision), self.backend.device))
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
                block=(16, 16), repeats: int = 1) -> Frame:
@@ -225,30 +242,51 @@ class JuliaRenderer:
                 f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
                 np.int32(COLORMAPS.index(params.colormap)))
         warmup = 0 if params.precision in self._warm else 1
+        done = None
         if self.backend.runs_cuda_kernels:
             block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
             grid = grid_for(width, height, block)
-            self.backend.activate()
-            if self._image_dev is None or self._image_dev.shape != (height, width):
-                self._image_dev = backends.bind_numba_cuda(globals()).device_array((height, width), np.uint32)
-            image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
-            launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
-            host = self._host_frames.next_buffer(height, width)
-            timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
-            image = rgba_view(host)
+            by_driver = self.first_frame_by_driver(params.precision, repeats)
+            self._first_gpu_frame = False
+            done = self._render_by_driver(params.precision, args, width, height, grid, block) if by_driver else None
+            if done is not None:
+                image, timing, frame_time = done
+            else:
+                self.backend.activate()
+                if self._image_dev is None or self._image_dev.shape != (height, width):
+                    self._image_dev = backends.bind_numba_cuda(globals()).device_array((height, width), np.uint32)
+                image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+                launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
+                host = self._host_frames.next_buffer(height, width)
+                timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
+                image = rgba_view(host)
         else:
             pixels = np.empty((height, width), np.uint32)
             launch_kernel = lambda: render_julia_cpu(pixels, *args)  # noqa: E731
             timing, frame_time = time_frames(backends.HOST, launch_kernel, None, None, repeats, warmup)  # no copy back
             image = rgba_view(pixels)
             block = grid = None
-        self._warm.add(params.precision)
+        if done is None:  # numba's kernel has run: later frames need no warm-up launch
+            self._warm.add(params.precision)
         meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}",
                 "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
                 "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
         return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)
+
+    def _render_by_driver(self, precision, args, width, height, grid, block):
+        """One frame through kernel_images.launch (the arguments of the numba launch), or None."""
+        try:
+            done = kernel_images.launch(f"julia.{precision}", kernel_signature(precision),
+                                        [kernel_images.Output((height, width), np.uint32), *args], grid, block,
+                                        self.backend.device)
+        except kernel_images.cuda_driver.DriverError:
+            return None
+        if done is None:
+            return None
+        return rgba_view(done.outputs[0]), Timing((done.kernel_ms,), "cuda-events"), Timing((done.frame_ms,),
+                                                                                           "launch+events+copy")
 
 
 # --- as a benchmark: variants and descriptor ------------------------------------------------------------

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from kernels import backend as backends
+from kernels import kernel_images
 from kernels.constant_memory import ConstantArray
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
@@ -47,6 +48,11 @@ TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one com
 CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_CAPACITY * (HOT + COLD))
 constant_spheres = None  # CONSTANT_SPHERES.get, a module global the kernel calls: see bind_gpu_globals
 CONSTANT_COLD_AT = CONSTANT_CAPACITY * HOT
+KERNEL_SIGNATURES = {  # per memory: what gpu_kernel compiles, and what kernel_images keeps
+    "global": "void(float32[::1], int32, boolean, uint32[:, ::1])",
+    "shared": "void(float32[::1], int32, boolean, uint32[:, ::1])",
+    "constant": "void(int32, boolean, uint32[:, ::1])",
+}
 
 
 def pack_spheres(spheres: np.ndarray, slots: int | None = None) -> np.ndarray:
@@ -58,6 +64,14 @@ def pack_spheres(spheres: np.ndarray, slots: int | None = None) -> np.ndarray:
     flat[: n * HOT] = spheres[:, [4, 5, 3, 6]].ravel()
     flat[slots * HOT: slots * HOT + n * COLD] = spheres[:, 0:3].ravel()
     return flat
+
+
+def constant_values(spheres: np.ndarray) -> tuple[tuple[int, np.ndarray], ...]:
+    """(element offset, values) to copy into the constant array for a scene: its hot records from 0, its
+    cold ones from CONSTANT_COLD_AT (the constant kernel reads them there, whatever the count)."""
+    packed = pack_spheres(spheres)
+    hot_end = spheres.shape[0] * HOT
+    return (0, packed[:hot_end]), (CONSTANT_COLD_AT, packed[hot_end:])
 
 
 @numba.jit(nopython=True)
@@ -237,10 +251,13 @@ def gpu_kernel(memory: str):
     and kept in numba's on-disk cache so that the next start of the app loads it instead: the first frame
     waits for it)."""
     bind_gpu_globals()
-    if memory in ("global", "shared"):
-        body = _render_spheres_global if memory == "global" else _render_spheres_shared
-        return cuda.jit("void(float32[::1], int32, boolean, uint32[:, ::1])", cache=True)(body)
-    return cuda.jit("void(int32, boolean, uint32[:, ::1])", cache=True)(_render_spheres_constant)
+    body = {"global": _render_spheres_global, "shared": _render_spheres_shared,
+            "constant": _render_spheres_constant}[memory]
+    kernel = cuda.jit(KERNEL_SIGNATURES[memory], cache=True)(body)
+    # and as a cubin, which the next process's first frame launches before numba.cuda is even loaded
+    kernel_images.save(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], kernel,
+                       cuda.get_current_device().compute_capability)
+    return kernel
 
 
 def constant_ptx() -> str:
@@ -275,6 +292,7 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, double-buffered
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
+        self._first_gpu_frame = True  # may go through a saved kernel image: see first_frame_by_driver
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1) -> Frame:
@@ -285,7 +303,11 @@ class SphereRenderer:
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
             block = check_block(tuple(block), self.limits)
-            image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered, repeats)
+            by_driver = self.first_frame_by_driver(memory, repeats)
+            self._first_gpu_frame = False
+            done = self._render_by_driver(scene, width, height, memory, block, staggered) if by_driver else None
+            image, kernel_time, frame_time, grid = done or self._render_gpu(scene, width, height, memory, block,
+                                                                            staggered, repeats)
         else:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
@@ -302,6 +324,35 @@ class SphereRenderer:
     def max_spheres(self, memory: str) -> int:
         """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
         return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
+
+    def first_frame_by_driver(self, memory: str, repeats: int = 1) -> bool:
+        """Whether the next render goes through the CUDA driver with a kernel image saved by an earlier
+        process (kernels/kernel_images.py): only this renderer's first GPU frame, with one repeat, before
+        numba.cuda is loaded, for the single-kernel memories. The window's first frame then comes without
+        numba.cuda's 0.75 s start; the same cubin runs, so the image and the kernel time are the same."""
+        return (self._first_gpu_frame and repeats == 1 and self.backend.is_gpu and memory in KERNEL_SIGNATURES
+                and kernel_images.usable(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], self.backend.device))
+
+    def _render_by_driver(self, scene, width, height, memory, block, staggered):
+        """One frame through kernel_images.launch, or None (then numba renders it) when that fails."""
+        image = kernel_images.Output((height, width), np.uint32)
+        count = np.int32(scene.count)
+        if memory == "constant":  # the same arguments as the launches in _render_gpu
+            args = [count, np.bool_(staggered), image]
+            constants = tuple((CONSTANT_SPHERES.name, 4 * offset, values)
+                              for offset, values in constant_values(scene.spheres))
+        else:
+            args, constants = [pack_spheres(scene.spheres), count, np.bool_(staggered), image], ()
+        grid = grid_for(width, height, block)
+        try:
+            done = kernel_images.launch(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], args, grid, block,
+                                        self.backend.device, constants)
+        except kernel_images.cuda_driver.DriverError:
+            return None
+        if done is None:
+            return None
+        kernel_time = Timing((done.kernel_ms,), "cuda-events")
+        return rgba_view(done.outputs[0]), kernel_time, Timing((done.frame_ms,), "launch+events+copy"), grid
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
@@ -324,10 +375,8 @@ class SphereRenderer:
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
             kernel = gpu_kernel(memory)
-            packed = pack_spheres(scene.spheres)
-            hot_end = scene.count * HOT
-            CONSTANT_SPHERES.write(packed[:hot_end], kernel)  # cudaMemcpyToSymbol: no recompile
-            CONSTANT_SPHERES.write(packed[hot_end:], kernel, offset=CONSTANT_COLD_AT)
+            for offset, values in constant_values(scene.spheres):
+                CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
         host = self._host_frames.next_buffer(height, width)

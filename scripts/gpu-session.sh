@@ -71,13 +71,18 @@ for stage in "$@"; do
       # a pip install writes bytecode; the bundle is unpacked without it and this machine sets
       # PYTHONDONTWRITEBYTECODE, so compile it once, or every start would compile numpy, Qt and pyqtgraph
       python3 -m compileall -q -j 0 ${BUNDLE_SITE:-/tmp/site} kernels raytracer_app > /dev/null
+      # cold: empty numba cache and no kernel images; warm: what the cold run left (both caches)
       cold=$(mktemp -d)
-      NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cuda --memory constant --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/cold numba cache: /' | tee -a "$OUT/first-frame.log"
+      fps() { NUMBA_CACHE_DIR=$cold RAYTRACER_CACHE_DIR=$cold/app python3 scripts/gui_fps.py --seconds 0.5 "$@" 2>&1 | grep "first frame"; }
+      fps --backend cuda --memory constant | sed 's/^/cold caches: /' | tee -a "$OUT/first-frame.log"
+      for memory in global shared; do fps --backend cuda --memory $memory > /dev/null; done  # their caches too
       for i in 1 2 3; do
-        NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cuda --memory constant --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
+        for memory in constant global shared; do
+          fps --backend cuda --memory $memory | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
+        done
       done
       for i in 1 2 3; do
-        NUMBA_CACHE_DIR=$cold python3 scripts/gui_fps.py --backend cpu --seconds 0.5 2>&1 | grep "first frame" | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
+        fps --backend cpu | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;

@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from kernels import backend as backends
+from kernels import cuda_driver
 from tests.conftest import child_pythonpath
 
 CHILD = r"""
@@ -75,11 +76,11 @@ def test_which_gpu_starts_early(choice, device, saved, expected, qapp, tmp_path)
 
 
 def _driver_threads():
-    return [t for t in threading.enumerate() if t.name == "cuda-driver-start"]
+    return [t for t in threading.enumerate() if t.name == backends.DRIVER_THREAD]
 
 
 def test_no_driver_no_early_start(monkeypatch):
-    monkeypatch.setattr(backends, "_driver_library", lambda: None)
+    monkeypatch.setattr(cuda_driver, "library", lambda: None)
     before = len(_driver_threads())
     backends.start_driver_in_background(0)
     assert len(_driver_threads()) == before
@@ -107,3 +108,46 @@ def test_every_algorithm_module_loads_without_numba_cuda():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+GPU_CHILD = r"""
+import sys, time
+from PyQt6.QtCore import QSettings
+QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
+from raytracer_app.gui import open_window
+from raytracer_app.gui.state import Keys, make_settings
+s = make_settings()
+s.setValue(Keys.SIZE.format("spheres"), "320x200"); s.setValue(Keys.MEMORY, sys.argv[2]); s.setValue(Keys.TAB, "spheres")
+s.sync()
+app, window = open_window("cuda")
+deadline = time.monotonic() + 120
+while window.first_frame_s is None and time.monotonic() < deadline:
+    app.processEvents()
+first = window.last["spheres"][0]
+print("at-first-frame numba.cuda", "numba.cuda" in sys.modules)
+window.request_render(force=True)  # the next frame comes from numba's kernel
+while window.last["spheres"][0] is first and time.monotonic() < deadline:
+    app.processEvents()
+second = window.last["spheres"][0]
+print("second-frame same", bool((first.image == second.image).all()), "numba.cuda", "numba.cuda" in sys.modules)
+window.close()
+while not window.render_thread.isFinished() and time.monotonic() < deadline:
+    app.processEvents()
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("memory", ["global", "constant"])
+def test_a_gpu_window_shows_its_first_frame_without_numba_cuda(cuda_backend, memory, tmp_path):
+    """With a kernel image saved by an earlier process (here: this one), a GPU window's first frame comes
+    through the driver before numba.cuda is loaded; the next frame comes from numba and is the same."""
+    from kernels import raytrace
+
+    raytrace.gpu_kernel(memory)  # compiled here, which saves its image for the child
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(), "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", GPU_CHILD, str(tmp_path), memory], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "at-first-frame numba.cuda False" in proc.stdout, proc.stdout + proc.stderr
+    assert "second-frame same True numba.cuda True" in proc.stdout, proc.stdout + proc.stderr

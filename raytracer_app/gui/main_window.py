@@ -55,8 +55,8 @@ class MainWindow(QMainWindow):
         self.worker = RenderWorker()
         self.render_thread = WorkerThread(self.worker, "render")
         self.render_thread.start()
-        if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved memory below
-            self.worker.prewarm(backend)
+        if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved settings below
+            self.worker.prewarm(self.model.request())
 
         self.view = RenderView()
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
@@ -78,8 +78,8 @@ class MainWindow(QMainWindow):
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
         self.count_curve = None
         backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
-        if backend.runs_cuda_kernels and self.model.tab == "spheres":
-            self.worker.prewarm(backend, self.model.memory)
+        if backend.runs_cuda_kernels:
+            self.worker.prewarm(self.model.request())
         self.controls._sync("backend")
 
         self.worker.frameReady.connect(self._frame_ready)
@@ -335,9 +335,12 @@ class MainWindow(QMainWindow):
         self.view.view(self.model.tab).reset_view()
 
     def _after_first_frame(self) -> None:
-        """What the first frame did not need, now: the Inspector, and on a CPU window the check for GPUs."""
+        """What the first frame did not need, now: numba's kernel for the frames after a first frame that
+        came through the driver, the Inspector, and on a CPU window the check for GPUs."""
         if self._closing:
             return
+        if self.model.backend.runs_cuda_kernels:
+            self.worker.prewarm(self.model.request())
         if not self.controls.backends_checked:
             self.controls.refresh_backend_choices()
         self.ensure_inspector()

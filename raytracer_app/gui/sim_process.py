@@ -25,14 +25,28 @@ class ChildFailed(RuntimeError):
 
 
 # ---------------------------------------------------------------------------------------------- child side
-def render_frame(renderers: dict, r, memory=None, repeats=None):
-    """Render a RenderRequest ``r`` with ``renderers`` (a cache: backend -> (spheres, julia))."""
-    if r.backend not in renderers:
+def renderers_for(renderers: dict, backend):
+    """(SphereRenderer, JuliaRenderer) for ``backend`` from ``renderers`` (a cache: backend -> both)."""
+    if backend not in renderers:
         from kernels.julia import JuliaRenderer
         from kernels.raytrace import SphereRenderer
 
-        renderers[r.backend] = (SphereRenderer(r.backend), JuliaRenderer(r.backend))
-    spheres, julia = renderers[r.backend]
+        renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
+    return renderers[backend]
+
+
+def first_frame_by_driver(renderers: dict, r) -> bool:
+    """Whether rendering RenderRequest ``r`` next would launch a saved kernel image through the CUDA driver
+    instead of numba (a renderer's first GPU frame: see SphereRenderer.first_frame_by_driver)."""
+    spheres, julia = renderers_for(renderers, r.backend)
+    if r.kind == "spheres":
+        return spheres.first_frame_by_driver(r.memory, r.repeats)
+    return julia.first_frame_by_driver(r.julia.precision, r.repeats)
+
+
+def render_frame(renderers: dict, r, memory=None, repeats=None):
+    """Render a RenderRequest ``r`` with ``renderers`` (a cache: backend -> (spheres, julia))."""
+    spheres, julia = renderers_for(renderers, r.backend)
     if r.kind == "spheres":
         return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
                               pattern=r.pattern, repeats=repeats or r.repeats)

@@ -16,7 +16,7 @@ from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
 
 from kernels import bench
 from kernels.errors import InputError
-from raytracer_app.gui.sim_process import Cancelled, ChildFailed, SimChild, render_frame, run_bench
+from raytracer_app.gui.sim_process import Cancelled, ChildFailed, SimChild, first_frame_by_driver, render_frame, run_bench
 
 COMPUTE_LOCK = threading.RLock()
 ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
@@ -76,12 +76,15 @@ class RenderWorker(QObject):
             self._busy = False
             self._schedule_locked()
 
-    def prewarm(self, backend, memory: str = "global") -> None:
-        """Load the CPU twin from numba's cache (about 0.3 s), or compile the GPU kernel for ``memory``, now,
-        on the worker thread, while the GUI thread builds the window: the first frame then only runs the
-        kernel. Not on the simulator, whose renders run in a child process."""
-        if not backend.is_simulator:
-            self._prewarm.emit((backend, memory))
+    def prewarm(self, request) -> None:
+        """Get the kernel of RenderRequest ``request`` ready now, on the worker thread, by rendering a tiny
+        copy of it: the CPU twin loads from numba's cache (about 0.3 s), a GPU kernel compiles or loads,
+        while the GUI thread builds the window, and the first frame then only runs the kernel. Skipped when
+        that first frame will launch a saved kernel image through the driver instead (loading numba.cuda
+        now would only slow it down): the window asks again after its first frame. Not on the simulator,
+        whose renders run in a child process."""
+        if not request.backend.is_simulator:
+            self._prewarm.emit(request)
 
     def idle(self) -> bool:
         with self._lock:
@@ -103,14 +106,17 @@ class RenderWorker(QObject):
 
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
-    def _warm(self, what) -> None:
-        from kernels.scene import generate_scene
-        from raytracer_app.gui.state import RenderRequest
+    def _warm(self, request) -> None:
+        from dataclasses import replace
 
-        backend, memory = what
-        tiny = RenderRequest("spheres", backend, (8, 8), (8, 8), scene=generate_scene(1, 0), memory=memory)
+        from kernels.scene import generate_scene
+
+        scene = generate_scene(1, 0) if request.kind == "spheres" else None
+        tiny = replace(request, size=(8, 8), block=(8, 8), scene=scene, repeats=1)
         try:
             with COMPUTE_LOCK:
+                if first_frame_by_driver(self._renderers, tiny):
+                    return
                 render_frame(self._renderers, tiny)
         except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
             pass
