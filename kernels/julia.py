@@ -30,6 +30,7 @@ import numpy as np
 
 from kernels import backend as backends
 from kernels import kernel_images
+from kernels.cuda_driver import DriverError
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 from kernels.timing import Timing
@@ -204,8 +205,7 @@ def gpu_kernel(precision: str = "float32"):
     # kept in numba's on-disk cache (the next start loads it instead of compiling) and as a cubin for the
     # next process's first frame (see raytrace.gpu_kernel)
     kernel = cuda.jit(kernel_signature(precision), cache=True)(_render_julia)
-    kernel_images.save(f"julia.{precision}", kernel_signature(precision), kernel,
-                       cuda.get_current_device().compute_capability)
+    kernel_images.save(f"julia.{precision}", kernel_signature(precision), kernel)
     return kernel
 
 
@@ -281,7 +281,7 @@ class JuliaRenderer:
             done = kernel_images.launch(f"julia.{precision}", kernel_signature(precision),
                                         [kernel_images.Output((height, width), np.uint32), *args], grid, block,
                                         self.backend.device)
-        except kernel_images.cuda_driver.DriverError:
+        except DriverError:
             return None
         if done is None:
             return None

@@ -58,11 +58,15 @@ def _paths(name: str, signature: str, cc: tuple[int, int]) -> tuple[Path, Path]:
     return images_dir() / f"{stem}.cubin", images_dir() / f"{stem}.json"
 
 
-def save(name: str, signature: str, dispatcher, cc: tuple[int, int]) -> bool:
+def save(name: str, signature: str, dispatcher, cc: tuple[int, int] | None = None) -> bool:
     """Keep the cubin of ``dispatcher`` (a numba CUDA kernel compiled for ``signature``) for compute
-    capability ``cc``. Returns True when an image is (already) saved; never raises, since it is only a
-    head start for the next process."""
+    capability ``cc`` (default: numba's current GPU's). Returns True when an image is (already) saved;
+    never raises, since it is only a head start for the next process (and does nothing in the simulator)."""
     try:
+        if cc is None:
+            from numba import cuda
+
+            cc = cuda.get_current_device().compute_capability
         cc = tuple(cc)
         cubin_path, meta_path = _paths(name, signature, cc)
         if meta_path.exists():

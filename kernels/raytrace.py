@@ -29,6 +29,7 @@ import numpy as np
 from kernels import backend as backends
 from kernels import kernel_images
 from kernels.constant_memory import ConstantArray
+from kernels.cuda_driver import DriverError
 from kernels.errors import InputError
 from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
 from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capacity, check_count, max_spheres
@@ -255,8 +256,7 @@ def gpu_kernel(memory: str):
             "constant": _render_spheres_constant}[memory]
     kernel = cuda.jit(KERNEL_SIGNATURES[memory], cache=True)(body)
     # and as a cubin, which the next process's first frame launches before numba.cuda is even loaded
-    kernel_images.save(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], kernel,
-                       cuda.get_current_device().compute_capability)
+    kernel_images.save(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], kernel)
     return kernel
 
 
@@ -347,7 +347,7 @@ class SphereRenderer:
         try:
             done = kernel_images.launch(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], args, grid, block,
                                         self.backend.device, constants)
-        except kernel_images.cuda_driver.DriverError:
+        except DriverError:
             return None
         if done is None:
             return None
