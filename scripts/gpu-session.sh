@@ -76,6 +76,7 @@ for stage in "$@"; do
       fps() { NUMBA_CACHE_DIR=$cold RAYTRACER_CACHE_DIR=$cold/app python3 scripts/gui_fps.py --seconds 0.5 "$@" 2>&1 | grep "first frame"; }
       fps --backend cuda --memory constant | sed 's/^/cold caches: /' | tee -a "$OUT/first-frame.log"
       for memory in global shared; do fps --backend cuda --memory $memory > /dev/null; done  # their caches too
+      fps --backend cpu | sed 's/^/cold caches: /' | tee -a "$OUT/first-frame.log"  # the CPU twin's cache
       for i in 1 2 3; do
         for memory in constant global shared; do
           fps --backend cuda --memory $memory | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
