@@ -50,7 +50,7 @@ def start_driver_in_background(device: int = 0) -> None:
     """Start the CUDA driver and create ``device``'s primary context (the one numba uses) in a background
     thread, calling the driver library directly: ctypes lets go of the GIL during each call, so these
     0.2-0.3 s overlap with importing Qt and numba, and numba.cuda later finds both done. Does nothing in
-    the simulator or without a driver; a failure here is left for numba to report. ``wait_for_driver_start`` joins it."""
+    the simulator or without a driver; a failure here is left for numba to report."""
     if simulator_active() or cuda_driver.library() is None:
         return
     import threading
@@ -62,15 +62,6 @@ def start_driver_in_background(device: int = 0) -> None:
             pass
 
     threading.Thread(target=start, name=DRIVER_THREAD, daemon=True).start()
-
-
-def wait_for_driver_start(timeout: float = 30.0) -> None:
-    """Wait for start_driver_in_background's thread (if any) to finish."""
-    import threading
-
-    for thread in threading.enumerate():
-        if thread.name == DRIVER_THREAD:
-            thread.join(timeout)
 
 
 def gpu_available() -> bool:

@@ -54,8 +54,8 @@ def call(name: str, *args) -> None:
     status = _fn(name)(*args)
     if status != 0:
         text = ctypes.c_char_p()
-        lib = library()
-        if lib is not None and getattr(lib, "cuGetErrorName", None) and lib.cuGetErrorName(status, ctypes.byref(text)) == 0:
+        error_name = getattr(library(), "cuGetErrorName", None)  # the library loaded: _fn found it
+        if error_name is not None and error_name(status, ctypes.byref(text)) == 0:
             raise DriverError(f"{name}: {text.value.decode()}")
         raise DriverError(f"{name}: CUDA error {status}")
 
@@ -175,14 +175,12 @@ class DeviceBuffer:
     """Device memory for one launch: ``upload`` / ``download`` copy numpy arrays; ``free`` releases it."""
 
     def __init__(self, nbytes: int):
-        self.nbytes = nbytes
         ptr = ctypes.c_uint64()
         call("cuMemAlloc", ctypes.byref(ptr), ctypes.c_size_t(max(nbytes, 1)))
         self.ptr = ptr.value
 
-    def upload(self, host: np.ndarray, offset: int = 0) -> None:
-        call("cuMemcpyHtoD", ctypes.c_uint64(self.ptr + offset), ctypes.c_void_p(host.ctypes.data),
-             ctypes.c_size_t(host.nbytes))
+    def upload(self, host: np.ndarray) -> None:
+        copy_to_device(self.ptr, host)
 
     def download(self, host: np.ndarray) -> None:
         call("cuMemcpyDtoH", ctypes.c_void_p(host.ctypes.data), ctypes.c_uint64(self.ptr), ctypes.c_size_t(host.nbytes))
@@ -193,6 +191,6 @@ class DeviceBuffer:
             self.ptr = 0
 
 
-def copy_to_symbol(address: int, values: np.ndarray) -> None:
-    """cudaMemcpyToSymbol: host bytes to a module global's address (see LoadedKernel.symbol)."""
+def copy_to_device(address: int, values: np.ndarray) -> None:
+    """Host bytes to a device address; to a module global's (LoadedKernel.symbol) it is cudaMemcpyToSymbol."""
     call("cuMemcpyHtoD", ctypes.c_uint64(address), ctypes.c_void_p(values.ctypes.data), ctypes.c_size_t(values.nbytes))

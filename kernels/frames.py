@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernels import kernel_images
+from kernels.cuda_driver import DriverError
 from kernels.errors import InputError
 from kernels.timing import Timing
 
@@ -66,6 +68,22 @@ class HostFrames:
         buffer = self._buffers[self._turn]
         self._turn ^= 1
         return buffer
+
+
+def frame_by_driver(name: str, signature: str, args: list, grid, block, device: int,
+                    constants: tuple = ()) -> tuple[np.ndarray, Timing, Timing] | None:
+    """A renderer's first GPU frame through a saved kernel image (kernels/kernel_images.py): the RGBA image
+    (from the one kernel_images.Output in ``args``), the kernel's and the whole frame's Timing as
+    time_frames gives them for one repeat; None when no image is saved or the driver fails, and numba
+    renders the frame instead."""
+    try:
+        done = kernel_images.launch(name, signature, args, grid, block, device, constants)
+    except DriverError:
+        return None
+    if done is None:
+        return None
+    return (rgba_view(done.outputs[0]), Timing((done.kernel_ms,), "cuda-events"),
+            Timing((done.frame_ms,), "launch+events+copy"))
 
 
 def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: int, warmup: int = 1) -> tuple[Timing, Timing]:

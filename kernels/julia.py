@@ -30,10 +30,9 @@ import numpy as np
 
 from kernels import backend as backends
 from kernels import kernel_images
-from kernels.cuda_driver import DriverError
 from kernels.errors import InputError
-from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
-from kernels.timing import Timing
+from kernels.frames import (Frame, HostFrames, check_block, check_size, frame_by_driver, grid_for, rgba_view,
+                            time_frames)
 
 cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
 COLORMAPS = ("classic", "smooth")
@@ -248,7 +247,9 @@ class JuliaRenderer:
             grid = grid_for(width, height, block)
             by_driver = self.first_frame_by_driver(params.precision, repeats)
             self._first_gpu_frame = False
-            done = self._render_by_driver(params.precision, args, width, height, grid, block) if by_driver else None
+            image_out = kernel_images.Output((height, width), np.uint32)
+            done = frame_by_driver(f"julia.{params.precision}", kernel_signature(params.precision),
+                                   [image_out, *args], grid, block, self.backend.device) if by_driver else None
             if done is not None:
                 image, timing, frame_time = done
             else:
@@ -274,19 +275,6 @@ class JuliaRenderer:
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
         return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)
-
-    def _render_by_driver(self, precision, args, width, height, grid, block):
-        """One frame through kernel_images.launch (the arguments of the numba launch), or None."""
-        try:
-            done = kernel_images.launch(f"julia.{precision}", kernel_signature(precision),
-                                        [kernel_images.Output((height, width), np.uint32), *args], grid, block,
-                                        self.backend.device)
-        except DriverError:
-            return None
-        if done is None:
-            return None
-        return rgba_view(done.outputs[0]), Timing((done.kernel_ms,), "cuda-events"), Timing((done.frame_ms,),
-                                                                                           "launch+events+copy")
 
 
 # --- as a benchmark: variants and descriptor ------------------------------------------------------------

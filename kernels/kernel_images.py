@@ -101,10 +101,11 @@ def usable(name: str, signature: str, device: int = 0) -> bool:
 
 
 class Output:
-    """A kernel argument the kernel writes: a C-contiguous array of ``shape`` and ``dtype`` brought back."""
+    """A kernel argument the kernel writes: ``host``, a new C-contiguous array of ``shape`` and ``dtype``,
+    filled from the device after the launch."""
 
     def __init__(self, shape: tuple[int, ...], dtype):
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.host = np.empty(shape, dtype)
 
 
 @dataclass
@@ -117,17 +118,14 @@ class DriverLaunch:
 
 
 def flatten(value, address: int | None = None) -> list[np.generic]:
-    """One argument as numba passes it to a kernel: an array as (meminfo, parent, size, itemsize, data,
-    *shape, *strides), 64-bit each; a numpy scalar as itself (a boolean as one byte)."""
-    if isinstance(value, (np.ndarray, Output)):
-        dtype = value.dtype
-        strides, step = [], dtype.itemsize
-        for extent in reversed(value.shape):  # C order
-            strides.insert(0, step)
-            step *= extent
-        size = int(np.prod(value.shape, dtype=np.int64))
-        return [np.uint64(0), np.uint64(0), np.int64(size), np.int64(dtype.itemsize), np.uint64(address),
-                *[np.int64(e) for e in value.shape], *[np.int64(s) for s in strides]]
+    """One argument as numba passes it to a kernel: an array (an Output's host array) as (meminfo, parent,
+    size, itemsize, data, *shape, *strides), 64-bit each, ``address`` being its device copy; a numpy scalar
+    as itself (a boolean as one byte)."""
+    if isinstance(value, Output):
+        value = value.host
+    if isinstance(value, np.ndarray):
+        return [np.uint64(0), np.uint64(0), np.int64(value.size), np.int64(value.itemsize), np.uint64(address),
+                *[np.int64(e) for e in value.shape], *[np.int64(s) for s in value.strides]]
     if isinstance(value, (bool, np.bool_)):
         return [np.uint8(bool(value))]
     if isinstance(value, np.generic):
@@ -158,19 +156,20 @@ def launch(name: str, signature: str, args: list, grid: tuple[int, int], block: 
             values = np.ascontiguousarray(values)
             if offset + values.nbytes > nbytes:
                 raise cuda_driver.DriverError(f"{values.nbytes} bytes at {offset} overflow {symbol} ({nbytes} bytes)")
-            cuda_driver.copy_to_symbol(address + offset, values)
+            cuda_driver.copy_to_device(address + offset, values)
         t0 = time.perf_counter()
         params, outputs = [], []
         for value in args:
             address = None
             if isinstance(value, (np.ndarray, Output)):
-                size = int(np.prod(value.shape)) * np.dtype(value.dtype).itemsize
-                buffers.append(buffer := cuda_driver.DeviceBuffer(size))
+                host = value.host if isinstance(value, Output) else np.ascontiguousarray(value)
+                buffers.append(buffer := cuda_driver.DeviceBuffer(host.nbytes))
                 address = buffer.ptr
-                if isinstance(value, np.ndarray):
-                    buffer.upload(np.ascontiguousarray(value))
+                if isinstance(value, Output):
+                    outputs.append((buffer, host))
                 else:
-                    outputs.append((buffer, np.empty(value.shape, value.dtype)))
+                    buffer.upload(host)
+                value = host  # flattened as the contiguous copy the kernel sees
             params.extend(flatten(value, address))
         kernel_ms = kernel.launch(grid, block, params)
         for buffer, host in outputs:

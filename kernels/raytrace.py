@@ -29,9 +29,9 @@ import numpy as np
 from kernels import backend as backends
 from kernels import kernel_images
 from kernels.constant_memory import ConstantArray
-from kernels.cuda_driver import DriverError
 from kernels.errors import InputError
-from kernels.frames import Frame, HostFrames, check_block, check_size, grid_for, rgba_view, time_frames
+from kernels.frames import (Frame, HostFrames, check_block, check_size, frame_by_driver, grid_for, rgba_view,
+                            time_frames)
 from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capacity, check_count, max_spheres
 from kernels.timing import Timing
 
@@ -334,7 +334,7 @@ class SphereRenderer:
                 and kernel_images.usable(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], self.backend.device))
 
     def _render_by_driver(self, scene, width, height, memory, block, staggered):
-        """One frame through kernel_images.launch, or None (then numba renders it) when that fails."""
+        """One frame through frames.frame_by_driver, or None (then numba renders it)."""
         image = kernel_images.Output((height, width), np.uint32)
         count = np.int32(scene.count)
         if memory == "constant":  # the same arguments as the launches in _render_gpu
@@ -344,15 +344,9 @@ class SphereRenderer:
         else:
             args, constants = [pack_spheres(scene.spheres), count, np.bool_(staggered), image], ()
         grid = grid_for(width, height, block)
-        try:
-            done = kernel_images.launch(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], args, grid, block,
-                                        self.backend.device, constants)
-        except DriverError:
-            return None
-        if done is None:
-            return None
-        kernel_time = Timing((done.kernel_ms,), "cuda-events")
-        return rgba_view(done.outputs[0]), kernel_time, Timing((done.frame_ms,), "launch+events+copy"), grid
+        done = frame_by_driver(f"raytrace.{memory}", KERNEL_SIGNATURES[memory], args, grid, block, self.backend.device,
+                               constants)
+        return None if done is None else (*done, grid)
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
         self.backend.activate()
