@@ -359,15 +359,19 @@ def _counting_sort_kernels():
             counts[b] = 0
 
     @cuda.jit(device=True, inline="always")
-    def count_block_keys(keys, counters, buckets):
-        """This block's keys, tile by tile, one atomic add per key on its bucket's counter in ``counters``."""
+    def reserve_block_keys(keys, counters, buckets, sorted_keys):
+        """This block's keys, tile by tile, one atomic add per key on its bucket's counter in ``counters``;
+        unless ``sorted_keys`` is None (numba then compiles the count alone), each key also goes to the place
+        its add reserved there."""
         tile = cuda.blockDim.x * SORT_ITEMS
         held = cuda.local.array(SORT_ITEMS, uint32)
         for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
             mine = load_tile(keys, start, held)
             for k in range(SORT_ITEMS):
                 if k < mine:
-                    cuda.atomic.add(counters, held[k] % buckets, 1)
+                    place = cuda.atomic.add(counters, held[k] % buckets, 1)
+                    if sorted_keys is not None:
+                        sorted_keys[uint32(place)] = held[k]
 
     @cuda.jit
     def count_shared(keys, counts, buckets):
@@ -379,7 +383,7 @@ def _counting_sort_kernels():
         for b in range(t, int32(buckets), threads):
             per_bucket[b] = 0
         cuda.syncthreads()
-        count_block_keys(keys, per_bucket, buckets)
+        reserve_block_keys(keys, per_bucket, buckets, None)
         cuda.syncthreads()
         for b in range(t, int32(buckets), threads):
             c = per_bucket[b]
@@ -389,7 +393,7 @@ def _counting_sort_kernels():
     @cuda.jit
     def count_global(keys, counts, buckets):
         # too many buckets for shared memory: one global atomic per key, spread over many counters
-        count_block_keys(keys, counts, buckets)
+        reserve_block_keys(keys, counts, buckets, None)
 
     @cuda.jit
     def scan_tiles(src, dst, also, totals):
@@ -469,13 +473,7 @@ def _counting_sort_kernels():
     @cuda.jit
     def scatter_global(keys, sorted_keys, cursors, buckets):
         # too many buckets for shared memory: each key reserves its own place with one global atomic
-        tile = cuda.blockDim.x * SORT_ITEMS
-        held = cuda.local.array(SORT_ITEMS, uint32)
-        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
-            mine = load_tile(keys, start, held)
-            for k in range(SORT_ITEMS):
-                if k < mine:
-                    sorted_keys[uint32(cuda.atomic.add(cursors, held[k] % buckets, 1))] = held[k]
+        reserve_block_keys(keys, cursors, buckets, sorted_keys)
 
     return zero, count_shared, count_global, scan_tiles, add_bases, scatter_shared, scatter_global
 
