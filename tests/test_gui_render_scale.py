@@ -199,15 +199,20 @@ def test_sphere_count_curve_runs_and_cancels(qtbot, make_window, cpu_backend, mo
 
 
 # ---------------------------------------------------------------------------------------------- inspector dock
-def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbot, make_window, cpu_backend):
+def _window_with_inspector(make_window, backend):
+    """A window with its Inspector built, and its Reduction panel; skipped without the compiler packages."""
     from kernels.inspector import toolchain
-    from kernels.inspector.occupancy import occupancy
 
     if toolchain.missing():
         pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
-    w = make_window(cpu_backend)
-    inspector = w.ensure_inspector()
-    panel = w.panels["Reduction"]
+    w = make_window(backend)
+    return w, w.ensure_inspector(), w.panels["Reduction"]
+
+
+def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbot, make_window, cpu_backend):
+    from kernels.inspector.occupancy import occupancy
+
+    w, inspector, panel = _window_with_inspector(make_window, cpu_backend)
     panel.set_variants(["best"])
     panel.n.setValue(4096)
     panel.show_peak.setChecked(False)
@@ -257,13 +262,7 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
 def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, make_window, cpu_backend):
     from PyQt6.QtCore import QPoint, Qt
 
-    from kernels.inspector import toolchain
-
-    if toolchain.missing():
-        pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
-    w = make_window(cpu_backend)
-    inspector = w.ensure_inspector()
-    panel = w.panels["Reduction"]
+    w, inspector, panel = _window_with_inspector(make_window, cpu_backend)
     box = panel.checks["sequential"]
     checked = box.isChecked()
     qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(box.width() - 4, box.height() // 2))  # the name
