@@ -341,7 +341,7 @@ def _plain_python(fn, done: dict):
     """``fn.py_func`` with every jit function it calls (through its module globals) made plain too."""
     import types
 
-    from numba.core.dispatcher import Dispatcher
+    from kernels.lazy_jit import is_jit_function
 
     if fn in done:
         return done[fn]
@@ -351,6 +351,6 @@ def _plain_python(fn, done: dict):
     done[fn] = clone
     for name in py.__code__.co_names:
         value = globs.get(name)
-        if isinstance(value, Dispatcher):
+        if is_jit_function(value):
             globs[name] = _plain_python(value, done)
     return clone

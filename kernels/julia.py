@@ -25,16 +25,16 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 
 from kernels import backend as backends
-from kernels import kernel_images
+from kernels import kernel_images, lazy_jit
 from kernels.errors import InputError
 from kernels.frames import (Frame, HostFrames, check_block, check_size, frame_by_driver, grid_for, rgba_view,
                             time_frames)
 
 cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
+numba = None  # bound with the jit functions below on their first use (lazy_jit.bind)
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
 PRECISIONS = ("float32", "float64")
@@ -132,7 +132,7 @@ def parse_complex(text: str, option: str = "c") -> complex:
     return complex(re_, im)
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def julia_escape(jx, jy, cr, ci, iterations):
     """Iterations until |z|^2 > 1000 (``iterations`` when the point stays bounded), and the final |z|^2.
     Written as the book's cuComplex operations, in the precision of its arguments."""
@@ -149,7 +149,7 @@ def julia_escape(jx, jy, cr, ci, iterations):
     return iterations, ar * ar + ai * ai
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
     """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
     # the standard orientation (see the module's docstring); pixel offsets are exact in float32
@@ -180,7 +180,7 @@ def _render_julia(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
         _julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
 
 
-@numba.njit(parallel=True, cache=True)
+@lazy_jit.jit(nopython=True, parallel=True, cache=True)
 def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     """The CPU twin: the same per-pixel function over all pixels, rows in parallel."""
     for y in numba.prange(pixels.shape[0]):
@@ -189,7 +189,9 @@ def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
 
 
 def bind_gpu_globals() -> None:
-    """Bind numba.cuda as this module's global, where the kernel body looks it up when it compiles."""
+    """Bind numba.cuda and the jit functions as this module's globals, where the kernel body looks them up
+    when it compiles."""
+    lazy_jit.bind(globals())
     backends.bind_numba_cuda(globals())
 
 

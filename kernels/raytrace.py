@@ -23,11 +23,10 @@ from __future__ import annotations
 import functools
 import math
 
-import numba
 import numpy as np
 
 from kernels import backend as backends
-from kernels import kernel_images
+from kernels import kernel_images, lazy_jit
 from kernels.constant_memory import ConstantArray
 from kernels.errors import InputError
 from kernels.frames import (Frame, HostFrames, check_block, check_size, frame_by_driver, grid_for, rgba_view,
@@ -36,6 +35,7 @@ from kernels.scene import CONSTANT_CAPACITY, MAX_SPHERES, MEMORIES, Scene, capac
 from kernels.timing import Timing
 
 cuda = None  # numba.cuda, bound on first GPU use by bind_gpu_globals (the cpu backend never imports it)
+numba = None  # bound with the jit functions below on their first use (lazy_jit.bind)
 PATTERNS = ("uniform", "staggered")
 MISS = np.float32(-2e10)  # the book's -INF
 # The kernels read the spheres from one flat float32 buffer: first a hot record per sphere, read at every
@@ -75,7 +75,7 @@ def constant_values(spheres: np.ndarray) -> tuple[tuple[int, np.ndarray], ...]:
     return (0, packed[:hot_end]), (CONSTANT_COLD_AT, packed[hot_end:])
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
     """The book's Sphere::hit for sphere row ``i`` (whose scene index is ``index``) and the ray through
     (ox, oy); returns the updated nearest-hit state. Ties in depth go to the lower scene index, so every
@@ -94,7 +94,7 @@ def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
     return r, g, b, maxz, nearest
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, nearest):
     """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around; a row's
     scene index is ``indices[row]``, or the row itself when ``indices`` is None (numba compiles each case
@@ -111,7 +111,7 @@ def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, ne
     return r, g, b, maxz, nearest
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def shade_pixel(spheres, cold_at, count, start, ox, oy):
     """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
     r = g = b = np.float32(0.0)
@@ -119,7 +119,7 @@ def shade_pixel(spheres, cold_at, count, start, ox, oy):
     return r, g, b
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def store_pixel(pixels, x, y, r, g, b):
     """Write int(value * 255) per channel as one 32-bit RGBA word: one store per pixel, not four."""
     red = np.uint32(np.uint8(r * np.float32(255.0)))
@@ -128,12 +128,12 @@ def store_pixel(pixels, x, y, r, g, b):
     pixels[y, x] = red | (green << np.uint32(8)) | (blue << np.uint32(16)) | np.uint32(0xFF000000)
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def pattern_start(lane, count, staggered):
     return lane % count if staggered else 0
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
     """One kernel thread's work for pixel (x, y), ``lane`` being its index in the block."""
     if x < pixels.shape[1] and y < pixels.shape[0]:
@@ -144,7 +144,7 @@ def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
         store_pixel(pixels, x, y, r, g, b)
 
 
-@numba.jit(nopython=True)
+@lazy_jit.jit(nopython=True)
 def stage_sphere(tile, tile_index, slot, spheres, count, j):
     """Copy sphere ``j``'s hot and cold records into row ``slot`` of a shared-memory tile laid out like the
     sphere buffer (TILE_CHUNK rows: hot records, then cold ones), and remember its scene index."""
@@ -213,7 +213,7 @@ def _render_spheres_shared(spheres, count, staggered, pixels):
         _store_pixel(pixels, x, y, r, g, b)
 
 
-@numba.njit(parallel=True, cache=True)
+@lazy_jit.jit(nopython=True, parallel=True, cache=True)
 def render_spheres_cpu(spheres, count, staggered, pixels):
     """The CPU twin: the same per-pixel math with Numba's parallel loop over rows. Each row first keeps
     only the spheres it crosses (dy^2 < r^2, the hit test's own condition, in index order), which cuts
@@ -242,6 +242,7 @@ def bind_gpu_globals() -> None:
     """Bind the module globals the kernel bodies above look up when they compile: numba.cuda and the
     constant array's intrinsic (both import numba.cuda, which the cpu backend never needs)."""
     global constant_spheres
+    lazy_jit.bind(globals())  # the kernels call the shared functions under other names (_trace_pixel...)
     backends.bind_numba_cuda(globals())
     constant_spheres = CONSTANT_SPHERES.get
 

@@ -27,6 +27,7 @@ import numpy as np
 from numba import cuda
 
 from kernels import backend as backends
+from kernels import lazy_jit
 from kernels.errors import InputError
 from kernels.frames import grid_for
 from kernels.raytrace import (HOT, MISS, TILE_CHUNK, TILE_FLOATS, pattern_start, stage_sphere, store_pixel,
@@ -60,6 +61,7 @@ def tile_span(spheres, i, width, height, tile_w, tile_h):
 
 _tile_span, _visit_spheres, _store_pixel, _pattern_start, _stage_sphere = (
     backends.for_kernels(f) for f in (tile_span, visit_spheres, store_pixel, pattern_start, stage_sphere))
+lazy_jit.bind(globals())  # the shared functions from raytrace, as dispatchers, before any kernel compiles
 
 
 def _count_tiles(spheres, count, width, height, tile_w, tile_h, tiles_x, tile_counts):

@@ -1,0 +1,125 @@
+"""kernels/lazy_jit.py: numba.jit made on first use, so that loading the kernel modules does not import numba."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from kernels import lazy_jit
+from tests.conftest import child_pythonpath
+
+HOME_SOURCE = '''
+from kernels import lazy_jit
+numba = None
+
+@lazy_jit.jit(nopython=True)
+def square(x):
+    """x squared."""
+    return x * x
+
+@lazy_jit.jit(nopython=True)
+def sum_of_squares(values):
+    total = 0.0
+    for v in values:
+        total += square(v)
+    return total
+
+@lazy_jit.jit(nopython=True, parallel=True)
+def squares_parallel(values, out):
+    for i in numba.prange(values.shape[0]):
+        out[i] = square(values[i])
+'''
+
+USER_SOURCE = '''
+from kernels import lazy_jit
+numba = None
+
+def make(home):
+    global square
+    square = home.square  # as ``from home import square`` would bind it
+
+@lazy_jit.jit(nopython=True)
+def cube(x):
+    return square(x) * x
+'''
+
+
+def _module(name: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def test_the_kernel_modules_load_without_numba():
+    """What the window imports before its first frame, and the kernel-image key, import no numba."""
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench, kernels.kernel_images as k; "
+            "import raytracer_app.gui.state; "
+            "from kernels import raytrace, julia; raytrace.shade_pixel.py_func; julia.julia_pixel.__doc__; "
+            "k._code_digest(); print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_reading_the_python_function_does_not_bind():
+    home = _module("lazy_home_a", HOME_SOURCE)
+    assert isinstance(home.square, lazy_jit.LazyJit)
+    assert home.square.py_func(3) == 9
+    assert home.square.__doc__ == "x squared." and home.square.__name__ == "square"
+    assert home.square._dispatcher is None and home.numba is None
+    assert "numba not loaded yet" in repr(home.square)
+
+
+def test_the_first_call_binds_the_whole_module():
+    from numba.core.dispatcher import Dispatcher
+
+    home = _module("lazy_home_b", HOME_SOURCE)
+    values = np.array([1.0, 2.0, 3.5])
+    assert home.sum_of_squares(values) == 1.0 + 4.0 + 12.25  # calls square, still lazy when called
+    for name in ("square", "sum_of_squares", "squares_parallel"):
+        assert isinstance(getattr(home, name), Dispatcher), name
+    import numba
+
+    assert home.numba is numba
+    out = np.zeros(3)
+    home.squares_parallel(values, out)  # numba.prange looked up in the module's globals
+    np.testing.assert_array_equal(out, values * values)
+
+
+def test_an_attribute_of_the_dispatcher_binds():
+    home = _module("lazy_home_c", HOME_SOURCE)
+    lazy = home.square
+    assert lazy.signatures == []  # a dispatcher's attribute: numba is loaded and the module bound
+    assert lazy_jit.is_jit_function(home.square) and not isinstance(home.square, lazy_jit.LazyJit)
+    assert home.square is lazy.dispatcher()
+
+
+def test_binding_a_module_binds_the_modules_its_functions_come_from():
+    from numba.core.dispatcher import Dispatcher
+
+    home = _module("lazy_home_d", HOME_SOURCE)
+    user = _module("lazy_user_d", USER_SOURCE)
+    user.make(home)
+    lazy_jit.bind(user.__dict__)  # as raytrace_binned does before its kernels compile
+    assert isinstance(user.square, Dispatcher) and user.square is home.square
+    assert isinstance(home.sum_of_squares, Dispatcher)
+    assert user.cube(3.0) == 27.0
+
+
+def test_a_name_bind_never_swapped_still_calls_the_dispatcher():
+    home = _module("lazy_home_e", HOME_SOURCE)
+    kept = home.square  # e.g. a script's ``from kernels.raytrace import render_spheres_cpu``
+    assert kept(4) == 16 and kept(5) == 25
+    assert kept._dispatcher is home.square
+
+
+@pytest.mark.parametrize("obj, expected", [(len, False), (lambda x: x, False), ("square", False)])
+def test_is_jit_function_refuses_the_rest(obj, expected):
+    assert lazy_jit.is_jit_function(obj) is expected
