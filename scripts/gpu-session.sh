@@ -82,7 +82,7 @@ for stage in "$@"; do
           fps --backend cuda --memory $memory | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
         done
       done
-      for i in 1 2 3; do
+      for i in 1 2 3 4 5; do
         fps --backend cpu | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
       done ;;
     pack)

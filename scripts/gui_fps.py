@@ -49,7 +49,9 @@ def main() -> int:
     deadline = time.perf_counter() + 120
     while window.first_frame_s is None and time.perf_counter() < deadline:
         app.processEvents()
-    numba_cuda_at_first = "numba.cuda" in sys.modules  # not loaded: the frame came through the driver
+    # what this process had loaded when the first frame showed: on a GPU with a saved kernel image neither
+    # (the frame came through the driver); on the CPU backend not numba (it came from the first-frame child)
+    loaded_at_first = ", ".join(f"{m} {'loaded' if m in sys.modules else 'not loaded'}" for m in ("numba", "numba.cuda"))
     window.continuous_action.setChecked(True)
     shown = []
     end = time.perf_counter() + args.seconds
@@ -62,8 +64,7 @@ def main() -> int:
     kernel = frame.kernel.median_ms if frame is not None else float("nan")
     print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}, "
           f"{frame.image.shape[1] if frame else 0}x{frame.image.shape[0] if frame else 0}: first frame "
-          f"{window.first_frame_s:.2f} s after launch (numba.cuda {'loaded' if numba_cuda_at_first else 'not loaded'} "
-          f"by then); {len(shown) / args.seconds:.0f} frames per second shown "
+          f"{window.first_frame_s:.2f} s after launch ({loaded_at_first} by then); {len(shown) / args.seconds:.0f} frames per second shown "
           f"over {args.seconds:.0f} s (last kernel {kernel:.3f} ms, {frame.kernel.method if frame else ''})")
     window.close()  # stops the workers; wait for them as the app does on quit
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:

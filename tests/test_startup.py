@@ -26,6 +26,13 @@ app, window = open_window("cpu")
 while window.first_frame_s is None:
     app.processEvents()
 print("cuda-before-first-frame", "numba.cuda" in sys.modules, window.controls.backends_checked)
+print("numba-before-first-frame", "numba" in sys.modules)  # the frame came from the first-frame child
+first = window.last["spheres"][0]
+window.request_render(force=True)  # the next frame comes from this process's own CPU twin
+while window.last["spheres"][0] is first:
+    app.processEvents()
+print("numba-second-frame-same", bool((first.image == window.last["spheres"][0].image).all()),
+      window.worker.first_frame_child is None)
 while not window.controls.backends_checked:
     app.processEvents()
 item = window.controls.backend.model().item(1)
@@ -38,14 +45,18 @@ while not window.render_thread.isFinished():
 
 def test_a_cpu_window_shows_its_first_frame_without_numba_cuda(tmp_path):
     """numba.cuda costs 0.3 s to import; a CPU window's first frame needs none of it. The GPU check for the
-    backend list comes after that frame and then says what it found."""
+    backend list comes after that frame and then says what it found. The frame itself comes from the
+    first-frame child (this process has not even imported numba); the next one, from this process's own
+    twin, is the same."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(), "HOME": str(tmp_path)}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
-    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith("cuda-"))
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("cuda-", "numba-")))
     assert lines["cuda-before-first-frame"] == "False False", proc.stdout
+    assert lines["numba-before-first-frame"] == "False", proc.stdout
+    assert lines["numba-second-frame-same"] == "True True", proc.stdout
     enabled, tip = lines["cuda-entry"].split(" ", 1)
     has_gpu = backends.gpu_count() > 0
     assert enabled == str(has_gpu)
@@ -125,7 +136,7 @@ deadline = time.monotonic() + 120
 while window.first_frame_s is None and time.monotonic() < deadline:
     app.processEvents()
 first = window.last["spheres"][0]
-print("at-first-frame numba.cuda", "numba.cuda" in sys.modules)
+print("at-first-frame numba.cuda", "numba.cuda" in sys.modules, "numba", "numba" in sys.modules)
 window.request_render(force=True)  # the next frame comes from numba's kernel
 while window.last["spheres"][0] is first and time.monotonic() < deadline:
     app.processEvents()
@@ -141,7 +152,8 @@ while not window.render_thread.isFinished() and time.monotonic() < deadline:
 @pytest.mark.parametrize("memory", ["global", "constant"])
 def test_a_gpu_window_shows_its_first_frame_without_numba_cuda(cuda_backend, memory, tmp_path):
     """With a kernel image saved by an earlier process (here: this one), a GPU window's first frame comes
-    through the driver before numba.cuda is loaded; the next frame comes from numba and is the same."""
+    through the driver before numba (let alone numba.cuda) is loaded; the next frame comes from numba and
+    is the same."""
     from kernels import raytrace
 
     raytrace.gpu_kernel(memory)  # compiled here, which saves its image for the child
@@ -149,5 +161,5 @@ def test_a_gpu_window_shows_its_first_frame_without_numba_cuda(cuda_backend, mem
     proc = subprocess.run([sys.executable, "-c", GPU_CHILD, str(tmp_path), memory], capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "at-first-frame numba.cuda False" in proc.stdout, proc.stdout + proc.stderr
+    assert "at-first-frame numba.cuda False numba False" in proc.stdout, proc.stdout + proc.stderr
     assert "second-frame same True numba.cuda True" in proc.stdout, proc.stdout + proc.stderr

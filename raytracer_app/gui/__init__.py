@@ -87,6 +87,22 @@ def _gpu_to_start(backend_name: str, device: int | None, settings) -> int | None
     return (device or 0) if name in ("auto", "cuda") else None
 
 
+def _first_frame_child(backend, settings):
+    """On the CPU backend, a child process that loads the CPU twins while the window is built and renders
+    its first frame (see gui/child_process.py), started now; None elsewhere, and on a single core, where
+    it would only compete with the window for that core."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not backend.is_host or cores < 2:
+        return None
+    from raytracer_app.gui.child_process import ChildProcess
+    from raytracer_app.gui.state import Keys, read, warm_request
+
+    # only the saved tab's twin: the child renders one frame, and the other twin would delay it
+    child = ChildProcess(simulator=False, warm=(warm_request(backend, read(settings, Keys.TAB, "spheres", str)),))
+    child.start()
+    return child
+
+
 def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
     """Create the QApplication and the main window, run the event loop; returns the exit code."""
     from raytracer_app import STARTED
@@ -141,10 +157,12 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
     if gpu is not None:
         backends.start_driver_in_background(gpu)  # overlaps with the imports below
     backend, name, message = _resolve_backend(backend_name, device, settings)
+    child = _first_frame_child(backend, settings)  # overlaps with the imports and the window below
 
     from raytracer_app.gui.main_window import MainWindow
 
-    window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
+    window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message,
+                        first_frame_child=child)
     window.show()
     return app, window
 

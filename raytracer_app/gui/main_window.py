@@ -32,7 +32,7 @@ STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "sphere
 
 class MainWindow(QMainWindow):
     def __init__(self, backend, backend_name: str | None = None, settings=None, t_launch: float | None = None,
-                 startup_message: str = ""):
+                 startup_message: str = "", first_frame_child=None):
         super().__init__()
         self.setWindowTitle("GPU kernel lab")
         self.settings = settings if settings is not None else make_settings()
@@ -52,7 +52,7 @@ class MainWindow(QMainWindow):
         self.compare_dialog = None
         self._closing = False
         # the render worker starts first and loads what the first frame needs while the window is built
-        self.worker = RenderWorker()
+        self.worker = RenderWorker(first_frame_child)
         self.render_thread = WorkerThread(self.worker, "render")
         self.render_thread.start()
         if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved settings below
@@ -336,11 +336,11 @@ class MainWindow(QMainWindow):
 
     def _after_first_frame(self) -> None:
         """What the first frame did not need, now: numba's kernel for the frames after a first frame that
-        came through the driver, the Inspector, and on a CPU window the check for GPUs."""
+        came through the driver or from the first-frame child, the Inspector, and on a CPU window the check
+        for GPUs."""
         if self._closing:
             return
-        if self.model.backend.runs_cuda_kernels:
-            self.worker.prewarm(self.model.request())
+        self.worker.prewarm(self.model.request())
         if not self.controls.backends_checked:
             self.controls.refresh_backend_choices()
         self.ensure_inspector()

@@ -125,6 +125,15 @@ class RenderRequest:
     seq: int = 0
 
 
+def warm_request(backend, tab: str = "spheres") -> RenderRequest:
+    """A small request for ``tab``'s kernel with default settings: what a worker renders to get that
+    kernel ready before the window asks for a frame (see child_process.warm_renderers)."""
+    common = dict(backend=backend, size=(8, 8), block=(8, 8))
+    if tab == "julia":
+        return RenderRequest("julia", julia=JuliaParams(), **common)
+    return RenderRequest("spheres", **common)
+
+
 @dataclass(frozen=True)
 class CompareRequest:
     """Render the scene ``repeats`` times with global and with constant memory."""

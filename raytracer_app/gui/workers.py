@@ -16,7 +16,8 @@ from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
 
 from kernels import bench
 from kernels.errors import InputError
-from raytracer_app.gui.sim_process import Cancelled, ChildFailed, SimChild, first_frame_by_driver, render_frame, run_bench
+from raytracer_app.gui.child_process import (Cancelled, ChildFailed, ChildProcess, first_frame_by_driver, render_frame,
+                                             run_bench, warm_renderers)
 
 COMPUTE_LOCK = threading.RLock()
 ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
@@ -45,7 +46,7 @@ class RenderWorker(QObject):
     _wake = pyqtSignal()
     _prewarm = pyqtSignal(object)
 
-    def __init__(self):
+    def __init__(self, first_frame_child: ChildProcess | None = None):
         super().__init__()
         self._lock = threading.Lock()
         self._pending = None
@@ -53,7 +54,10 @@ class RenderWorker(QObject):
         self._busy = False  # a drain is scheduled or running, or a result awaits ack()
         self._renderers: dict = {}
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
-        self.sim = SimChild()  # simulator renders run in this child process, so they can be ended
+        self.sim = ChildProcess(simulator=True)  # simulator renders run in this child, so they can be ended
+        # the CPU backend's first frame comes from this child, started before the window was built (see
+        # child_process); it is ended after that frame
+        self.first_frame_child = first_frame_child
         self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
         self._prewarm.connect(self._warm, Qt.ConnectionType.QueuedConnection)
 
@@ -81,8 +85,8 @@ class RenderWorker(QObject):
         copy of it: the CPU twin loads from numba's cache (about 0.3 s), a GPU kernel compiles or loads,
         while the GUI thread builds the window, and the first frame then only runs the kernel. Skipped when
         that first frame will launch a saved kernel image through the driver instead (loading numba.cuda
-        now would only slow it down): the window asks again after its first frame. Not on the simulator,
-        whose renders run in a child process."""
+        now would only slow it down), or will come from the first-frame child: the window asks again after
+        its first frame. Not on the simulator, whose renders run in a child process."""
         if not request.backend.is_simulator:
             self._prewarm.emit(request)
 
@@ -107,19 +111,15 @@ class RenderWorker(QObject):
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
     def _warm(self, request) -> None:
-        from dataclasses import replace
-
-        from kernels.scene import generate_scene
-
-        scene = generate_scene(1, 0) if request.kind == "spheres" else None
-        tiny = replace(request, size=(8, 8), block=(8, 8), scene=scene, repeats=1)
-        try:
-            with COMPUTE_LOCK:
-                if first_frame_by_driver(self._renderers, tiny):
+        if self.first_frame_child is not None and request.backend.is_host:
+            return  # the child is loading the twins: doing it here too would hold the GIL the window needs
+        with COMPUTE_LOCK:
+            try:
+                if first_frame_by_driver(self._renderers, request):
                     return
-                render_frame(self._renderers, tiny)
-        except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
-            pass
+            except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
+                return
+            warm_renderers(self._renderers, request)
 
     @pyqtSlot()
     def _drain(self) -> None:
@@ -141,11 +141,26 @@ class RenderWorker(QObject):
     def _render_frame(self, r, memory=None, repeats=None):
         if r.backend.is_simulator:
             return self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
+        if self.first_frame_child is not None and r.backend.is_host:
+            frame = self._render_in_first_frame_child(r, memory, repeats)
+            if frame is not None:
+                return frame
         with COMPUTE_LOCK:
             frame = render_frame(self._renderers, r, memory, repeats)
         if self._cancel.is_set():
             raise Cancelled()
         return frame
+
+    def _render_in_first_frame_child(self, r, memory, repeats):
+        """The first CPU frame, from the child that loaded the twins while the window was built; None when
+        the child failed (this thread then renders it). The child is ended either way."""
+        child, self.first_frame_child = self.first_frame_child, None
+        try:
+            return child.call("render", (r, memory, repeats), self._cancel.is_set)
+        except ChildFailed:
+            return None
+        finally:
+            child.end()
 
     def _render(self, request) -> None:
         try:
@@ -211,7 +226,7 @@ class BenchWorker(QObject):
         super().__init__()
         self._stop = threading.Event()
         self._running = threading.Event()
-        self.sim = SimChild()  # simulator runs happen in this child process: Stop ends it at once
+        self.sim = ChildProcess(simulator=True)  # simulator runs happen in this child: Stop ends it at once
         self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def start(self, job: BenchJob) -> None:
@@ -269,6 +284,8 @@ class WorkerThread(QThread):
     def shutdown(self, timeout_ms: int = 30000) -> bool:
         self.quit()
         done = self.wait(timeout_ms)
-        if done and getattr(self.worker, "sim", None) is not None:
-            self.worker.sim.end()
+        if done:
+            for child in (getattr(self.worker, "sim", None), getattr(self.worker, "first_frame_child", None)):
+                if child is not None:
+                    child.end()
         return done

@@ -1,9 +1,15 @@
-"""CUDA-simulator work in a child process, so that Stop can end it at once.
+"""Render and benchmark work in a child process, for two reasons.
 
-The simulator runs every GPU thread in Python: one kernel launch can take minutes and a thread cannot be
-interrupted inside it. A process can: ``terminate()`` ends it within ``POLL_S``. The child is started with
-the 'spawn' context (a fresh interpreter, no copied Qt state) and switches numba to the simulator before
-anything imports numba. It serves jobs one after another over a pipe until it is ended; results (Frames,
+The CUDA simulator runs every GPU thread in Python: one kernel launch can take minutes and a thread cannot
+be interrupted inside it. A process can: ``terminate()`` ends it within ``POLL_S``. The simulator child
+switches numba to the simulator before anything imports numba, and serves jobs until it is ended.
+
+The CPU backend's first frame: the CPU twin needs numba's CPU target (about 0.5 s to import numba, set it
+up and load the twin from numba's cache), work that holds the GIL as importing Qt and building the window
+do, so a thread cannot overlap them. A child process can: started as the window starts, it loads the twins
+while the window is built, renders the first frame and is ended; the worker then loads the twins itself.
+
+Children are started with the 'spawn' context (a fresh interpreter, no copied Qt state). Results (Frames,
 benchmark rows) come back pickled. This module imports neither Qt nor numba at module level.
 """
 
@@ -93,9 +99,27 @@ def _one_line(exc: BaseException) -> str:
     return one_line(exc)
 
 
-def _child_main(conn) -> None:
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before numba is imported in this interpreter
+def warm_renderers(renderers: dict, request) -> None:
+    """Get the kernel RenderRequest ``request`` needs ready by rendering a tiny copy of it (the CPU twin
+    loads from numba's cache, a GPU kernel compiles or loads); any failure is left to the real frame."""
+    from dataclasses import replace
+
+    from kernels.scene import generate_scene
+
+    scene = generate_scene(1, 0) if request.kind == "spheres" else None
+    tiny = replace(request, size=(8, 8), block=(8, 8), scene=scene, repeats=1)
+    try:
+        render_frame(renderers, tiny)
+    except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
+        pass
+
+
+def _child_main(conn, simulator: bool, warm: tuple) -> None:
+    if simulator:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before numba is imported in this interpreter
     renderers: dict = {}
+    for request in warm:  # before the first job arrives: that is what this child is for
+        warm_renderers(renderers, request)
     while True:
         try:
             kind, payload = conn.recv()
@@ -112,15 +136,24 @@ def _child_main(conn) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- parent side
-class SimChild:
-    """One simulator child process, started on first use and again after it was ended.
+class ChildProcess:
+    """One child process serving render and benchmark jobs, started on first use (or by ``start``) and
+    again after it was ended. ``simulator``: it runs CUDA kernels in numba's simulator. ``warm``:
+    RenderRequests whose kernels it gets ready as soon as it starts (``warm_renderers``).
 
     ``call`` blocks the calling (worker) thread, never the GUI thread."""
 
-    def __init__(self):
+    def __init__(self, simulator: bool = True, warm: tuple = ()):
+        self.simulator = simulator
+        self.warm = tuple(warm)
         self._proc = None
         self._conn = None
         self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the child now (a no-op while it runs), so that its warm-up overlaps the caller's work."""
+        with self._lock:
+            self._ensure_started()
 
     def _ensure_started(self) -> None:
         if self._proc is not None and self._proc.is_alive():
@@ -128,7 +161,8 @@ class SimChild:
         self.end()
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_child_main, args=(child,), name="cuda-simulator", daemon=True)
+        name = "cuda-simulator" if self.simulator else "first-frame"
+        self._proc = ctx.Process(target=_child_main, args=(child, self.simulator, self.warm), name=name, daemon=True)
         self._proc.start()
         child.close()
         self._conn = parent
@@ -140,6 +174,7 @@ class SimChild:
         with self._lock:
             self._ensure_started()
             conn, proc = self._conn, self._proc
+            process_name = proc.name
             conn.send((kind, payload))
             while True:
                 if should_stop():
@@ -154,7 +189,7 @@ class SimChild:
                 if message is None:
                     if ready or not proc.is_alive():
                         self.end()
-                        raise ChildFailed("the simulator process ended unexpectedly")
+                        raise ChildFailed(f"the {process_name} process ended unexpectedly")
                     continue
                 what, value = message
                 if what == "result":
