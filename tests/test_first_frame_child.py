@@ -126,3 +126,54 @@ def test_while_the_child_warms_the_twins_the_worker_does_not(cpu_backend, monkey
     worker.first_frame_child = None  # as after the first frame
     worker._warm(request)
     assert warmed == [request]
+
+
+def _fresh_python(code: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import child_pythonpath
+
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_the_first_frame_child_is_forked_only_from_a_window_still_starting():
+    """A fork copies the whole process: only while it is one thread, with no numba and no QApplication."""
+    import sys
+
+    out = _fresh_python(
+        "import threading, time\n"
+        "from raytracer_app.gui.child_process import start_method\n"
+        "print(start_method(False), start_method(True))\n"
+        "t = threading.Thread(target=time.sleep, args=(0.5,)); t.start(); print(start_method(False)); t.join()\n"
+        "from PyQt6.QtCore import QCoreApplication\n"
+        "print(start_method(False)); app = QCoreApplication([]); print(start_method(False)); del app\n")
+    fork = "fork" if sys.platform.startswith("linux") else "spawn"
+    assert out == [fork, "spawn", "spawn", fork, "spawn"]
+    out = _fresh_python("import numba\nfrom raytracer_app.gui.child_process import start_method\n"
+                        "print(start_method(False))")
+    assert out == ["spawn"]
+
+
+def test_the_first_frame_child_sets_numba_up_as_without_scipy():
+    """numba's only use of SciPy at start is a BLAS probe the twins never need (where SciPy is installed,
+    as on the GPU hosts, it costs 0.3 s); the twin still renders the definition's image."""
+    out = _fresh_python(
+        "import sys\n"
+        "from raytracer_app.gui.child_process import prepare_child\n"
+        "prepare_child(False)\n"
+        "from numba.np import arraymath\n"
+        "from kernels import backend\n"
+        "from kernels.raytrace import SphereRenderer\n"
+        "from kernels.scene import generate_scene\n"
+        "from tests.references import spheres_reference\n"
+        "scene = generate_scene(9, seed=4, size=(64, 48))\n"
+        "image = SphereRenderer(backend.resolve('cpu')).render(scene, (64, 48)).image\n"
+        "print(arraymath._HAVE_BLAS, 'scipy.linalg' in sys.modules,\n"
+        "      int(abs(image.astype(int) - spheres_reference(scene.spheres, 64, 48)).max()))\n")
+    assert out == ["False", "False", "0"] or out == ["False", "False", "1"]

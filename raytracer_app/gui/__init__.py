@@ -141,23 +141,27 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
     if problem:  # decided before QApplication exists: without a display Qt aborts the process
         print(f"raytracer-app: error: {problem}", file=sys.stderr)
         return 1
-    from PyQt6.QtGui import QIcon
-    from PyQt6.QtWidgets import QApplication
+    from PyQt6.QtCore import QCoreApplication
 
     from raytracer_app.gui.state import APPLICATION, ORGANIZATION, make_settings
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setOrganizationName(ORGANIZATION)
-    app.setApplicationName(APPLICATION)
-    if ICON.exists():
-        app.setWindowIcon(QIcon(str(ICON)))
-    sys.excepthook = _excepthook
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
     settings = make_settings()
     gpu = _gpu_to_start(backend_name, device, settings)
     if gpu is not None:
         backends.start_driver_in_background(gpu)  # overlaps with the imports below
     backend, name, message = _resolve_backend(backend_name, device, settings)
+    # before the QApplication, which may start threads of its own: the child can then be forked
     child = _first_frame_child(backend, settings)  # overlaps with the imports and the window below
+
+    from PyQt6.QtGui import QIcon
+    from PyQt6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    if ICON.exists():
+        app.setWindowIcon(QIcon(str(ICON)))
+    sys.excepthook = _excepthook
 
     from raytracer_app.gui.main_window import MainWindow
 

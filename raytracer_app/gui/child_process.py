@@ -9,15 +9,20 @@ up and load the twin from numba's cache), work that holds the GIL as importing Q
 do, so a thread cannot overlap them. A child process can: started as the window starts, it loads the twins
 while the window is built, renders the first frame and is ended; the worker then loads the twins itself.
 
-Children are started with the 'spawn' context (a fresh interpreter, no copied Qt state). Results (Frames,
-benchmark rows) come back pickled. This module imports neither Qt nor numba at module level.
+The simulator child is started with the 'spawn' context (a fresh interpreter, no copied Qt state). The
+first-frame child is forked where that is safe (see ``start_method``): a fork starts in milliseconds with
+what the window has imported already, where a spawned interpreter takes 0.3 s to start and import the
+app again. Results (Frames, benchmark rows) come back pickled. This module imports neither Qt nor numba at
+module level.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
+import warnings
 
 POLL_S = 0.05  # how often the parent checks for Stop while the child works
 
@@ -114,9 +119,31 @@ def warm_renderers(renderers: dict, request) -> None:
         pass
 
 
-def _child_main(conn, simulator: bool, warm: tuple) -> None:
+def start_method(simulator: bool) -> str:
+    """'fork' for a first-frame child on Linux while this process has one Python thread, no numba and no
+    QApplication: the window's start, where a fork copies no lock another thread holds, no threading
+    layer and no Qt threads. (Native threads may exist: numpy's BLAS pool, which re-forms itself after a
+    fork, and a CUDA driver's; the child calls neither.) 'spawn' otherwise, and always for the
+    simulator, which must import numba afresh in simulator mode."""
+    if simulator or not sys.platform.startswith("linux"):
+        return "spawn"
+    qt_app = "PyQt6.QtCore" in sys.modules and sys.modules["PyQt6.QtCore"].QCoreApplication.instance() is not None
+    alone = threading.active_count() == 1 and "numba" not in sys.modules and not qt_app
+    return "fork" if alone else "spawn"
+
+
+def prepare_child(simulator: bool) -> None:
+    """What a child sets before it imports numba."""
     if simulator:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before numba is imported in this interpreter
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        # numba's CPU target imports SciPy only to see whether BLAS is there (0.3 s on the GPU hosts, half
+        # this child's start); the twins call no BLAS, so this child runs as numba does without SciPy
+        sys.modules.setdefault("scipy.linalg.cython_blas", None)
+
+
+def _child_main(conn, simulator: bool, warm: tuple) -> None:
+    prepare_child(simulator)
     renderers: dict = {}
     for request in warm:  # before the first job arrives: that is what this child is for
         warm_renderers(renderers, request)
@@ -159,11 +186,13 @@ class ChildProcess:
         if self._proc is not None and self._proc.is_alive():
             return
         self.end()
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context(start_method(self.simulator))
         parent, child = ctx.Pipe()
         name = "cuda-simulator" if self.simulator else "first-frame"
         self._proc = ctx.Process(target=_child_main, args=(child, self.simulator, self.warm), name=name, daemon=True)
-        self._proc.start()
+        with warnings.catch_warnings():  # Python 3.12 warns of any native thread; start_method checked them
+            warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+            self._proc.start()
         child.close()
         self._conn = parent
 
