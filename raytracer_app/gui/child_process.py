@@ -190,7 +190,7 @@ class ChildProcess:
         parent, child = ctx.Pipe()
         name = "cuda-simulator" if self.simulator else "first-frame"
         self._proc = ctx.Process(target=_child_main, args=(child, self.simulator, self.warm), name=name, daemon=True)
-        with warnings.catch_warnings():  # Python 3.12 warns of any native thread; start_method checked them
+        with warnings.catch_warnings():  # Python 3.12 warns of any thread, native ones too: see start_method
             warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
             self._proc.start()
         child.close()
