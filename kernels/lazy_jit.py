@@ -18,6 +18,7 @@ import functools
 import threading
 
 _LOCK = threading.RLock()  # two threads binding at once must not make two dispatchers of one function
+_BOUND = "__lazy_jit_bound__"  # set in a module's globals once bind has swapped all of them
 
 
 class LazyJit:
@@ -39,7 +40,7 @@ class LazyJit:
             return self._dispatcher
 
     def __call__(self, *args, **kwargs):  # reached through names bind did not swap (another module's import)
-        if self._dispatcher is None:
+        if not self.py_func.__globals__.get(_BOUND):  # not _dispatcher: it exists before the swap is done
             bind(self.py_func.__globals__)
         return self._dispatcher(*args, **kwargs)
 
@@ -70,6 +71,7 @@ def bind(namespace: dict) -> None:
                 home = value.py_func.__globals__
                 if home is not namespace:
                     bind(home)
+        namespace[_BOUND] = True  # last: another thread's call waits on the lock until every name is swapped
 
 
 def is_jit_function(obj) -> bool:

@@ -123,3 +123,48 @@ def test_a_name_bind_never_swapped_still_calls_the_dispatcher():
 @pytest.mark.parametrize("obj, expected", [(len, False), (lambda x: x, False), ("square", False)])
 def test_is_jit_function_refuses_the_rest(obj, expected):
     assert lazy_jit.is_jit_function(obj) is expected
+
+
+CALLER_FIRST_SOURCE = '''
+from kernels import lazy_jit
+numba = None
+
+@lazy_jit.jit(nopython=True)
+def outer(x):
+    return inner(x) + 1
+
+@lazy_jit.jit(nopython=True)
+def inner(x):
+    return x * 2
+'''
+
+
+def test_a_call_from_another_thread_waits_until_the_whole_module_is_bound(monkeypatch):
+    """While one thread binds, ``outer`` already has its dispatcher but ``inner`` is not swapped yet: a call
+    of ``outer`` from another thread must wait, or numba would compile it against the lazy ``inner``."""
+    import threading
+
+    import numba
+
+    numba.njit(lambda x: x)(1)  # numba's CPU target set up now, so that compiling ``outer`` below is quick
+    home = _module("lazy_home_f", CALLER_FIRST_SOURCE)
+    lazy_outer, lazy_inner = home.outer, home.inner
+    halfway, results = threading.Event(), []
+    real_dispatcher = lazy_jit.LazyJit.dispatcher
+
+    def slow_dispatcher(self):
+        if self is lazy_inner and not halfway.is_set():  # outer is swapped, inner not yet
+            halfway.set()
+            threading.Event().wait(0.5)
+        return real_dispatcher(self)
+
+    monkeypatch.setattr(lazy_jit.LazyJit, "dispatcher", slow_dispatcher)
+    binder = threading.Thread(target=lazy_jit.bind, args=(home.__dict__,))
+    binder.start()
+    assert halfway.wait(30)
+    assert lazy_outer._dispatcher is not None and isinstance(home.inner, lazy_jit.LazyJit)
+    results.append(lazy_outer(20))
+    binder.join()
+    from numba.core.dispatcher import Dispatcher
+
+    assert results == [41] and isinstance(home.inner, Dispatcher)
