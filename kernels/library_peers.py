@@ -423,10 +423,27 @@ def cupy_sum_call(problem, backend):
 GROUPBY_MAX_BUCKETS = 2**31  # bucket ids are 32-bit below this
 
 
-def _groupby_refusal(problem, name: str):
+def _groupby_skip(module, problem, name: str):
+    """Why a sort-groupby peer does not run: its library is missing, or ``problem`` has more buckets than
+    32-bit ids count; None when it runs."""
+    if isinstance(module, Skip):
+        return module
     if problem.buckets > GROUPBY_MAX_BUCKETS:
         return not_applicable(f"{name} keeps bucket ids in 32 bits: at most {GROUPBY_MAX_BUCKETS} buckets")
     return None
+
+
+def _timed_groupby(problem, backend, repeats, group, to_host, note: str = "") -> Outcome:
+    """Times ``group()`` (returning the device's (sorted keys, offsets)) and checks the last table it
+    built, copied to the host by ``to_host``."""
+    out = [None]
+
+    def build():
+        out[0] = group()
+
+    timing = backend.time(build, repeats)
+    sorted_keys, offsets = out[0]
+    return Outcome(problem.check_grouped(to_host(sorted_keys), to_host(offsets)), timing, note=note)
 
 
 def _torch_wide_keys(torch, d_keys):
@@ -444,15 +461,12 @@ def _torch_wide_keys(torch, d_keys):
 
 def run_torch_sort_groupby(problem, launch, backend, repeats):
     torch = _torch()
-    if isinstance(torch, Skip):
-        return torch
-    refusal = _groupby_refusal(problem, "torch-sort-groupby")
-    if refusal is not None:
-        return refusal
+    skip = _groupby_skip(torch, problem, "torch-sort-groupby")
+    if skip is not None:
+        return skip
     backend.activate()
     wide_keys, note = _torch_wide_keys(torch, problem.device_keys())
     buckets = problem.buckets
-    out = [None]
 
     def group():
         keys = wide_keys()
@@ -462,25 +476,20 @@ def run_torch_sort_groupby(problem, launch, backend, repeats):
         counts = torch.bincount(ids, minlength=buckets)
         offsets = torch.zeros(buckets + 1, dtype=torch.int64, device=keys.device)
         offsets[1:] = torch.cumsum(counts, 0)
-        out[0] = (keys[order], offsets)
+        return keys[order], offsets
 
-    timing = backend.time(group, repeats)
-    sorted_keys, offsets = out[0]
-    return Outcome(problem.check_grouped(sorted_keys.cpu().numpy(), offsets.cpu().numpy()), timing, note=note)
+    return _timed_groupby(problem, backend, repeats, group, lambda t: t.cpu().numpy(), note)
 
 
 def run_cupy_sort_groupby(problem, launch, backend, repeats):
     cupy = optional_module("cupy")
-    if isinstance(cupy, Skip):
-        return cupy
-    refusal = _groupby_refusal(problem, "cupy-sort-groupby")
-    if refusal is not None:
-        return refusal
+    skip = _groupby_skip(cupy, problem, "cupy-sort-groupby")
+    if skip is not None:
+        return skip
     backend.activate()
     keys = cupy.asarray(problem.device_keys())
     buckets = problem.buckets
     divisor = np.uint32(buckets)  # CuPy computes on uint32 itself: ids stay 32-bit, no widening
-    out = [None]
 
     def group():
         ids = keys % divisor
@@ -488,8 +497,6 @@ def run_cupy_sort_groupby(problem, launch, backend, repeats):
         counts = cupy.bincount(ids, minlength=buckets)
         offsets = cupy.zeros(buckets + 1, dtype=cupy.int64)
         offsets[1:] = cupy.cumsum(counts)
-        out[0] = (keys[order], offsets)
+        return keys[order], offsets
 
-    timing = backend.time(group, repeats)
-    sorted_keys, offsets = out[0]
-    return Outcome(problem.check_grouped(sorted_keys.get(), offsets.get()), timing)
+    return _timed_groupby(problem, backend, repeats, group, lambda a: a.get())

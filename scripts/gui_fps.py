@@ -53,17 +53,21 @@ def main() -> int:
     # what this process had loaded when the first frame showed: on a GPU with a saved kernel image neither
     # (the frame came through the driver); on the CPU backend not numba (it came from the first-frame child)
     loaded_at_first = ", ".join(f"{m} {'loaded' if m in sys.modules else 'not loaded'}" for m in ("numba", "numba.cuda"))
-    first = window.last.get("spheres", (None, None))[0]
+
+    def frame_shown():
+        return window.last.get("spheres", (None, None))[0]
+
+    first = frame_shown()
     window.continuous_action.setChecked(True)
     # counted from the next frame on: that one waits for the worker to load numba (after a first frame from
     # the driver or the first-frame child), which a steady rate should not include
-    while window.last.get("spheres", (None, None))[0] is first and time.perf_counter() < deadline:
+    while frame_shown() is first and time.perf_counter() < deadline:
         app.processEvents()
     shown = []
     end = time.perf_counter() + args.seconds
     while time.perf_counter() < end:
         app.processEvents()
-        frame = window.last.get("spheres", (None, None))[0]
+        frame = frame_shown()
         if frame is not None and (not shown or shown[-1] is not frame):
             shown.append(frame)
     window.continuous_action.setChecked(False)

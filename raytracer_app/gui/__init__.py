@@ -91,8 +91,9 @@ def _first_frame_child(backend, settings):
     """On the CPU backend, a child process that loads the CPU twins while the window is built and renders
     its first frame (see gui/child_process.py), started now; None elsewhere, and on a single core, where
     it would only compete with the window for that core."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if not backend.is_host or cores < 2:
+    from kernels.devices import cpu_cores
+
+    if not backend.is_host or cpu_cores() < 2:
         return None
     from raytracer_app.gui.child_process import ChildProcess
     from raytracer_app.gui.state import Keys, read, warm_request
