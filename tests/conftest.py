@@ -9,6 +9,8 @@
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -54,6 +56,16 @@ def child_pythonpath(root: str | None = None) -> str:
     GPU machine puts its extra packages there)."""
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+
+
+def run_fresh_python(code: str, *args: str, timeout: int = 120, **env: str) -> subprocess.CompletedProcess:
+    """``python -c code args`` in a new interpreter that starts as the app does: the project importable and
+    numba left to find its backend (this session's simulator switch is not passed on); ``env`` adds
+    variables. Output is captured as text."""
+    child_env = {**os.environ, "PYTHONPATH": child_pythonpath(), **env}
+    child_env.pop("NUMBA_ENABLE_CUDASIM", None)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                          env=child_env)
 
 
 @pytest.fixture(scope="session")

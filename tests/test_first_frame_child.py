@@ -13,6 +13,7 @@ from kernels.julia import JuliaParams
 from kernels.scene import generate_scene
 from raytracer_app.gui.child_process import ChildFailed, ChildProcess
 from raytracer_app.gui.state import RenderRequest, warm_request
+from tests.conftest import run_fresh_python
 from tests.references import julia_book_picture, spheres_reference
 
 WAIT_MS = 60000
@@ -128,16 +129,8 @@ def test_while_the_child_warms_the_twins_the_worker_does_not(cpu_backend, monkey
     assert warmed == [request]
 
 
-def _fresh_python(code: str) -> str:
-    import os
-    import subprocess
-    import sys
-
-    from tests.conftest import child_pythonpath
-
-    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+def _fresh_python(code: str) -> list[str]:
+    proc = run_fresh_python(code)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 

@@ -4,8 +4,6 @@ cache's keys and refusals. On a GPU: the driver's frames against numba's own, in
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -13,7 +11,7 @@ import numpy as np
 import pytest
 
 from kernels import cuda_driver, kernel_images
-from tests.conftest import child_pythonpath
+from tests.conftest import run_fresh_python
 
 
 def test_an_array_is_flattened_as_numba_passes_it():
@@ -126,10 +124,8 @@ def test_driver_first_frames_equal_numbas_frames(cuda_backend, tmp_path):
     for precision in ("float32", "float64"):
         expected[precision] = julia.render(JuliaParams(zoom=3.0, precision=precision), (257, 130),
                                            block=(32, 4), repeats=2).image.copy()
-    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
     out = tmp_path / "frames.npz"
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(out), str(count)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = run_fresh_python(CHILD, str(out), str(count), timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "by-driver True numba.cuda False" in proc.stdout, proc.stdout + proc.stderr
     frames = np.load(out)

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import types
 
 import numpy as np
 import pytest
 
 from kernels import lazy_jit
-from tests.conftest import child_pythonpath
 
 HOME_SOURCE = '''
 from kernels import lazy_jit
@@ -53,19 +49,6 @@ def _module(name: str, source: str) -> types.ModuleType:
     module = types.ModuleType(name)
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     return module
-
-
-def test_the_kernel_modules_load_without_numba():
-    """What the window imports before its first frame, and the kernel-image key, import no numba."""
-    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench, kernels.kernel_images as k; "
-            "import raytracer_app.gui.state; "
-            "from kernels import raytrace, julia; raytrace.shade_pixel.py_func; julia.julia_pixel.__doc__; "
-            "k._code_digest(); print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
 
 
 def test_reading_the_python_function_does_not_bind():

@@ -3,16 +3,13 @@ the shared start that scripts/gui_fps.py measures."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 
 import pytest
 
 from kernels import backend as backends
 from kernels import cuda_driver
-from tests.conftest import child_pythonpath
+from tests.conftest import run_fresh_python
 
 CHILD = r"""
 import sys, tempfile
@@ -48,10 +45,7 @@ def test_a_cpu_window_shows_its_first_frame_without_numba_cuda(tmp_path):
     backend list comes after that frame and then says what it found. The frame itself comes from the
     first-frame child (this process has not even imported numba); the next one, from this process's own
     twin, is the same."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(), "HOME": str(tmp_path)}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = run_fresh_python(CHILD, str(tmp_path), timeout=300, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("cuda-", "numba-")))
     assert lines["cuda-before-first-frame"] == "False False", proc.stdout
@@ -110,13 +104,16 @@ def test_early_driver_start_leaves_numba_a_working_context(cuda_backend):
         assert list(a.copy_to_host()) == [1, 2, 3]
 
 
-def test_every_algorithm_module_loads_without_numba_cuda():
-    """Kernel modules bind numba.cuda on their first GPU use (backend.bind_numba_cuda), not when imported."""
-    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench; "
-            "print(sorted(m for m in sys.modules if m == 'numba.cuda' or m.startswith('numba.cuda.')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+def test_every_algorithm_module_loads_without_numba():
+    """What the window imports before its first frame imports no numba at all (0.3 s), let alone numba.cuda:
+    kernel modules bind numba.cuda on their first GPU use (backend.bind_numba_cuda), raytrace and julia make
+    their jit functions on first use (kernels/lazy_jit.py), and the kernel-image key reads numba's version
+    from package metadata."""
+    code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench, kernels.kernel_images as k; "
+            "import raytracer_app.gui.state; "
+            "from kernels import raytrace, julia; raytrace.shade_pixel.py_func; julia.julia_pixel.__doc__; "
+            "k._code_digest(); print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
+    proc = run_fresh_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -157,9 +154,8 @@ def test_a_gpu_window_shows_its_first_frame_without_numba_cuda(cuda_backend, mem
     from kernels import raytrace
 
     raytrace.gpu_kernel(memory)  # compiled here, which saves its image for the child
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath(), "HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", GPU_CHILD, str(tmp_path), memory], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = run_fresh_python(GPU_CHILD, str(tmp_path), memory, timeout=300, QT_QPA_PLATFORM="offscreen",
+                            HOME=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "at-first-frame numba.cuda False numba False" in proc.stdout, proc.stdout + proc.stderr
     assert "second-frame same True numba.cuda True" in proc.stdout, proc.stdout + proc.stderr
