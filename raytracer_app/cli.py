@@ -1,7 +1,7 @@
 """The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
-simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.algorithms`),
+simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
 so every algorithm's options, choices and defaults come from its own module. Bad input ends with one line
 on stderr and exit status 2; nothing is left half-written.
 """
@@ -93,11 +93,11 @@ def _option_type(option):
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line. Imports the algorithm modules (and numba): prepare the backend first."""
-    from kernels.algorithms import ALGORITHMS
+    from kernels.registry import ALGORITHMS
     from kernels.backend import MAX_REPEATS
     from kernels.julia import COLORMAPS, LAUNCHES, PRECISIONS
-    from kernels.raytrace import PATTERNS
-    from kernels.scene import MAX_SPHERES, MEMORIES
+    from kernels.raytrace.layout import PATTERNS
+    from kernels.raytrace.scene import MAX_SPHERES, MEMORIES
 
     parser = _Parser(prog="raytracer-app", description="GPU kernel lab: ray-traced spheres, the Julia set, reductions, histograms and hash tables on CUDA, the CUDA simulator or the CPU. With no command it opens the GUI.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; RAYTRACER_DEBUG=1 shows the traceback
         if os.environ.get("RAYTRACER_DEBUG"):
             raise
-        from kernels.bench import one_line
+        from kernels.harness.bench import one_line
 
         print(f"raytracer-app: failed: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
@@ -273,7 +273,7 @@ def _dispatch(args) -> int:
 
         return run_gui(args.backend, args.device)
     if args.command == "devices":
-        from kernels.devices import devices_report
+        from kernels.backend.devices import devices_report
 
         if args.backend != "auto" or args.device is not None:
             backends.resolve(args.backend, args.device)  # `devices --backend cuda` without a GPU: exit 2, as render

@@ -1,16 +1,16 @@
 """`raytracer-app bench TARGET`: verify and time variants, print a table while running, write CSV.
 Everything about a target (variants, options, sizes, units, whether the copy peak matters) comes from its
-descriptor in :mod:`kernels.algorithms`."""
+descriptor in :mod:`kernels.registry`."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from kernels import bench
-from kernels.algorithms import by_name
+from kernels.harness import bench
+from kernels.registry import by_name
 from kernels.errors import InputError
-from kernels.variants import select
+from kernels.harness.variants import select
 from raytracer_app.cli import refuse_launch_options_on_the_host
 
 
@@ -28,7 +28,7 @@ def bench_command(args, backend) -> int:
         variants = select(algorithm.variants, args.variants)
     csv_path = None
     if args.csv:
-        from kernels.files import check_output
+        from kernels.io.writer import check_output
 
         csv_path = args.csv
         if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))])):
@@ -75,7 +75,7 @@ def bench_command(args, backend) -> int:
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
     if any("tuned:" in r.note for r in rows):
-        from kernels import tuning
+        from kernels.launch import tuning
 
         print(f"tuning cache: {tuning.cache_path()}")
     if csv_path and not _write_csv(rows, csv_path, getattr(args, "input", None)):
@@ -105,7 +105,7 @@ def _policy(args, backend):
 
 
 def _check_whole_call_names(spec: str) -> None:
-    from kernels import whole_call
+    from kernels.reduction import whole_call
 
     names = [x.strip() for x in spec.split(",") if x.strip()]
     unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
@@ -115,14 +115,14 @@ def _check_whole_call_names(spec: str) -> None:
 
 
 def _retuning(args):
-    from kernels import tuning
+    from kernels.launch import tuning
 
     return tuning.retuning(bool(getattr(args, "retune", False)))
 
 
 def _whole_call_rows(args, problems, backend, on_row):
     """--whole-call: wall time per call of best (lean and plain) and the peers, then best's breakdown."""
-    from kernels import whole_call
+    from kernels.reduction import whole_call
 
     if not backend.is_gpu:
         raise InputError("--whole-call times launches on a real GPU; it needs the cuda backend")
@@ -142,7 +142,7 @@ def _whole_call_rows(args, problems, backend, on_row):
 
 def _write_csv(rows, csv_path, input_path) -> bool:
     """Write the CSV; when that fails after the run, say so and print the rows so they are not lost."""
-    from kernels.files import WriteFailed
+    from kernels.io.writer import WriteFailed
 
     try:
         bench.write_csv(rows, csv_path, "--csv", [("--input", input_path)])
@@ -193,7 +193,7 @@ def _launches(args, algorithm) -> list[bench.Launch]:
     if not args.block:
         return [bench.Launch(None, **common)]
     if algorithm.block_shape_2d:
-        from kernels.frames import parse_block
+        from kernels.launch import parse_block
 
         return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
     blocks = []

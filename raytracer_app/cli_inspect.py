@@ -27,7 +27,7 @@ def add_parser(subparsers, common) -> None:
 
 
 def run(args) -> int:
-    from kernels.inspector import catalog, toolchain
+    from kernels.inspector import declarations, toolchain
     from kernels.inspector.compiler import check_arch
     from kernels.inspector.report import check_block
 
@@ -35,11 +35,11 @@ def run(args) -> int:
     block = _parse_block(args.block)
     if args.all == (args.variant is not None):
         raise InputError("give either a VARIANT or --all")
-    names = catalog.variants(args.target) if args.all else [args.variant]
+    names = declarations.variants(args.target) if args.all else [args.variant]
     if args.compare:
         names.append(args.compare)
     for name in names:
-        check_block(catalog.declaration(args.target, name), block, arch)
+        check_block(declarations.declaration(args.target, name), block, arch)
     if toolchain.missing():
         if args.show == "source" and not args.all and not args.compare:
             return _print_source_only(args)

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from kernels.errors import InputError
-from kernels.files import check_output
+from kernels.io.writer import check_output
 from raytracer_app.cli import refuse_launch_options_on_the_host
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
 def _default_size(target: str, backend) -> tuple[int, int]:
-    from kernels.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
+    from kernels.harness.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
 
     return SIM_IMAGE_SIZE if backend.is_simulator else DEFAULT_IMAGE_SIZES[target]
 
 
 def render_command(args, backend) -> int:
-    from kernels.frames import parse_block, parse_size
+    from kernels.launch import parse_block
+    from kernels.harness.frames import parse_size
     from kernels.launch import DEFAULT_BLOCK_2D
 
     refuse_launch_options_on_the_host(args, backend, ("memory", "block", "launch"))
@@ -53,8 +54,8 @@ def render_command(args, backend) -> int:
 
 
 def _render_spheres(args, backend, size, block):
-    from kernels.raytrace import SphereRenderer
-    from kernels.scene import generate_scene, load_scene, save_scene
+    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.raytrace.scene import generate_scene, load_scene, save_scene
 
     renderer = SphereRenderer(backend)
     if args.scene and args.spheres is not None:
@@ -77,7 +78,8 @@ def _render_spheres(args, backend, size, block):
 
 
 def _render_julia(args, backend, size, block, notes):
-    from kernels.julia import JuliaParams, JuliaRenderer, parse_complex
+    from kernels.julia import JuliaParams, parse_complex
+    from kernels.julia.renderer import JuliaRenderer
 
     center = parse_complex(args.center, "--center")
     params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,

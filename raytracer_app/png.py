@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kernels.files import check_output, write_output
+from kernels.io.writer import check_output, write_output
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -40,7 +40,7 @@ def check_writable(path, option: str = "--out", inputs=()) -> Path:
 
 
 def write_png(path, rgba: np.ndarray, text: dict[str, str] | None = None, option: str = "--out", inputs=()) -> Path:
-    """Write the image atomically through the app's one output writer (kernels.files)."""
+    """Write the image atomically through the app's one output writer (kernels.io.writer)."""
     return write_output(path, png_bytes(np.ascontiguousarray(rgba), text), option, inputs, PNG_SUFFIXES)
 
 

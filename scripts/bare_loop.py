@@ -32,9 +32,10 @@ def main(argv=None) -> int:
     import pyqtgraph as pg
     from PyQt6.QtWidgets import QApplication
 
-    from kernels.frames import parse_block, parse_size, rgba_view
-    from kernels.raytrace import check_memory
-    from kernels.scene import generate_scene, max_spheres
+    from kernels.launch import parse_block
+    from kernels.harness.frames import parse_size, rgba_view
+    from kernels.raytrace.layout import check_memory
+    from kernels.raytrace.scene import generate_scene, max_spheres
 
     width, height = parse_size(args.size)
     block = parse_block(args.block)
@@ -76,15 +77,17 @@ def _cuda_frames(scene, width, height, memory, block):
     import numpy as np
     from numba import cuda
 
-    from kernels.frames import HostFrames, grid_for
-    from kernels.raytrace import CONSTANT_COLD_AT, CONSTANT_SPHERES, HOT, gpu_kernel, pack_spheres
+    from kernels.harness.frames import HostFrames
+    from kernels.launch import grid_for
+    from kernels.raytrace.layout import CONSTANT_COLD_AT, HOT, pack_spheres
+    from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
 
     image_dev = cuda.device_array((height, width), np.uint32)
     host = HostFrames()
     count = np.int32(scene.count)
     grid = grid_for(width, height, block)
     if memory == "binned":
-        from kernels.raytrace_binned import BinnedTiles
+        from kernels.raytrace.binned import BinnedTiles
 
         launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
     elif memory == "constant":
@@ -113,7 +116,8 @@ def _cuda_frames(scene, width, height, memory, block):
 def _cpu_frames(scene, width, height):
     import numpy as np
 
-    from kernels.raytrace import pack_spheres, render_spheres_cpu
+    from kernels.raytrace.layout import pack_spheres
+    from kernels.raytrace.cpu import render_spheres_cpu
 
     spheres = pack_spheres(scene.spheres)
     buffers = [np.empty((height, width), np.uint32) for _ in range(2)]

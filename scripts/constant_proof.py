@@ -22,8 +22,10 @@ def main(argv=None) -> int:
         return 2
     from numba import cuda
 
-    from kernels.raytrace import CONSTANT_SPHERES, SphereRenderer, constant_ptx, gpu_kernel, pack_spheres
-    from kernels.scene import generate_scene
+    from kernels.raytrace.gpu import CONSTANT_SPHERES, constant_ptx, gpu_kernel
+    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.raytrace.layout import pack_spheres
+    from kernels.raytrace.scene import generate_scene
 
     SphereRenderer(backend.resolve("cuda")).render(generate_scene(20, seed=1), memory="constant")
     ptx = constant_ptx()

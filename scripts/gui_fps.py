@@ -21,7 +21,7 @@ import tempfile  # noqa: E402
 
 
 def main() -> int:
-    from kernels.scene import MEMORIES  # imports no numba: the backend is chosen below
+    from kernels.raytrace.scene import MEMORIES  # imports no numba: the backend is chosen below
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="auto")

@@ -5,8 +5,12 @@ import json
 
 import pytest
 
-from kernels import bench, cache, devices, timing, tuning
-from kernels.timing import Policy, Timing
+from kernels import timing
+from kernels.harness import bench
+from kernels.io import cache
+from kernels.backend import devices
+from kernels.launch import tuning
+from kernels.timing import Policy, Timing, time_kernel
 
 
 def _fake_sampler(values):
@@ -70,7 +74,7 @@ def test_noise_is_relative_spread():
 def test_policy_reaches_backend_time_on_the_host(cpu_backend):
     count = []
     with timing.measurement(Policy(tolerance=0.5, max_repeats=6)):
-        t = cpu_backend.time(lambda: count.append(1), 3)
+        t = time_kernel(cpu_backend, lambda: count.append(1), 3)
     assert t.repeats == 6 and len(count) == 6 + 1  # 3, one more round of 3 reaches the cap; plus the warm-up
     assert timing.current_policy() == Policy()  # restored after the block
 
@@ -258,7 +262,7 @@ def test_cli_tolerance_runs_on_the_host(capsys):
 
 
 def test_whole_call_off_a_gpu_is_a_skipped_row(cpu_backend):
-    from kernels import whole_call
+    from kernels.reduction import whole_call
     from kernels.reduction import make_problem
 
     rows = whole_call.run(make_problem("sum", "int32", 100), ["best", "cub-reduce"], cpu_backend, 3)

@@ -3,7 +3,7 @@ import csv
 import numpy as np
 import pytest
 
-from kernels.bench import CSV_COLUMNS
+from kernels.harness.bench import CSV_COLUMNS
 from raytracer_app.cli import main
 
 
@@ -135,9 +135,9 @@ def test_the_simulator_refuses_a_launch_it_could_never_finish(capsys, cuda_backe
     ["bench", "reduction", "--sizes", "1000,2000000000"],
 ])
 def test_runs_that_cannot_fit_in_memory_are_refused_before_allocating(tmp_path, capsys, monkeypatch, argv):
-    import kernels.devices
+    import kernels.backend.devices
 
-    monkeypatch.setattr(kernels.devices, "available_host_bytes", lambda: 2**30)  # a machine with 1 GiB free
+    monkeypatch.setattr(kernels.backend.devices, "available_host_bytes", lambda: 2**30)  # a machine with 1 GiB free
     out = tmp_path / "x.csv"
     code, text, err = run(capsys, *argv, "--backend", "cpu", "--csv", str(out))
     assert code == 2, err
@@ -160,7 +160,7 @@ def test_constraint_break_names_the_constraint(capsys, cuda_backend):
 
 
 def test_summary_compares_best_with_the_registry_peers():
-    from kernels import bench
+    from kernels.harness import bench
     from kernels.reduction import VARIANTS
     from kernels.timing import Timing
 

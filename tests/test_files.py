@@ -1,5 +1,5 @@
-"""Output files and input files (issue: never damage, never hang): the one writer (kernels.files) and the
-one reader (kernels.inputs), through the real CLI. Every special file is made in tmp_path; nothing in
+"""Output files and input files (issue: never damage, never hang): the one writer (kernels.io.writer) and the
+one reader (kernels.io.reader), through the real CLI. Every special file is made in tmp_path; nothing in
 /dev is touched."""
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def test_csv_onto_an_existing_file_says_it_overwrites(tmp_path, capsys):
 
 
 def test_csv_that_cannot_be_written_after_the_run_keeps_the_rows(tmp_path, capsys, monkeypatch):
-    from kernels import files
+    from kernels.io import writer as files
 
     path = tmp_path / "rows.csv"
 
@@ -188,7 +188,7 @@ def test_csv_that_cannot_be_written_after_the_run_keeps_the_rows(tmp_path, capsy
 
 def test_writer_refuses_a_non_regular_destination_swapped_in_before_the_rename(tmp_path, monkeypatch):
     """The check is repeated just before os.replace: a FIFO created meanwhile is never replaced."""
-    from kernels import files
+    from kernels.io import writer as files
 
     path = tmp_path / "late.csv"
     real_check = files.check_output
@@ -233,7 +233,7 @@ def test_fifo_input_does_not_hang_in_a_subprocess(tmp_path):
 
 
 def test_scene_larger_than_any_renderable_scene_is_refused_from_its_size(tmp_path, capsys, monkeypatch, cuda_backend):
-    from kernels import scene
+    from kernels.raytrace import scene
 
     path = tmp_path / "big.json"
     with open(path, "w") as f:  # sparse: the size is what matters, not the bytes
@@ -280,7 +280,7 @@ def test_malformed_scene_is_one_line_and_exit_2(tmp_path, capsys, name, raw, mes
 
 
 def test_a_saved_scene_always_loads_back(tmp_path, capsys):
-    from kernels.scene import Scene, load_scene, save_scene
+    from kernels.raytrace.scene import Scene, load_scene, save_scene
 
     big = np.float32(1.8e19)  # the largest kind of value the loader accepts: its square still fits float32
     spheres = np.array([[1, 0.5, 0, big, -big, 0, big]], np.float32)
@@ -317,7 +317,7 @@ def test_malformed_npy_is_one_line_and_exit_2(tmp_path, capsys, name, raw, messa
 
 
 def test_npy_header_promising_more_than_memory_is_refused_from_the_header(tmp_path, capsys, monkeypatch):
-    from kernels import devices
+    from kernels.backend import devices
 
     arr = np.arange(1000, dtype=np.int32)
     path = tmp_path / "a.npy"
@@ -329,7 +329,7 @@ def test_npy_header_promising_more_than_memory_is_refused_from_the_header(tmp_pa
 
 
 def test_histogram_input_larger_than_memory_is_refused_before_reading(tmp_path, capsys, monkeypatch):
-    from kernels import devices
+    from kernels.backend import devices
 
     path = tmp_path / "data.bin"
     path.write_bytes(bytes(5000))
@@ -339,7 +339,7 @@ def test_histogram_input_larger_than_memory_is_refused_before_reading(tmp_path, 
 
 
 def test_available_memory_is_a_positive_number_here():
-    from kernels.devices import available_host_bytes
+    from kernels.backend.devices import available_host_bytes
 
     avail = available_host_bytes()
     assert avail is None or avail > 0

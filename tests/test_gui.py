@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QSettings  # noqa: E402
 from PyQt6.QtGui import QImage  # noqa: E402
 
-from kernels import bench  # noqa: E402
+from kernels.harness import bench  # noqa: E402
 from kernels.backend import resolve  # noqa: E402
 from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
 
@@ -90,8 +90,8 @@ def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend)
 
 def _visible_seed(count: int, size) -> int:
     """A seed whose random scene shows at least one sphere in a small image (CPU twin, same pixels)."""
-    from kernels.raytrace import SphereRenderer
-    from kernels.scene import generate_scene
+    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.raytrace.scene import generate_scene
 
     r = SphereRenderer(resolve("cpu"))
     for seed in range(200):

@@ -20,7 +20,7 @@ pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QSettings, QTimer  # noqa: E402
 from PyQt6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
-from kernels import bench  # noqa: E402
+from kernels.harness import bench  # noqa: E402
 
 WAIT = 60_000
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -102,7 +102,7 @@ def test_open_scene_malformed_is_one_status_line_and_the_window_stays_usable(qtb
 
 
 def test_open_scene_refuses_fifo_socket_directory_and_a_huge_file(qtbot, window, tmp_path):
-    from kernels.scene import MAX_SCENE_FILE_BYTES
+    from kernels.raytrace.scene import MAX_SCENE_FILE_BYTES
 
     big = tmp_path / "big.json"
     with open(big, "w") as f:  # sparse: the size is what matters, not the bytes
@@ -203,7 +203,7 @@ def test_an_exception_in_a_slot_is_one_status_line(qtbot, window, monkeypatch):
 # ------------------------------------------------------------------------------------ memory
 
 def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtbot, window):
-    from kernels.render_bench import frame_row
+    from kernels.harness.render import frame_row
     from raytracer_app.gui.state import TimingLog
 
     frame = window.last["spheres"][0]

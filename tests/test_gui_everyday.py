@@ -83,7 +83,7 @@ def test_typed_c_values_keep_sign_and_five_decimals(qtbot, make_window, cpu_back
 
 # ---------------------------------------------------------------------------------------------- labels, scene file
 def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_backend):
-    from kernels.scene import presets
+    from kernels.raytrace.scene import presets
 
     from raytracer_app.gui.controls import CUSTOM
     from raytracer_app.gui.state import JULIA_PRESETS
@@ -109,7 +109,7 @@ def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_b
 
 
 def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, make_window, cpu_backend, tmp_path):
-    from kernels.scene import generate_scene, save_scene
+    from kernels.raytrace.scene import generate_scene, save_scene
 
     preset(**{"render/size_spheres": "32x32"})
     path = tmp_path / "mine.json"
@@ -256,7 +256,7 @@ def test_launch_controls_are_disabled_when_no_selected_variant_takes_them(qtbot,
 
 
 def test_a_row_whose_input_fits_in_the_cache_says_so(qtbot, make_window, cpu_backend):
-    from kernels.devices import cpu_last_level_cache_bytes
+    from kernels.backend.devices import cpu_last_level_cache_bytes
 
     cache = cpu_last_level_cache_bytes()
     if not cache:

@@ -61,7 +61,7 @@ def test_count_control_limits_per_memory(qtbot, cuda_backend, monkeypatch):
 
 
 def test_a_loaded_scene_larger_than_constant_memory_keeps_its_memory(qtbot, cuda_backend, monkeypatch):
-    from kernels.scene import Scene
+    from kernels.raytrace.scene import Scene
     from raytracer_app.gui import sim_limits
 
     monkeypatch.setattr(sim_limits, "SIM_MAX_SPHERES", 10**9)
@@ -236,7 +236,7 @@ def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbo
 def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbot):
     from types import SimpleNamespace
 
-    from kernels import bench
+    from kernels.harness import bench
     from kernels.timing import Timing
     from raytracer_app.gui.inspector_dock import InspectorDock
 

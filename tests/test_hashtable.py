@@ -6,12 +6,13 @@ import sys
 import numpy as np
 import pytest
 
-from kernels import bench, hashtable
+from kernels import hashtable
+from kernels.harness import bench
 from kernels.backend import SkipKind
-from kernels.bench import Launch
+from kernels.harness.bench import Launch
 from kernels.errors import InputError
 from kernels.timing import Timing
-from kernels.variants import select
+from kernels.harness.variants import select
 
 GPU_VARIANTS = [v.name for v in hashtable.VARIANTS if v.kind == "gpu"]
 COUNTING = "gpu-counting-sort"  # builds the peers' grouped table, not a chained one

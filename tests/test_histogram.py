@@ -4,11 +4,12 @@ backend, and through the benchmark runner; plus every bad input."""
 import numpy as np
 import pytest
 
-from kernels import bench, histogram
+from kernels import histogram
+from kernels.harness import bench
 from kernels.backend import SkipKind
-from kernels.bench import Launch
+from kernels.harness.bench import Launch
 from kernels.errors import InputError
-from kernels.variants import select
+from kernels.harness.variants import select
 
 GPU_VARIANTS = [v.name for v in histogram.VARIANTS if v.kind == "gpu"]
 CPU_VARIANTS = [v.name for v in histogram.VARIANTS if v.kind == "cpu"]

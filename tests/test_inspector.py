@@ -11,13 +11,13 @@ from importlib.metadata import version
 
 import pytest
 
-from kernels.inspector import catalog, toolchain
+from kernels.inspector import declarations, toolchain
 from kernels.inspector.occupancy import occupancy
 from raytracer_app.cli import main
 
 needs_compiler = pytest.mark.skipif(bool(toolchain.missing()), reason="the compiler packages are not installed "
                                     f"({toolchain.EXTRA_HINT})")
-ALL = list(catalog.CATALOG)
+ALL = list(declarations.all_declarations())
 SECOND_ARCH = "sm_80"
 
 
@@ -114,21 +114,21 @@ def test_benchmark_row_placed_by_its_variants_traffic_model():
 
 
 def test_the_inspected_default_block_is_the_variants_own():
-    from kernels.algorithms import ALGORITHMS
+    from kernels.registry import ALGORITHMS
 
     for algorithm in ALGORITHMS:
         for v in algorithm.variants:
             if v.kind == "gpu":
                 block = v.launch.block if isinstance(v.launch.block, tuple) else (v.launch.block,)
-                assert catalog.declaration(algorithm.name, v.name).default_block == block, v.name
+                assert declarations.declaration(algorithm.name, v.name).default_block == block, v.name
 
 
 def test_catalog_names_every_gpu_variant_of_every_algorithm():
-    from kernels.algorithms import ALGORITHMS
+    from kernels.registry import ALGORITHMS
 
-    assert catalog.TARGETS == tuple(a.name for a in ALGORITHMS)
+    assert declarations.targets() == tuple(a.name for a in ALGORITHMS)
     for algorithm in ALGORITHMS:  # none missing, none stale, in the registry's order
-        assert catalog.variants(algorithm.name) == [v.name for v in algorithm.variants if v.kind == "gpu"]
+        assert declarations.variants(algorithm.name) == [v.name for v in algorithm.variants if v.kind == "gpu"]
 
 
 def test_numba_cuda_workaround_is_pinned_to_the_installed_version():
@@ -216,7 +216,7 @@ def test_julia_launches_match_the_occupancy_formula(compiled90, compiled80):
 @needs_compiler
 def test_every_sass_line_marker_points_into_the_kernels_own_file(compiled90):
     for (target, variant), c in compiled90.items():
-        own = importlib.util.find_spec(catalog.CATALOG[(target, variant)].module).origin
+        own = importlib.util.find_spec(declarations.all_declarations()[(target, variant)].module).origin
         with open(own) as f:
             length = len(f.read().splitlines())
         markers = re.findall(r'//## File "([^"]+)", line (\d+)', c.sass_text)
@@ -254,14 +254,14 @@ def test_cli_all_table_compare_and_json(cache, compiled90, monkeypatch, capsys):
     assert main(["inspect", "reduction", "--all", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)
     rows = {r["variant"]: r for r in table["variants"]}
-    assert list(rows) == catalog.variants("reduction")
+    assert list(rows) == declarations.variants("reduction")
     assert (rows["best"]["registers"], rows["best"]["blocks_per_sm"], rows["best"]["warps_per_sm"]) == (25, 8, 64)
     assert main(["inspect", "raytrace", "spheres-global", "--compare", "spheres-constant"]) == 0
     out = capsys.readouterr().out
     assert "global load" in out and "spheres-constant keeps 64 warps" in out
     assert main(["inspect", "reduction", "best", "--show", "sass"]) == 0
     sass = capsys.readouterr().out
-    assert "SHFL" in sass and "reduction_kernels.py:" in sass
+    assert "SHFL" in sass and "reduction/gpu.py:" in sass
     assert main(["inspect", "julia", "julia-2d", "--block", "32x8", "--show", "occupancy", "--json"]) == 0
     occ = json.loads(capsys.readouterr().out)["occupancy"]
     assert occ["threads_per_block"] == 256
@@ -284,10 +284,10 @@ def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
     arch = load("reduction", "best").arch
     offline = inspect_many(ALL, arch, cache=tmp_path) if not toolchain.missing() else {}
     disagreements = []
-    for pair, decl in catalog.CATALOG.items():
+    for pair, decl in declarations.all_declarations().items():
         loaded = load(*pair)
         for block in _three_blocks(decl):
-            threads = catalog.threads(block)
+            threads = declarations.threads(block)
             dynamic = decl.dynamic_shared(threads)
             api = loaded.active_blocks_per_sm(block, dynamic)
             computed = occupancy(arch, threads, loaded.registers, loaded.static_shared + dynamic).blocks_per_sm

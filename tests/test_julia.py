@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from kernels import InputError
-from kernels.julia import JuliaParams, JuliaRenderer, parse_complex
+from kernels.julia import JuliaParams, parse_complex
+from kernels.julia.renderer import JuliaRenderer
 from tests.references import julia_book_picture, julia_complex, julia_plane_float64
 
 

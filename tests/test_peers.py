@@ -7,33 +7,44 @@ import math
 import numpy as np
 import pytest
 
-from kernels import cache, hashtable, histogram, library_peers, reduction
+from kernels import hashtable, histogram, reduction
+from kernels.backend import peers as optional_libraries
+from kernels.hashtable import peers as hashtable_peers
+from kernels.histogram import peers as histogram_peers
+from kernels.reduction import peers as reduction_peers
+from kernels.io import cache
 from kernels.backend import Backend, Skip, SkipKind
 from kernels.launch import Launch
 
 @pytest.fixture(autouse=True)
 def private_tuning_cache(tmp_path, monkeypatch):
     """best's tuning cache in a temp dir: no test writes the user's cache."""
-    from kernels import tuning
+    from kernels.launch import tuning
 
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(tuning, "_RETUNED_HERE", set())
 
 
 REDUCTION_PEERS = {
-    "cub-reduce": ("cuda.compute", library_peers.run_cub_reduce),
-    "triton-sum": ("triton", library_peers.run_triton_sum),
-    "torch-sum": ("torch", library_peers.run_torch_sum),
-    "cupy-sum-cub": ("cupy", library_peers.run_cupy_sum_cub),
+    "cub-reduce": ("cuda.compute", reduction_peers.run_cub_reduce),
+    "triton-sum": ("triton", reduction_peers.run_triton_sum),
+    "torch-sum": ("torch", reduction_peers.run_torch_sum),
+    "cupy-sum-cub": ("cupy", reduction_peers.run_cupy_sum_cub),
 }
 HISTOGRAM_PEERS = {
-    "cub-histogram": ("cuda.compute", library_peers.run_cub_histogram),
-    "torch-bincount": ("torch", library_peers.run_torch_bincount),
+    "cub-histogram": ("cuda.compute", histogram_peers.run_cub_histogram),
+    "torch-bincount": ("torch", histogram_peers.run_torch_bincount),
 }
 HASHTABLE_PEERS = {
-    "torch-sort-groupby": ("torch", library_peers.run_torch_sort_groupby),
-    "cupy-sort-groupby": ("cupy", library_peers.run_cupy_sort_groupby),
+    "torch-sort-groupby": ("torch", hashtable_peers.run_torch_sort_groupby),
+    "cupy-sort-groupby": ("cupy", hashtable_peers.run_cupy_sort_groupby),
 }
+
+
+def _library_lookup(monkeypatch, lookup):
+    """Answer every peer module's optional-library lookup with ``lookup`` (e.g. 'not installed')."""
+    for module in (optional_libraries, reduction_peers, histogram_peers, hashtable_peers):
+        monkeypatch.setattr(module, "optional_module", lookup)
 
 
 def _absent(missing):
@@ -48,13 +59,13 @@ def _absent(missing):
 def test_peers_are_registered_as_peers():
     by_name = {v.name: v for v in reduction.VARIANTS}
     for name in REDUCTION_PEERS:
-        assert by_name[name].kind == "peer" and by_name[name].run is REDUCTION_PEERS[name][1]
+        assert by_name[name].kind == "peer" and by_name[name].run.resolve() is REDUCTION_PEERS[name][1]
     hist = {v.name: v for v in histogram.VARIANTS}
     for name in HISTOGRAM_PEERS:
-        assert hist[name].kind == "peer" and hist[name].run is HISTOGRAM_PEERS[name][1]
+        assert hist[name].kind == "peer" and hist[name].run.resolve() is HISTOGRAM_PEERS[name][1]
     table = {v.name: v for v in hashtable.VARIANTS}
     for name in HASHTABLE_PEERS:
-        assert table[name].kind == "peer" and table[name].run is HASHTABLE_PEERS[name][1]
+        assert table[name].kind == "peer" and table[name].run.resolve() is HASHTABLE_PEERS[name][1]
         # honest about what it builds: a static table grouped by bucket, not the chained one
         assert "not a chained table" in table[name].description and "CSR" in table[name].description
 
@@ -62,7 +73,7 @@ def test_peers_are_registered_as_peers():
 @pytest.mark.parametrize("name", sorted(REDUCTION_PEERS))
 def test_reduction_peer_missing_library(name, monkeypatch):
     module, run = REDUCTION_PEERS[name]
-    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    _library_lookup(monkeypatch, _absent(module))
     problem = reduction.make_problem("sum", "int32", 64)
     out = run(problem, Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY
@@ -72,7 +83,7 @@ def test_reduction_peer_missing_library(name, monkeypatch):
 @pytest.mark.parametrize("name", sorted(HISTOGRAM_PEERS))
 def test_histogram_peer_missing_library(name, monkeypatch):
     module, run = HISTOGRAM_PEERS[name]
-    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    _library_lookup(monkeypatch, _absent(module))
     out = run(histogram.make_problem(64), Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY
 
@@ -80,15 +91,15 @@ def test_histogram_peer_missing_library(name, monkeypatch):
 @pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
 def test_hashtable_peer_missing_library(name, monkeypatch):
     module, run = HASHTABLE_PEERS[name]
-    monkeypatch.setattr(library_peers, "optional_module", _absent(module))
+    _library_lookup(monkeypatch, _absent(module))
     out = run(hashtable.make_problem(64, buckets=8), Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.MISSING_LIBRARY and "not installed" in out.text
 
 
 @pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
 def test_hashtable_peer_declines_more_buckets_than_32_bit_ids(name, monkeypatch):
-    monkeypatch.setattr(library_peers, "optional_module", lambda module: object())  # "installed"
-    problem = hashtable.HashProblem(np.arange(4, dtype=np.uint32), library_peers.GROUPBY_MAX_BUCKETS + 1)
+    _library_lookup(monkeypatch, lambda module: object())  # "installed"
+    problem = hashtable.HashProblem(np.arange(4, dtype=np.uint32), hashtable_peers.GROUPBY_MAX_BUCKETS + 1)
     out = HASHTABLE_PEERS[name][1](problem, Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.NOT_APPLICABLE and "32 bits" in out.text
 
@@ -97,21 +108,21 @@ def test_triton_without_torch_says_why(monkeypatch):
     def optional_module(name):
         return Skip(SkipKind.MISSING_LIBRARY, "x") if name == "torch" else object()
 
-    monkeypatch.setattr(library_peers, "optional_module", optional_module)
-    out = library_peers.run_triton_sum(reduction.make_problem("sum", "int32", 64), Launch(), None, 1)
+    _library_lookup(monkeypatch, optional_module)
+    out = reduction_peers.run_triton_sum(reduction.make_problem("sum", "int32", 64), Launch(), None, 1)
     assert out.kind is SkipKind.MISSING_LIBRARY and "PyTorch" in out.text
 
 
 @pytest.mark.parametrize("name", ["cub-reduce", "torch-sum", "cupy-sum-cub"])
 @pytest.mark.parametrize("op", ["sumsq", "dot"])
 def test_sum_only_peers_decline_other_ops(name, op, monkeypatch):
-    monkeypatch.setattr(library_peers, "optional_module", lambda module: object())  # "installed"
+    _library_lookup(monkeypatch, lambda module: object())  # "installed"
     out = REDUCTION_PEERS[name][1](reduction.make_problem(op, "int32", 64), Launch(), None, 1)
     assert isinstance(out, Skip) and out.kind is SkipKind.NOT_APPLICABLE and op in out.text
 
 
 def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     problem = reduction.make_problem("sum", "int32", 64)
     peers = [v for v in reduction.VARIANTS if v.name in REDUCTION_PEERS]
@@ -121,7 +132,7 @@ def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
 
 
 def test_hashtable_peers_skip_on_the_cpu_and_in_the_simulator(cpu_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     peers = [v for v in hashtable.VARIANTS if v.name in HASHTABLE_PEERS]
     rows = bench.run([hashtable.make_problem(64, buckets=8)], peers, [Launch()], cpu_backend, 1)
@@ -168,7 +179,7 @@ def test_low_entropy_keeps_ninety_percent_one_value():
 
 
 def test_patterns_are_the_cli_choices():
-    from kernels.algorithms import by_name
+    from kernels.registry import by_name
 
     assert by_name("histogram").option("pattern").choices == histogram.PATTERNS
     assert {"entropy-0.544", "entropy-0.201", "entropy-0.000", "uniform", "low-entropy"} <= set(histogram.PATTERNS)
@@ -189,7 +200,7 @@ def test_entropy_pattern_through_the_cli(capsys):
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 @pytest.mark.parametrize("name", ["cub-reduce", "triton-sum", "torch-sum", "cupy-sum", "cupy-sum-cub", "cuda-reduce"])
 def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     problem = reduction.make_problem("sum", dtype, (1 << 20) + 3, seed=5)
     [row] = bench.run([problem], [reduction.VARIANT_BY_NAME[name]], [Launch()], cuda_backend, 2)
@@ -202,7 +213,7 @@ def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
 @pytest.mark.parametrize("op", ["sumsq", "dot"])
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     problem = reduction.make_problem(op, dtype, 100_003, seed=7)
     [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["triton-sum"]], [Launch()], cuda_backend, 2)
@@ -215,7 +226,7 @@ def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
 @pytest.mark.parametrize("pattern", histogram.PATTERNS)
 @pytest.mark.parametrize("name", ["cub-histogram", "torch-bincount", "cupy-histogram", "best"])
 def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     problem = histogram.make_problem((1 << 20) + 1, seed=4, pattern=pattern)
     variant = {v.name: v for v in histogram.VARIANTS}[name]
@@ -229,7 +240,7 @@ def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
 @pytest.mark.parametrize("buckets", [1024, 65536])
 @pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
 def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
-    from kernels import bench
+    from kernels.harness import bench
 
     problem = hashtable.make_problem((1 << 20) + 7, buckets=buckets, seed=11)
     variant = {v.name: v for v in hashtable.VARIANTS}[name]
@@ -245,7 +256,8 @@ def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
 @pytest.mark.gpu
 @pytest.mark.parametrize("op, dtype", [("sum", "int32"), ("sum", "float32"), ("dot", "int32"), ("sumsq", "float32")])
 def test_gpu_whole_call_verified(op, dtype, cuda_backend):
-    from kernels import bench, whole_call
+    from kernels.harness import bench
+    from kernels.reduction import whole_call
 
     problem = reduction.make_problem(op, dtype, 1 << 20, seed=9)
     rows = whole_call.run(problem, whole_call.WHOLE_CALL_VARIANTS, cuda_backend, 5)
@@ -258,7 +270,8 @@ def test_gpu_whole_call_verified(op, dtype, cuda_backend):
 
 @pytest.mark.gpu
 def test_gpu_best_tuned_and_cached(cuda_backend):
-    from kernels import bench, tuning
+    from kernels.harness import bench
+    from kernels.launch import tuning
 
     problem = reduction.make_problem("sum", "int32", 1 << 16, seed=1)
     [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)

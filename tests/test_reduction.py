@@ -13,10 +13,10 @@ import sys
 import numpy as np
 import pytest
 
-from kernels import bench
+from kernels.harness import bench
 from kernels import reduction as R
 from kernels.backend import Skip, SkipKind
-from kernels.bench import Launch
+from kernels.harness.bench import Launch
 from kernels.errors import InputError
 
 BY_NAME = {v.name: v for v in R.VARIANTS}
@@ -122,7 +122,7 @@ def test_last_block_resets_its_ticket_for_the_next_launch(cuda_backend):
     block (a stale ticket would leave the first launch's sum in place)."""
     from numba import cuda
 
-    from kernels.reduction_kernels import last_block_kernel
+    from kernels.reduction.gpu import last_block_kernel
 
     kernel = last_block_kernel("sum", "int32")
     grid, block = 3, 32

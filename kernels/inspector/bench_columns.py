@@ -4,7 +4,7 @@ device's architecture, or sm_90 without a GPU; cached on disk like every inspect
 
 from __future__ import annotations
 
-from kernels.inspector.catalog import CATALOG
+from kernels.inspector.declarations import all_declarations
 
 
 def device_arch(backend) -> str:
@@ -29,7 +29,7 @@ def _block_of(row) -> tuple[int, ...] | None:
 
 def add_resources(rows, target: str, backend) -> str:
     """Fill registers / shared_bytes / occupancy_pct of every timed row whose variant has a kernel in the
-    inspector's catalog; returns what was used ('sm_90') or why nothing could be added."""
+    inspector's declarations; returns what was used ('sm_90') or why nothing could be added."""
     from kernels.inspector.report import inspect_many
     from kernels.inspector.toolchain import EXTRA_HINT, missing
 
@@ -37,7 +37,7 @@ def add_resources(rows, target: str, backend) -> str:
     if gone:
         return f"not added: compiling kernels needs {', '.join(gone)} ({EXTRA_HINT})"
     arch = device_arch(backend)
-    wanted = [r for r in rows if (target, r.variant) in CATALOG and r.timing is not None]
+    wanted = [r for r in rows if (target, r.variant) in all_declarations() and r.timing is not None]
     for block in {_block_of(r) for r in wanted}:
         same = [r for r in wanted if _block_of(r) == block]
         reports = inspect_many(sorted({(target, r.variant) for r in same}), arch, block)

@@ -1,4 +1,4 @@
-"""Compile catalog kernels for an architecture, with a disk cache.
+"""Compile the declared kernels for an architecture, with a disk cache.
 
 The numba step runs in a child process per architecture with the CUDA simulator off (see
 :mod:`kernels.inspector.offline_compile`); ptxas and nvdisasm run from here. Results are cached as JSON
@@ -19,7 +19,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from kernels.inspector import toolchain
-from kernels.inspector.catalog import declaration
+from kernels.inspector.declarations import declaration
 from kernels.errors import InputError
 from kernels.inspector.errors import CompileFailed
 from kernels.inspector.occupancy import DEFAULT_ARCH, LIMITS, limits_for
@@ -49,7 +49,7 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
         return Path(override)
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    from kernels.cache import cache_root
+    from kernels.io.cache import cache_root
 
     return cache_root() / "inspect"
 
@@ -77,8 +77,8 @@ def _cc(arch: str) -> tuple[int, int]:
 
 def _source_hash() -> str:
     digest = hashlib.sha256()
-    for path in sorted(_KERNELS_DIR.glob("*.py")):
-        digest.update(path.name.encode() + path.read_bytes())
+    for path in sorted(_KERNELS_DIR.rglob("*.py")):  # every module of every package: a callee may live anywhere
+        digest.update(path.relative_to(_KERNELS_DIR).as_posix().encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

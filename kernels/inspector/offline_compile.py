@@ -53,10 +53,8 @@ def target_device(cc: tuple[int, int]):
 
 
 def resolve_kernel(job: dict):
-    """The Python function of the kernel a catalog job names."""
+    """The Python function of the kernel a declaration job names."""
     module = importlib.import_module(job["module"])
-    # modules that import numba.cuda only on first GPU use bind it (and what needs it) here
-    getattr(module, "bind_gpu_globals", lambda: None)()
     obj = getattr(module, job["function"])
     if job.get("args") is not None:
         obj = obj(*job["args"])

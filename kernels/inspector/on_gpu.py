@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from kernels.inspector.catalog import declaration, threads
+from kernels.inspector.declarations import declaration, threads
 from kernels.inspector.offline_compile import resolve_kernel
 
 
@@ -29,7 +29,7 @@ class LoadedKernel:
 
 @functools.lru_cache(maxsize=None)
 def load(target: str, variant: str) -> LoadedKernel:
-    """The variant's kernel compiled for the current GPU with the catalog's signature (as the inspector
+    """The variant's kernel compiled for the current GPU with its declared signature (as the inspector
     compiles it: lineinfo on), and what the driver reports about it."""
     from numba import cuda
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from kernels.errors import InputError
 from kernels.inspector import sass as sass_mod
-from kernels.inspector.catalog import KernelDecl, Traffic, declaration, threads
+from kernels.inspector.declarations import KernelDecl, Traffic, declaration, threads
 from kernels.inspector.compiler import Compiled, compile_kernels
 from kernels.inspector.occupancy import DEFAULT_ARCH, Occupancy, curve, limits_for, occupancy
 

@@ -82,9 +82,9 @@ def place(bytes_moved: float, ops: float, seconds: float, ceilings: Ceilings, ki
 
 def place_run(target: str, variant: str, n: int, threads_per_block: int, blocks: int, seconds: float,
               ceilings: Ceilings) -> RooflinePoint:
-    """A benchmark row on the roofline: the variant's own traffic model (catalog) at the row's size and
+    """A benchmark row on the roofline: the variant's own traffic model (its declaration) at the row's size and
     launch, and its measured time."""
-    from kernels.inspector.catalog import declaration
+    from kernels.inspector.declarations import declaration
 
     traffic = declaration(target, variant).traffic(n, threads_per_block, blocks)
     return place(traffic.bytes, traffic.ops, seconds, ceilings, traffic.ops_kind)

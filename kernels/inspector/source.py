@@ -3,7 +3,7 @@ without compiling anything (what the inspector shows when the compiler packages 
 
 from __future__ import annotations
 
-from kernels.inspector.catalog import declaration
+from kernels.inspector.declarations import declaration
 from kernels.inspector.offline_compile import callee_sources, resolve_kernel
 
 

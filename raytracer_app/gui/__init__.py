@@ -53,7 +53,7 @@ def _excepthook(kind, value, tb):
     """An exception escaping a slot becomes one line in the main window's status bar (a dialog when
     there is no window); the app keeps running. RAYTRACER_DEBUG=1 also prints the traceback."""
     global _showing_error
-    from kernels.bench import one_line
+    from kernels.harness.bench import one_line
 
     text = one_line(value) if value is not None else kind.__name__
     if os.environ.get("RAYTRACER_DEBUG"):
@@ -78,30 +78,6 @@ def _excepthook(kind, value, tb):
         pass
     finally:
         _showing_error = False
-
-
-def _gpu_to_start(backend_name: str, device: int | None, settings) -> int | None:
-    """The GPU the window will most likely open on (None: the cpu backend or the simulator), read from the
-    choice and the saved settings without asking numba, so that its driver can start early."""
-    name, device = _first_choice(backend_name, device, settings)
-    return (device or 0) if name in ("auto", "cuda") else None
-
-
-def _first_frame_child(backend, settings):
-    """On the CPU backend, a child process that loads the CPU twins while the window is built and renders
-    its first frame (see gui/child_process.py), started now; None elsewhere, and on a single core, where
-    it would only compete with the window for that core."""
-    from kernels.devices import cpu_cores
-
-    if not backend.is_host or cpu_cores() < 2:
-        return None
-    from raytracer_app.gui.child_process import ChildProcess
-    from raytracer_app.gui.state import Keys, read, warm_request
-
-    # only the saved tab's twin: the child renders one frame, and the other twin would delay it
-    child = ChildProcess(simulator=False, warm=(warm_request(backend, read(settings, Keys.TAB, "spheres", str)),))
-    child.start()
-    return child
 
 
 def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
@@ -149,12 +125,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     settings = make_settings()
-    gpu = _gpu_to_start(backend_name, device, settings)
-    if gpu is not None:
-        backends.start_driver_in_background(gpu)  # overlaps with the imports below
     backend, name, message = _resolve_backend(backend_name, device, settings)
-    # before the QApplication, which may start threads of its own: the child can then be forked
-    child = _first_frame_child(backend, settings)  # overlaps with the imports and the window below
 
     from PyQt6.QtGui import QIcon
     from PyQt6.QtWidgets import QApplication
@@ -166,8 +137,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
 
     from raytracer_app.gui.main_window import MainWindow
 
-    window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message,
-                        first_frame_child=child)
+    window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
     window.show()
     return app, window
 

@@ -1,9 +1,9 @@
-"""The benchmark panels' algorithms: the descriptors from :mod:`kernels.algorithms` (one panel each), and
+"""The benchmark panels' algorithms: the descriptors from :mod:`kernels.registry` (one panel each), and
 the sweeps a panel offers. No widgets here."""
 
 from __future__ import annotations
 
-from kernels.algorithms import with_panels
+from kernels.registry import with_panels
 
 ALGORITHMS = with_panels()
 

@@ -1,6 +1,6 @@
 """One benchmark panel class, parameterised by an algorithm descriptor (Reduction, Histogram, Hash table):
 variant check boxes, problem size and options, launch, repeats, sweep mode, Run / Stop, a live chart
-and a results table. Runs happen in a BenchWorker thread through ``kernels.bench.run``."""
+and a results table. Runs happen in a BenchWorker thread through ``kernels.harness.bench.run``."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from PyQt6.QtWidgets import (
     QWidget,
 )
 
-from kernels import bench
-from kernels.files import write_output
+from kernels.harness import bench
+from kernels.io.writer import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import BenchChart, row_value
 from raytracer_app.gui.saving import in_background, message_of, png_of

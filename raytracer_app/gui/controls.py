@@ -13,10 +13,10 @@ from PyQt6.QtWidgets import (
 
 from kernels import backend as backends
 from kernels.errors import InputError
-from kernels.frames import parse_size
+from kernels.harness.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
-from kernels.raytrace import PATTERNS
-from kernels.scene import load_scene, presets, save_scene
+from kernels.raytrace.layout import PATTERNS
+from kernels.raytrace.scene import load_scene, presets, save_scene
 from raytracer_app.gui import file_dialogs
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
-from kernels import bench
+from kernels.harness import bench
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
@@ -88,7 +88,7 @@ class CountCurveDialog(QDialog):
     def start(self) -> None:
         if self.running():
             return
-        from kernels.algorithms import by_name
+        from kernels.registry import by_name
 
         backend = self.model.backend
         counts, variants, size, repeats = sweep_for(backend)

@@ -17,7 +17,7 @@ WHY_MEMORY_DIFFERS = (
 def versions() -> dict[str, str]:
     from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR, qVersion
 
-    from kernels.bench import package_version as ver
+    from kernels.harness.bench import package_version as ver
 
     return {"raytracer-app": ver("raytracer-app"), "numba": ver("numba"), "numba-cuda": ver("numba-cuda"),
             "numpy": ver("numpy"), "PyQt6": f"{PYQT_VERSION_STR} (built with Qt {QT_VERSION_STR})",

@@ -23,9 +23,9 @@ from raytracer_app.gui.workers import describe
 
 def inspectable(target: str, variant: str) -> bool:
     """True when the inspector has a compiled kernel for this (target, variant)."""
-    from kernels.inspector import catalog
+    from kernels.inspector import declarations
 
-    return target in catalog.TARGETS and variant in catalog.variants(target)
+    return target in declarations.targets() and variant in declarations.variants(target)
 
 
 def threads_of(value) -> int | None:
@@ -158,9 +158,9 @@ class InspectorDock(QWidget):
         return box
 
     def _fill_compare_boxes(self) -> None:
-        from kernels.inspector import catalog
+        from kernels.inspector import declarations
 
-        names = catalog.variants(self.panel.target_box.currentText())
+        names = declarations.variants(self.panel.target_box.currentText())
         for i, box in enumerate((self.compare_a, self.compare_b)):
             box.clear()
             box.addItems(names)
@@ -277,7 +277,7 @@ class InspectorDock(QWidget):
         xs = [p.intensity for _, p in points]
         lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
         grid = np.geomspace(lo, hi, 64)
-        from kernels.inspector.catalog import declaration
+        from kernels.inspector.declarations import declaration
 
         # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
         kind = declaration(target, points[0][0]).traffic(1, 32, 1).ops_kind if points else "fp32"

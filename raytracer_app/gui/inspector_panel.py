@@ -104,15 +104,15 @@ class InspectorPanel(QWidget):
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
-        from kernels.inspector import catalog
+        from kernels.inspector import declarations
 
         self.target_box, self.variant_box, self.arch_box = QComboBox(), QComboBox(), QComboBox()
         self.target_box.addItems(TARGETS)
         self.arch_box.addItems(ARCHS)
         self.arch_box.setCurrentText("sm_90")
         self.target_box.currentTextChanged.connect(
-            lambda t: (self.variant_box.clear(), self.variant_box.addItems(catalog.variants(t))))
-        self.variant_box.addItems(catalog.variants(TARGETS[0]))
+            lambda t: (self.variant_box.clear(), self.variant_box.addItems(declarations.variants(t))))
+        self.variant_box.addItems(declarations.variants(TARGETS[0]))
         self.inspect_button = QPushButton("Inspect")
         self.inspect_button.clicked.connect(
             lambda: self.inspect(self.target_box.currentText(), self.variant_box.currentText(),
@@ -209,7 +209,7 @@ class InspectorPanel(QWidget):
         self.reportShown.emit(report)
 
     def _show_occupancy(self) -> None:
-        from kernels.inspector.catalog import declaration, threads
+        from kernels.inspector.declarations import declaration, threads
         from kernels.inspector.occupancy import occupancy
 
         report = self.report

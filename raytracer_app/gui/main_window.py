@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPushButton
 
-from kernels import bench
-from kernels.files import write_output
+from kernels.harness import bench
+from kernels.io.writer import write_output
 from raytracer_app.gui import backend_settings, dialogs, file_dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.layout import apply_default_layout
 from raytracer_app.gui.render_view import RenderView
-from kernels.render_bench import frame_row
+from kernels.harness.render import frame_row
 from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read, read_bytes
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
@@ -32,12 +33,13 @@ STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "sphere
 
 class MainWindow(QMainWindow):
     def __init__(self, backend, backend_name: str | None = None, settings=None, t_launch: float | None = None,
-                 startup_message: str = "", first_frame_child=None):
+                 startup_message: str = ""):
         super().__init__()
         self.setWindowTitle("GPU kernel lab")
         self.settings = settings if settings is not None else make_settings()
         self.t_launch = time.perf_counter() if t_launch is None else t_launch
         self.first_frame_s: float | None = None
+        self.first_frame_loaded: tuple = ()
         self.model = RenderModel(backend)
         self.model.backend_name = backend_name or backend.kind
         self.settings_kind = backend.kind  # whose per-backend settings the window shows
@@ -51,12 +53,10 @@ class MainWindow(QMainWindow):
         self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
         self._closing = False
-        # the render worker starts first and loads what the first frame needs while the window is built
-        self.worker = RenderWorker(first_frame_child)
+        # the render worker: its first frame is the fast start's preview, then the kernel's (see workers)
+        self.worker = RenderWorker()
         self.render_thread = WorkerThread(self.worker, "render")
         self.render_thread.start()
-        if backend.is_host:  # one twin whatever the memory; a GPU kernel waits for the saved settings below
-            self.worker.prewarm(self.model.request())
 
         self.view = RenderView()
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
@@ -71,15 +71,13 @@ class MainWindow(QMainWindow):
             self.panels[spec.title] = panel
             docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
         self.bench_docks = docks
-        # the Inspector is built after the first frame (it imports the inspector's catalog): see ensure_inspector
+        # the Inspector is built after the first frame (it imports the inspector): see ensure_inspector
         self.inspector = None
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
         self.count_curve = None
         backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
-        if backend.runs_cuda_kernels:
-            self.worker.prewarm(self.model.request())
         self.controls._sync("backend")
 
         self.worker.frameReady.connect(self._frame_ready)
@@ -248,6 +246,12 @@ class MainWindow(QMainWindow):
                 self.status[key].setText("")
             return
         frame, request = shown
+        if frame.preview:
+            self.status["kernel"].setText("preview (numpy reference): the kernel is loading…")
+            for key in ("outside", "frame", "fps"):
+                self.status[key].setText("")
+            self.status["size"].setText("{}x{}".format(*frame.size))
+            return
         t = frame.kernel
         self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
         outside = frame.outside_kernel_ms + self.display_ms.get(tab, 0.0)
@@ -274,11 +278,14 @@ class MainWindow(QMainWindow):
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
             self.display_ms[request.kind] = display_ms
-            self.log.add_frame(frame_row(frame))
-            if request.kind == self.model.tab:
-                self.fps.tick()
+            if not frame.preview:  # a preview is no measurement: never logged, never counted
+                self.log.add_frame(frame_row(frame))
+                if request.kind == self.model.tab:
+                    self.fps.tick()
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
+                # what the first picture needed (scripts/gui_fps.py and the start-up tests report it)
+                self.first_frame_loaded = tuple(m for m in ("numba", "numba.cuda") if m in sys.modules)
                 QTimer.singleShot(0, self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             if request.kind == self.model.tab:
@@ -335,12 +342,10 @@ class MainWindow(QMainWindow):
         self.view.view(self.model.tab).reset_view()
 
     def _after_first_frame(self) -> None:
-        """What the first frame did not need, now: numba's kernel for the frames after a first frame that
-        came through the driver or from the first-frame child, the Inspector, and on a CPU window the check
-        for GPUs."""
+        """What the first frame did not need, now: the Inspector, and on a CPU window the check for GPUs.
+        (The kernel's own frame is already on its way when the first frame was a preview.)"""
         if self._closing:
             return
-        self.worker.prewarm(self.model.request())
         if not self.controls.backends_checked:
             self.controls.refresh_backend_choices()
         self.ensure_inspector()
@@ -454,7 +459,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ help
     def device_info(self) -> None:
-        from kernels.devices import devices_report
+        from kernels.backend.devices import devices_report
 
         try:
             text = devices_report()

@@ -7,9 +7,9 @@ import threading
 
 from PyQt6.QtCore import QBuffer, QCoreApplication, QEventLoop, QIODevice
 
-from kernels.bench import one_line
+from kernels.harness.bench import one_line
 from kernels.errors import InputError
-from kernels.files import WriteFailed
+from kernels.io.writer import WriteFailed
 
 
 def message_of(exc: BaseException) -> str:

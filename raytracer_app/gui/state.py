@@ -11,13 +11,14 @@ from dataclasses import dataclass, replace
 from PyQt6.QtCore import QObject, QSettings, pyqtSignal
 
 from kernels import backend as backends
-from kernels import bench
+from kernels.harness import bench
 from kernels.errors import InputError
-from kernels.frames import DEFAULT_IMAGE_SIZES, check_size
+from kernels.service.requests import CompareRequest, RenderRequest, warm_request  # noqa: F401  (the models build them)
+from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
 from kernels.launch import DEFAULT_BLOCK_2D
-from kernels.scene import Scene, capacity, generate_scene, limit_reason
-from kernels.scene import max_spheres as memory_max_spheres
+from kernels.raytrace.scene import Scene, capacity, generate_scene, limit_reason
+from kernels.raytrace.scene import max_spheres as memory_max_spheres
 
 ORGANIZATION = "raytracer-lab"
 APPLICATION = "raytracer-app"
@@ -106,40 +107,6 @@ def read_bytes(settings: QSettings, key: str):
     if isinstance(value, (bytes, bytearray)):
         return QByteArray(bytes(value))
     return value if isinstance(value, QByteArray) else None
-
-
-@dataclass(frozen=True)
-class RenderRequest:
-    """An immutable snapshot of one frame to render (what the render worker receives)."""
-
-    kind: str  # 'spheres' or 'julia'
-    backend: backends.Backend
-    size: tuple[int, int]
-    block: tuple[int, int]
-    scene: Scene | None = None
-    memory: str = "global"
-    pattern: str = "uniform"
-    julia: JuliaParams | None = None
-    launch: str = "2d"
-    repeats: int = 1
-    seq: int = 0
-
-
-def warm_request(backend, tab: str = "spheres") -> RenderRequest:
-    """A small request for ``tab``'s kernel with default settings: what a worker renders to get that
-    kernel ready before the window asks for a frame (see child_process.warm_renderers)."""
-    common = dict(backend=backend, size=(8, 8), block=(8, 8))
-    if tab == "julia":
-        return RenderRequest("julia", julia=JuliaParams(), **common)
-    return RenderRequest("spheres", **common)
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    """Render the scene ``repeats`` times with global and with constant memory."""
-
-    render: RenderRequest
-    repeats: int
 
 
 class TimingLog(QObject):
@@ -268,7 +235,7 @@ class RenderModel(QObject):
         """The shipped scene preset in use, or '' (a random scene or another file)."""
         from pathlib import Path
 
-        from kernels.scene import presets
+        from kernels.raytrace.scene import presets
 
         if self.scene_is_random or not self.scene_path:
             return ""
@@ -481,9 +448,10 @@ class RenderModel(QObject):
 
     def load(self, s: QSettings) -> None:
         """Restore saved values; anything unreadable keeps its default. Emits nothing (call before widgets)."""
-        from kernels.frames import parse_size
+        from kernels.harness.frames import parse_size
         from kernels.julia import COLORMAPS, LAUNCHES
-        from kernels.raytrace import MEMORIES, PATTERNS
+        from kernels.raytrace.scene import MEMORIES
+        from kernels.raytrace.layout import PATTERNS
 
         tab = read(s, Keys.TAB, self.tab)
         self.tab = tab if tab in TABS else self.tab
@@ -503,7 +471,7 @@ class RenderModel(QObject):
         self.load_note = ""
         path = read(s, Keys.SCENE_FILE, "", str)
         if path:  # the scene file in use last time; if it is gone, say so and keep the random scene
-            from kernels.scene import load_scene
+            from kernels.raytrace.scene import load_scene
 
             try:
                 self.scene, self.scene_is_random, self.scene_path = load_scene(path, self.max_spheres), False, path

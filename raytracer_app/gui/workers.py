@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
 
-from kernels import bench
+from kernels.harness import bench
 from kernels.errors import InputError
-from raytracer_app.gui.child_process import (Cancelled, ChildFailed, ChildProcess, first_frame_by_driver, render_frame,
-                                             run_bench, warm_renderers)
+from kernels.service.bench import run_bench
+from kernels.service.child import Cancelled, ChildFailed, SimulatorProcess
+from kernels.service.first_frame import first_frame
+from kernels.service.render import render_frame, warm_renderers
 
 COMPUTE_LOCK = threading.RLock()
 ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
@@ -46,7 +48,7 @@ class RenderWorker(QObject):
     _wake = pyqtSignal()
     _prewarm = pyqtSignal(object)
 
-    def __init__(self, first_frame_child: ChildProcess | None = None):
+    def __init__(self):
         super().__init__()
         self._lock = threading.Lock()
         self._pending = None
@@ -54,10 +56,8 @@ class RenderWorker(QObject):
         self._busy = False  # a drain is scheduled or running, or a result awaits ack()
         self._renderers: dict = {}
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
-        self.sim = ChildProcess(simulator=True)  # simulator renders run in this child, so they can be ended
-        # the CPU backend's first frame comes from this child, started before the window was built (see
-        # child_process); it is ended after that frame
-        self.first_frame_child = first_frame_child
+        self.sim = SimulatorProcess()  # simulator renders run in this child, so they can be ended
+        self._preview_first = True  # the first request is answered by the fast start's preview first
         self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
         self._prewarm.connect(self._warm, Qt.ConnectionType.QueuedConnection)
 
@@ -82,11 +82,8 @@ class RenderWorker(QObject):
 
     def prewarm(self, request) -> None:
         """Get the kernel of RenderRequest ``request`` ready now, on the worker thread, by rendering a tiny
-        copy of it: the CPU twin loads from numba's cache (about 0.3 s), a GPU kernel compiles or loads,
-        while the GUI thread builds the window, and the first frame then only runs the kernel. Skipped when
-        that first frame will launch a saved kernel image through the driver instead (loading numba.cuda
-        now would only slow it down), or will come from the first-frame child: the window asks again after
-        its first frame. Not on the simulator, whose renders run in a child process."""
+        copy of it (the CPU twin loads from numba's cache, a GPU kernel compiles or loads). Not on the
+        simulator, whose renders run in a child process."""
         if not request.backend.is_simulator:
             self._prewarm.emit(request)
 
@@ -111,14 +108,7 @@ class RenderWorker(QObject):
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
     def _warm(self, request) -> None:
-        if self.first_frame_child is not None and request.backend.is_host:
-            return  # the child is loading the twins: doing it here too would hold the GIL the window needs
         with COMPUTE_LOCK:
-            try:
-                if first_frame_by_driver(self._renderers, request):
-                    return
-            except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
-                return
             warm_renderers(self._renderers, request)
 
     @pyqtSlot()
@@ -141,28 +131,22 @@ class RenderWorker(QObject):
     def _render_frame(self, r, memory=None, repeats=None):
         if r.backend.is_simulator:
             return self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
-        if self.first_frame_child is not None and r.backend.is_host:
-            frame = self._render_in_first_frame_child(r, memory, repeats)
-            if frame is not None:
-                return frame
         with COMPUTE_LOCK:
             frame = render_frame(self._renderers, r, memory, repeats)
         if self._cancel.is_set():
             raise Cancelled()
         return frame
 
-    def _render_in_first_frame_child(self, r, memory, repeats):
-        """The first CPU frame, from the child that loaded the twins while the window was built; None when
-        the child failed (this thread then renders it). The child is ended either way."""
-        child, self.first_frame_child = self.first_frame_child, None
-        try:
-            return child.call("render", (r, memory, repeats), self._cancel.is_set)
-        except ChildFailed:
-            return None
-        finally:
-            child.end()
-
     def _render(self, request) -> None:
+        if self._preview_first:
+            self._preview_first = False
+            preview = self._preview(request)
+            if preview is not None:
+                with self._lock:  # the kernel's own frame follows, unless a newer request replaced it
+                    if self._pending is None:
+                        self._pending = request
+                self.frameReady.emit(preview, request)
+                return
         try:
             frame = self._render_frame(request)
         except Cancelled:
@@ -174,6 +158,14 @@ class RenderWorker(QObject):
             self.renderFailed.emit(describe(exc), request)
             return
         self.frameReady.emit(frame, request)
+
+    def _preview(self, request):
+        """The fast start's preview of the first request (kernels/service/first_frame.py), or None."""
+        try:
+            return first_frame(request)
+        except Exception:  # noqa: BLE001 - only a head start: the kernel's frame reports any problem
+            traceback.print_exc()
+            return None
 
     def _compare(self, job) -> None:
         try:
@@ -193,7 +185,7 @@ class RenderWorker(QObject):
 class BenchJob:
     """One Run of a benchmark panel: problems are built in the worker (they can be large)."""
 
-    spec: object  # kernels.descriptor.Algorithm
+    spec: object  # kernels.harness.descriptor.Algorithm
     backend: object
     sizes: list[int]
     options: dict
@@ -212,7 +204,7 @@ def _locked(run):
 
 
 class BenchWorker(QObject):
-    """Runs BenchJobs through ``kernels.bench.run`` in its own thread, streaming rows as they come."""
+    """Runs BenchJobs through ``kernels.harness.bench.run`` in its own thread, streaming rows as they come."""
 
     started = pyqtSignal(object)  # the job
     peakReady = pyqtSignal(object)  # bench.Peak
@@ -226,7 +218,7 @@ class BenchWorker(QObject):
         super().__init__()
         self._stop = threading.Event()
         self._running = threading.Event()
-        self.sim = ChildProcess(simulator=True)  # simulator runs happen in this child: Stop ends it at once
+        self.sim = SimulatorProcess()  # simulator runs happen in this child: Stop ends it at once
         self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def start(self, job: BenchJob) -> None:
@@ -285,7 +277,7 @@ class WorkerThread(QThread):
         self.quit()
         done = self.wait(timeout_ms)
         if done:
-            for child in (getattr(self.worker, "sim", None), getattr(self.worker, "first_frame_child", None)):
-                if child is not None:
-                    child.end()
+            child = getattr(self.worker, "sim", None)
+            if child is not None:
+                child.end()
         return done

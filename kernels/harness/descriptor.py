@@ -1,0 +1,143 @@
+"""What an algorithm module declares about itself, once, for the CLI, the GUI and the tests to read:
+its variants, its options and their defaults per backend, its size axis, how to build a problem, the rate
+it reports and what a run needs in memory. Each ``kernels/<algorithm>.py`` builds one :class:`Algorithm`
+(``ALGORITHM``); :mod:`kernels.registry` lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from kernels.harness.bench import Problem, Unit
+from kernels.errors import InputError
+
+
+@dataclass(frozen=True)
+class Option:
+    """A choice a problem needs (op, dtype, pattern, buckets, image size). ``default`` may be a mapping
+    from backend kind to value; ``parse`` turns the user's text into the value (and raises InputError)."""
+
+    name: str  # python name; the CLI flag is --name with dashes
+    help: str
+    choices: tuple = ()
+    default: object = None
+    parse: Callable[[str], object] = str
+    gui: bool = True  # shown in the benchmark panel
+    suggestions: tuple = ()  # values the GUI offers when any value of ``parse`` is allowed
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def default_for(self, backend) -> object:
+        if isinstance(self.default, Mapping):
+            return self.default[backend.kind]
+        return self.default
+
+    def value(self, given, backend):
+        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default."""
+        if given is None:
+            return self.default_for(backend)
+        value = self.parse(given) if isinstance(given, str) else given
+        if self.choices and value not in self.choices:
+            raise InputError(f"{self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
+        return value
+
+
+@dataclass(frozen=True)
+class SizeAxis:
+    """The problem size a sweep varies: its words, its defaults and limits per backend kind ('cuda',
+    'cpu', 'sim'); the simulator's limits keep a run to seconds."""
+
+    label: str  # "N elements": the GUI's label
+    unit: str  # "elements": what --n counts
+    default: Mapping[str, int]  # the CLI's default (the seeds' sizes on a GPU)
+    maximum: Mapping[str, int]
+    gui_default: Mapping[str, int] | None = None  # the panel's default, smaller where a run should be quick
+
+    def default_for(self, backend, gui: bool = False) -> int:
+        table = self.gui_default if gui and self.gui_default else self.default
+        return table[backend.kind]
+
+    def check(self, n: int, backend, option: str = "--n") -> int:
+        top = self.maximum[backend.kind]
+        if not 1 <= n <= top:
+            where = " in the simulator" if backend.is_simulator else ""
+            raise InputError(f"{option} {n} is out of range; allowed 1..{top} {self.unit}{where}")
+        return n
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One benchmarkable algorithm. ``make_problem(n, options, seed, data)`` builds a
+    :class:`kernels.harness.bench.Problem` (``data``: a loaded input file, or None); ``memory(n, options)``
+    estimates (host bytes, device bytes) of a run so that one too large is refused before allocating."""
+
+    name: str  # the CLI target: `bench NAME`
+    title: str  # the GUI panel's title
+    summary: str
+    variants: tuple
+    make_problem: Callable[..., Problem]
+    size: SizeAxis | None = None  # None: the size is not an axis (julia: one image)
+    options: tuple[Option, ...] = ()
+    unit: Unit | None = None  # a rate beside GB/s (inserts/s, pixels/s)
+    measures_copy_peak: bool = True  # GB/s is its figure of merit, so the copy bandwidth is its ceiling
+    load_input: Callable[[str], object] | None = None  # --input FILE -> data for make_problem
+    input_help: str = ""
+    memory: Callable[[int, dict], tuple[int, int]] | None = None
+    panel: bool = True  # has a benchmark panel in the GUI (the renders have their own view)
+    block_shape_2d: bool = False  # blocks are BXxBY shapes (image kernels)
+    extra: dict = field(default_factory=dict)
+
+    def option(self, name: str) -> Option:
+        return next(o for o in self.options if o.name == name)
+
+    def options_for(self, given: Mapping[str, object], backend) -> dict:
+        """Every option's value: the given ones (text or values) checked, the others at their defaults."""
+        return {o.name: o.value(given.get(o.name), backend) for o in self.options}
+
+    @property
+    def rate_unit(self) -> str:
+        """The figure of merit its charts and tables show: GB/s, or its own unit (M inserts/s, Mpixels/s)."""
+        return self.unit.label if self.unit is not None else "GB/s"
+
+    @property
+    def has_items_per_thread(self) -> bool:
+        return any(v.launch is not None and v.launch.items is not None for v in self.variants)
+
+    @property
+    def gui_options(self) -> tuple[Option, ...]:
+        return tuple(o for o in self.options if o.gui)
+
+    def check_memory(self, n: int, options: dict, backend, option: str = "--n") -> None:
+        """Refuse, before anything is allocated, a run that cannot fit in free host or device memory."""
+        if self.memory is None:
+            return
+        from kernels.backend.devices import available_host_bytes
+
+        host, device = self.memory(n, options)
+        free_host = available_host_bytes()
+        if free_host is not None and host > free_host:
+            raise InputError(f"{option} {n} needs about {_gib(host)} of host memory; {_gib(free_host)} is free")
+        free_device = backend.free_device_bytes()
+        if free_device is not None and device > free_device:
+            raise InputError(f"{option} {n} needs about {_gib(device)} of GPU memory; {_gib(free_device)} is free "
+                             f"on {backend.device_name}")
+
+
+def whole_number(option: str, minimum: int = 1) -> Callable[[str], int]:
+    """A parser for an option's text: a whole number of at least ``minimum``."""
+    def parse(text) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise InputError(f"{option} {text!r} is not a whole number") from None
+        if value < minimum:
+            raise InputError(f"{option} {value} must be at least {minimum}")
+        return value
+    return parse
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB"

@@ -1,0 +1,135 @@
+"""What every render returns (:class:`Frame`), how its kernel and whole frame are timed, and the image size
+checks that all renders share."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.errors import InputError
+from kernels.timing import EventTimer, Timing, check_repeats
+
+MAX_SIDE = 4096
+DEFAULT_IMAGE_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}  # the seeds' images
+SIM_IMAGE_SIZE = (32, 32)  # the simulator's default: every GPU thread runs in Python
+
+
+@dataclass
+class Frame:
+    """One rendered image: row-major RGBA uint8 of shape (height, width, 4), row 0 at the top.
+
+    ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere); ``frame_ms`` is the
+    median time of one whole frame: the launch, the kernel and the copy back to the host, measured over
+    the same repeats as the kernel, so it is never shorter than its kernel (see :func:`time_frames`).
+    On the GPU path ``image`` lies in one of two pinned host buffers used in turn (:class:`HostFrames`),
+    so the next frame never overwrites it."""
+
+    image: np.ndarray
+    kernel: Timing
+    frame_ms: float
+    backend: str
+    device: str
+    block: tuple[int, int] | None
+    grid: tuple[int, int] | None
+    meta: dict = field(default_factory=dict)  # what was rendered: scene, memory, c, ... (PNG metadata)
+    frame_timing: Timing | None = None  # every whole frame's time; frame_ms is its median
+    preview: bool = False  # drawn by the numpy reference before the kernel was ready: no kernel time
+
+    @property
+    def outside_kernel_ms(self) -> float:
+        """Time per frame spent outside the kernel (launch and copy back), median over the repeats."""
+        if self.frame_timing is None:
+            return max(0.0, self.frame_ms - self.kernel.median_ms)
+        return statistics.median(f - k for f, k in zip(self.frame_timing.samples_ms, self.kernel.samples_ms))
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.image.shape[1], self.image.shape[0]
+
+
+class HostFrames:
+    """Two page-locked (pinned) host images per shape, handed out in turn: the GPU copies a frame into
+    pinned memory by DMA at full link speed, and a frame handed out stays intact while the next one is
+    rendered into the other buffer (a viewer shows or saves frame N while frame N+1 is copied back)."""
+
+    def __init__(self):
+        self._buffers: list[np.ndarray] = []
+        self._turn = 0
+
+    def next_buffer(self, height: int, width: int) -> np.ndarray:
+        from numba import cuda
+
+        if not self._buffers or self._buffers[0].shape != (height, width):
+            self._buffers = [cuda.pinned_array((height, width), np.uint32) for _ in range(2)]
+        buffer = self._buffers[self._turn]
+        self._turn ^= 1
+        return buffer
+
+
+def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: int, warmup: int = 1) -> tuple[Timing, Timing]:
+    """Kernel and whole-frame timings taken from the same ``repeats`` frames, the last image left in
+    ``host``. Each frame's time is its host launch time, plus its kernel, plus its copy back, so no frame
+    is ever shorter than its own kernel (and the frames' median is never below the kernels' median).
+
+    On a GPU the kernel is timed with CUDA events behind a short sleeping kernel that keeps the GPU busy
+    while Python queues the launch (see kernels.timing), then the image is copied into pinned ``host``.
+    In the simulator the kernel is wall time up to a synchronize. On the CPU (``image_dev`` None) the kernel writes
+    host memory itself: a frame is its kernel."""
+    check_repeats(repeats)
+    for _ in range(warmup):
+        launch()
+    kernel_ms, frame_ms = [], []
+    if backend.is_gpu:
+        from numba import cuda
+
+        cuda.synchronize()
+        timer = EventTimer()
+        for _ in range(repeats):
+            k, launched = timer(launch)
+            t1 = time.perf_counter()
+            image_dev.copy_to_host(host)
+            copy = time.perf_counter() - t1
+            kernel_ms.append(k)
+            frame_ms.append((launched + copy) * 1e3 + k)
+        return Timing(tuple(kernel_ms), "cuda-events"), Timing(tuple(frame_ms), "launch+events+copy")
+    sync = None
+    if backend.is_simulator:
+        from numba import cuda
+
+        sync = cuda.synchronize
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        launch()
+        if sync:
+            sync()
+        t1 = time.perf_counter()
+        if image_dev is not None:
+            image_dev.copy_to_host(host)
+        t2 = time.perf_counter()
+        kernel_ms.append((t1 - t0) * 1e3)
+        frame_ms.append((t2 - t0) * 1e3)
+    return Timing(tuple(kernel_ms), "wall"), Timing(tuple(frame_ms), "wall")
+
+
+def rgba_view(pixels: np.ndarray) -> np.ndarray:
+    """(H, W) uint32 words written as r | g << 8 | b << 16 | a << 24 -> the (H, W, 4) RGBA bytes, no copy."""
+    return pixels.view(np.uint8).reshape(pixels.shape[0], pixels.shape[1], 4)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'WxH' -> (W, H), each 1..4096."""
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
+    if not m:
+        raise InputError(f"size {text!r} is malformed; use WxH, e.g. 1024x1024")
+    return check_size(int(m.group(1)), int(m.group(2)))
+
+
+def check_size(width: int, height: int) -> tuple[int, int]:
+    for what, v in (("width", width), ("height", height)):
+        if not 1 <= v <= MAX_SIDE:
+            raise InputError(f"image {what} {v} is out of range; allowed 1..{MAX_SIDE}")
+    return width, height

@@ -1,0 +1,106 @@
+"""What the two render algorithms (the sphere ray tracer and the Julia set) share as benchmarks: the
+problem (an image to render and the CPU twin's image to match), the check of a GPU image against it (at
+most one level apart per channel: a GPU may fuse multiply-adds), and the one function that turns a
+rendered frame into a timing row, for the CLI's `bench` and the GUI's session log alike.
+
+The variants themselves live next to their kernels, in :mod:`kernels.raytrace` and :mod:`kernels.julia`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from kernels.harness import bench
+from kernels.harness.bench import Outcome
+
+PIXELS_UNIT = bench.Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
+
+
+@dataclass
+class RenderProblem:
+    """One image to render. ``op`` and ``n`` say what the rows say (see :func:`row_fields`)."""
+
+    algorithm: str  # 'raytrace' or 'julia'
+    size: tuple[int, int]
+    op: str
+    n: int
+    render_reference: Callable[[str], np.ndarray] = field(repr=False)  # the CPU twin's image, per precision
+    subject: object = None  # the scene or the Julia parameters
+    pattern: str = "uniform"
+    dtype: str = "rgba8"
+    bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
+    _reference: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def pixels(self) -> int:
+        return self.size[0] * self.size[1]
+
+    @property
+    def expected(self) -> int:
+        return self.pixels  # pixels that must match the CPU twin
+
+    def reference(self, precision: str = "float32") -> np.ndarray:
+        if precision not in self._reference:
+            self._reference[precision] = self.render_reference(precision)
+        return self._reference[precision]
+
+    def verify(self, result) -> tuple[bool, str]:
+        ok = result == self.expected
+        return ok, "" if ok else f"{self.expected - result} pixels differ from the CPU twin by more than 1 level"
+
+
+def row_fields(kind: str, meta: dict, size: tuple[int, int]) -> tuple[str, int]:
+    """(op, n) of a render's row: spheres -> (access pattern, sphere count); julia -> ('julia', pixels)."""
+    if kind == "spheres":
+        return meta.get("pattern", "uniform"), int(meta.get("spheres", 0))
+    return "julia", size[0] * size[1]
+
+
+@functools.lru_cache(maxsize=None)
+def renderer_for(kind: str, device: int, cls):
+    """One renderer per (backend, class), kept between runs so device buffers are reused."""
+    from kernels.backend import Backend
+
+    return cls(Backend(kind, device))
+
+
+def matching_pixels(problem: RenderProblem, image: np.ndarray, precision: str = "float32") -> int:
+    diff = np.abs(image.astype(np.int16) - problem.reference(precision)).max(axis=2)
+    return int((diff <= 1).sum())
+
+
+def outcome(problem: RenderProblem, frame, precision: str = "float32") -> Outcome:
+    block = f"{frame.block[0]}x{frame.block[1]}" if frame.block else ""
+    grid = f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else ""
+    return Outcome(matching_pixels(problem, frame.image, precision), frame.kernel, block, grid)
+
+
+def frame_variant(frame) -> str:
+    """The variant name of a render: spheres-global / spheres-constant / spheres-cpu / julia-2d ..."""
+    kind = frame.meta.get("kind", "render")
+    if frame.block is None:  # rendered on the host
+        return f"{kind}-cpu"
+    if kind == "spheres":
+        return f"spheres-{frame.meta.get('memory', '')}"
+    return f"julia-{frame.meta.get('launch', '')}"
+
+
+def frame_row(frame) -> bench.Row:
+    """A rendered frame as a timing row, with the same meaning as `bench raytrace|julia` rows."""
+    w, h = frame.size
+    meta = frame.meta
+    op, n = row_fields(meta.get("kind", ""), meta, frame.size)
+    what = f"{meta.get('spheres')} spheres" if meta.get("kind") == "spheres" else (
+        f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    seconds = frame.kernel.median_ms * 1e-3
+    return bench.Row(
+        variant=frame_variant(frame), op=op, dtype="rgba8", n=n, backend=frame.backend,
+        device=frame.device, block=f"{frame.block[0]}x{frame.block[1]}" if frame.block else "",
+        grid=f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else "", repeats=frame.kernel.repeats,
+        timing=frame.kernel, rate=(w * h / 1e6 / seconds) if seconds > 0 else None, rate_unit=PIXELS_UNIT.label,
+        verified=bench.SKIPPED, note=f"{w}x{h}, {what}, frame {frame.frame_ms:.3f} ms",
+    )

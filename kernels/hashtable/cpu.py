@@ -1,0 +1,51 @@
+"""The hash table's CPU code (Numba): the seed's CPU insert, and the walk that checks any chained table."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from kernels.harness.bench import Outcome
+from kernels.hashtable.problem import EMPTY
+from kernels.timing import time_wall
+
+
+@numba.njit(cache=False)
+def walk_table(keys, heads, next_, buckets):
+    n = keys.size
+    visited = np.zeros(n, np.bool_)
+    found = misplaced = bad_links = 0
+    for b in range(buckets):
+        e = heads[b]
+        while e != EMPTY:
+            if e < 0 or e >= n or visited[e]:
+                bad_links += 1
+                break
+            visited[e] = True
+            found += 1
+            if keys[e] % buckets != b:
+                misplaced += 1
+            e = next_[e]
+    return found, misplaced, bad_links
+
+
+
+@numba.njit(cache=False)
+def insert_all(keys, pool_keys, pool_next, heads):
+    # the seed's CPU add_to_table, one key after another: push entry i at the head of its chain
+    buckets = heads.size
+    heads[:] = EMPTY
+    for i in range(keys.size):
+        b = keys[i] % buckets
+        pool_keys[i] = keys[i]
+        pool_next[i] = heads[b]
+        heads[b] = i
+
+
+
+def run_cpu(problem, launch, backend, repeats):
+    pool_keys = np.empty(problem.n, np.uint32)
+    pool_next = np.empty(problem.n, np.int32)
+    heads = np.empty(problem.buckets, np.int32)
+    timing = time_wall(lambda: insert_all(problem.keys, pool_keys, pool_next, heads), repeats)
+    return Outcome(problem.check_table(pool_keys, heads, pool_next), timing)

@@ -1,0 +1,141 @@
+"""The one input reader: every file the app reads (``--scene``, ``--input``, GUI Open Scene).
+
+A file is checked with ``os.stat`` before it is opened, so a FIFO never hangs the app and a device is
+never read until memory runs out; what is read is bounded before reading; every malformed input ends as
+one InputError naming the option and the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import numpy as np
+
+from kernels.backend import devices
+from kernels.errors import InputError
+from kernels.io.writer import kind_of
+
+
+def _label(path, option: str) -> str:
+    return f"{option} {os.fspath(path)!r}"
+
+
+def check_input(path, option: str) -> os.stat_result:
+    """The stat of a regular file at ``path``; InputError for a missing file or anything else."""
+    label = _label(path, option)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{label} does not exist") from None
+    except OSError as exc:
+        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{label} is {kind_of(st.st_mode)}, not a file")
+    return st
+
+
+def open_input(path, option: str):
+    """A binary file object for a regular file, opened without blocking (a FIFO swapped in after the
+    check cannot hang the open) and checked again once open."""
+    check_input(path, option)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InputError(f"{_label(path, option)} is {kind_of(st.st_mode)}, not a file")
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path, option: str, limit: int, why: str) -> bytes:
+    """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from)."""
+    with open_input(path, option) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise InputError(f"{_label(path, option)} is {size:,} bytes; at most {limit:,} ({why})")
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
+    if len(data) > limit:  # grew while being read
+        raise InputError(f"{_label(path, option)} is more than {limit:,} bytes ({why})")
+    return data
+
+
+def memory_limit() -> tuple[int, str]:
+    """(bytes, why) the largest input that fits in memory now."""
+    avail = devices.available_host_bytes()
+    if avail is None:
+        return 2**62, "no limit known"
+    return avail, f"the memory available now, {avail / 2**30:.1f} GiB"
+
+
+def read_json(path, option: str, limit: int, why: str):
+    """The JSON document in a UTF-8 text file of at most ``limit`` bytes."""
+    raw = read_bytes(path, option, limit, why)
+    label = _label(path, option)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{label} is UTF-16 text; save it as UTF-8")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{label} is not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError(f"{label} is nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        raise InputError(f"{label} has a value that cannot be read: {str(exc).splitlines()[0]}") from None
+
+
+def _npy_header(f, version):
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(f)
+    from numpy.lib import _format_impl  # version 3.0 (utf-8 field names) has no public reader
+
+    return _format_impl._read_array_header(f, version)
+
+
+def read_npy(path, option: str) -> np.ndarray:
+    """The array in a .npy file, refusing from its header what is not one, holds pickled objects, or
+    would not fit in memory."""
+    label = _label(path, option)
+    fmt = np.lib.format
+    with open_input(path, option) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise InputError(f"{label} is empty (0 bytes), not a .npy file")
+        head = f.read(6)
+        if head != fmt.MAGIC_PREFIX:
+            looks = " (it is a .npz archive; give one array saved with numpy.save)" if head[:2] == b"PK" else ""
+            raise InputError(f"{label} is not a .npy file{looks}")
+        f.seek(0)
+        try:
+            version = fmt.read_magic(f)
+            shape, fortran, dtype = _npy_header(f, version)
+        except (ValueError, OSError, SyntaxError, TypeError) as exc:
+            raise InputError(f"{label} is not a .npy file: its header is damaged ({str(exc).splitlines()[0]})") from None
+        if dtype.hasobject:
+            raise InputError(f"{label} contains pickled Python objects; refused (only plain numeric arrays are read)")
+        count = 1
+        for dim in shape:
+            count *= int(dim)
+        nbytes = count * dtype.itemsize
+        if nbytes > size - f.tell():
+            raise InputError(f"{label}: its header promises {nbytes:,} bytes of data but the file holds {size - f.tell():,}")
+        limit, why = memory_limit()
+        if nbytes > limit:
+            raise InputError(f"{label} holds {nbytes:,} bytes of data; at most {limit:,} ({why})")
+        f.seek(0)
+        try:
+            return fmt.read_array(f, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise InputError(f"{label} is not a readable .npy array: {str(exc).splitlines()[0]}") from None

@@ -1,0 +1,32 @@
+"""The Julia set's CUDA kernel (seed 003): one thread per pixel, launched as the book's one-thread blocks or
+as 2-D blocks (the same kernel: the difference you time is the launch shape alone)."""
+
+from __future__ import annotations
+
+import functools
+
+from numba import cuda
+
+from kernels.backend.simulator import for_kernels
+from kernels.julia.shading import julia_pixel
+
+_julia_pixel = for_kernels(julia_pixel)  # compiled on a GPU, plain Python in the simulator
+
+
+def render_julia(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
+    # blockIdx * blockDim + threadIdx: with the book's one-thread blocks this is blockIdx alone
+    x = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    if x < pixels.shape[1] and y < pixels.shape[0]:
+        _julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
+
+
+def kernel_signature(precision: str) -> str:
+    f = precision
+    return f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)"
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_kernel(precision: str = "float32"):
+    """Compiled once per process and kept in numba's on-disk cache (the next start loads it)."""
+    return cuda.jit(kernel_signature(precision), cache=True)(render_julia)

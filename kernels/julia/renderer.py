@@ -1,0 +1,63 @@
+"""Renders Julia views on one backend: the CUDA kernel (:mod:`.gpu`) or the CPU twin (:mod:`.cpu`),
+imported on the first frame that needs them; this module imports no numba."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.backend import HOST, Backend
+from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
+from kernels.julia.params import COLORMAPS, DTYPES, JuliaParams, check_launch
+from kernels.launch import check_block, grid_for
+
+
+class JuliaRenderer:
+    """Renders Julia views on one backend, reusing the device image between frames."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.limits = backend.limits
+        self._image_dev = None
+        self._warm: set = set()
+        self._host_frames = HostFrames()  # pinned, double-buffered
+
+    def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
+               block=(16, 16), repeats: int = 1) -> Frame:
+        params.checked()
+        width, height = check_size(*size)
+        check_launch(launch)
+        f = DTYPES[params.precision]
+        args = (f(params.c.real), f(params.c.imag), f(params.center[0]), f(params.center[1]),
+                f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
+                np.int32(COLORMAPS.index(params.colormap)))
+        warmup = 0 if params.precision in self._warm else 1
+        if self.backend.runs_cuda_kernels:
+            from numba import cuda
+
+            from kernels.julia.gpu import gpu_kernel
+
+            block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
+            grid = grid_for(width, height, block)
+            self.backend.activate()
+            if self._image_dev is None or self._image_dev.shape != (height, width):
+                self._image_dev = cuda.device_array((height, width), np.uint32)
+            image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+            launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
+            host = self._host_frames.next_buffer(height, width)
+            timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
+            image = rgba_view(host)
+        else:
+            from kernels.julia.cpu import render_julia_cpu
+
+            pixels = np.empty((height, width), np.uint32)
+            launch_kernel = lambda: render_julia_cpu(pixels, *args)  # noqa: E731
+            timing, frame_time = time_frames(HOST, launch_kernel, None, None, repeats, warmup)  # no copy back
+            image = rgba_view(pixels)
+            block = grid = None
+        self._warm.add(params.precision)
+        meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}",
+                "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
+                "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,
+                "launch": launch if self.backend.runs_cuda_kernels else "host"}
+        return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
+                     meta, frame_time)

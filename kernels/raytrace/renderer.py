@@ -1,0 +1,123 @@
+"""Renders sphere scenes on one backend: the CUDA kernels (:mod:`.gpu`, :mod:`.binned`) or the CPU twin
+(:mod:`.cpu`), imported on the first frame that needs them; this module imports no numba."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.backend import HOST, Backend
+from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
+from kernels.launch import check_block, grid_for
+from kernels.raytrace.layout import check_memory, check_pattern, constant_values, pack_spheres
+from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
+from kernels.timing import Timing, time_wall
+
+
+class SphereRenderer:
+    """Renders scenes on one backend, keeping device buffers between frames (safe to call from one
+    worker thread). ``render`` validates everything first and raises InputError on a bad value."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.limits = backend.limits
+        self.capacity = capacity(self.limits)
+        self._image_dev = None
+        self._scene_dev = None  # the packed spheres of the last scene uploaded
+        self._scene_host: np.ndarray | None = None
+        self._warm: set = set()
+        self._host_frames = HostFrames()  # pinned, double-buffered
+        self._binned = None  # the binned-tiles kernel's buffers, made on first use
+
+    def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
+               pattern: str = "uniform", repeats: int = 1) -> Frame:
+        width, height = check_size(*size)
+        check_memory(memory)
+        check_count(scene.count, self.max_spheres(memory))
+        check_pattern(pattern)
+        staggered = pattern == "staggered"
+        if self.backend.runs_cuda_kernels:
+            block = check_block(tuple(block), self.limits)
+            image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered,
+                                                                    repeats)
+        else:
+            from kernels.raytrace.cpu import render_spheres_cpu
+
+            pixels = np.empty((height, width), np.uint32)
+            spheres = pack_spheres(scene.spheres)
+            warmup = 0 if "host" in self._warm else 1
+            launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
+            kernel_time, frame_time = time_frames(HOST, launch, None, None, repeats, warmup)  # no copy back
+            image = rgba_view(pixels)
+            memory, block, grid = "host", None, None
+            self._warm.add(memory)
+        meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
+        return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
+                     meta, frame_time)
+
+    def max_spheres(self, memory: str) -> int:
+        """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
+        return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
+
+    def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
+        from numba import cuda
+
+        from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
+
+        self.backend.activate()
+        if self._image_dev is None or self._image_dev.shape != (height, width):
+            self._image_dev = cuda.device_array((height, width), np.uint32)
+        image_dev = self._image_dev
+        grid = grid_for(width, height, block)
+        count = np.int32(scene.count)
+        if memory == "binned":
+            from kernels.raytrace.binned import BinnedTiles
+
+            if self._binned is None:
+                self._binned = BinnedTiles()
+            spheres_dev = self._upload_global(scene.spheres)
+            launch = self._binned.prepare(spheres_dev, scene.count, staggered, image_dev, block)
+        elif memory in ("global", "shared"):
+            kernel = gpu_kernel(memory)
+            spheres_dev = self._upload_global(scene.spheres)
+            launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
+        else:
+            kernel = gpu_kernel(memory)
+            for offset, values in constant_values(scene.spheres):
+                CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
+            launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
+        warmup = 0 if memory in self._warm else 1
+        host = self._host_frames.next_buffer(height, width)
+        kernel_time, frame_time = time_frames(self.backend, launch, image_dev, host, repeats, warmup)
+        self._warm.add(memory)
+        return rgba_view(host), kernel_time, frame_time, grid
+
+    def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
+                    repeats: int = 100) -> tuple[np.ndarray, Timing]:
+        """Wall time of whole frames as an interactive viewer needs them: the kernel plus the copy back
+        into pinned (page-locked) host memory, which the GPU writes by DMA at full link speed."""
+        from numba import cuda
+
+        from kernels.raytrace.gpu import gpu_kernel
+
+        if not self.backend.is_gpu:
+            raise InputError("frame-to-host timing needs a real GPU (the cuda backend)")
+        self.render(scene, size, memory, block)  # validates, compiles, uploads the scene
+        width, height = size
+        kernel, grid, count = gpu_kernel(memory), grid_for(width, height, block), np.int32(scene.count)
+        image_dev = self._image_dev
+        host = cuda.pinned_array((height, width), np.uint32)
+        args = (count, False, image_dev) if memory == "constant" else (self._scene_dev, count, False, image_dev)
+
+        def frame():
+            kernel[grid, block](*args)
+            image_dev.copy_to_host(host)
+
+        return rgba_view(host), time_wall(frame, repeats, warmup=3)
+
+    def _upload_global(self, spheres: np.ndarray):
+        from numba import cuda
+
+        if self._scene_host is None or not np.array_equal(self._scene_host, spheres):
+            self._scene_dev = cuda.to_device(pack_spheres(spheres))
+            self._scene_host = spheres.copy()
+        return self._scene_dev

@@ -1,0 +1,190 @@
+"""Sphere scenes (seed 001): generated from a count and a seed, or loaded from / saved to JSON.
+
+A scene is a float32 array of shape (N, 7) holding the book's ``struct Sphere`` field by field:
+r, g, b (0..1), radius, x, y, z. That is also the layout of the global and the constant memory copies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kernels.errors import InputError
+
+SPHERE_FLOATS = 7  # r, g, b, radius, x, y, z
+BYTES_PER_SPHERE = SPHERE_FLOATS * 4
+CONSTANT_BYTES = 65536  # every CUDA GPU has 64 KiB of constant memory
+CONSTANT_CAPACITY = CONSTANT_BYTES // BYTES_PER_SPHERE  # 2340 spheres
+# Where the kernels read the spheres (kernels.raytrace.MEMORIES is this tuple; it lives here, in a module
+# that does not import numba, so the command line can list it before choosing the simulator).
+MEMORIES = ("global", "constant", "shared", "binned")
+MAX_SPHERES = 1_000_000  # global memory, shared tiles and binned tiles: a scene's own limit
+BOOK_EXTENT = 1000.0  # the book's scene spans -500..500 on each axis
+BOOK_DENSITY_COUNT = 2000  # up to this many spheres the book's radii are kept; above, they shrink
+PRESET_DIR = Path(__file__).resolve().parents[2] / "assets" / "scenes"
+
+
+@dataclass
+class Scene:
+    spheres: np.ndarray  # (N, 7) float32, C-contiguous
+    name: str = ""
+
+    @property
+    def count(self) -> int:
+        return int(self.spheres.shape[0])
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "spheres": [
+                {"center": [float(s[4]), float(s[5]), float(s[6])], "radius": float(s[3]),
+                 "color": [float(s[0]), float(s[1]), float(s[2])]}
+                for s in self.spheres
+            ],
+        }
+
+
+def capacity(limits) -> int:
+    """Most spheres the constant-memory kernel can hold on a device: its constant memory / 28 bytes."""
+    return min(CONSTANT_CAPACITY, limits.total_constant_memory // BYTES_PER_SPHERE)
+
+
+def max_spheres(memory: str, limits=None) -> int:
+    """Most spheres a kernel reading them from ``memory`` accepts: constant memory holds what fits in the
+    device's constant bank (``limits`` from kernels.backend.devices, or 64 KiB when not given); the others take
+    scenes up to MAX_SPHERES. 'host' (the CPU twin) has no memory kind and the scene limit."""
+    if memory == "constant":
+        return CONSTANT_CAPACITY if limits is None else capacity(limits)
+    if memory in MEMORIES or memory == "host":
+        return MAX_SPHERES
+    raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
+
+
+def limit_reason(cap: int) -> str:
+    """Why ``cap`` is the limit, for messages and tooltips."""
+    if cap > CONSTANT_CAPACITY:
+        return f"a scene holds at most {MAX_SPHERES:,} spheres"
+    return f"64 KiB of constant memory / {BYTES_PER_SPHERE} bytes per sphere"
+
+
+def check_count(n, cap: int = MAX_SPHERES) -> int:
+    if not isinstance(n, (int, np.integer)) or not 1 <= n <= cap:
+        raise InputError(f"sphere count {n} is out of range; allowed 1..{cap} ({limit_reason(cap)})")
+    return int(n)
+
+
+def radius_scale(n: int, size: tuple[int, int] | None = None) -> float:
+    """Factor on the book's radii that keeps a random scene of ``n`` spheres readable: 1 up to 2000
+    spheres (the book's scenes unchanged), then 1/sqrt(n / 2000), so the spheres' total area stays that
+    of 2000 and the frame is neither empty nor a wall of overlapping discs. With the image ``size`` known
+    the scene is laid out over the image (see generate_scene) and radii follow its smaller side."""
+    density = min(1.0, (BOOK_DENSITY_COUNT / n) ** 0.5)
+    if size is None:
+        return density
+    return density * min(size) / BOOK_EXTENT
+
+
+def generate_scene(n: int, seed: int = 0, cap: int = MAX_SPHERES, size: tuple[int, int] | None = None) -> Scene:
+    """The book's random scene, deterministic for a seed: colour rnd(1), centre rnd(1000) - 500, radius
+    rnd(100) + 20 (rnd(x) = x * uniform[0, 1)), radii times :func:`radius_scale` (1 up to 2000 spheres).
+    Given the image ``size`` (W, H), centres spread over the image instead (x in -W/2..W/2, y in
+    -H/2..H/2, z over the larger side), so a small image is as full as the book's 1000x1000 view."""
+    n = check_count(n, cap)
+    rng = np.random.default_rng(seed)
+    s = np.empty((n, SPHERE_FLOATS), np.float32)
+    s[:, 0:3] = rng.random((n, 3))
+    s[:, 3] = (rng.random(n) * 100.0 + 20.0) * radius_scale(n, size)
+    s[:, 4:7] = rng.random((n, 3)) * 1000.0 - 500.0
+    if size is not None:
+        s[:, 4:7] *= np.array([size[0], size[1], max(size)], np.float64) / BOOK_EXTENT
+    return Scene(s, f"random {n} spheres, seed {seed}" + (f", laid out for {size[0]}x{size[1]}" if size else ""))
+
+
+def scene_from_dict(doc, source: str = "scene", cap: int = MAX_SPHERES) -> Scene:
+    if not isinstance(doc, dict) or not isinstance(doc.get("spheres"), list):
+        raise InputError(f"{source}: expected an object with a list 'spheres'")
+    if len(doc["spheres"]) > cap:  # before checking each one: a huge list is refused at once
+        raise InputError(f"{source}: {len(doc['spheres'])} spheres is above the capacity {cap}")
+    rows = []
+    for i, sph in enumerate(doc["spheres"]):
+        where = f"{source}: sphere {i}"
+        if not isinstance(sph, dict):
+            raise InputError(f"{where}: expected an object with center, radius and color")
+        center, radius, color = sph.get("center"), sph.get("radius"), sph.get("color")
+        for field, value in (("center", center), ("color", color)):
+            if not (isinstance(value, list) and len(value) == 3 and all(_is_number(v) for v in value)):
+                raise InputError(f"{where}: '{field}' must be a list of 3 numbers, got {_short(value)}")
+        if not _is_number(radius):
+            raise InputError(f"{where}: 'radius' must be a number, got {_short(radius)}")
+        _check_float32(where, "center", center)
+        _check_float32(where, "radius", [radius])
+        if not radius > 0:
+            raise InputError(f"{where}: radius {_short(radius)} must be positive")
+        if not all(0 <= c <= 1 for c in color):
+            raise InputError(f"{where}: color {_short(color)} must have r, g, b in 0..1")
+        rows.append([*color, radius, *center])
+    if not rows:
+        raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
+    if len(rows) > cap:
+        raise InputError(f"{source}: {len(rows)} spheres is above the capacity {cap} ({limit_reason(cap)})")
+    name = doc.get("name") if isinstance(doc.get("name"), str) else Path(source).stem
+    return Scene(np.ascontiguousarray(np.array(rows, np.float32)), name)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(v) -> bool:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # an integer too large for a float: a number, refused as too large below
+        return True
+
+
+def _check_float32(where: str, field: str, values) -> None:
+    """Refuse values that overflow float32, or whose square does (the kernels square radii and offsets)."""
+    with np.errstate(over="ignore"):
+        for v in values:
+            try:
+                f = np.float32(float(v))
+            except OverflowError:
+                f = np.float32(np.inf)
+            if not (np.isfinite(f) and np.isfinite(f * f)):
+                raise InputError(f"{where}: {field} {_short(v)} is too large; its square must fit float32 (|value| <= {_FLOAT32_SQRT_MAX:.3g})")
+
+
+_FLOAT32_SQRT_MAX = float(np.sqrt(np.finfo(np.float32).max))
+
+
+# The largest scene file worth parsing: the most spheres any memory renders, at a generous 512 bytes of
+# JSON each (the app writes at most about 250). Bigger files are refused from their size.
+MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
+
+
+def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
+    from kernels.io.reader import read_json
+
+    doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
+                    f"a scene holds at most {cap} spheres")
+    return scene_from_dict(doc, str(path), cap)
+
+
+def save_scene(scene: Scene, path, option: str = "--save-scene", inputs=()):
+    """Write the scene as JSON through the one output writer; returns the file written."""
+    from kernels.io.writer import write_output
+
+    text = json.dumps(scene.to_dict(), indent=1, allow_nan=False)  # values are finite float32: always loads back
+    return write_output(path, text + "\n", option, inputs)
+
+
+def presets() -> dict[str, Path]:
+    """Scene presets shipped in assets/scenes, by name."""
+    return {p.stem: p for p in sorted(PRESET_DIR.glob("*.json"))}

@@ -1,0 +1,219 @@
+"""Reductions: sum, sum of squares (seed 000) and dot product (seed 003) of int32 or float32 vectors, as
+the seeds' kernels (000, 002, 003, 004), faster ones, and CPU and library references.
+
+This module declares everything about the algorithm and imports no numba: the problem and its independent
+numpy reference (:mod:`.problem`), each variant with its launch rule and inspector entry, and the
+descriptor. The code runs from its own modules, imported when a variant first runs: the CUDA kernels
+(:mod:`.gpu`) and their launches (:mod:`.launches`), the CPU twins (:mod:`.cpu`), the library peers
+(:mod:`.peers`).
+
+Results are exact for int32 input (int64 accumulation everywhere; the seeds' int accumulators overflow).
+float32 input is accumulated in float64 and verified against a float64 reference within
+``FLOAT_RTOL`` x the sum of the absolute terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernels.harness.descriptor import Algorithm, Option, SizeAxis
+from kernels.harness.kernel_decl import KernelDecl, Traffic
+from kernels.harness.variants import Variant
+from kernels.launch import BLOCK_POWER_OF_TWO, BLOCK_WHOLE_WARPS, LaunchRule
+from kernels.lazy import entry
+from kernels.reduction.problem import (ACCUMULATOR_DTYPE, DTYPES, FLOAT_RTOL, MAX_N, OPS, REFERENCE_CHUNK,
+                                       ReductionProblem, make_problem)
+
+MIN_BLOCK = 32
+# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the fastest
+# untuned choice on an H100 from 2^20 to 2^28 elements. A GPU run without a launch tunes it per size.
+DEFAULT_ITEMS_PER_THREAD = 8
+MAX_ITEMS_PER_THREAD = 64
+BEST_KERNEL = "best: tiles of 16-byte loads"  # in the tuning cache's key: another kernel tunes afresh
+
+# --- launches ---------------------------------------------------------------------------------------------
+
+
+def _seed_grid(n: int, block: int) -> int:
+    return min(32, -(-n // block))  # seed 000's 32 blocks, but like seed 003 no more than the input fills
+
+
+SEED_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_block=MIN_BLOCK, note="as in seed 000")
+SEED_TREE_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_block=MIN_BLOCK,
+                              block_rule=BLOCK_POWER_OF_TWO, note="as in seed 000")
+# seed 004: 1024 threads, "#SM*2 is a good number"
+GRID_BARRIER_LAUNCH = LaunchRule(block=1024, grid_sm=2, min_block=MIN_BLOCK, note="as in seed 004")
+# 8 x 256 = 2048 threads per SM, a full wave if registers allow
+WARP_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS)
+BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, tiles=True,
+                         items=(DEFAULT_ITEMS_PER_THREAD, 4, MAX_ITEMS_PER_THREAD), items_multiple=4)
+
+
+# --- what the inspector compiles for each GPU variant ------------------------------------------------------
+# Declared for op 'sum' on int32 (int64 accumulators), as ``bench`` runs them by default, at 2^24 elements;
+# grids the variants size from the SM count are modelled on an H100 (132 SMs).
+
+_RED_SIG = "void(int32[::1], int32[::1], int64[::1])"
+_H100_SMS = 132
+_RED_N = 1 << 24
+
+
+def _traffic(extra_write_per_block: int = 8, per_thread: int = 0, per_warp: int = 0,
+             words: str = "and writes one int64 partial per block"):
+    def traffic(n, threads, blocks):
+        written = extra_write_per_block * blocks + per_thread * threads * blocks + per_warp * (threads // 32) * blocks
+        return Traffic(4 * n + written, n, "int32", f"reads n int32 once {words}")
+    return traffic
+
+
+def _acc_per_thread(threads: int) -> int:
+    return 8 * threads  # one int64 accumulator per thread (extern __shared__ in the seeds)
+
+
+def _no_shared(threads: int) -> int:
+    return 0
+
+
+def _inspect(function: str, dynamic=_acc_per_thread, signature=_RED_SIG, args=("sum", "int32"), grid=32,
+             **traffic) -> KernelDecl:
+    return KernelDecl("kernels.reduction.gpu", function, args, signature, (256,), dynamic, _traffic(**traffic),
+                      _RED_N, grid=grid)
+
+
+# --- the variants -------------------------------------------------------------------------------------------
+
+_SHUFFLE_SKIP = "the CUDA simulator has no warp shuffles"
+
+
+def _gpu(name: str, description: str, seed: str, launch: LaunchRule, run: str, inspect: KernelDecl,
+         sim_skip: str = "") -> Variant:
+    return Variant(name, description, "gpu", seed, sim_skip=sim_skip, run=entry("kernels.reduction.launches", run),
+                   launch=launch, inspect=inspect)
+
+
+def _cpu(name: str, description: str, run: str) -> Variant:
+    return Variant(name, description, "cpu", run=entry("kernels.reduction.cpu", run))
+
+
+def _peer(name: str, description: str, run: str) -> Variant:
+    return Variant(name, description, "peer", run=entry("kernels.reduction.peers", run))
+
+
+VARIANTS: tuple[Variant, ...] = (
+    _gpu("per-thread-partials",
+         "Grid-stride loop, every thread writes its own partial and the host adds all grid x block of them "
+         "(default 32 x 256, as in the seed)",
+         "000 (a)", SEED_LAUNCH, "run_per_thread_partials",
+         _inspect("per_thread_partials_kernel", dynamic=_no_shared, extra_write_per_block=0, per_thread=8,
+                  words="and writes one int64 partial per thread (the host adds them)")),
+    _gpu("block-serial",
+         "Partials in shared memory, then thread 0 adds the whole block serially while the others wait",
+         "000 (b)", SEED_LAUNCH, "run_block_serial", _inspect("block_serial_kernel")),
+    _gpu("tree-mask",
+         "Tree addition in shared memory: threads with (tid & mask) == 0 add their neighbour, log2(block) steps",
+         "000 (c)", SEED_TREE_LAUNCH, "run_tree_mask", _inspect("tree_mask_kernel")),
+    _gpu("interleaved-divergent",
+         "Interleaved tree, if t % (2*stride) == 0: the active threads are scattered, so every warp diverges",
+         "002", SEED_TREE_LAUNCH, "run_interleaved_divergent", _inspect("interleaved_divergent_kernel")),
+    _gpu("sequential",
+         "Sequential tree, if t < stride: the active threads are contiguous, so whole warps retire early",
+         "002 (better version), 003 (dot)", SEED_TREE_LAUNCH, "run_sequential", _inspect("sequential_kernel")),
+    _gpu("two-kernel",
+         "Per-block partials, then the same kernel on one block reduces them: the launch boundary is the "
+         "grid-wide barrier (default grid 2 x SMs, block 1024)",
+         "004 (a)", GRID_BARRIER_LAUNCH, "run_two_kernel",
+         _inspect("block_sums_kernel", extra_write_per_block=16, grid=2 * _H100_SMS,
+                  words="and writes one int64 partial per block, which the second pass (same kernel, one block) "
+                        "reads")),
+    _gpu("last-block",
+         "One launch: threadfence, an atomic ticket and syncthreads_or let the last block add every partial; "
+         "it strides over them, so unlike the seed any grid size works",
+         "004 (b)", GRID_BARRIER_LAUNCH, "run_last_block",
+         _inspect("last_block_kernel", signature="void(int32[::1], int32[::1], int64[::1], int64[::1], int32[::1])",
+                  extra_write_per_block=16, grid=2 * _H100_SMS,
+                  words="and writes one int64 partial per block, which the last block reads back")),
+    _gpu("warp-shuffle",
+         "Grid-stride partials summed in registers with shfl_down_sync, then one 64-bit atomic per warp",
+         "004 (hint)", WARP_LAUNCH, "run_warp_shuffle",
+         _inspect("warp_shuffle_kernel", dynamic=_no_shared, signature="void(int32[::1], int32[::1], int64[::1], int64)",
+                  extra_write_per_block=0, per_warp=8, grid=8 * _H100_SMS, words="and adds one int64 atomic per warp"),
+         _SHUFFLE_SKIP),
+    _gpu("best",
+         "Fastest: one block per tile of block x items_per_thread (8) elements, each thread's items read by "
+         "16-byte loads (4 elements each) issued at once, warp shuffles, one 64-bit atomic per block, no second "
+         "pass; on a GPU with no launch given, items and block come from a short sweep cached per device and "
+         "size (--retune redoes it)",
+         "", BEST_LAUNCH, "run_best",
+         _inspect("best_kernel", dynamic=_no_shared, signature="void(int32[::1], int32[::1], int64[::1], int64)",
+                  args=("sum", "int32", DEFAULT_ITEMS_PER_THREAD), grid=-(-_RED_N // (256 * DEFAULT_ITEMS_PER_THREAD)),
+                  words="and adds one int64 atomic per block"),
+         _SHUFFLE_SKIP),
+    _cpu("numpy",
+         "numpy on the host: np.sum, or np.einsum for sumsq and dot, accumulating in int64 / float64 (wall time)",
+         "run_numpy"),
+    _cpu("cpu-parallel",
+         "Numba @njit(parallel=True) prange reduction on all CPU cores, int64 / float64 accumulator (wall time)",
+         "run_cpu_parallel"),
+    _peer("cuda-reduce",
+          "numba's builtin cuda.reduce (sum only, int32 only: it accumulates in the input type); CUDA events "
+          "around the call, which includes its partials allocation", "run_cuda_reduce"),
+    _peer("cupy-sum",
+          "cupy.sum(x, dtype=int64 / float64): CuPy's own reduction kernel, not CUB (CuPy's CUB path does not "
+          "widen int32 -> int64 or float32 -> float64); sum only; CUDA events", "run_cupy_sum"),
+    _peer("cupy-dot",
+          "CuPy's dot; dot only, int32 only (float32 goes to cuBLAS sdot, a float32 accumulator; the int32 result "
+          "wraps past 2**31); CUDA events", "run_cupy_dot"),
+    _peer("cub-reduce",
+          "CUB DeviceReduce (cuda.compute reduce_into, OpKind.PLUS) of the int32 / float32 array into an int64 / "
+          "float64 result; temp storage allocated once; sum only; CUDA events", "run_cub_reduce"),
+    _peer("triton-sum",
+          "A plain Triton kernel: one tile of BLOCK (autotuned 1024..8192) elements per program, tl.sum in "
+          "int64 / float64, one atomic add per program, plus zeroing the result; sum, sumsq, dot; CUDA events",
+          "run_triton_sum"),
+    _peer("torch-sum", "torch.sum(x, dtype=int64 / float64) on a zero-copy view; sum only; CUDA events",
+          "run_torch_sum"),
+    _peer("cupy-sum-cub",
+          "cupy.sum(x, dtype=int64 / float64) with CUB as CuPy's only routine and reduction accelerator (what "
+          "CUPY_ACCELERATORS=cub sets), switched per call; the row's note says whether device-wide CUB ran or "
+          "CuPy's kernel with CUB block reductions; sum only; CUDA events", "run_cupy_sum_cub"),
+)
+VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
+
+
+# --- the descriptor -------------------------------------------------------------------------------------
+
+
+def load_input(path) -> np.ndarray:
+    """A 1-D array from a .npy file (``--input``), for :func:`make_problem`'s ``data``; bounded and checked
+    by the one input reader."""
+    from kernels.io.reader import read_npy
+
+    return read_npy(path, "--input")
+
+
+def _memory(n: int, options: dict) -> tuple[int, int]:
+    vectors = 2 if options["op"] == "dot" else 1
+    # float32 inputs are drawn as float32 and scaled: about two temporaries of the vector on the way
+    host = vectors * n * 4 * (3 if options["dtype"] == "float32" else 1) + 2 * REFERENCE_CHUNK * 8
+    return host, vectors * n * 4
+
+
+def _make(n, options, seed, data=None) -> ReductionProblem:
+    return make_problem(options["op"], options["dtype"], n, seed, data=data)
+
+
+ALGORITHM = Algorithm(
+    name="reduction", title="Reduction",
+    summary="sum, sum of squares or dot product of int32 / float32 vectors (seeds 000, 002, 003, 004)",
+    variants=VARIANTS, make_problem=_make,
+    size=SizeAxis("N elements", "elements", default={"cuda": 100_000_000, "cpu": 16 * 2**20, "sim": 4096},
+                  maximum={"cuda": MAX_N, "cpu": MAX_N, "sim": 65536},
+                  gui_default={"cuda": 1 << 22, "cpu": 1 << 22, "sim": 4096}),
+    options=(
+        Option("op", "reduction operation", choices=OPS, default="sum"),
+        Option("dtype", "element type; ints are summed exactly in 64 bits, floats in float64", choices=DTYPES,
+               default="int32"),
+    ),
+    load_input=load_input, input_help="a .npy array of numbers (1-D) to reduce instead of random data",
+    memory=_memory,
+)

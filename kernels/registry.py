@@ -1,0 +1,31 @@
+"""Every benchmarkable algorithm, in the order the CLI's help and the GUI show them. Adding one is a new
+module that declares ``ALGORITHM`` (see :mod:`kernels.harness.descriptor`), its test file, and a line here.
+
+Importing this module imports the algorithm modules, and with them numba: choose the backend first
+(:func:`kernels.backend.prepare`)."""
+
+from __future__ import annotations
+
+from kernels import hashtable, histogram, julia, raytrace, reduction
+from kernels.harness.descriptor import Algorithm
+from kernels.errors import InputError
+
+ALGORITHMS: tuple[Algorithm, ...] = (
+    reduction.ALGORITHM,
+    histogram.ALGORITHM,
+    hashtable.ALGORITHM,
+    raytrace.ALGORITHM,
+    julia.ALGORITHM,
+)
+
+
+def by_name(name: str) -> Algorithm:
+    for a in ALGORITHMS:
+        if a.name == name:
+            return a
+    raise InputError(f"unknown algorithm {name!r}; known: {', '.join(a.name for a in ALGORITHMS)}")
+
+
+def with_panels() -> tuple[Algorithm, ...]:
+    """The algorithms the GUI gives a benchmark panel (the renders have their own view)."""
+    return tuple(a for a in ALGORITHMS if a.panel)

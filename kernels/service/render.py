@@ -1,0 +1,40 @@
+"""Rendering a RenderRequest: the one path the CLI's `render`, the window's worker and the simulator's child
+process all take. Renderers are kept per backend (``renderers``: a dict the caller owns) so device buffers
+and compiled kernels are reused between frames."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kernels.raytrace.scene import generate_scene
+
+
+def renderers_for(renderers: dict, backend):
+    """(SphereRenderer, JuliaRenderer) for ``backend`` from ``renderers`` (a cache: backend -> both)."""
+    if backend not in renderers:
+        from kernels.julia.renderer import JuliaRenderer
+        from kernels.raytrace.renderer import SphereRenderer
+
+        renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
+    return renderers[backend]
+
+
+def render_frame(renderers: dict, r, memory=None, repeats=None):
+    """Render RenderRequest ``r`` (optionally with another memory or repeat count) into a Frame."""
+    spheres, julia = renderers_for(renderers, r.backend)
+    if r.kind == "spheres":
+        return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
+                              pattern=r.pattern, repeats=repeats or r.repeats)
+    block = r.block if r.launch == "2d" else (1, 1)
+    return julia.render(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats)
+
+
+def warm_renderers(renderers: dict, request) -> None:
+    """Get the kernel ``request`` needs ready by rendering a tiny copy of it (the CPU twin loads from numba's
+    cache, a GPU kernel compiles or loads); any failure is left to the real frame to report."""
+    scene = generate_scene(1, 0) if request.kind == "spheres" else None
+    tiny = replace(request, size=(8, 8), block=(8, 8), scene=scene, repeats=1)
+    try:
+        render_frame(renderers, tiny)
+    except Exception:  # noqa: BLE001 - only a head start: the real frame reports any failure
+        pass

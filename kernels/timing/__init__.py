@@ -1,0 +1,265 @@
+"""Timing written once: CUDA events for kernels on a GPU, perf_counter elsewhere.
+
+Every helper warms up first, so JIT compilation never lands in a timing, and returns a :class:`Timing`
+whose ``method`` says how it was measured ('cuda-events' or 'wall').
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import statistics
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Callable
+
+from kernels.errors import InputError
+
+
+@dataclass(frozen=True)
+class Timing:
+    samples_ms: tuple[float, ...]
+    method: str  # 'cuda-events' (kernel only) or 'wall' (perf_counter around the call)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.samples_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.samples_ms)
+
+    @property
+    def repeats(self) -> int:
+        return len(self.samples_ms)
+
+    def summary(self) -> str:
+        return f"median {self.median_ms:.3f} ms (min {self.min_ms:.3f}, max {self.max_ms:.3f}, n={self.repeats}, {self.method})"
+
+    @property
+    def noise(self) -> float | None:
+        """Relative spread of the samples: (max - min) / median (None for a zero median)."""
+        return relative_spread(self.samples_ms)
+
+
+def check_repeats(repeats: int) -> int:
+    if not isinstance(repeats, int) or repeats < 1:
+        raise InputError(f"repeats {repeats!r} must be a whole number of at least 1")
+    return repeats
+
+
+GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
+
+
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+    """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
+
+    A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
+    and the launches: the events then bracket the kernels alone, not the launch latency."""
+    from numba import cuda
+
+    check_repeats(repeats)
+    for _ in range(warmup):
+        launch()
+    cuda.synchronize()
+    timer = EventTimer()
+    policy = current_policy()
+    flush = l2_flusher() if policy.cold else None
+
+    def sample() -> float:
+        if flush is not None:
+            flush()  # outside the events: the next launch finds none of its input in L2
+        return timer(launch)[0]
+
+    samples = repeat_until_stable(sample, repeats, policy)
+    return Timing(tuple(samples), "cuda-events-cold" if policy.cold else "cuda-events")
+
+
+class EventTimer:
+    """CUDA events around one ``launch()``, behind the head-start kernel (see :func:`time_cuda_events`)."""
+
+    def __init__(self):
+        from numba import cuda
+
+        self._cuda = cuda
+        self.start, self.stop = cuda.event(), cuda.event()
+        self.head_start = _head_start_kernel()
+
+    def __call__(self, launch) -> tuple[float, float]:
+        """(kernel milliseconds by the events, host seconds spent queuing the launch)."""
+        self.head_start[1, 1](GPU_HEAD_START_NS)
+        t0 = time.perf_counter()
+        self.start.record()
+        launch()
+        self.stop.record()
+        queued = time.perf_counter() - t0
+        self.stop.synchronize()
+        return float(self._cuda.event_elapsed_time(self.start, self.stop)), queued
+
+
+@functools.lru_cache(maxsize=None)
+def _head_start_kernel():
+    from numba import cuda
+
+    @cuda.jit("void(int64)", cache=True)
+    def sleep_ns(ns):
+        # nanosleep sleeps at most about 1 ms a call: several short naps
+        for _ in range(ns // 50_000 + 1):
+            cuda.nanosleep(50_000)
+
+    return sleep_ns
+
+
+def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None) -> Timing:
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``)."""
+    check_repeats(repeats)
+    for _ in range(warmup):
+        fn()
+    if sync:
+        sync()
+
+    def sample() -> float:
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        return (time.perf_counter() - t0) * 1e3
+
+    return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
+
+
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+    """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
+    events there, so it synchronises) and on the CPU."""
+    if backend.is_gpu:
+        return time_cuda_events(launch, repeats, warmup)
+    if backend.is_simulator:
+        from numba import cuda
+
+        return time_wall(launch, repeats, warmup, sync=cuda.synchronize)
+    return time_wall(launch, repeats, warmup)
+
+
+# --- how long to measure: noise and an NVBench-like stopping rule ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How the timers measure (set for a whole benchmark run with :func:`measurement`).
+
+    ``tolerance``: keep repeating until the median of the samples moved by at most this fraction over the
+    last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
+    median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
+    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample."""
+
+    tolerance: float | None = None
+    max_repeats: int | None = None  # default: 10 x repeats
+    max_seconds: float = 3.0
+    cold: bool = False
+
+
+_POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
+
+
+def current_policy() -> Policy:
+    return _POLICY.get()
+
+
+@contextlib.contextmanager
+def measurement(policy: Policy):
+    """Use ``policy`` for every timer called inside the block."""
+    token = _POLICY.set(policy)
+    try:
+        yield policy
+    finally:
+        _POLICY.reset(token)
+
+
+def relative_spread(samples) -> float | None:
+    """(max - min) / median of ``samples``: 0 for identical samples, None without a positive median."""
+    if not samples:
+        return None
+    median = statistics.median(samples)
+    if median <= 0:
+        return None
+    return (max(samples) - min(samples)) / median
+
+
+def repeat_until_stable(sample: Callable[[], float], repeats: int, policy: Policy,
+                        clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """``repeats`` samples, then (with a tolerance) more until the median is stable.
+
+    Stable: the median of all samples differs from the median without the newest ``repeats`` of them by
+    at most ``tolerance`` x that median. Stops anyway at ``max_repeats`` samples or ``max_seconds``."""
+    samples = [sample() for _ in range(repeats)]
+    if policy.tolerance is None:
+        return samples
+    cap = policy.max_repeats if policy.max_repeats is not None else 10 * repeats
+    t0 = clock()
+    while len(samples) < cap and clock() - t0 < policy.max_seconds:
+        before = statistics.median(samples)
+        samples.extend(sample() for _ in range(min(repeats, cap - len(samples))))
+        after = statistics.median(samples)
+        if before > 0 and abs(after - before) <= policy.tolerance * before:
+            break
+    return samples
+
+
+def is_stable(samples, repeats: int, tolerance: float) -> bool:
+    """Whether the stopping rule above would call ``samples`` stable (for rows and reports)."""
+    if len(samples) <= repeats:
+        return False
+    before = statistics.median(samples[:-repeats])
+    return before > 0 and abs(statistics.median(samples) - before) <= tolerance * before
+
+
+# --- cold runs: flush the GPU's L2 between samples ----------------------------------------------------------
+
+FLUSH_FALLBACK_BYTES = 2 * 64 * 2**20  # when the driver does not say how large L2 is
+
+
+@functools.lru_cache(maxsize=None)
+def _flush_kernel():
+    from numba import cuda
+
+    @cuda.jit("void(int32[::1], int32)")
+    def overwrite(buffer, value):
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < buffer.size:
+            buffer[i] = value
+            i += stride
+
+    return overwrite
+
+
+_FLUSH_BUFFERS: dict = {}
+
+
+def l2_flusher(device: int | None = None) -> Callable[[], None]:
+    """A call that writes a buffer twice the L2 size (or 128 MiB), evicting everything else from L2,
+    as NVBench's cold runs do. The buffer is allocated once per device."""
+    from numba import cuda
+
+    from kernels.backend import devices
+
+    if device is None:
+        device = cuda.get_current_device().id
+    if device not in _FLUSH_BUFFERS:
+        l2 = devices.gpu_l2_bytes(device)
+        nbytes = max(2 * l2, FLUSH_FALLBACK_BYTES) if l2 else FLUSH_FALLBACK_BYTES
+        _FLUSH_BUFFERS[device] = cuda.device_array(nbytes // 4, "int32")
+    buffer = _FLUSH_BUFFERS[device]
+    kernel = _flush_kernel()[1024, 256]
+    value = [0]
+
+    def flush():
+        value[0] ^= 1
+        kernel(buffer, value[0])
+
+    return flush
