@@ -15,7 +15,7 @@ from kernels import bench
 from kernels.errors import InputError
 from kernels.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
-from kernels.launch import DEFAULT_BLOCK_2D
+from kernels.launch import DEFAULT_BLOCK_2D, clamp_block
 from kernels.scene import Scene, capacity, generate_scene, limit_reason
 from kernels.scene import max_spheres as memory_max_spheres
 
@@ -282,8 +282,8 @@ class RenderModel(QObject):
     def max_block(self) -> tuple[int, int]:
         """(max BX, max BY) given the other dimension: BX * BY never exceeds max threads per block."""
         bx, by = self.block
-        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
-        return min(dims[0], mt // by), min(dims[1], mt // bx)
+        dims = self.limits.max_block_dim
+        return clamp_block((dims[0], by), self.limits, keep=1)[0], clamp_block((bx, dims[1]), self.limits)[1]
 
     def effective_size(self, tab: str | None = None) -> tuple[int, int]:
         w, h = self.sizes[tab or self.tab]
@@ -311,10 +311,7 @@ class RenderModel(QObject):
             return True
         self.backendChanging.emit(b.kind)
         self.backend, self.limits = b, b.limits
-        bx, by = self.block
-        mt = self.limits.max_threads_per_block
-        bx = max(1, min(bx, self.limits.max_block_dim[0], mt))
-        self.block = (bx, max(1, min(by, self.limits.max_block_dim[1], mt // bx)))
+        self.block = clamp_block(self.block, self.limits)
         if self.scene.count > self.max_spheres:
             self.set_sphere_count(self.max_spheres, emit=False)
         elif self.scene_is_random:  # the image size may differ on the new backend (the simulator's cap)
@@ -344,13 +341,13 @@ class RenderModel(QObject):
         return True
 
     def set_block(self, bx: int | None = None, by: int | None = None) -> None:
-        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit."""
+        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit (the
+        dimension not being set keeps its value)."""
         nbx, nby = self.block
-        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
         if bx is not None:
-            nbx = max(1, min(int(bx), dims[0], mt // nby))
+            nbx = clamp_block((bx, nby), self.limits, keep=1)[0]
         if by is not None:
-            nby = max(1, min(int(by), dims[1], mt // nbx))
+            nby = clamp_block((nbx, by), self.limits, keep=0)[1]
         if (nbx, nby) != self.block:
             self.block = (nbx, nby)
             self.changed.emit("block")
@@ -492,9 +489,7 @@ class RenderModel(QObject):
                 self.sizes[t] = parse_size(read(s, Keys.SIZE.format(t), "{}x{}".format(*self.sizes[t])))
             except InputError:
                 pass
-        mt = self.limits.max_threads_per_block
-        bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
-        self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
+        self.block = clamp_block((read(s, Keys.BLOCK_X, 16, int), read(s, Keys.BLOCK_Y, 16, int)), self.limits)
         self.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
         memory = read(s, Keys.MEMORY, "global")
         self.memory = memory if memory in MEMORIES else "global"
