@@ -27,6 +27,11 @@ class Variant:
     launch: LaunchRule | None = None  # GPU variants: default launch and the block sizes it accepts
 
     @property
+    def runs_on_host(self) -> bool:
+        """Host code (kind 'cpu'): no launch, no GPU memory, on any backend."""
+        return self.kind == "cpu"
+
+    @property
     def rules(self) -> str:
         """Its launch rule and constraints in words ('' for host code)."""
         return "; ".join(x for x in (self.launch.describe() if self.launch else "", self.constraints) if x)

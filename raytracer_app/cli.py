@@ -275,7 +275,7 @@ def _dispatch(args) -> int:
     if args.command == "devices":
         from kernels.devices import devices_report
 
-        if args.backend != "auto" or args.device is not None:
+        if not backends.choice(args.backend).is_auto or args.device is not None:
             backends.resolve(args.backend, args.device)  # `devices --backend cuda` without a GPU: exit 2, as render
 
         print(devices_report())

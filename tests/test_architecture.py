@@ -63,7 +63,48 @@ def test_only_the_backend_module_compares_backend_kinds_to_names(path):
     assert not _kind_comparisons(path), f"{rel(path)} lines {_kind_comparisons(path)}: ask the backend object instead"
 
 
+SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
+# the backend module spells the backend names; the variants module owns the variant kinds ('gpu', 'cpu', 'peer')
+NAME_OWNERS = {ROOT / "kernels" / "backend.py", ROOT / "kernels" / "variants.py"}
+
+
+def _strings(node) -> set:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def _name_comparisons(path: Path) -> list[int]:
+    """Lines comparing anything with 'cuda', 'cpu' or 'sim' (alone or in a tuple, list or set), or a backend
+    name with 'auto' (which is also a precision mode): a backend choice answers is_gpu, is_auto, ... instead."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        literals = set().union(*map(_strings, sides))
+        others = " ".join(ast.unparse(s) for s in sides if not _strings(s))
+        if literals & BACKEND_KINDS or ("auto" in literals and "backend" in others):
+            lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("path", [p for p in KERNELS + APP + SCRIPTS if p not in NAME_OWNERS], ids=rel)
+def test_only_the_backend_module_compares_backend_names(path):
+    assert not _name_comparisons(path), (f"{rel(path)} lines {_name_comparisons(path)}: ask the backend or "
+                                         "kernels.backend.choice(name) instead")
+
+
 def test_the_checks_would_catch_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from PyQt6.QtWidgets import QWidget\nif self.backend.kind == 'sim':\n    pass\n")
     assert "PyQt6.QtWidgets" in imported_modules(bad) and _kind_comparisons(bad) == [2]
+
+
+def test_the_name_check_would_catch_a_violation(tmp_path):
+    named = tmp_path / "named.py"
+    named.write_text("if name in ('auto', 'cuda'):\n    pass\nif backend_name == 'auto':\n    pass\n"
+                     "if choice.name != 'sim':\n    pass\nif mode != 'auto':\n    pass\n")
+    assert sorted(_name_comparisons(named)) == [1, 3, 5]  # a precision mode may still be 'auto'

@@ -133,7 +133,7 @@ def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, mak
 def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_backend):
     from raytracer_app.gui.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES, SIM_MAX_SPHERES, sim_default_n, sim_max_n
 
-    if cuda_backend.kind != "sim":
+    if not cuda_backend.is_simulator:
         pytest.skip("this session runs real CUDA, not the simulator")
     preset(**{"render/size_spheres": "32x32"})
     w = make_window(cpu_backend)
@@ -162,7 +162,7 @@ def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_bac
 def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
     """A render of 64 spheres at 128x128 runs for tens of seconds in the simulator, inside one kernel;
     Cancel ends its child process, and the frame never arrives. The same for a benchmark Run's Stop."""
-    if cuda_backend.kind != "sim":
+    if not cuda_backend.is_simulator:
         pytest.skip("this session runs real CUDA, not the simulator")
     preset("sim", **{"render/size_spheres": "128x128", "spheres/count": 64})
     w = make_window(cuda_backend)

@@ -68,6 +68,8 @@ def test_a_cpu_window_shows_its_first_frame_without_numba_cuda(tmp_path):
     ("auto", None, {"backend/name": "cuda", "backend/device": 3}, 3),
     ("auto", None, {"backend/name": "cuda", "backend/device": "garbage"}, 0),
     ("auto", 2, {"backend/name": "cpu"}, 2),
+    ("auto", None, {"backend/name": "garbage"}, 0),
+    ("auto", None, {"backend/name": "auto", "backend/device": 3}, 0),
 ])
 def test_which_gpu_starts_early(choice, device, saved, expected, qapp, tmp_path):
     from PyQt6.QtCore import QSettings

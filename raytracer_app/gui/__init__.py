@@ -18,12 +18,13 @@ ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "app.svg"
 def _first_choice(backend_name: str, device: int | None, settings) -> tuple[str, int | None]:
     """(backend name, GPU) to try first: the ones asked for, or with 'auto' and no device the backend (and
     its GPU) saved last time."""
+    from kernels import backend as backends
     from raytracer_app.gui.state import Keys, read
 
-    if backend_name == "auto" and device is None:
+    if backends.choice(backend_name).is_auto and device is None:
         saved = read(settings, Keys.BACKEND, "auto", str)
-        if saved in ("cuda", "cpu", "sim"):
-            return saved, (read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if saved == "cuda" else None)
+        if saved in backends.BACKEND_NAMES and not backends.choice(saved).is_auto:
+            return saved, (read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if backends.choice(saved).is_gpu else None)
     return backend_name, device
 
 
@@ -83,8 +84,10 @@ def _excepthook(kind, value, tb):
 def _gpu_to_start(backend_name: str, device: int | None, settings) -> int | None:
     """The GPU the window will most likely open on (None: the cpu backend or the simulator), read from the
     choice and the saved settings without asking numba, so that its driver can start early."""
+    from kernels.backend import choice
+
     name, device = _first_choice(backend_name, device, settings)
-    return (device or 0) if name in ("auto", "cuda") else None
+    return (device or 0) if choice(name).may_use_gpu else None
 
 
 def _first_frame_child(backend, settings):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from kernels.backend import choice
+
 GROUP = "per_backend/{}"
 
 
@@ -34,7 +36,7 @@ def reading(settings, kind: str):
         finally:
             settings.endGroup()
     else:
-        yield _Defaults() if kind == "sim" else settings
+        yield _Defaults() if choice(kind).is_simulator else settings
 
 
 @contextmanager
@@ -55,7 +57,7 @@ def load(settings, kind: str, model, panels) -> None:
         model.load(s)
         for panel in panels:
             panel.load(s)
-    if kind == "sim" and first_time:
+    if choice(kind).is_simulator and first_time:
         model.sizes = {tab: (SIM_DEFAULT_SIDE, SIM_DEFAULT_SIDE) for tab in model.sizes}
         if model.scene_is_random:
             model.set_sphere_count(SIM_DEFAULT_SPHERES, emit=False)

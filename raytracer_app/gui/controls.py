@@ -163,7 +163,7 @@ class Controls(QScrollArea):
         """Enable the backends this process can switch to, saying why the others cannot run, and list the
         GPUs when there is more than one. Without ``check_gpus`` the cuda entry waits for a later call."""
         for index, choice in enumerate(backends.CHOICES):
-            if choice.name == "cuda" and not check_gpus:
+            if choice.is_gpu and not check_gpus:
                 why = "checking for a CUDA GPU…"
             else:
                 why = backends.unavailable_reason(choice.name)
@@ -301,7 +301,7 @@ class Controls(QScrollArea):
         return text
 
     def _backend_chosen(self, name: str) -> None:
-        device = self.gpu.currentIndex() if name == "cuda" and self.gpu.count() > 1 else None
+        device = self.gpu.currentIndex() if backends.choice(name).is_gpu and self.gpu.count() > 1 else None
         if not self.model.set_backend(name, device):
             self._sync("backend")
 
