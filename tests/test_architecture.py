@@ -12,7 +12,8 @@ KERNELS = sorted((ROOT / "kernels").rglob("*.py"))
 APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 # the GUI's models and state: listened to by widgets, never holding one
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
-             ("state.py", "algorithms.py", "backend_settings.py", "sim_limits.py", "file_dialogs.py")]
+             ("models.py", "requests.py", "settings.py", "timing_log.py", "algorithms.py", "backend_settings.py",
+              "sim_limits.py", "file_dialogs.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 
@@ -40,6 +41,10 @@ def test_kernels_import_neither_qt_nor_the_app(path):
 def test_gui_state_knows_no_widgets(path):
     bad = {m for m in imported_modules(path) if m in ("PyQt6.QtWidgets", "PyQt6.QtGui") or m.startswith("pyqtgraph")}
     assert not bad, f"{rel(path)} imports {sorted(bad)}"
+
+
+def test_the_widget_free_modules_are_all_there():
+    assert [rel(p) for p in GUI_STATE if not p.exists()] == []
 
 
 def _kind_comparisons(path: Path) -> list[int]:

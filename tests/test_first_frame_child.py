@@ -12,7 +12,7 @@ import pytest
 from kernels.julia import JuliaParams
 from kernels.scene import generate_scene
 from raytracer_app.gui.child_process import ChildFailed, ChildProcess
-from raytracer_app.gui.state import RenderRequest, warm_request
+from raytracer_app.gui.requests import RenderRequest, warm_request
 from tests.conftest import run_fresh_python
 from tests.references import julia_book_picture, spheres_reference
 

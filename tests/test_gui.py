@@ -29,7 +29,7 @@ def preset(backend: str = "", **values):
     """Write settings the window reads at start (small images keep the tests fast). With ``backend`` they
     go to that backend kind's own settings (the simulator never reads the shared ones)."""
     from raytracer_app.gui.backend_settings import GROUP
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     prefix = GROUP.format(backend) + "/" if backend else ""

@@ -30,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def settings_dir(tmp_path):
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     s.setValue("render/size_spheres", "48x32")
@@ -204,7 +204,7 @@ def test_an_exception_in_a_slot_is_one_status_line(qtbot, window, monkeypatch):
 
 def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtbot, window):
     from kernels.render_bench import frame_row
-    from raytracer_app.gui.state import TimingLog
+    from raytracer_app.gui.timing_log import TimingLog
 
     frame = window.last["spheres"][0]
     log = TimingLog()

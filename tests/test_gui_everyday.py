@@ -43,7 +43,7 @@ def test_fps_is_shown_below_one_frame_per_second_and_about_names_the_running_qt(
     from PyQt6.QtCore import qVersion
 
     from raytracer_app.gui.dialogs import about_text
-    from raytracer_app.gui.state import FpsMeter
+    from raytracer_app.gui.timing_log import FpsMeter
 
     meter = FpsMeter(window=1.0)
     for t in (0.0, 2.5, 5.0):  # a frame every 2.5 s
@@ -86,7 +86,7 @@ def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_b
     from kernels.scene import presets
 
     from raytracer_app.gui.controls import CUSTOM
-    from raytracer_app.gui.state import JULIA_PRESETS
+    from raytracer_app.gui.models import JULIA_PRESETS
 
     preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
     w = make_window(cpu_backend)
@@ -188,7 +188,7 @@ def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
 def test_restart_switches_the_simulator_and_saves_the_choice(qtbot, make_window, cpu_backend):
     from kernels.backend import simulator_active
 
-    from raytracer_app.gui.state import Keys, make_settings
+    from raytracer_app.gui.settings import Keys, make_settings
 
     w = make_window(cpu_backend)
     want = "auto" if simulator_active() else "sim"
@@ -327,7 +327,7 @@ def test_chart_legend_log_axis_percent_header_and_title(qtbot, make_window, cpu_
 
 def test_file_dialogs_start_in_the_last_folder(tmp_path):
     from raytracer_app.gui.file_dialogs import remember, start_in
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     assert start_in(s, "scene.json") == "scene.json"

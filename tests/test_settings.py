@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QByteArray, QSettings  # noqa: E402
 
-from raytracer_app.gui.state import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
+from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
 
 WAIT = 60_000
 
@@ -118,3 +118,47 @@ def test_raw_corrupted_ini_file_starts_the_window(qtbot, start_window, cpu_backe
     w = start_window(cpu_backend)
     assert w.model.seed == 0 and w.model.scene.count == 20
     assert w.isVisible()
+
+
+def test_save_model_and_load_model_round_trip(qapp, cpu_backend, tmp_path):
+    """What save_model writes, load_model reads back into a fresh model (the one mapping of keys to values)."""
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.settings import load_model, save_model
+
+    m = RenderModel(cpu_backend)
+    m.set_tab("julia")
+    m.set_size((96, 80), "spheres")
+    m.set_block(bx=32, by=8)
+    m.set_memory("shared")
+    m.set_pattern("staggered")
+    m.new_random_scene(seed=7)
+    m.set_sphere_count(33)
+    m.set_julia(c=complex(0.285, 0.01), iterations=321, colormap="smooth")
+    m.set_launch("book")
+    m.set_precision_mode("float64")
+    s = QSettings(str(tmp_path / "round.ini"), QSettings.Format.IniFormat)
+    save_model(s, m)
+    back = RenderModel(cpu_backend)
+    load_model(s, back)
+    assert (back.tab, back.sizes, back.block, back.seed, back.memory, back.pattern) == \
+           ("julia", m.sizes, (32, 8), 7, "shared", "staggered")
+    assert back.scene.count == 33 and back.scene_is_random and back.scene.to_dict() == m.scene.to_dict()
+    assert (back.julia.c, back.julia.iterations, back.julia.colormap, back.julia.precision) == \
+           (complex(0.285, 0.01), 321, "smooth", "float64")
+    assert (back.launch, back.precision_mode) == ("book", "float64")
+
+
+def test_load_model_clamps_a_saved_block_into_the_limits(qapp, cpu_backend, tmp_path):
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.settings import load_model
+
+    s = QSettings(str(tmp_path / "block.ini"), QSettings.Format.IniFormat)
+    s.setValue(Keys.BLOCK_X, 64)
+    s.setValue(Keys.BLOCK_Y, 64)  # 4096 threads: BX is kept, BY = 1024 // 64
+    m = RenderModel(cpu_backend)
+    load_model(s, m)
+    assert m.block == (64, m.limits.max_threads_per_block // 64)

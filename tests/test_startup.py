@@ -17,7 +17,7 @@ from PyQt6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
 from raytracer_app.gui import open_window
-from raytracer_app.gui.state import Keys, make_settings
+from raytracer_app.gui.settings import Keys, make_settings
 s = make_settings(); s.setValue(Keys.SIZE.format("spheres"), "64x64"); s.sync()
 app, window = open_window("cpu")
 while window.first_frame_s is None:
@@ -112,7 +112,7 @@ def test_every_algorithm_module_loads_without_numba():
     their jit functions on first use (kernels/lazy_jit.py), and the kernel-image key reads numba's version
     from package metadata."""
     code = ("import sys, kernels.algorithms, kernels.bench, kernels.render_bench, kernels.kernel_images as k; "
-            "import raytracer_app.gui.state; "
+            "import raytracer_app.gui.models, raytracer_app.gui.settings, raytracer_app.gui.timing_log; "
             "from kernels import raytrace, julia; raytrace.shade_pixel.py_func; julia.julia_pixel.__doc__; "
             "k._code_digest(); print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
     proc = run_fresh_python(code)
@@ -126,7 +126,7 @@ from PyQt6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
 from raytracer_app.gui import open_window
-from raytracer_app.gui.state import Keys, make_settings
+from raytracer_app.gui.settings import Keys, make_settings
 s = make_settings()
 s.setValue(Keys.SIZE.format("spheres"), "320x200"); s.setValue(Keys.MEMORY, sys.argv[2]); s.setValue(Keys.TAB, "spheres")
 s.sync()

@@ -1,7 +1,9 @@
 """The desktop GUI (PyQt6 + pyqtgraph). ``run_gui`` is the entry point the CLI calls.
 
-Modules: state (models, settings; no widgets), algorithms (benchmark panel specs), workers (QThread
-workers), render_view, controls, charts, bench_panel, dialogs, main_window.
+Modules without widgets: models (the RenderModel), requests (what workers receive), settings (QSettings,
+keys, the typed reader) and backend_settings (per-backend groups), timing_log, algorithms (benchmark panel
+specs). With widgets: workers (QThread workers), render_view, controls, charts, bench_panel, dialogs,
+menus, main_window.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def _first_choice(backend_name: str, device: int | None, settings) -> tuple[str,
     """(backend name, GPU) to try first: the ones asked for, or with 'auto' and no device the backend (and
     its GPU) saved last time."""
     from kernels import backend as backends
-    from raytracer_app.gui.state import Keys, read
+    from raytracer_app.gui.settings import Keys, read
 
     if backends.choice(backend_name).is_auto and device is None:
         saved = read(settings, Keys.BACKEND, "auto", str)
@@ -99,7 +101,8 @@ def _first_frame_child(backend, settings):
     if not backend.is_host or cpu_cores() < 2:
         return None
     from raytracer_app.gui.child_process import ChildProcess
-    from raytracer_app.gui.state import Keys, read, warm_request
+    from raytracer_app.gui.requests import warm_request
+    from raytracer_app.gui.settings import Keys, read
 
     # only the saved tab's twin: the child renders one frame, and the other twin would delay it
     child = ChildProcess(simulator=False, warm=(warm_request(backend, read(settings, Keys.TAB, "spheres", str)),))
@@ -147,7 +150,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
         return 1
     from PyQt6.QtCore import QCoreApplication
 
-    from raytracer_app.gui.state import APPLICATION, ORGANIZATION, make_settings
+    from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, make_settings
 
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)

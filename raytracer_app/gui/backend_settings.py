@@ -7,6 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from kernels.backend import choice
+from raytracer_app.gui.settings import load_model, save_model
 
 GROUP = "per_backend/{}"
 
@@ -54,7 +55,7 @@ def load(settings, kind: str, model, panels) -> None:
 
     first_time = not has_group(settings, kind)
     with reading(settings, kind) as s:
-        model.load(s)
+        load_model(s, model)
         for panel in panels:
             panel.load(s)
     if choice(kind).is_simulator and first_time:
@@ -67,6 +68,6 @@ def load(settings, kind: str, model, panels) -> None:
 
 def save(settings, kind: str, model, panels) -> None:
     with writing(settings, kind) as s:
-        model.save(s)
+        save_model(s, model)
         for panel in panels:
             panel.save(s)

@@ -19,9 +19,10 @@ from kernels.raytrace import PATTERNS
 from kernels.scene import load_scene, presets, save_scene
 from raytracer_app.gui import file_dialogs
 from raytracer_app.gui.saving import in_background, message_of
-from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS
+from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
 from raytracer_app.gui.count_control import SphereCountControl
-from raytracer_app.gui.state import JULIA_PRESETS, PRECISION_MODES, SIM_MAX_SIDE, make_settings
+from raytracer_app.gui.models import JULIA_PRESETS, PRECISION_MODES
+from raytracer_app.gui.settings import make_settings
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"

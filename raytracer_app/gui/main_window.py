@@ -19,7 +19,10 @@ from raytracer_app.gui.layout import apply_default_layout
 from raytracer_app.gui.render_view import RenderView
 from kernels.render_bench import frame_row
 from raytracer_app.gui.saving import in_background, message_of, png_of
-from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read, read_bytes
+from raytracer_app.gui.models import RenderModel
+from raytracer_app.gui.requests import CompareRequest
+from raytracer_app.gui.settings import Keys, make_settings, read, read_bytes
+from raytracer_app.gui.timing_log import FpsMeter, TimingLog
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
