@@ -38,3 +38,12 @@ def test_a_resolved_backends_kind_is_the_choice_of_the_same_kind(kind):
 def test_an_unknown_name_is_an_input_error(name):
     with pytest.raises(InputError, match="is not one of auto, cuda, cpu, sim"):
         backends.choice(name)
+
+
+def test_a_variant_runs_on_the_host_when_it_is_host_code():
+    from kernels.algorithms import ALGORITHMS
+    from kernels.variants import KINDS, Variant
+
+    assert [Variant("v", "", kind).runs_on_host for kind in KINDS] == [False, True, False]  # gpu, cpu, peer
+    host = [v for algorithm in ALGORITHMS for v in algorithm.variants if v.runs_on_host]
+    assert host and all(v.launch is None and v.skip_reason(backends.HOST) is None for v in host)  # no launch; runs on cpu
