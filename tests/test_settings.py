@@ -162,3 +162,40 @@ def test_load_model_clamps_a_saved_block_into_the_limits(qapp, cpu_backend, tmp_
     m = RenderModel(cpu_backend)
     load_model(s, m)
     assert m.block == (64, m.limits.max_threads_per_block // 64)
+
+
+def test_the_model_keeps_its_own_values_per_backend_kind(qapp, cpu_backend, cuda_backend, tmp_path):
+    """With a ModelStore the model saves the old kind's values and loads the new kind's inside set_backend,
+    so its listeners hear one 'backend' change with the final values (no window writes them back)."""
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.backend_settings import ModelStore
+    from raytracer_app.gui.models import RenderModel
+
+    s = QSettings(str(tmp_path / "kinds.ini"), QSettings.Format.IniFormat)
+    m = RenderModel(cpu_backend, ModelStore(s))
+    seen = []
+    m.changed.connect(lambda group: seen.append((group, m.backend.kind, m.block, m.seed)))
+    m.restore()  # nothing saved yet: the defaults
+    assert seen == [("settings", "cpu", (16, 16), 0)]
+    m.set_block(bx=32, by=4)
+    m.new_random_scene(seed=5)
+    assert m.set_backend(cuda_backend.kind)
+    assert seen[-1] == ("backend", cuda_backend.kind, (16, 16), 0)  # a kind seen for the first time: defaults
+    m.set_block(bx=8, by=8)
+    assert m.set_backend("cpu")
+    assert seen[-1] == ("backend", "cpu", (32, 4), 5)  # the cpu backend's own values, heard once
+    assert [group for group, *_ in seen] == ["settings", "block", "spheres", "backend", "block", "backend"]
+    assert m.set_backend(cuda_backend.kind) and m.block == (8, 8)
+
+
+def test_without_a_store_restore_changes_nothing_and_set_backend_only_clamps(qapp, cpu_backend, cuda_backend):
+    from raytracer_app.gui.models import RenderModel
+
+    m = RenderModel(cpu_backend)
+    seen = []
+    m.changed.connect(seen.append)
+    m.set_block(bx=64, by=16)
+    m.restore()
+    assert m.block == (64, 16) and seen == ["block", "settings"]
+    assert m.set_backend(cuda_backend.kind) and m.block == (64, 16) and seen[-1] == "backend"

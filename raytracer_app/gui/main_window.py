@@ -27,7 +27,8 @@ VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
 
 # which tabs a model change makes stale
-STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "spheres": ("spheres",), "julia": ("julia",)}
+STALE = {"backend": ("spheres", "julia"), "settings": ("spheres", "julia"), "block": ("spheres", "julia"),
+         "spheres": ("spheres",), "julia": ("julia",)}
 
 
 class MainWindow(QMainWindow):
@@ -38,9 +39,9 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else make_settings()
         self.t_launch = time.perf_counter() if t_launch is None else t_launch
         self.first_frame_s: float | None = None
-        self.model = RenderModel(backend)
+        self.model = RenderModel(backend, backend_settings.ModelStore(self.settings))
         self.model.backend_name = backend_name or backend.kind
-        self.settings_kind = backend.kind  # whose per-backend settings the window shows
+        self.settings_kind = backend.kind  # whose per-backend settings the benchmark panels show
         self.restart_argv: list[str] | None = None  # set by Restart: run_gui re-executes the app
         self.log = TimingLog()
         self.fps = FpsMeter()
@@ -77,10 +78,10 @@ class MainWindow(QMainWindow):
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
         self.count_curve = None
-        backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
+        self.model.restore()  # the saved values; the controls follow its changed signal
+        backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
         if backend.runs_cuda_kernels:
             self.worker.prewarm(self.model.request())
-        self.controls._sync("backend")
 
         self.worker.frameReady.connect(self._frame_ready)
         self.worker.renderFailed.connect(self._render_failed)
@@ -167,18 +168,15 @@ class MainWindow(QMainWindow):
             self.request_render()
 
     def _save_backend_settings(self, new_kind: str) -> None:
-        """Before a backend switch: keep the old backend's values under its name."""
+        """Before a backend switch: keep the old backend's panel values under its name (the model keeps
+        its own)."""
         if new_kind != self.settings_kind:
-            backend_settings.save(self.settings, self.settings_kind, self.model, self.panels.values())
+            backend_settings.save_panels(self.settings, self.settings_kind, self.panels.values())
 
     def _switch_backend_settings(self) -> None:
-        """Show the new backend's own values (the old one's were saved by _save_backend_settings)."""
-        panels = self.panels.values()
+        """The panels show the new backend's own values (the old one's were saved by _save_backend_settings)."""
         self.settings_kind = self.model.backend.kind
-        backend_settings.load(self.settings, self.settings_kind, self.model, panels)
-        for tab in self.stale:
-            self.stale[tab] = True
-        self.controls._sync("backend")
+        backend_settings.load_panels(self.settings, self.settings_kind, self.panels.values())
 
     def _tab_shown(self) -> None:
         """The status line describes the visible tab; Render Continuously follows it."""

@@ -34,14 +34,17 @@ JULIA_PRESETS = {
 
 class RenderModel(QObject):
     """What the user asked to see. Setters validate, then emit ``changed(group)`` (group: 'backend',
-    'tab', 'size', 'block', 'spheres', 'julia'); widgets listen to it and the main window renders."""
+    'tab', 'size', 'block', 'spheres', 'julia', or 'settings' after restore); widgets listen to it and the
+    main window renders. Values flow one way, widget -> model -> listeners: with a ``store`` the model
+    also keeps its values per backend kind itself (restore, set_backend), so no listener writes them back."""
 
     changed = pyqtSignal(str)
     message = pyqtSignal(str)  # something the user should read (a refused value, a backend note)
     backendChanging = pyqtSignal(str)  # the new kind, before anything changes (save the old one's settings)
 
-    def __init__(self, backend: backends.Backend):
+    def __init__(self, backend: backends.Backend, store=None):
         super().__init__()
+        self.store = store  # keeps these values per backend kind (backend_settings.ModelStore), or None
         self.backend = backend
         self.backend_name = backend.kind  # what the user chose: one of backend.BACKEND_NAMES
         self.limits = backend.limits
@@ -143,14 +146,25 @@ class RenderModel(QObject):
         if b == self.backend:
             return True
         self.backendChanging.emit(b.kind)
+        swap = self.store is not None and b.kind != self.backend.kind  # each kind keeps its own values
+        if swap:
+            self.store.save(self.backend.kind, self)
         self.backend, self.limits = b, b.limits
         self.block = clamp_block(self.block, self.limits)
         if self.scene.count > self.max_spheres:
             self.set_sphere_count(self.max_spheres, emit=False)
         elif self.scene_is_random:  # the image size may differ on the new backend (the simulator's cap)
             self.scene = self.random_scene(self.scene.count)
+        if swap:
+            self.store.load(b.kind, self)
         self.changed.emit("backend")
         return True
+
+    def restore(self) -> None:
+        """This backend's saved values from the store (none without one), then ``changed('settings')``."""
+        if self.store is not None:
+            self.store.load(self.backend.kind, self)
+        self.changed.emit("settings")
 
     def set_tab(self, tab: str) -> None:
         if tab in TABS and tab != self.tab:
