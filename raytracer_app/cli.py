@@ -206,18 +206,6 @@ def _bench_parser(targets, algorithm) -> None:
     _common(p)
 
 
-def refuse_launch_options_on_the_host(args, backend, names) -> None:
-    """The cpu backend has no thread blocks or GPU memories: an option of ``names`` (attribute names) given
-    there would change nothing, so it is an error (one rule for `render` and `bench`)."""
-    if backend.runs_cuda_kernels:
-        return
-    for name in names:
-        value = getattr(args, name, None)
-        if value is not None:
-            raise InputError(f"--{name.replace('_', '-')} {value} applies to CUDA kernels; the cpu backend has none "
-                             "(use --backend cuda or sim)")
-
-
 def _early_backend(argv: list[str]) -> str:
     """The --backend value, read before the full parser exists (building it imports numba)."""
     pre = argparse.ArgumentParser(add_help=False)
@@ -275,7 +263,7 @@ def _dispatch(args) -> int:
     if args.command == "devices":
         from kernels.backend.devices import devices_report
 
-        if args.backend != "auto" or args.device is not None:
+        if not backends.choice(args.backend).is_auto or args.device is not None:
             backends.resolve(args.backend, args.device)  # `devices --backend cuda` without a GPU: exit 2, as render
 
         print(devices_report())

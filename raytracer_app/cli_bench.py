@@ -11,7 +11,7 @@ from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.errors import InputError
 from kernels.harness.variants import select
-from raytracer_app.cli import refuse_launch_options_on_the_host
+from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
 
 def bench_command(args, backend) -> int:

@@ -9,13 +9,14 @@ from dataclasses import asdict
 from kernels.errors import InputError
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
-TARGETS = ("reduction", "histogram", "hashtable", "raytrace", "julia")
 
 
 def add_parser(subparsers, common) -> None:
     p = subparsers.add_parser("inspect", help="show a GPU variant's registers, occupancy, source, PTX, SASS and "
                               "instruction mix for a target architecture (no GPU needed)")
-    p.add_argument("target", choices=TARGETS)
+    from kernels.inspector.declarations import targets
+
+    p.add_argument("target", choices=targets())
     p.add_argument("variant", nargs="?", default=None, help="a GPU variant of the target (see bench TARGET --list)")
     p.add_argument("--all", action="store_true", help="a table of every GPU variant's resources and occupancy")
     p.add_argument("--block", default=None, help="threads per block: B, or BXxBY for the image kernels (default: the variant's)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from kernels.errors import InputError
 from kernels.io.writer import check_output
-from raytracer_app.cli import refuse_launch_options_on_the_host
+from kernels.service.render import render_frame
+from kernels.service.requests import RenderRequest
+from raytracer_app.cli_options import refuse_launch_options_on_the_host
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -15,6 +17,7 @@ def _default_size(target: str, backend) -> tuple[int, int]:
 
 
 def render_command(args, backend) -> int:
+    """Renders through the same service as the window (kernels.service.render)."""
     from kernels.launch import parse_block
     from kernels.harness.frames import parse_size
     from kernels.launch import DEFAULT_BLOCK_2D
@@ -54,14 +57,12 @@ def render_command(args, backend) -> int:
 
 
 def _render_spheres(args, backend, size, block):
-    from kernels.raytrace.renderer import SphereRenderer
-    from kernels.raytrace.scene import generate_scene, load_scene, save_scene
+    from kernels.raytrace.scene import generate_scene, load_scene, save_scene, max_spheres
 
-    renderer = SphereRenderer(backend)
     if args.scene and args.spheres is not None:
         raise InputError("give either --scene FILE or --spheres N, not both")
     memory = args.memory or "global"
-    cap = renderer.max_spheres(memory)
+    cap = max_spheres(memory if backend.runs_cuda_kernels else "host", backend.limits)
     if args.scene:
         scene = load_scene(args.scene, cap)
     else:
@@ -70,7 +71,8 @@ def _render_spheres(args, backend, size, block):
         raise InputError(f"{'--scene' if args.scene else '--spheres'}: {scene.count} spheres are too many for this "
                          f"backend: at most {backend.caps.max_spheres}" +
                          (" in the simulator, which runs every GPU thread in Python" if backend.is_simulator else ""))
-    frame = renderer.render(scene, size, memory, block, args.pattern, args.repeats)
+    frame = render_frame({}, RenderRequest("spheres", backend, size, block, scene=scene, memory=memory,
+                                           pattern=args.pattern, repeats=args.repeats))
     if args.save_scene:
         save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {args.save_scene}")
@@ -79,12 +81,12 @@ def _render_spheres(args, backend, size, block):
 
 def _render_julia(args, backend, size, block, notes):
     from kernels.julia import JuliaParams, parse_complex
-    from kernels.julia.renderer import JuliaRenderer
 
     center = parse_complex(args.center, "--center")
     params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,
                          iterations=args.iterations, colormap=args.colormap, precision=args.precision)
-    frame = JuliaRenderer(backend).render(params, size, args.launch or "2d", block, args.repeats)
+    frame = render_frame({}, RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
+                                           repeats=args.repeats))
     if params.precision == "float32" and not params.float32_resolves(*size):
         notes.append(f"note: float32 cannot resolve this view ({params.ulps_per_pixel(*size):.2g} float32 steps "
                      "per pixel): expect blocks; use --precision float64")

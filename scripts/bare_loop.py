@@ -39,10 +39,10 @@ def main(argv=None) -> int:
 
     width, height = parse_size(args.size)
     block = parse_block(args.block)
-    memory = check_memory(args.memory) if args.backend == "cuda" else "host"
+    memory = check_memory(args.memory) if backends.choice(args.backend).is_gpu else "host"
     scene = generate_scene(args.spheres, 0, max_spheres(memory))
     backend = backends.resolve(args.backend)
-    draw = _cuda_frames(scene, width, height, memory, block) if backend.kind == "cuda" else _cpu_frames(scene, width, height)
+    draw = _cuda_frames(scene, width, height, memory, block) if backend.is_gpu else _cpu_frames(scene, width, height)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     view = pg.GraphicsView()

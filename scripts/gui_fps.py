@@ -32,7 +32,7 @@ def main() -> int:
     from PyQt6.QtCore import QSettings
 
     from raytracer_app.gui import open_window
-    from raytracer_app.gui.state import Keys, make_settings
+    from raytracer_app.gui.settings import Keys, make_settings
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="gui-fps-"))

@@ -317,7 +317,7 @@ def main(argv=None) -> int:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.state import Keys, make_settings
+    from raytracer_app.gui.settings import Keys, make_settings
 
     app = QApplication(sys.argv[:1])  # run_gui uses the existing instance
     if app.platformName() != "xcb":

@@ -1,6 +1,8 @@
-"""The rooms hold: compute knows nothing of the app, app state knows nothing of widgets, and nothing but
-the backend module asks a backend which kind it is by name. (An import-linter contract in pyproject.toml
-says the same for those who run lint-imports; these tests enforce it in every run.)"""
+"""The rooms hold: compute knows nothing of the app, app state knows nothing of widgets, nothing but the
+backend module asks a backend which kind it is by name, no module imports another that imports it back
+(counting imports inside functions), and every algorithm package keeps numba out of its declarations.
+(An import-linter contract in pyproject.toml says part of this for those who run lint-imports; these
+tests enforce all of it in every run.)"""
 
 import ast
 from pathlib import Path
@@ -12,7 +14,8 @@ KERNELS = sorted((ROOT / "kernels").rglob("*.py"))
 APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 # the GUI's models and state: listened to by widgets, never holding one
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
-             ("state.py", "algorithms.py", "backend_settings.py", "sim_limits.py", "file_dialogs.py")]
+             ("models.py", "settings.py", "timing_log.py", "algorithms.py", "backend_settings.py",
+              "sim_limits.py", "file_dialogs.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 
@@ -42,6 +45,10 @@ def test_gui_state_knows_no_widgets(path):
     assert not bad, f"{rel(path)} imports {sorted(bad)}"
 
 
+def test_the_widget_free_modules_are_all_there():
+    assert [rel(p) for p in GUI_STATE if not p.exists()] == []
+
+
 def _kind_comparisons(path: Path) -> list[int]:
     """Lines comparing a backend's ``.kind`` (or a ``backend_kind`` name) with 'cuda', 'cpu' or 'sim'."""
     lines = []
@@ -57,13 +64,157 @@ def _kind_comparisons(path: Path) -> list[int]:
     return lines
 
 
-@pytest.mark.parametrize("path", [p for p in KERNELS + APP if p.name != "backend.py" or p.parent.name != "kernels"],
+@pytest.mark.parametrize("path", [p for p in KERNELS + APP if p != ROOT / "kernels" / "backend" / "__init__.py"],
                          ids=rel)
 def test_only_the_backend_module_compares_backend_kinds_to_names(path):
     assert not _kind_comparisons(path), f"{rel(path)} lines {_kind_comparisons(path)}: ask the backend object instead"
+
+
+SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
+# the backend module spells the backend names; the variants module owns the variant kinds ('gpu', 'cpu', 'peer')
+NAME_OWNERS = {ROOT / "kernels" / "backend" / "__init__.py", ROOT / "kernels" / "harness" / "variants.py"}
+
+
+def _strings(node) -> set:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def _name_comparisons(path: Path) -> list[int]:
+    """Lines comparing anything with 'cuda', 'cpu' or 'sim' (alone or in a tuple, list or set), or a backend
+    name with 'auto' (which is also a precision mode): a backend choice answers is_gpu, is_auto, ... instead."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        literals = set().union(*map(_strings, sides))
+        others = " ".join(ast.unparse(s) for s in sides if not _strings(s))
+        if literals & BACKEND_KINDS or ("auto" in literals and "backend" in others):
+            lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("path", [p for p in KERNELS + APP + SCRIPTS if p not in NAME_OWNERS], ids=rel)
+def test_only_the_backend_module_compares_backend_names(path):
+    assert not _name_comparisons(path), (f"{rel(path)} lines {_name_comparisons(path)}: ask the backend or "
+                                         "kernels.backend.choice(name) instead")
 
 
 def test_the_checks_would_catch_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from PyQt6.QtWidgets import QWidget\nif self.backend.kind == 'sim':\n    pass\n")
     assert "PyQt6.QtWidgets" in imported_modules(bad) and _kind_comparisons(bad) == [2]
+
+
+def test_the_name_check_would_catch_a_violation(tmp_path):
+    named = tmp_path / "named.py"
+    named.write_text("if name in ('auto', 'cuda'):\n    pass\nif backend_name == 'auto':\n    pass\n"
+                     "if choice.name != 'sim':\n    pass\nif mode != 'auto':\n    pass\n")
+    assert sorted(_name_comparisons(named)) == [1, 3, 5]  # a precision mode may still be 'auto'
+
+
+# --- no import circles, counting the imports inside functions ------------------------------------------------
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in KERNELS + APP}
+
+
+def import_edges(path: Path) -> set[str]:
+    """The project's modules ``path`` imports anywhere in it (``from a import b`` counts a.b when b is a
+    module, else a)."""
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for a in node.names:
+                found.add(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base)
+    return {m for m in found if m in MODULES and m != here}
+
+
+def find_circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index, low, stack, on, circles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circles_anywhere():
+    edges = {name: import_edges(path) for name, path in MODULES.items()}
+    assert find_circles(edges) == []
+
+
+def test_the_circle_check_would_catch_one():
+    assert find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# --- the algorithm packages ------------------------------------------------------------------------------------
+
+ALGORITHM_PACKAGES = sorted(p.parent for p in (ROOT / "kernels").glob("*/__init__.py")
+                            if "ALGORITHM = Algorithm(" in p.read_text())
+
+
+def test_every_registered_algorithm_is_a_package():
+    from kernels.registry import ALGORITHMS
+
+    assert sorted(p.name for p in ALGORITHM_PACKAGES) == sorted(a.name for a in ALGORITHMS)
+
+
+@pytest.mark.parametrize("package", ALGORITHM_PACKAGES, ids=lambda p: p.name)
+def test_an_algorithm_package_declares_without_numba_and_keeps_its_kernels_apart(package):
+    init = package / "__init__.py"
+    assert not {m for m in imported_modules(init) if m.split(".")[0] == "numba"}, f"{rel(init)} imports numba"
+    gpu_modules = [p for p in package.glob("*.py") if "@cuda.jit" in p.read_text() or "cuda.jit(" in p.read_text()]
+    assert gpu_modules, f"{package.name} has no CUDA kernels"
+    for path in gpu_modules:
+        assert "from numba import cuda" in path.read_text().split("\n\n\n")[0], f"{rel(path)} must begin with it"
+
+
+def test_targets_come_from_the_registry_only():
+    """No module keeps its own list of algorithm names (the CLI, the GUI and the inspector read the registry)."""
+    names = {"reduction", "histogram", "hashtable", "raytrace", "julia"}
+    for path in KERNELS + APP:
+        if path == ROOT / "kernels" / "registry.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(_strings(node) & names) >= 3:
+                pytest.fail(f"{rel(path)}:{node.lineno} lists algorithm names; read kernels.registry instead")

@@ -29,7 +29,7 @@ def preset(backend: str = "", **values):
     """Write settings the window reads at start (small images keep the tests fast). With ``backend`` they
     go to that backend kind's own settings (the simulator never reads the shared ones)."""
     from raytracer_app.gui.backend_settings import GROUP
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     prefix = GROUP.format(backend) + "/" if backend else ""
@@ -202,7 +202,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert QImage(str(tmp_path / "chart.png")).width() > 0
     # File > Export Timings CSV has the renders and the benchmark rows, same columns
     all_path = tmp_path / "timings.csv"
-    assert w.export_timings(all_path)
+    assert w.menus.export_timings(all_path)
     with open(all_path, newline="") as f:
         reader = csv.DictReader(f)
         variants = [r["variant"] for r in reader]
@@ -247,7 +247,7 @@ def test_save_image_writes_png_of_the_frame_size(qtbot, make_window, cpu_backend
     w = make_window(cpu_backend)
     frame = wait_frame(qtbot, w)
     path = tmp_path / "frame.png"
-    assert w.save_image(path)
+    assert w.menus.save_image(path)
     img = QImage(str(path))
     assert (img.width(), img.height()) == (200, 120)
     y, x = np.argwhere(frame.image[..., :3].any(axis=2))[0] if frame.image[..., :3].any() else (0, 0)
@@ -256,7 +256,7 @@ def test_save_image_writes_png_of_the_frame_size(qtbot, make_window, cpu_backend
     text = read_png_text(path)
     assert "raytracer:kernel_ms" in text and "raytracer:scene_json" in text
     shot = tmp_path / "window.png"
-    assert w.save_screenshot(shot) and QImage(str(shot)).width() > 0
+    assert w.menus.save_screenshot(shot) and QImage(str(shot)).width() > 0
 
 
 def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
@@ -392,3 +392,22 @@ def test_render_worker_coalesces_requests(qtbot):
     finally:
         release.set()
         assert thread.shutdown()
+
+
+def test_the_menus_are_built_for_the_window(qtbot, make_window, cpu_backend):
+    """menus.Menus builds the menu bar: four menus, the actions the window keeps using by name, and the File
+    and Help handlers on the Menus object."""
+    w = make_window(cpu_backend)
+    bar = w.menuBar()
+    assert [a.text() for a in bar.actions()] == ["&File", "&View", "&Render", "&Help"]
+    assert (w.continuous_action, w.compare_action, w.restart_action) == (w.menus.continuous, w.menus.compare,
+                                                                         w.menus.restart)
+    texts = {a.text(): a for menu in bar.actions() for a in menu.menu().actions() if a.text()}
+    assert texts["&Export Timings CSV…"].shortcut().toString() == "Ctrl+E"
+    assert texts["Render &Continuously"] is w.continuous_action and w.continuous_action.isCheckable()
+    assert w.menus.save_image.__self__ is w.menus and not hasattr(w, "save_image")  # File handlers live in Menus
+    wait_frame(qtbot, w)
+    texts["Render &Continuously"].setChecked(True)
+    assert w.continuous
+    w.continuous_action.setChecked(False)
+    assert not w.continuous

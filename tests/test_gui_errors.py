@@ -30,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def settings_dir(tmp_path):
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     s.setValue("render/size_spheres", "48x32")
@@ -121,7 +121,7 @@ def test_save_image_refuses_special_files_and_wrong_extensions(qtbot, window, tm
     fifo, sock = fifo_in(tmp_path, "f.png"), socket_in(tmp_path, "s.png")
     for path, says in ((fifo, "FIFO"), (sock, "socket"), (tmp_path, "directory"), (tmp_path / "x.jpg", ".png"),
                        (tmp_path / "no" / "x.png", "does not exist"), (f"{tmp_path}/d/", "ends in '/'")):
-        assert not window.save_image(str(path))
+        assert not window.menus.save_image(str(path))
         assert says in status(window) and "Save Image" in status(window) and "--out" not in status(window)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISSOCK(os.lstat(sock).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "s.png", "settings"]
@@ -133,17 +133,17 @@ def test_save_image_follows_a_symlink_and_keeps_the_mode(qtbot, window, tmp_path
     os.chmod(target, 0o604)
     link = tmp_path / "link.png"
     link.symlink_to(target)
-    assert window.save_image(str(link))
+    assert window.menus.save_image(str(link))
     assert link.is_symlink() and target.read_bytes()[:8] == PNG_MAGIC
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o604
 
 
 def test_screenshot_and_scene_save_use_the_same_writer(qtbot, window, tmp_path):
-    assert not window.save_screenshot(str(fifo_in(tmp_path, "shot.png")))
+    assert not window.menus.save_screenshot(str(fifo_in(tmp_path, "shot.png")))
     assert "Save Window Screenshot" in status(window) and "FIFO" in status(window)
-    assert not window.save_screenshot(str(tmp_path / "shot.jpg"))
+    assert not window.menus.save_screenshot(str(tmp_path / "shot.jpg"))
     assert ".png" in status(window)
-    assert window.save_screenshot(str(tmp_path / "shot2.png"))
+    assert window.menus.save_screenshot(str(tmp_path / "shot2.png"))
     assert (tmp_path / "shot2.png").read_bytes()[:8] == PNG_MAGIC
     sock = socket_in(tmp_path, "scene.json")
     assert not window.controls.save_scene(str(sock))
@@ -156,10 +156,10 @@ def test_screenshot_and_scene_save_use_the_same_writer(qtbot, window, tmp_path):
 
 
 def test_export_timings_says_what_it_holds_and_refuses_special_files(qtbot, window, tmp_path):
-    assert not window.export_timings(str(socket_in(tmp_path, "t.csv")))
+    assert not window.menus.export_timings(str(socket_in(tmp_path, "t.csv")))
     assert "Export Timings CSV" in status(window) and "socket" in status(window)
     path = tmp_path / "timings.csv"
-    assert window.export_timings(str(path)), status(window)
+    assert window.menus.export_timings(str(path)), status(window)
     assert "rendered frame" in status(window)
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
@@ -204,7 +204,7 @@ def test_an_exception_in_a_slot_is_one_status_line(qtbot, window, monkeypatch):
 
 def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtbot, window):
     from kernels.harness.render import frame_row
-    from raytracer_app.gui.state import TimingLog
+    from raytracer_app.gui.timing_log import TimingLog
 
     frame = window.last["spheres"][0]
     log = TimingLog()

@@ -43,7 +43,7 @@ def test_fps_is_shown_below_one_frame_per_second_and_about_names_the_running_qt(
     from PyQt6.QtCore import qVersion
 
     from raytracer_app.gui.dialogs import about_text
-    from raytracer_app.gui.state import FpsMeter
+    from raytracer_app.gui.timing_log import FpsMeter
 
     meter = FpsMeter(window=1.0)
     for t in (0.0, 2.5, 5.0):  # a frame every 2.5 s
@@ -86,7 +86,7 @@ def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_b
     from kernels.raytrace.scene import presets
 
     from raytracer_app.gui.controls import CUSTOM
-    from raytracer_app.gui.state import JULIA_PRESETS
+    from raytracer_app.gui.models import JULIA_PRESETS
 
     preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
     w = make_window(cpu_backend)
@@ -133,7 +133,7 @@ def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, mak
 def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_backend):
     from raytracer_app.gui.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES, SIM_MAX_SPHERES, sim_default_n, sim_max_n
 
-    if cuda_backend.kind != "sim":
+    if not cuda_backend.is_simulator:
         pytest.skip("this session runs real CUDA, not the simulator")
     preset(**{"render/size_spheres": "32x32"})
     w = make_window(cpu_backend)
@@ -162,7 +162,7 @@ def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_bac
 def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
     """A render of 64 spheres at 128x128 runs for tens of seconds in the simulator, inside one kernel;
     Cancel ends its child process, and the frame never arrives. The same for a benchmark Run's Stop."""
-    if cuda_backend.kind != "sim":
+    if not cuda_backend.is_simulator:
         pytest.skip("this session runs real CUDA, not the simulator")
     preset("sim", **{"render/size_spheres": "128x128", "spheres/count": 64})
     w = make_window(cuda_backend)
@@ -188,7 +188,7 @@ def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
 def test_restart_switches_the_simulator_and_saves_the_choice(qtbot, make_window, cpu_backend):
     from kernels.backend import simulator_active
 
-    from raytracer_app.gui.state import Keys, make_settings
+    from raytracer_app.gui.settings import Keys, make_settings
 
     w = make_window(cpu_backend)
     want = "auto" if simulator_active() else "sim"
@@ -327,7 +327,7 @@ def test_chart_legend_log_axis_percent_header_and_title(qtbot, make_window, cpu_
 
 def test_file_dialogs_start_in_the_last_folder(tmp_path):
     from raytracer_app.gui.file_dialogs import remember, start_in
-    from raytracer_app.gui.state import make_settings
+    from raytracer_app.gui.settings import make_settings
 
     s = make_settings()
     assert start_in(s, "scene.json") == "scene.json"

@@ -24,7 +24,7 @@ CONSTANT_BYTES, SPHERE_BYTES = 64 * 1024, 28  # the constant bank and one sphere
 # ---------------------------------------------------------------------------------------------- count control
 def _controls(qtbot, backend):
     from raytracer_app.gui.controls import Controls
-    from raytracer_app.gui.state import RenderModel
+    from raytracer_app.gui.models import RenderModel
 
     model = RenderModel(backend)
     controls = Controls(model)

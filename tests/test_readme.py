@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.algorithms import ALGORITHMS
+from kernels.registry import ALGORITHMS
 from raytracer_app.cli import build_parser
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()

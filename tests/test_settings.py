@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QByteArray, QSettings  # noqa: E402
 
-from raytracer_app.gui.state import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
+from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
 
 WAIT = 60_000
 
@@ -118,3 +118,84 @@ def test_raw_corrupted_ini_file_starts_the_window(qtbot, start_window, cpu_backe
     w = start_window(cpu_backend)
     assert w.model.seed == 0 and w.model.scene.count == 20
     assert w.isVisible()
+
+
+def test_save_model_and_load_model_round_trip(qapp, cpu_backend, tmp_path):
+    """What save_model writes, load_model reads back into a fresh model (the one mapping of keys to values)."""
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.settings import load_model, save_model
+
+    m = RenderModel(cpu_backend)
+    m.set_tab("julia")
+    m.set_size((96, 80), "spheres")
+    m.set_block(bx=32, by=8)
+    m.set_memory("shared")
+    m.set_pattern("staggered")
+    m.new_random_scene(seed=7)
+    m.set_sphere_count(33)
+    m.set_julia(c=complex(0.285, 0.01), iterations=321, colormap="smooth")
+    m.set_launch("book")
+    m.set_precision_mode("float64")
+    s = QSettings(str(tmp_path / "round.ini"), QSettings.Format.IniFormat)
+    save_model(s, m)
+    back = RenderModel(cpu_backend)
+    load_model(s, back)
+    assert (back.tab, back.sizes, back.block, back.seed, back.memory, back.pattern) == \
+           ("julia", m.sizes, (32, 8), 7, "shared", "staggered")
+    assert back.scene.count == 33 and back.scene_is_random and back.scene.to_dict() == m.scene.to_dict()
+    assert (back.julia.c, back.julia.iterations, back.julia.colormap, back.julia.precision) == \
+           (complex(0.285, 0.01), 321, "smooth", "float64")
+    assert (back.launch, back.precision_mode) == ("book", "float64")
+
+
+def test_load_model_clamps_a_saved_block_into_the_limits(qapp, cpu_backend, tmp_path):
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.settings import load_model
+
+    s = QSettings(str(tmp_path / "block.ini"), QSettings.Format.IniFormat)
+    s.setValue(Keys.BLOCK_X, 64)
+    s.setValue(Keys.BLOCK_Y, 64)  # 4096 threads: BX is kept, BY = 1024 // 64
+    m = RenderModel(cpu_backend)
+    load_model(s, m)
+    assert m.block == (64, m.limits.max_threads_per_block // 64)
+
+
+def test_the_model_keeps_its_own_values_per_backend_kind(qapp, cpu_backend, cuda_backend, tmp_path):
+    """With a ModelStore the model saves the old kind's values and loads the new kind's inside set_backend,
+    so its listeners hear one 'backend' change with the final values (no window writes them back)."""
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.backend_settings import ModelStore
+    from raytracer_app.gui.models import RenderModel
+
+    s = QSettings(str(tmp_path / "kinds.ini"), QSettings.Format.IniFormat)
+    m = RenderModel(cpu_backend, ModelStore(s))
+    seen = []
+    m.changed.connect(lambda group: seen.append((group, m.backend.kind, m.block, m.seed)))
+    m.restore()  # nothing saved yet: the defaults
+    assert seen == [("settings", "cpu", (16, 16), 0)]
+    m.set_block(bx=32, by=4)
+    m.new_random_scene(seed=5)
+    assert m.set_backend(cuda_backend.kind)
+    assert seen[-1] == ("backend", cuda_backend.kind, (16, 16), 0)  # a kind seen for the first time: defaults
+    m.set_block(bx=8, by=8)
+    assert m.set_backend("cpu")
+    assert seen[-1] == ("backend", "cpu", (32, 4), 5)  # the cpu backend's own values, heard once
+    assert [group for group, *_ in seen] == ["settings", "block", "spheres", "backend", "block", "backend"]
+    assert m.set_backend(cuda_backend.kind) and m.block == (8, 8)
+
+
+def test_without_a_store_restore_changes_nothing_and_set_backend_only_clamps(qapp, cpu_backend, cuda_backend):
+    from raytracer_app.gui.models import RenderModel
+
+    m = RenderModel(cpu_backend)
+    seen = []
+    m.changed.connect(seen.append)
+    m.set_block(bx=64, by=16)
+    m.restore()
+    assert m.block == (64, 16) and seen == ["block", "settings"]
+    assert m.set_backend(cuda_backend.kind) and m.block == (64, 16) and seen[-1] == "backend"

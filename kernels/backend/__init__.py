@@ -34,10 +34,35 @@ def gpu_available() -> bool:
 
 @dataclass(frozen=True)
 class BackendChoice:
-    """A backend a user can pick: its name (``--backend NAME``) and what it means."""
+    """A backend a user can pick: its name (``--backend NAME``) and what it means. Callers ask it which
+    one it is (``is_auto``, ``is_gpu``, ...) instead of comparing its name; :func:`choice` finds one by name."""
 
     name: str
     description: str
+
+    @property
+    def is_auto(self) -> bool:
+        """'auto': a CUDA GPU when there is one, else the CPU (see :func:`resolve`)."""
+        return self.name == "auto"
+
+    @property
+    def is_gpu(self) -> bool:
+        """A real GPU, asked for by name (not the simulator)."""
+        return self.name == "cuda"
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.name == "sim"
+
+    @property
+    def is_host(self) -> bool:
+        """The CPU backend: no GPU memory spaces, no thread blocks."""
+        return self.name == "cpu"
+
+    @property
+    def may_use_gpu(self) -> bool:
+        """A real GPU (and its index, ``--device``) may come with it: the GPU choice, and auto."""
+        return self.is_gpu or self.is_auto
 
 
 CHOICES = (
@@ -48,6 +73,14 @@ CHOICES = (
                          "inputs, and its timings say nothing about a GPU"),
 )
 BACKEND_NAMES = tuple(c.name for c in CHOICES)
+
+
+def choice(name: str) -> BackendChoice:
+    """The choice called ``name`` (also a resolved backend's ``kind``); InputError for any other name."""
+    for c in CHOICES:
+        if c.name == name:
+            return c
+    raise InputError(f"backend {name!r} is not one of {', '.join(BACKEND_NAMES)}")
 
 # numba-cuda's NumbaPerformanceWarning for small grids, which the seed variants launch on purpose. Its class
 # lives in numba.cuda.core.errors (not numba.core.errors), and naming a class would import numba: match the

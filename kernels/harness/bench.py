@@ -323,8 +323,8 @@ def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit
 
     with timing.measurement(dataclasses.replace(policy, cold=False)):
         row = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
-    mark_memory_facts(row, problem, backend, host=variant.kind == "cpu")
-    if cold and backend.is_gpu and row.timing is not None and variant.kind != "cpu":
+    mark_memory_facts(row, problem, backend, host=variant.runs_on_host)
+    if cold and backend.is_gpu and row.timing is not None and not variant.runs_on_host:
         with timing.measurement(dataclasses.replace(policy, cold=True)):
             again = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
         if again.timing is not None and again.ok:

@@ -30,6 +30,11 @@ class Variant:
     inspect: KernelDecl | None = None  # GPU variants: what the inspector compiles (kernels.inspector)
 
     @property
+    def runs_on_host(self) -> bool:
+        """Host code (kind 'cpu'): no launch, no GPU memory, on any backend."""
+        return self.kind == "cpu"
+
+    @property
     def rules(self) -> str:
         """Its launch rule and constraints in words ('' for host code)."""
         return "; ".join(x for x in (self.launch.describe() if self.launch else "", self.constraints) if x)

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 from kernels.harness.bench import Outcome
-from kernels.hashtable.problem import EMPTY
+from kernels.hashtable.layout import EMPTY
 from kernels.timing import time_wall
 
 

@@ -10,7 +10,7 @@ from numba import cuda
 
 from kernels.harness.bench import Outcome
 from kernels.hashtable import VARIANTS
-from kernels.hashtable.problem import EMPTY
+from kernels.hashtable.layout import EMPTY
 from kernels.launch import resident_blocks
 from kernels.timing import time_kernel
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.errors import InputError
+from kernels.hashtable.layout import EMPTY
 from kernels.timing import Timing
 
 SEED_KEYS = 100 * 2**20 // 4  # the seed hashes 100 MiB of random unsigned ints: 26,214,400 keys
 SEED_BUCKETS = 1024  # the seed's HASH_ENTRIES
-EMPTY = -1
 
 
 class HashProblem:

@@ -146,6 +146,22 @@ def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, v
     return Resolved(block, grid, items)
 
 
+def clamp_block(block: tuple[int, int], limits, keep: int = 0) -> tuple[int, int]:
+    """A BXxBY image-kernel block brought into the device's ``limits`` (where
+    :func:`kernels.harness.frames.check_block` refuses one outside them): each side into 1..max_block_dim, the kept
+    side (``keep``: 0 for BX, 1 for BY) also into 1..max_threads_per_block, then, when BX * BY is still
+    more than max_threads_per_block, the other side shrinks to max_threads_per_block // kept side. So the
+    side a user did not touch keeps its value: moving the BX slider passes ``keep=1``."""
+    if keep not in (0, 1):
+        raise ValueError(f"keep must be 0 (BX) or 1 (BY), got {keep!r}")
+    mt, dims = limits.max_threads_per_block, limits.max_block_dim
+    sides = [max(1, min(int(block[i]), dims[i])) for i in (0, 1)]
+    other = 1 - keep
+    sides[keep] = min(sides[keep], mt)
+    sides[other] = max(1, min(sides[other], mt // sides[keep]))
+    return sides[0], sides[1]
+
+
 def default_grid(rule: LaunchRule, limits, block: int, n: int | None, items: int | None = None) -> int:
     if rule.tiles and n is not None and items:
         return max(1, min(MAX_GRID, -(-n // (block * items))))

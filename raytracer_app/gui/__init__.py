@@ -1,7 +1,9 @@
 """The desktop GUI (PyQt6 + pyqtgraph). ``run_gui`` is the entry point the CLI calls.
 
-Modules: state (models, settings; no widgets), algorithms (benchmark panel specs), workers (QThread
-workers), render_view, controls, charts, bench_panel, dialogs, main_window.
+Modules without widgets: models (the RenderModel), requests (what workers receive), settings (QSettings,
+keys, the typed reader) and backend_settings (per-backend groups), timing_log, algorithms (benchmark panel
+specs). With widgets: workers (QThread workers), render_view, controls, charts, bench_panel, dialogs,
+menus, main_window.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ ICON = Path(__file__).resolve().parents[2] / "assets" / "icons" / "app.svg"
 def _first_choice(backend_name: str, device: int | None, settings) -> tuple[str, int | None]:
     """(backend name, GPU) to try first: the ones asked for, or with 'auto' and no device the backend (and
     its GPU) saved last time."""
-    from raytracer_app.gui.state import Keys, read
+    from kernels import backend as backends
+    from raytracer_app.gui.settings import Keys, read
 
-    if backend_name == "auto" and device is None:
+    if backends.choice(backend_name).is_auto and device is None:
         saved = read(settings, Keys.BACKEND, "auto", str)
-        if saved in ("cuda", "cpu", "sim"):
-            return saved, (read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if saved == "cuda" else None)
+        if saved in backends.BACKEND_NAMES and not backends.choice(saved).is_auto:
+            return saved, (read(settings, Keys.DEVICE, 0, int, 0, 2**31 - 1) if backends.choice(saved).is_gpu else None)
     return backend_name, device
 
 
@@ -120,7 +123,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
         return 1
     from PyQt6.QtCore import QCoreApplication
 
-    from raytracer_app.gui.state import APPLICATION, ORGANIZATION, make_settings
+    from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, make_settings
 
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)

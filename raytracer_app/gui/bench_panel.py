@@ -434,7 +434,7 @@ class BenchPanel(QWidget):
 
     def load(self, s) -> None:
         """Restore saved choices; anything missing or unreadable keeps its default."""
-        from raytracer_app.gui.state import read
+        from raytracer_app.gui.settings import read
 
         names = s.value(self._key("variants"))
         if isinstance(names, str):

@@ -19,9 +19,10 @@ from kernels.raytrace.layout import PATTERNS
 from kernels.raytrace.scene import load_scene, presets, save_scene
 from raytracer_app.gui import file_dialogs
 from raytracer_app.gui.saving import in_background, message_of
-from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS
+from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
 from raytracer_app.gui.count_control import SphereCountControl
-from raytracer_app.gui.state import JULIA_PRESETS, PRECISION_MODES, SIM_MAX_SIDE, make_settings
+from raytracer_app.gui.models import JULIA_PRESETS, PRECISION_MODES
+from raytracer_app.gui.settings import make_settings
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
@@ -163,7 +164,7 @@ class Controls(QScrollArea):
         """Enable the backends this process can switch to, saying why the others cannot run, and list the
         GPUs when there is more than one. Without ``check_gpus`` the cuda entry waits for a later call."""
         for index, choice in enumerate(backends.CHOICES):
-            if choice.name == "cuda" and not check_gpus:
+            if choice.is_gpu and not check_gpus:
                 why = "checking for a CUDA GPU…"
             else:
                 why = backends.unavailable_reason(choice.name)
@@ -301,7 +302,7 @@ class Controls(QScrollArea):
         return text
 
     def _backend_chosen(self, name: str) -> None:
-        device = self.gpu.currentIndex() if name == "cuda" and self.gpu.count() > 1 else None
+        device = self.gpu.currentIndex() if backends.choice(name).is_gpu and self.gpu.count() > 1 else None
         if not self.model.set_backend(name, device):
             self._sync("backend")
 

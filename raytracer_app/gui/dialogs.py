@@ -5,6 +5,7 @@ from __future__ import annotations
 from PyQt6.QtGui import QFontDatabase
 from PyQt6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout
 
+from kernels.backend import choice
 from raytracer_app.gui.charts import CompareChart
 
 WHY_MEMORY_DIFFERS = (
@@ -76,4 +77,4 @@ class CompareDialog(QDialog):
             f"{spheres} spheres, {size[0]}x{size[1]}, {pattern} access, {g.repeats} renders each ({g.method}): "
             f"global {g.median_ms:.3f} ms, constant {c.median_ms:.3f} ms; {faster} is {ratio:.2f}x faster."
             + (" (The simulator runs threads in Python: its timings say nothing about a GPU.)"
-               if frames[0].backend == "sim" else ""))
+               if choice(frames[0].backend).is_simulator else ""))

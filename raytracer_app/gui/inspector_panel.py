@@ -18,7 +18,6 @@ from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPu
 from raytracer_app.gui.workers import WorkerThread, describe
 
 HIGHLIGHT = QColor(255, 236, 150)
-TARGETS = ("reduction", "histogram", "hashtable", "raytrace", "julia")
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 
 
@@ -107,12 +106,12 @@ class InspectorPanel(QWidget):
         from kernels.inspector import declarations
 
         self.target_box, self.variant_box, self.arch_box = QComboBox(), QComboBox(), QComboBox()
-        self.target_box.addItems(TARGETS)
+        self.target_box.addItems(declarations.targets())
         self.arch_box.addItems(ARCHS)
         self.arch_box.setCurrentText("sm_90")
         self.target_box.currentTextChanged.connect(
             lambda t: (self.variant_box.clear(), self.variant_box.addItems(declarations.variants(t))))
-        self.variant_box.addItems(declarations.variants(TARGETS[0]))
+        self.variant_box.addItems(declarations.variants(declarations.targets()[0]))
         self.inspect_button = QPushButton("Inspect")
         self.inspect_button.clicked.connect(
             lambda: self.inspect(self.target_box.currentText(), self.variant_box.currentText(),

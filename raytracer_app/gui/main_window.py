@@ -1,26 +1,26 @@
-"""The main window: render view, controls dock, benchmark docks, menus, status line, settings."""
+"""The main window: render view, controls dock, benchmark docks, status line, settings; its menus are
+built by menus.Menus."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 from PyQt6.QtCore import Qt, QTimer
-from PyQt6.QtGui import QAction, QKeySequence
-from PyQt6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QPushButton
+from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QPushButton
 
-from kernels.harness import bench
-from kernels.io.writer import write_output
-from raytracer_app.gui import backend_settings, dialogs, file_dialogs
+from raytracer_app.gui import backend_settings, dialogs
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
 from raytracer_app.gui.layout import apply_default_layout
+from raytracer_app.gui.menus import Menus
 from raytracer_app.gui.render_view import RenderView
 from kernels.harness.render import frame_row
-from raytracer_app.gui.saving import in_background, message_of, png_of
-from raytracer_app.gui.state import CompareRequest, FpsMeter, Keys, RenderModel, TimingLog, make_settings, read, read_bytes
+from raytracer_app.gui.models import RenderModel
+from kernels.service.requests import CompareRequest
+from raytracer_app.gui.settings import Keys, make_settings, read, read_bytes
+from raytracer_app.gui.timing_log import FpsMeter, TimingLog
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
@@ -28,7 +28,8 @@ VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
 
 # which tabs a model change makes stale
-STALE = {"backend": ("spheres", "julia"), "block": ("spheres", "julia"), "spheres": ("spheres",), "julia": ("julia",)}
+STALE = {"backend": ("spheres", "julia"), "settings": ("spheres", "julia"), "block": ("spheres", "julia"),
+         "spheres": ("spheres",), "julia": ("julia",)}
 
 
 class MainWindow(QMainWindow):
@@ -40,9 +41,9 @@ class MainWindow(QMainWindow):
         self.t_launch = time.perf_counter() if t_launch is None else t_launch
         self.first_frame_s: float | None = None
         self.first_frame_loaded: tuple = ()
-        self.model = RenderModel(backend)
+        self.model = RenderModel(backend, backend_settings.ModelStore(self.settings))
         self.model.backend_name = backend_name or backend.kind
-        self.settings_kind = backend.kind  # whose per-backend settings the window shows
+        self.settings_kind = backend.kind  # whose per-backend settings the benchmark panels show
         self.restart_argv: list[str] | None = None  # set by Restart: run_gui re-executes the app
         self.log = TimingLog()
         self.fps = FpsMeter()
@@ -77,8 +78,8 @@ class MainWindow(QMainWindow):
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
         self.count_curve = None
-        backend_settings.load(self.settings, backend.kind, self.model, self.panels.values())
-        self.controls._sync("backend")
+        self.model.restore()  # the saved values; the controls follow its changed signal
+        backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
 
         self.worker.frameReady.connect(self._frame_ready)
         self.worker.renderFailed.connect(self._render_failed)
@@ -88,7 +89,9 @@ class MainWindow(QMainWindow):
         self.worker.cancelled.connect(self._render_cancelled)
 
         self._status_widgets()
-        self._menus()
+        self.menus = Menus(self)
+        self.continuous_action, self.compare_action = self.menus.continuous, self.menus.compare
+        self.restart_action = self.menus.restart
         self.model.changed.connect(self._model_changed)
         self.model.backendChanging.connect(self._save_backend_settings)
         self.model.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
@@ -145,62 +148,6 @@ class MainWindow(QMainWindow):
             label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
             bar.addPermanentWidget(label)
 
-    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setToolTip(tip or text)
-        action.setStatusTip(tip)
-        action.triggered.connect(lambda _=False: slot())
-        menu.addAction(action)
-        return action
-
-    def _menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        self._action(file, "Save &Image…", self.save_image, QKeySequence.StandardKey.Save,
-                     "the rendered frame at native resolution, with scene and timing in the PNG's text")
-        self._action(file, "Save &Window Screenshot…", self.save_screenshot)
-        self._action(file, "&Export Timings CSV…", self.export_timings, "Ctrl+E",
-                     "this session's timings: every compare and benchmark row, and the last "
-                     f"{TimingLog.FRAME_WINDOW} rendered frames")
-        file.addSeparator()
-        self._action(file, "&Open Scene…", self.controls.open_scene)
-        self._action(file, "Sa&ve Scene…", self.controls.save_scene)
-        file.addSeparator()
-        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        view = bar.addMenu("&View")
-        self._action(view, "&Reset View", self.reset_view, "Ctrl+0", "fit the image; on Julia also reset centre and zoom")
-        self.continuous_action = self._action(view, "Render &Continuously", lambda: None, "F5",
-                                              "render again as soon as a frame is shown (measures frames per second)")
-        self.continuous_action.setCheckable(True)
-        self.continuous_action.toggled.connect(self.set_continuous)
-        self._action(view, "Reset &Layout", self.reset_layout, None,
-                     "put the Controls and benchmark panels back where they start, at their default sizes")
-        view.addSeparator()
-        for dock in [self.controls_dock, *self.bench_docks]:
-            view.addAction(dock.toggleViewAction())
-        inspector = self.inspector_dock.toggleViewAction()
-        inspector.setText("&Inspector")
-        inspector.setToolTip("a GPU variant's source, PTX, SASS, resources, occupancy and roofline; open it from "
-                             "a benchmark panel by clicking a variant's name, a table row or a bar")
-        view.addAction(inspector)
-        render = bar.addMenu("&Render")
-        self._action(render, "Render &Now", lambda: self.request_render(force=True), "Ctrl+R")
-        self.compare_action = self._action(render, "&Compare Memory", self.compare_memory, "Ctrl+M",
-                                           "render the scene N times with global and with constant memory")
-        self._action(render, "Sphere Count &Curve…", self.sphere_count_curve, None,
-                     "frame time against sphere count (log-log), one line per memory, as `bench raytrace "
-                     "--sizes` measures it")
-        render.addSeparator()
-        from raytracer_app.gui.restart import restart_label
-
-        text, tip = restart_label()
-        self.restart_action = self._action(render, text, self.restart_switching_simulator, None, tip)
-        help_ = bar.addMenu("&Help")
-        self._action(help_, "&Device Info", self.device_info)
-        self._action(help_, "&About", self.about)
-
     # ------------------------------------------------------------------ rendering
     def _model_changed(self, group: str) -> None:
         if group == "backend" and self.model.backend.kind != self.settings_kind:
@@ -219,18 +166,15 @@ class MainWindow(QMainWindow):
             self.request_render()
 
     def _save_backend_settings(self, new_kind: str) -> None:
-        """Before a backend switch: keep the old backend's values under its name."""
+        """Before a backend switch: keep the old backend's panel values under its name (the model keeps
+        its own)."""
         if new_kind != self.settings_kind:
-            backend_settings.save(self.settings, self.settings_kind, self.model, self.panels.values())
+            backend_settings.save_panels(self.settings, self.settings_kind, self.panels.values())
 
     def _switch_backend_settings(self) -> None:
-        """Show the new backend's own values (the old one's were saved by _save_backend_settings)."""
-        panels = self.panels.values()
+        """The panels show the new backend's own values (the old one's were saved by _save_backend_settings)."""
         self.settings_kind = self.model.backend.kind
-        backend_settings.load(self.settings, self.settings_kind, self.model, panels)
-        for tab in self.stale:
-            self.stale[tab] = True
-        self.controls._sync("backend")
+        backend_settings.load_panels(self.settings, self.settings_kind, self.panels.values())
 
     def _tab_shown(self) -> None:
         """The status line describes the visible tab; Render Continuously follows it."""
@@ -403,73 +347,7 @@ class MainWindow(QMainWindow):
         self.worker.ack()
         self.statusBar().showMessage(f"compare failed: {text}", 15000)
 
-    # ------------------------------------------------------------------ files
-    def _ask_path(self, title: str, name: str, filters: str):
-        path, _ = QFileDialog.getSaveFileName(self, title, file_dialogs.start_in(self.settings, name), filters)
-        file_dialogs.remember(self.settings, path)
-        return path or None
-
-    def save_image(self, path=None) -> bool:
-        from raytracer_app.png import frame_metadata, write_png
-
-        shown = self.last.get(self.model.tab)
-        if shown is None:
-            self.statusBar().showMessage("nothing rendered yet", 5000)
-            return False
-        frame, request = shown
-        path = path or self._ask_path("Save image", f"{self.model.tab}.png", "PNG (*.png)")
-        if not path:
-            return False
-        text = frame_metadata(frame)
-        if request.kind == "spheres":
-            text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
-        try:
-            in_background(lambda: write_png(path, frame.image, text, "Save Image"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            self.statusBar().showMessage(f"cannot save the image: {message_of(exc)}", 10000)
-            return False
-        self.statusBar().showMessage(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
-        return True
-
-    def save_screenshot(self, path=None) -> bool:
-        path = path or self._ask_path("Save window screenshot", "window.png", "PNG (*.png)")
-        if not path:
-            return False
-        try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
-            image = self.grab().toImage()  # grabbed here, encoded and written off the GUI thread
-            in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
-        except Exception as exc:
-            self.statusBar().showMessage(f"cannot save the screenshot: {message_of(exc)}", 10000)
-            return False
-        self.statusBar().showMessage(f"screenshot saved to {path}", 8000)
-        return True
-
-    def export_timings(self, path=None) -> bool:
-        path = path or self._ask_path("Export timings", "timings.csv", "CSV (*.csv)")
-        if not path:
-            return False
-        rows, held = self.log.rows, self.log.describe()  # a snapshot: frames keep arriving while it is written
-        try:
-            in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            self.statusBar().showMessage(f"cannot export timings: {message_of(exc)}", 10000)
-            return False
-        self.statusBar().showMessage(f"wrote {held} to {path}", 8000)
-        return True
-
-    # ------------------------------------------------------------------ help
-    def device_info(self) -> None:
-        from kernels.backend.devices import devices_report
-
-        try:
-            text = devices_report()
-        except Exception as exc:  # a broken driver must not take the window down
-            text = f"device report failed: {type(exc).__name__}: {exc}"
-        dialogs.TextDialog("Device info", text, self).exec()
-
-    def about(self) -> None:
-        QMessageBox.about(self, "About GPU kernel lab", dialogs.about_text())
-
+    # ------------------------------------------------------------------ layout, restart
     def reset_layout(self) -> None:
         apply_default_layout(self)
         self.inspector_dock.setFloating(False)

@@ -32,8 +32,10 @@ def restart_argv() -> list[str]:
 def exec_restart(argv: list[str]) -> None:
     """Replace this process with ``argv`` (does not return). The simulator's switch is an environment
     variable that the new process must not inherit when leaving the simulator."""
+    from kernels.backend import choice
+
     env = dict(os.environ)
-    if argv[-1] != "sim":
+    if not choice(argv[-1]).is_simulator:
         env.pop("NUMBA_ENABLE_CUDASIM", None)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -10,11 +10,12 @@ from kernels.backend import SIM_TIMING_NOTE, Backend
 SIM = Backend("sim")
 SIM_MAX_SPHERES = SIM.caps.max_spheres
 SIM_DEFAULT_SPHERES = 8
-SIM_DEFAULT_SIDE = 64  # default image side on the simulator (SIM_MAX_SIDE in state.py is the cap)
+SIM_MAX_SIDE = SIM.caps.max_image_side
+SIM_DEFAULT_SIDE = 64  # default image side on the simulator (SIM_MAX_SIDE is the cap)
 SIM_MAX_REPEATS = SIM.caps.max_repeats
 SIM_DEFAULT_REPEATS = SIM.caps.default_repeats
 
-__all__ = ["SIM_TIMING_NOTE", "SIM_MAX_SPHERES", "SIM_DEFAULT_SPHERES", "SIM_DEFAULT_SIDE", "SIM_MAX_REPEATS",
+__all__ = ["SIM_TIMING_NOTE", "SIM_MAX_SPHERES", "SIM_MAX_SIDE", "SIM_DEFAULT_SPHERES", "SIM_DEFAULT_SIDE", "SIM_MAX_REPEATS",
            "SIM_DEFAULT_REPEATS", "sim_max_n", "sim_default_n"]
 
 

@@ -1,28 +1,22 @@
-"""The GUI's models: what to render, the session's timing rows, settings. No widgets here: widgets read
-these objects and listen to their signals (napari-style), workers receive immutable snapshots of them.
-"""
+"""What the user asked to see: the RenderModel. Its setters validate and clamp, then emit ``changed(group)``;
+widgets listen to it (napari-style) and the main window renders; workers receive immutable snapshots of it
+(requests.py). No widgets here; which settings key holds which value is in settings.py."""
 
 from __future__ import annotations
 
-import time
-from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from PyQt6.QtCore import QObject, QSettings, pyqtSignal
+from PyQt6.QtCore import QObject, pyqtSignal
 
 from kernels import backend as backends
-from kernels.harness import bench
 from kernels.errors import InputError
-from kernels.service.requests import CompareRequest, RenderRequest, warm_request  # noqa: F401  (the models build them)
 from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
-from kernels.launch import DEFAULT_BLOCK_2D
+from kernels.launch import DEFAULT_BLOCK_2D, clamp_block
 from kernels.raytrace.scene import Scene, capacity, generate_scene, limit_reason
 from kernels.raytrace.scene import max_spheres as memory_max_spheres
+from kernels.service.requests import RenderRequest
 
-ORGANIZATION = "raytracer-lab"
-APPLICATION = "raytracer-app"
-SIM_MAX_SIDE = backends.Backend("sim").caps.max_image_side  # every simulated GPU thread runs in Python
 TABS = ("spheres", "julia")
 PRECISION_MODES = ("auto", "float32", "float64")  # auto: float64 once the zoom passes float32's resolution
 DEFAULT_SIZES = dict(DEFAULT_IMAGE_SIZES)
@@ -38,143 +32,19 @@ JULIA_PRESETS = {
 }
 
 
-class Keys:
-    """QSettings keys, in one place."""
-
-    BACKEND = "backend/name"
-    DEVICE = "backend/device"
-    TAB = "view/tab"
-    CONTINUOUS = "view/continuous"
-    GEOMETRY = "window/geometry"
-    STATE = "window/state"
-    SIZE = "render/size_{}"  # .format(tab)
-    BLOCK_X = "render/block_x"
-    BLOCK_Y = "render/block_y"
-    COUNT = "spheres/count"
-    SEED = "spheres/seed"
-    MEMORY = "spheres/memory"
-    PATTERN = "spheres/pattern"
-    C_RE = "julia/c_re"
-    C_IM = "julia/c_im"
-    ITERATIONS = "julia/iterations"
-    COLORMAP = "julia/colormap"
-    LAUNCH = "julia/launch"
-    PRECISION = "julia/precision"  # one of PRECISION_MODES
-    COMPARE_REPEATS = "compare/repeats"
-    SCENE_FILE = "spheres/scene_file"  # the scene file in use ('' for a random scene)
-    LAST_DIR = "files/last_dir"  # where file dialogs open
-
-
-def make_settings() -> QSettings:
-    """The one place the app's QSettings is created. It honours QSettings.defaultFormat() (the plain
-    (organization, application) constructor always uses NativeFormat), so tests can point it at a temp
-    dir with setPath(IniFormat, UserScope, dir) + setDefaultFormat(IniFormat)."""
-    return QSettings(QSettings.defaultFormat(), QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
-
-
-def read(settings: QSettings, key: str, default, kind=None, lo=None, hi=None):
-    """A typed settings value; the default when missing, of the wrong type, unreadable or outside
-    lo..hi. Whatever the settings file holds, this never raises: a corrupted file cannot stop the app."""
-    kind = kind or type(default)
-    try:
-        value = settings.value(key, default)
-        if kind is bool:
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.lower() in ("1", "true", "yes", "0", "false", "no"):
-                return value.lower() in ("1", "true", "yes")
-            return default
-        if isinstance(value, bool) or (kind in (int, float) and not isinstance(value, (str, int, float))):
-            return default
-        value = kind(value)
-        if kind is float and value != value:  # NaN
-            return default
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            return default
-        return value
-    except Exception:  # noqa: BLE001 - any unreadable value means "use the default"
-        return default
-
-
-def read_bytes(settings: QSettings, key: str):
-    """A QByteArray setting (window geometry, dock state), or None when missing or of another type."""
-    from PyQt6.QtCore import QByteArray
-
-    try:
-        value = settings.value(key)
-    except Exception:  # noqa: BLE001
-        return None
-    if isinstance(value, (bytes, bytearray)):
-        return QByteArray(bytes(value))
-    return value if isinstance(value, QByteArray) else None
-
-
-class TimingLog(QObject):
-    """The session's timing rows for File > Export Timings CSV: every benchmark and compare row, and the
-    last FRAME_WINDOW frame rows (single renders), so Render Continuously cannot grow memory without bound."""
-
-    rowsAdded = pyqtSignal(int)  # total number of rows held
-    FRAME_WINDOW = 1000
-
-    def __init__(self):
-        super().__init__()
-        self.kept: list[bench.Row] = []  # benchmark and compare rows, all of them
-        self.frames: deque[bench.Row] = deque(maxlen=self.FRAME_WINDOW)
-        self.frames_seen = 0
-
-    @property
-    def rows(self) -> list[bench.Row]:
-        return self.kept + list(self.frames)
-
-    def add(self, *rows: bench.Row) -> None:
-        self.kept.extend(rows)
-        self.rowsAdded.emit(len(self.kept) + len(self.frames))
-
-    def add_frame(self, row: bench.Row) -> None:
-        """One displayed frame's row; only the last FRAME_WINDOW are held."""
-        self.frames.append(row)
-        self.frames_seen += 1
-        self.rowsAdded.emit(len(self.kept) + len(self.frames))
-
-    def describe(self) -> str:
-        dropped = self.frames_seen - len(self.frames)
-        text = f"{len(self.kept)} benchmark/compare row(s) and the last {len(self.frames)} of {self.frames_seen} rendered frame(s)"
-        return text + (f"; {dropped} older frame rows are not kept" if dropped else "")
-
-    def write_csv(self, path, option: str = "Export Timings CSV"):
-        return bench.write_csv(self.rows, path, option)
-
-
-class FpsMeter:
-    """Frames per second over the frames displayed in the last ``window`` seconds."""
-
-    def __init__(self, window: float = 1.0):
-        self.window = window
-        self.times: deque[float] = deque()
-
-    def tick(self, now: float | None = None) -> None:
-        now = time.perf_counter() if now is None else now
-        self.times.append(now)
-        # keep two frames at least, so frames slower than the window still give a figure (e.g. 0.3 fps)
-        while len(self.times) > 2 and now - self.times[0] > self.window:
-            self.times.popleft()
-
-    def fps(self) -> float | None:
-        if len(self.times) < 2 or self.times[-1] == self.times[0]:
-            return None
-        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
-
-
 class RenderModel(QObject):
     """What the user asked to see. Setters validate, then emit ``changed(group)`` (group: 'backend',
-    'tab', 'size', 'block', 'spheres', 'julia'); widgets listen to it and the main window renders."""
+    'tab', 'size', 'block', 'spheres', 'julia', or 'settings' after restore); widgets listen to it and the
+    main window renders. Values flow one way, widget -> model -> listeners: with a ``store`` the model
+    also keeps its values per backend kind itself (restore, set_backend), so no listener writes them back."""
 
     changed = pyqtSignal(str)
     message = pyqtSignal(str)  # something the user should read (a refused value, a backend note)
     backendChanging = pyqtSignal(str)  # the new kind, before anything changes (save the old one's settings)
 
-    def __init__(self, backend: backends.Backend):
+    def __init__(self, backend: backends.Backend, store=None):
         super().__init__()
+        self.store = store  # keeps these values per backend kind (backend_settings.ModelStore), or None
         self.backend = backend
         self.backend_name = backend.kind  # what the user chose: one of backend.BACKEND_NAMES
         self.limits = backend.limits
@@ -219,7 +89,7 @@ class RenderModel(QObject):
         where = f"{memory} memory" if self.backend.runs_cuda_kernels else "the CPU twin"
         return f"at most {cap:,} spheres for {where}: {limit_reason(cap)}"
 
-    def _random_scene(self, n: int) -> Scene:
+    def random_scene(self, n: int) -> Scene:
         """A random scene laid out over the sphere tab's image (radii in proportion to it)."""
         return generate_scene(n, self.seed, self.max_spheres, size=self.effective_size("spheres"))
 
@@ -249,14 +119,13 @@ class RenderModel(QObject):
     def max_block(self) -> tuple[int, int]:
         """(max BX, max BY) given the other dimension: BX * BY never exceeds max threads per block."""
         bx, by = self.block
-        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
-        return min(dims[0], mt // by), min(dims[1], mt // bx)
+        dims = self.limits.max_block_dim
+        return clamp_block((dims[0], by), self.limits, keep=1)[0], clamp_block((bx, dims[1]), self.limits)[1]
 
     def effective_size(self, tab: str | None = None) -> tuple[int, int]:
         w, h = self.sizes[tab or self.tab]
         side = self.backend.caps.max_image_side
         return min(w, side), min(h, side)
-        return w, h
 
     def request(self, repeats: int = 1) -> RenderRequest:
         self._seq += 1
@@ -277,17 +146,25 @@ class RenderModel(QObject):
         if b == self.backend:
             return True
         self.backendChanging.emit(b.kind)
+        swap = self.store is not None and b.kind != self.backend.kind  # each kind keeps its own values
+        if swap:
+            self.store.save(self.backend.kind, self)
         self.backend, self.limits = b, b.limits
-        bx, by = self.block
-        mt = self.limits.max_threads_per_block
-        bx = max(1, min(bx, self.limits.max_block_dim[0], mt))
-        self.block = (bx, max(1, min(by, self.limits.max_block_dim[1], mt // bx)))
+        self.block = clamp_block(self.block, self.limits)
         if self.scene.count > self.max_spheres:
             self.set_sphere_count(self.max_spheres, emit=False)
         elif self.scene_is_random:  # the image size may differ on the new backend (the simulator's cap)
-            self.scene = self._random_scene(self.scene.count)
+            self.scene = self.random_scene(self.scene.count)
+        if swap:
+            self.store.load(b.kind, self)
         self.changed.emit("backend")
         return True
+
+    def restore(self) -> None:
+        """This backend's saved values from the store (none without one), then ``changed('settings')``."""
+        if self.store is not None:
+            self.store.load(self.backend.kind, self)
+        self.changed.emit("settings")
 
     def set_tab(self, tab: str) -> None:
         if tab in TABS and tab != self.tab:
@@ -304,20 +181,20 @@ class RenderModel(QObject):
         if self.sizes[tab] != size:
             self.sizes[tab] = size
             if tab == "spheres" and self.scene_is_random:  # laid out again for the new image
-                self.scene = self._random_scene(self.scene.count)
+                self.scene = self.random_scene(self.scene.count)
             if tab == "julia":
                 self._auto_precision()
             self.changed.emit("size")
         return True
 
     def set_block(self, bx: int | None = None, by: int | None = None) -> None:
-        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit."""
+        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit (the
+        dimension not being set keeps its value)."""
         nbx, nby = self.block
-        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
         if bx is not None:
-            nbx = max(1, min(int(bx), dims[0], mt // nby))
+            nbx = clamp_block((bx, nby), self.limits, keep=1)[0]
         if by is not None:
-            nby = max(1, min(int(by), dims[1], mt // nbx))
+            nby = clamp_block((nbx, by), self.limits, keep=0)[1]
         if (nbx, nby) != self.block:
             self.block = (nbx, nby)
             self.changed.emit("block")
@@ -327,13 +204,13 @@ class RenderModel(QObject):
         n = max(1, min(int(n), self.max_spheres))
         if self.scene_is_random and n == self.scene.count:
             return
-        self.scene, self.scene_is_random, self.scene_path = self._random_scene(n), True, ""
+        self.scene, self.scene_is_random, self.scene_path = self.random_scene(n), True, ""
         if emit:
             self.changed.emit("spheres")
 
     def new_random_scene(self, seed: int | None = None) -> None:
         self.seed = int(seed) if seed is not None else (self.seed + 1) % 2**31
-        self.scene, self.scene_is_random = self._random_scene(min(self.scene.count, self.max_spheres)), True
+        self.scene, self.scene_is_random = self.random_scene(min(self.scene.count, self.max_spheres)), True
         self.scene_path = ""
         self.changed.emit("spheres")
 
@@ -356,7 +233,7 @@ class RenderModel(QObject):
             self.message.emit(f"{self.scene.count:,} spheres is more than {memory} memory holds: "
                               f"clamped to {cap:,} ({self.limit_reason_for(memory)})")
             self.memory = memory  # first, so the clamped scene is made for it
-            self.scene = self._random_scene(cap)
+            self.scene = self.random_scene(cap)
         self.memory = memory
         self.changed.emit("spheres")
 
@@ -426,70 +303,3 @@ class RenderModel(QObject):
         if size:
             self.set_size(size, "julia")
         self.set_julia(c=c, iterations=iterations, colormap=colormap, center=(0.0, 0.0), zoom=1.0)
-
-    # ------------------------------------------------------------------ settings
-    def save(self, s: QSettings) -> None:
-        s.setValue(Keys.TAB, self.tab)
-        for tab, (w, h) in self.sizes.items():
-            s.setValue(Keys.SIZE.format(tab), f"{w}x{h}")
-        s.setValue(Keys.BLOCK_X, self.block[0])
-        s.setValue(Keys.BLOCK_Y, self.block[1])
-        s.setValue(Keys.COUNT, self.scene.count)
-        s.setValue(Keys.SEED, self.seed)
-        s.setValue(Keys.MEMORY, self.memory)
-        s.setValue(Keys.PATTERN, self.pattern)
-        s.setValue(Keys.C_RE, self.julia.c.real)
-        s.setValue(Keys.C_IM, self.julia.c.imag)
-        s.setValue(Keys.ITERATIONS, self.julia.iterations)
-        s.setValue(Keys.COLORMAP, self.julia.colormap)
-        s.setValue(Keys.LAUNCH, self.launch)
-        s.setValue(Keys.PRECISION, self.precision_mode)
-        s.setValue(Keys.SCENE_FILE, "" if self.scene_is_random else self.scene_path)
-
-    def load(self, s: QSettings) -> None:
-        """Restore saved values; anything unreadable keeps its default. Emits nothing (call before widgets)."""
-        from kernels.harness.frames import parse_size
-        from kernels.julia import COLORMAPS, LAUNCHES
-        from kernels.raytrace.scene import MEMORIES
-        from kernels.raytrace.layout import PATTERNS
-
-        tab = read(s, Keys.TAB, self.tab)
-        self.tab = tab if tab in TABS else self.tab
-        for t in TABS:
-            try:
-                self.sizes[t] = parse_size(read(s, Keys.SIZE.format(t), "{}x{}".format(*self.sizes[t])))
-            except InputError:
-                pass
-        mt = self.limits.max_threads_per_block
-        bx = max(1, min(read(s, Keys.BLOCK_X, 16, int), mt))
-        self.block = (bx, max(1, min(read(s, Keys.BLOCK_Y, 16, int), mt // bx)))
-        self.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
-        memory = read(s, Keys.MEMORY, "global")
-        self.memory = memory if memory in MEMORIES else "global"
-        count = read(s, Keys.COUNT, 20, int, 1, self.max_spheres)
-        self.scene, self.scene_is_random, self.scene_path = self._random_scene(count), True, ""
-        self.load_note = ""
-        path = read(s, Keys.SCENE_FILE, "", str)
-        if path:  # the scene file in use last time; if it is gone, say so and keep the random scene
-            from kernels.raytrace.scene import load_scene
-
-            try:
-                self.scene, self.scene_is_random, self.scene_path = load_scene(path, self.max_spheres), False, path
-            except InputError as exc:
-                self.load_note = f"the last scene could not be reloaded: {exc}; showing a random scene"
-        memory, pattern = read(s, Keys.MEMORY, "global"), read(s, Keys.PATTERN, "uniform")
-        self.memory = memory if memory in MEMORIES else "global"
-        self.pattern = pattern if pattern in PATTERNS else "uniform"
-        colormap, launch = read(s, Keys.COLORMAP, "classic"), read(s, Keys.LAUNCH, "2d")
-        params = JuliaParams(c=complex(read(s, Keys.C_RE, -0.8, float), read(s, Keys.C_IM, 0.156, float)),
-                             iterations=read(s, Keys.ITERATIONS, 200, int),
-                             colormap=colormap if colormap in COLORMAPS else "classic")
-        try:
-            self.julia = params.checked()
-        except (InputError, ValueError, TypeError, OverflowError):
-            pass
-        self.launch = launch if launch in LAUNCHES else "2d"
-        mode = read(s, Keys.PRECISION, "auto")
-        self.precision_mode = mode if mode in PRECISION_MODES else "auto"
-        if mode in ("float32", "float64"):
-            self.julia = replace(self.julia, precision=mode)
