@@ -21,7 +21,7 @@ from PyQt6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
 from raytracer_app.gui import open_window
-from raytracer_app.gui.state import Keys, make_settings
+from raytracer_app.gui.settings import Keys, make_settings
 s = make_settings(); s.setValue(Keys.SIZE.format(sys.argv[3]), "64x48"); s.setValue(Keys.TAB, sys.argv[3]); s.sync()
 app, window = open_window(sys.argv[2])
 deadline = time.monotonic() + 240
