@@ -101,6 +101,7 @@ def _visible_seed(count: int, size) -> int:
     raise AssertionError("no visible scene")
 
 
+@pytest.mark.slow
 def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
     seed = _visible_seed(8, (64, 64))
     preset(cuda_backend.kind, **{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
