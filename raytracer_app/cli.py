@@ -203,6 +203,9 @@ def _bench_parser(targets, algorithm) -> None:
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
+    p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
+                                                "header (device, versions, commit, command, date) for `compare` "
+                                                "(docs/results.md; an existing file is overwritten)")
     _common(p)
 
 
@@ -239,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv if argv else ["gui"])
         if args.command is None:
             args = parser.parse_args(["gui", *argv])
+        args.argv = ["raytracer-app", *argv]  # the command line, as result files record it
         return _dispatch(args)
     except InputError as exc:
         print(f"raytracer-app: error: {exc}", file=sys.stderr)
