@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | compare | inspect | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_inspect
 
     cli_inspect.add_parser(sub, _common)
+    from raytracer_app import cli_compare
+
+    cli_compare.add_parser(sub)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -276,6 +279,10 @@ def _dispatch(args) -> int:
         from raytracer_app import cli_inspect
 
         return cli_inspect.run(args)
+    if args.command == "compare":
+        from raytracer_app import cli_compare
+
+        return cli_compare.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command

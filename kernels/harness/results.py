@@ -50,13 +50,15 @@ class Result:
     date: str = ""
     versions: dict = field(default_factory=dict)
     commit: str | None = None
+    dirty: bool | None = None  # tracked files changed since the commit
     command: list | None = None
     options: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
-        """'NVIDIA H100 80GB HBM3 @ 1a2b3c4d' for charts and headers."""
-        return f"{self.device.get('name', '?')} @ {(self.commit or 'no commit')[:8]}"
+        """'NVIDIA H100 80GB HBM3 @ 1a2b3c4d' for charts and headers ('+' after a commit with changes)."""
+        commit = (self.commit or "no commit")[:8] + ("+" if self.dirty else "")
+        return f"{self.device.get('name', '?')} @ {commit}"
 
 
 def now_utc() -> str:
@@ -76,6 +78,19 @@ def project_commit(root: Path | None = None) -> str | None:
         return None
     text = done.stdout.strip()
     return text if done.returncode == 0 and len(text) in (40, 64) else None
+
+
+def project_dirty(root: Path | None = None) -> bool | None:
+    """Whether the checkout's tracked files differ from its commit (None when that cannot be told)."""
+    root = root or Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
 
 
 def device_info(backend, peak: bench.Peak | None) -> dict:
@@ -102,7 +117,8 @@ def make_result(target: str, rows, backend, peak: bench.Peak | None, command=Non
     v = bench.versions()
     versions = {**v, "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
     return Result(target=target, rows=list(rows), device=device_info(backend, peak), date=now_utc(),
-                  versions=versions, commit=project_commit(), command=list(command) if command else None,
+                  versions=versions, commit=project_commit(), dirty=project_dirty(),
+                  command=list(command) if command else None,
                   options={k: _plain(v) for k, v in (options or {}).items()})
 
 
@@ -141,9 +157,12 @@ def row_dict(r: bench.Row) -> dict:
 
 def to_json(result: Result) -> str:
     doc = {"schema": SCHEMA, "version": VERSION, "target": result.target, "date": result.date,
-           "device": result.device, "versions": result.versions, "commit": result.commit,
-           "command": result.command, "options": result.options, "rows": [row_dict(r) for r in result.rows]}
-    return json.dumps(_plain(doc), indent=1, allow_nan=False) + "\n"
+           "device": result.device, "versions": result.versions, "commit": result.commit, "dirty": result.dirty,
+           "command": result.command, "options": result.options, "rows": []}
+    # the header indented, each row on one line: small files that diff row by row
+    rows = ",\n".join("  " + json.dumps(_plain(row_dict(r)), allow_nan=False) for r in result.rows)
+    text = json.dumps(_plain(doc), indent=1, allow_nan=False)
+    return text.replace('"rows": []', '"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + "\n"
 
 
 def write_result(path, result: Result, option: str, inputs=()) -> Path:
@@ -185,12 +204,13 @@ def from_json(doc, label: str = "result") -> Result:
     _type(doc["device"], "name", (str,), label, "device.")
     for key, types in (("versions", (dict,)), ("options", (dict,)), ("rows", (list,))):
         _type(doc, key, types, label)
-    for key, types in (("commit", (str,)), ("command", (list,))):
-        if doc[key] is not None:
+    for key, types in (("commit", (str,)), ("command", (list,)), ("dirty", (bool,))):
+        if doc.get(key) is not None:
             _type(doc, key, types, label)
     rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
     return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
-                  versions=doc["versions"], commit=doc["commit"], command=doc["command"], options=doc["options"])
+                  versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
+                  options=doc["options"])
 
 
 def _finite(value, label: str, where: str) -> None:
