@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from kernels.harness import compare  # noqa: E402
-from kernels.harness.results import read_result  # noqa: E402
+from kernels.harness.results_read import read_result  # noqa: E402
 
 FACTORS = (1.0, 1.03, 1.10)
 

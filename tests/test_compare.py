@@ -12,7 +12,7 @@ import statistics
 import pytest
 
 from kernels.errors import InputError
-from kernels.harness import bench, results
+from kernels.harness import bench, results, results_read
 from kernels.timing import Timing
 from raytracer_app.cli import main
 
@@ -36,7 +36,7 @@ def a_result(rows, name="cpu0", commit="a" * 40) -> results.Result:
 
 def scaled(path, factor: float, out: Path) -> Path:
     """A copy of a result file with every sample multiplied by ``factor``."""
-    r = results.read_result(path, "test")
+    r = results_read.read_result(path, "test")
     for row in r.rows:
         if row.timing:
             row.timing = Timing(tuple(t * factor for t in row.timing.samples_ms), row.timing.method)
@@ -55,7 +55,7 @@ def test_round_trip_keeps_every_sample_and_field():
     doc = json.loads(text)
     assert (doc["schema"], doc["version"]) == ("raytracer-app/bench-result", 1)
     assert doc["rows"][0]["median_ms"] == 0.25 and doc["rows"][0]["samples_ms"] == [0.5, 0.25, 0.125]
-    back = results.from_json(text, "test")
+    back = results_read.from_json(text, "test")
     assert back.commit == "a" * 40 and back.device["copy_peak_gbps"] == 20.0 and back.target == "reduction"
     a, b = back.rows
     assert a.timing.samples_ms == (0.5, 0.25, 0.125) and a.timing.median_ms == 0.25
@@ -112,7 +112,7 @@ def test_bad_documents_are_one_clear_line(change, says):
     doc = good_doc()
     change(doc)
     with pytest.raises(InputError) as info:
-        results.from_json(doc, "BASE 'x.json'")
+        results_read.from_json(doc, "BASE 'x.json'")
     message = str(info.value)
     assert says in message and message.startswith("BASE 'x.json'") and "\n" not in message
 
@@ -121,7 +121,7 @@ def test_nan_in_the_file_text_is_refused(tmp_path):
     path = tmp_path / "nan.json"
     path.write_text(results.to_json(a_result([a_row()])).replace('"median_ms": 1.1', '"median_ms": NaN'))
     with pytest.raises(InputError, match="non-finite number"):
-        results.read_result(path, "BASE")
+        results_read.read_result(path, "BASE")
 
 
 # --- compare: the CLI -----------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kernels.harness import results
 from kernels.harness.compare import FASTER, SAME, SLOWER, UNSURE, VERDICTS, compare
+from kernels.harness.results_read import read_result
 
 DATA = Path(__file__).resolve().parent / "data"
 CPU_RUNS = sorted(DATA.glob("reduction-cpu-*.json"))  # bench reduction --backend cpu ... --json, this repo
@@ -21,7 +21,7 @@ def test_real_files_are_small_and_read():
     assert len(CPU_RUNS) >= 2 and len(GPU_RUNS) >= 2
     for path in CPU_RUNS + GPU_RUNS:
         assert path.stat().st_size < 20_000
-        r = results.read_result(path, "test")
+        r = read_result(path, "test")
         assert r.rows and all(len(row.timing.samples_ms) == 20 for row in r.rows if row.timing)
 
 
@@ -29,7 +29,7 @@ def test_real_files_are_small_and_read():
 def test_identical_real_runs_are_rarely_faster_or_slower(runs):
     names = []
     for a, b in itertools.permutations(runs, 2):
-        c = compare(results.read_result(a, "BASE"), results.read_result(b, "NEW"))
+        c = compare(read_result(a, "BASE"), read_result(b, "NEW"))
         assert not c.only_base and not c.only_new
         names += [p.verdict.name for p in c.pairs]
     assert len(names) >= 4 and set(names) <= set(VERDICTS)
@@ -38,11 +38,11 @@ def test_identical_real_runs_are_rarely_faster_or_slower(runs):
 
 def test_a_real_run_against_itself_is_never_faster_or_slower_and_ten_percent_more_is_never_faster():
     for path in CPU_RUNS + GPU_RUNS:
-        r = results.read_result(path, "test")
+        r = read_result(path, "test")
         same = compare(r, r)
         assert {p.verdict.name for p in same.pairs} <= {SAME, UNSURE}
         assert all(p.verdict.delta_pct == 0 for p in same.pairs)
-        slower = results.read_result(path, "test")
+        slower = read_result(path, "test")
         for row in slower.rows:
             row.timing = type(row.timing)(tuple(t * 1.10 for t in row.timing.samples_ms), row.timing.method)
         assert FASTER not in {p.verdict.name for p in compare(r, slower).pairs}
