@@ -196,3 +196,13 @@ def test_different_devices_compare_percentages_too(tmp_path, capsys):
     assert "devices differ" in out and "base %peak" in out and "new %spec" in out
     line = next(x for x in out.splitlines() if x.startswith("a "))
     assert "FASTER" in line and "80.0" in line and "75.0" in line
+
+
+def test_bench_json_is_checked_before_the_run(tmp_path, capsys):
+    same = tmp_path / "r.out"
+    code, out, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "100", "--variants", "numpy",
+                         "--repeats", "1", "--csv", same, "--json", same)
+    assert code == 2 and "same file as" in err and "backend:" not in out  # refused before anything ran
+    code, out, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "100", "--variants", "numpy",
+                         "--repeats", "1", "--json", tmp_path / "no" / "r.json")
+    assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
