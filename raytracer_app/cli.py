@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | compare | inspect | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_inspect
 
     cli_inspect.add_parser(sub, _common)
+    from raytracer_app import cli_compare
+
+    cli_compare.add_parser(sub)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -203,6 +206,9 @@ def _bench_parser(targets, algorithm) -> None:
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
+    p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
+                                                "header (device, versions, commit, command, date) for `compare` "
+                                                "(docs/results.md; an existing file is overwritten)")
     _common(p)
 
 
@@ -239,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv if argv else ["gui"])
         if args.command is None:
             args = parser.parse_args(["gui", *argv])
+        args.argv = ["raytracer-app", *argv]  # the command line, as result files record it
         return _dispatch(args)
     except InputError as exc:
         print(f"raytracer-app: error: {exc}", file=sys.stderr)
@@ -272,6 +279,10 @@ def _dispatch(args) -> int:
         from raytracer_app import cli_inspect
 
         return cli_inspect.run(args)
+    if args.command == "compare":
+        from raytracer_app import cli_compare
+
+        return cli_compare.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command
