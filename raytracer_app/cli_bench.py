@@ -9,7 +9,7 @@ import sys
 
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError
+from kernels.errors import InputError, whole
 from kernels.harness.variants import select
 from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
@@ -196,10 +196,5 @@ def _launches(args, algorithm) -> list[bench.Launch]:
         from kernels.launch import parse_block
 
         return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
-    blocks = []
-    for b in args.block.split(","):
-        try:
-            blocks.append(int(b))
-        except ValueError:
-            raise InputError(f"--block {b!r} is not a whole number; give block sizes like 128,256") from None
+    blocks = [whole(b, "--block") for b in args.block.split(",")]
     return [bench.Launch(b, **common) for b in blocks]
