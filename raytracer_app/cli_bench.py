@@ -31,7 +31,8 @@ def bench_command(args, backend) -> int:
         from kernels.io.writer import check_output
 
         csv_path = args.csv
-        if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))])):
+        if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))],
+                                       bench.CSV_SUFFIXES)):
             print(f"--csv {csv_path} exists: it will be overwritten")
     args.repeats = backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)

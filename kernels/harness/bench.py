@@ -159,7 +159,10 @@ def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
     file is replaced). Returns the file written."""
     from kernels.io.writer import write_output
 
-    return write_output(path, csv_text(rows), option, inputs)
+    return write_output(path, csv_text(rows), option, inputs, CSV_SUFFIXES)
+
+
+CSV_SUFFIXES = (".csv",)
 
 
 def table_header() -> str:
