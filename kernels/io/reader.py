@@ -36,6 +36,24 @@ def check_input(path, option: str) -> os.stat_result:
     return st
 
 
+def check_optional_input(path, option: str, limit: int, why: str) -> os.stat_result | None:
+    """As :func:`check_input` for a file that may be missing (None then), and at most ``limit`` bytes: what
+    the app reads without the user naming it (the settings file) is refused when it is a FIFO or a device
+    (which would hang or never end) or too large, before anything opens it."""
+    label = _label(path, option)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{label} is {kind_of(st.st_mode)}, not a file")
+    if st.st_size > limit:
+        raise InputError(f"{label} is {st.st_size:,} bytes; at most {limit:,} ({why})")
+    return st
+
+
 def open_input(path, option: str):
     """A binary file object for a regular file, opened without blocking (a FIFO swapped in after the
     check cannot hang the open) and checked again once open."""
