@@ -84,6 +84,7 @@ class Algorithm:
     unit: Unit | None = None  # a rate beside GB/s (inserts/s, pixels/s)
     measures_copy_peak: bool = True  # GB/s is its figure of merit, so the copy bandwidth is its ceiling
     load_input: Callable[[str], object] | None = None  # --input FILE -> data for make_problem
+    input_size: Callable[[str, str], int] | None = None  # (path, option) -> the n a file gives, before reading
     input_help: str = ""
     memory: Callable[[int, dict], tuple[int, int]] | None = None
     panel: bool = True  # has a benchmark panel in the GUI (the renders have their own view)
@@ -110,8 +111,9 @@ class Algorithm:
     def gui_options(self) -> tuple[Option, ...]:
         return tuple(o for o in self.options if o.gui)
 
-    def check_memory(self, n: int, options: dict, backend, option: str = "--n") -> None:
-        """Refuse, before anything is allocated, a run that cannot fit in free host or device memory."""
+    def check_memory(self, n: int, options: dict, backend, option: str = "--n", label: str | None = None) -> None:
+        """Refuse, before anything is allocated, a run that cannot fit in free host or device memory.
+        ``label`` names the size in the message (default: ``option n``)."""
         if self.memory is None:
             return
         from kernels.backend.devices import available_host_bytes
@@ -134,7 +136,7 @@ class Algorithm:
         if given and too_big(1) is not None:
             names = " ".join(f"{o.flag} {options[o.name]}" for o in given)
             raise InputError(f"{names} {'needs' if len(given) == 1 else 'need'} {why}")
-        raise InputError(f"{option} {n} needs {why}")
+        raise InputError(f"{label or f'{option} {n}'} needs {why}")
 
 
 def whole_number(option: str, minimum: int = 1) -> Callable[[str], int]:
@@ -145,4 +147,8 @@ def whole_number(option: str, minimum: int = 1) -> Callable[[str], int]:
 
 
 def _gib(nbytes: int) -> str:
+    if nbytes < 2**20:
+        return f"{nbytes:,} bytes"
+    if nbytes < 2**30:
+        return f"{nbytes / 2**20:.1f} MiB"
     return f"{nbytes / 2**30:.1f} GiB" if nbytes < 2**80 else f"{nbytes // 2**30:,} GiB"

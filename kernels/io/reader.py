@@ -69,18 +69,38 @@ def open_input(path, option: str):
     return os.fdopen(fd, "rb")
 
 
+CHUNK = 1 << 20
+
+
+def input_size(path, option: str) -> int:
+    """The size in bytes of the regular file at ``path`` (checked as every input), before reading it, so
+    that a run's memory can be estimated from it first."""
+    return check_input(path, option).st_size
+
+
 def read_bytes(path, option: str, limit: int, why: str) -> bytes:
-    """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from)."""
+    """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from).
+    Exactly the file's size is allocated (never ``limit`` up front); a file that reports size 0 (as
+    /proc's do) is read in chunks up to the limit."""
+    label = _label(path, option)
     with open_input(path, option) as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise InputError(f"{_label(path, option)} is {size:,} bytes; at most {limit:,} ({why})")
+            raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
         try:
-            data = f.read(limit + 1)
+            if size:
+                data = f.read(size)
+                grew = f.read(1)
+            else:
+                chunks, total = [], 0
+                while total <= limit and (chunk := f.read(min(CHUNK, limit + 1 - total))):
+                    chunks.append(chunk)
+                    total += len(chunk)
+                data, grew = b"".join(chunks), b""
         except OSError as exc:
-            raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
-    if len(data) > limit:  # grew while being read
-        raise InputError(f"{_label(path, option)} is more than {limit:,} bytes ({why})")
+            raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+    if grew or len(data) > limit:  # grew while being read
+        raise InputError(f"{label} grew while being read, or is more than {limit:,} bytes ({why})")
     return data
 
 
