@@ -258,7 +258,7 @@ def test_a_long_sphere_list_is_refused_before_each_sphere_is_checked(tmp_path, c
     path.write_text(json.dumps({"spheres": [sphere] * 3000}))  # above constant memory's 2340
     code, _, err = run(capsys, *SCENE_RENDER, "--backend", cuda_backend.kind, "--memory", "constant",
                        "--out", tmp_path / "o.png", "--scene", path)
-    assert code == 2 and "3000 spheres is above the capacity" in one_error_line(err)
+    assert code == 2 and "at most 2340 spheres" in one_error_line(err)  # from counts, before parsing
 
 
 @pytest.mark.parametrize("name, raw, message", [
@@ -430,3 +430,22 @@ class _Proxy:
 
     def __getattr__(self, name):
         return getattr(self._f, name)
+
+
+@pytest.mark.parametrize("name, raw, says", [
+    ("empty objects", b'{"spheres": [' + b"{}," * 4000 + b"{}]}", "more objects, lists or values"),
+    ("empty lists", b'{"spheres": [' + b"[]," * 4000 + b"[]]}", "more objects, lists or values"),
+    ("numbers", b'{"spheres": [' + b"0," * 30000 + b"0]}", "more objects, lists or values"),
+    ("one empty object", b'{"spheres": [{}]}', "sphere 0: 'center' must be a list of 3 numbers"),
+    ("object under an unknown key", b'{"spheres": [{"center": [0, 0, 0], "radius": 1, "color": [0, 0, 0], '
+                                    b'"extra": {"x": 1}}]}', "unknown key 'x'"),
+    ("too many spheres", b'{"spheres": [' + b",".join([b'{"center":[0,0,0],"radius":1,"color":[0,0,0]}'] * 11)
+     + b"]}", "more than 10 spheres"),
+])
+def test_scene_files_are_bounded_while_parsing(tmp_path, name, raw, says):
+    from kernels.raytrace.scene import load_scene
+
+    path = tmp_path / "s.json"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=says):
+        load_scene(path, cap=10 if name == "too many spheres" else 1000)

@@ -112,18 +112,29 @@ def memory_limit() -> tuple[int, str]:
     return avail, f"the memory available now, {avail / 2**30:.1f} GiB"
 
 
-def read_json(path, option: str, limit: int, why: str):
-    """The JSON document in a UTF-8 text file of at most ``limit`` bytes."""
+def read_json(path, option: str, limit: int, why: str, check_raw=None, object_pairs_hook=None,
+              parse_number=None):
+    """The JSON document in a UTF-8 text file of at most ``limit`` bytes. ``check_raw(raw, label)`` may
+    refuse the bytes before parsing (e.g. from counts of brackets); ``object_pairs_hook`` and
+    ``parse_number`` (called with each number's text) are json's, to check and pack while parsing."""
     raw = read_bytes(path, option, limit, why)
     label = _label(path, option)
+    if check_raw is not None:
+        check_raw(raw, label)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{label} is UTF-16 text; save it as UTF-8")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{label} is not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    del raw  # the text alone while parsing
+    hooks = {}
+    if object_pairs_hook is not None:
+        hooks["object_pairs_hook"] = object_pairs_hook
+    if parse_number is not None:
+        hooks["parse_int"] = hooks["parse_float"] = parse_number
     try:
-        return json.loads(text)
+        return json.loads(text, **hooks)
     except json.JSONDecodeError as exc:
         raise InputError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     except RecursionError:
