@@ -9,7 +9,7 @@ import sys
 
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError
+from kernels.errors import InputError, shown, whole
 from kernels.harness.variants import select
 from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
@@ -197,6 +197,9 @@ def _problems(args, algorithm, options: dict, backend):
     if path:
         if args.n is not None or args.sizes:
             raise InputError("--input sets the problem size; give --n / --sizes or --input, not both")
+        if algorithm.input_size is not None:  # the same estimate as --n, before a byte is read
+            n = algorithm.input_size(path, "--input")
+            algorithm.check_memory(n, options, backend, "--input", f"--input {shown(path)} ({n:,} bytes)")
         data = algorithm.load_input(path)
         return [algorithm.make_problem(None, options, args.seed, data)], 1
     sizes = _sizes(args, algorithm, backend)
@@ -222,10 +225,5 @@ def _launches(args, algorithm) -> list[bench.Launch]:
         from kernels.launch import parse_block
 
         return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
-    blocks = []
-    for b in args.block.split(","):
-        try:
-            blocks.append(int(b))
-        except ValueError:
-            raise InputError(f"--block {b!r} is not a whole number; give block sizes like 128,256") from None
+    blocks = [whole(b, "--block") for b in args.block.split(",")]
     return [bench.Launch(b, **common) for b in blocks]
