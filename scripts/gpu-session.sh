@@ -2,7 +2,8 @@
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
 # Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
-#   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame pack
+#   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
+#   compare-runs (two identical reduction runs as result files, compared) cpu-twins pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -84,6 +85,18 @@ for stage in "$@"; do
             [ $backend = cpu ] && break  # the CPU twin has no memories
           done
         done
+      done ;;
+    compare-runs)
+      for run in 1 2; do
+        app bench reduction --backend cuda --n 16777216 --repeats 20 --json "$OUT/reduction-$run.json" > "$OUT/compare-run-$run.log" 2>&1
+      done
+      app compare "$OUT/reduction-1.json" "$OUT/reduction-2.json" 2>&1 | tee "$OUT/compare.log" ;;
+    cpu-twins)
+      app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"
+      app bench raytrace --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
+      app bench raytrace --backend cpu --sizes 1000000 --variants spheres-cpu,spheres-cpu-tiles --repeats 3 2>&1 | tee -a "$OUT/cpu-twins.log"
+      for p in uniform low-entropy; do
+        app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
