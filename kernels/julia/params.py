@@ -12,6 +12,7 @@ from kernels.errors import InputError
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
 PRECISIONS = ("float32", "float64")
+HOST_TWINS = ("simd", "scalar")  # the CPU code that draws on the host: the first is the renderer's default
 DTYPES = {"float32": np.float32, "float64": np.float64}
 # float32 is trusted while a pixel spans at least this many units in the last place of the view's
 # largest coordinate: closer, rounding shows as bands and then as blocks of identical pixels.
@@ -104,6 +105,12 @@ def parse_complex(text: str, option: str = "c") -> complex:
     except ValueError:
         raise InputError(f"{option} {text!r} is malformed; use RE,IM, e.g. -0.8,0.156") from None
     return complex(re_, im)
+
+
+def check_twin(twin: str) -> str:
+    if twin not in HOST_TWINS:
+        raise InputError(f"CPU twin {twin!r} is not one of {', '.join(HOST_TWINS)}")
+    return twin
 
 
 def check_launch(launch: str) -> str:
