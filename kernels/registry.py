@@ -1,8 +1,9 @@
-"""Every benchmarkable algorithm, in the order the CLI's help and the GUI show them. Adding one is a new
-module that declares ``ALGORITHM`` (see :mod:`kernels.harness.descriptor`), its test file, and a line here.
+"""Every benchmarkable algorithm, in the order the CLI's help and the GUI show them: the one list that the
+CLI's targets, the GUI's panels and the inspector's targets are read from. Adding one is a new package that
+declares ``ALGORITHM`` (see :mod:`kernels.harness.descriptor`), its tests, and a line here.
 
-Importing this module imports the algorithm modules, and with them numba: choose the backend first
-(:func:`kernels.backend.prepare`)."""
+Importing this module imports the algorithm packages, which import no numba (their code loads when a
+variant first runs)."""
 
 from __future__ import annotations
 

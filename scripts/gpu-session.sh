@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One batch of GPU work for the device machine: GPU tests, then benchmarks, logs and CSVs under $OUT.
-# Usage (on the GPU machine, after the .gpu bundle setup of ../shared/device.md):
+# Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
@@ -68,22 +68,22 @@ for stage in "$@"; do
         python3 scripts/gui_fps.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
       done ;;
     first-frame)
-      # a pip install writes bytecode; the bundle is unpacked without it and this machine sets
+      # a pip install writes bytecode; an unpacked bundle has none and some machines set
       # PYTHONDONTWRITEBYTECODE, so compile it once, or every start would compile numpy, Qt and pyqtgraph
       python3 -m compileall -q -j 0 ${BUNDLE_SITE:-/tmp/site} kernels raytracer_app > /dev/null
-      # cold: empty numba cache and no kernel images; warm: what the cold run left (both caches)
-      cold=$(mktemp -d)
-      fps() { NUMBA_CACHE_DIR=$cold RAYTRACER_CACHE_DIR=$cold/app python3 scripts/gui_fps.py --seconds 0.5 "$@" 2>&1 | grep "first frame"; }
-      fps --backend cuda --memory constant | sed 's/^/cold caches: /' | tee -a "$OUT/first-frame.log"
-      for memory in global shared; do fps --backend cuda --memory $memory > /dev/null; done  # their caches too
-      fps --backend cpu | sed 's/^/cold caches: /' | tee -a "$OUT/first-frame.log"  # the CPU twin's cache
-      for i in 1 2 3; do
-        for memory in constant global shared; do
-          fps --backend cuda --memory $memory | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
+      fps() { NUMBA_CACHE_DIR=$cache RAYTRACER_CACHE_DIR=$cache/app python3 scripts/gui_fps.py --seconds 0.5 "$@" 2>&1 | grep "first frame"; }
+      for fast in 1 0; do
+        for backend in cuda cpu; do
+          for memory in constant global; do
+            cache=$(mktemp -d)  # cold: an empty numba cache; then warm: what the cold start left
+            RAYTRACER_FAST_START=$fast fps --backend $backend --memory $memory | sed "s/^/fast=$fast cold: /" | tee -a "$OUT/first-frame.log"
+            for i in 1 2; do
+              RAYTRACER_FAST_START=$fast fps --backend $backend --memory $memory | sed "s/^/fast=$fast warm: /" | tee -a "$OUT/first-frame.log"
+            done
+            rm -rf "$cache"
+            [ $backend = cpu ] && break  # the CPU twin has no memories
+          done
         done
-      done
-      for i in 1 2 3 4 5; do
-        fps --backend cpu | sed 's/^/warm: /' | tee -a "$OUT/first-frame.log"
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;

@@ -36,8 +36,9 @@ def main(argv=None) -> int:
     from PyQt6.QtCore import QSettings
     from PyQt6.QtWidgets import QApplication
 
+    folder = tempfile.TemporaryDirectory(prefix="gui-memory-")  # removed when the script ends
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp(prefix="gui-memory-"))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder.name)
     app = QApplication.instance() or QApplication([])
     from raytracer_app.gui.main_window import MainWindow
 

@@ -26,8 +26,17 @@ def _gpu_present() -> bool:
 if not _gpu_present():
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# caches (best's tuning, the inspector's compiles) go to a folder of this session, never the user's
-os.environ.setdefault("RAYTRACER_CACHE_DIR", tempfile.mkdtemp(prefix="raytracer-test-cache-"))
+# caches (best's tuning, the inspector's compiles) go to a folder of this session, never the user's; the
+# session removes it at its end (pytest_unconfigure)
+_SESSION_CACHE = None
+if "RAYTRACER_CACHE_DIR" not in os.environ:
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="raytracer-test-cache-")
+    os.environ["RAYTRACER_CACHE_DIR"] = _SESSION_CACHE
+
+
+def pytest_unconfigure(config):
+    if _SESSION_CACHE is not None:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 def pytest_configure(config):

@@ -26,6 +26,7 @@ def test_csv_columns_start_as_the_issue_lists():
     assert CSV_COLUMNS[17:21] == ("app_version", "numba_version", "numba_cuda_version", "timestamp")
 
 
+@pytest.mark.slow
 def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backend):
     out = tmp_path / "rt.csv"
     code, text, err = run(capsys, "bench", "raytrace", "--backend", cuda_backend.kind, "--size", "16x16",

@@ -64,9 +64,10 @@ def shown(w, tab="spheres"):
 
 
 def wait_frame(qtbot, w, tab="spheres", **meta):
+    """The first kernel frame with ``meta`` (a window's first picture is the fast start's preview)."""
     def ok():
         f = shown(w, tab)
-        assert f is not None and all(f.meta.get(k) == v for k, v in meta.items())
+        assert f is not None and not f.preview and all(f.meta.get(k) == v for k, v in meta.items())
 
     qtbot.waitUntil(ok, timeout=WAIT)
     return shown(w, tab)
@@ -100,6 +101,7 @@ def _visible_seed(count: int, size) -> int:
     raise AssertionError("no visible scene")
 
 
+@pytest.mark.slow
 def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
     seed = _visible_seed(8, (64, 64))
     preset(cuda_backend.kind, **{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
@@ -274,12 +276,12 @@ def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
 
 
 def test_failed_render_shows_message_and_next_render_succeeds(qtbot, make_window, cpu_backend, monkeypatch):
-    from kernels import raytrace
+    from kernels.raytrace.renderer import SphereRenderer
 
     preset(**{"render/size_spheres": "64x64"})
     w = make_window(cpu_backend)
     wait_frame(qtbot, w)
-    real, calls = raytrace.SphereRenderer.render, []
+    real, calls = SphereRenderer.render, []
 
     def flaky(self, *args, **kwargs):
         calls.append(1)
@@ -287,7 +289,7 @@ def test_failed_render_shows_message_and_next_render_succeeds(qtbot, make_window
             raise RuntimeError("simulated launch failure")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(raytrace.SphereRenderer, "render", flaky)
+    monkeypatch.setattr(SphereRenderer, "render", flaky)
     w.controls.count.spin.setValue(3)
     qtbot.waitUntil(lambda: "render failed" in w.statusBar().currentMessage(), timeout=WAIT)
     assert "simulated launch failure" in w.statusBar().currentMessage()

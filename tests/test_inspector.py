@@ -161,6 +161,7 @@ def test_cli_without_compiler_shows_source_and_names_the_extra(monkeypatch, caps
 
 
 @needs_compiler
+@pytest.mark.slow
 def test_every_gpu_variant_compiles_for_sm90_and_sm80(compiled90, compiled80):
     for compiled in (compiled90, compiled80):
         failed = {pair: str(c) for pair, c in compiled.items() if isinstance(c, Exception)}
@@ -303,6 +304,7 @@ def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
 
 
 @needs_compiler
+@pytest.mark.slow
 def test_bench_resources_columns_match_the_inspector(tmp_path, capsys, cuda_backend):
     import csv
 

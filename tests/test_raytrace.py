@@ -135,6 +135,7 @@ def test_radii_and_layout_follow_the_image_size():
     assert 0.2 < covered < 1.0  # a small image of a generated scene is neither empty nor a wall
 
 
+@pytest.mark.slow
 def test_binned_tiles_identical_to_global_memory(cuda_backend):
     """Binned tiles are pixel-identical to global memory: spheres spanning several tiles, spheres off
     screen, equal depths (the tie goes to the lower scene index), an odd image size and block."""

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import child_pythonpath
 
+pytestmark = pytest.mark.slow  # each starts a new interpreter
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from registry import SCRIPTS  # noqa: E402

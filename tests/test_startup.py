@@ -15,13 +15,14 @@ from kernels.service.requests import RenderRequest
 from tests import references
 from tests.conftest import run_fresh_python
 
+
 CHILD = r"""
 import sys, time
 from PyQt6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
 from raytracer_app.gui import open_window
-from raytracer_app.gui.state import Keys, make_settings
+from raytracer_app.gui.settings import Keys, make_settings
 s = make_settings(); s.setValue(Keys.SIZE.format(sys.argv[3]), "64x48"); s.setValue(Keys.TAB, sys.argv[3]); s.sync()
 app, window = open_window(sys.argv[2])
 deadline = time.monotonic() + 240
@@ -48,6 +49,7 @@ def _start(tmp_path, backend: str, tab: str, **env):
     return dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("first ", "second ")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tab", ["spheres", "julia"])
 def test_a_cpu_window_starts_with_a_preview_without_numba_then_the_kernel_frame(tmp_path, tab):
     lines = _start(tmp_path, "cpu", tab)
@@ -58,11 +60,13 @@ def test_a_cpu_window_starts_with_a_preview_without_numba_then_the_kernel_frame(
     assert second[5] == "1"  # only the kernel's frame is a timing row
 
 
+@pytest.mark.slow
 def test_fast_start_off_waits_for_the_kernel(tmp_path):
     lines = _start(tmp_path, "cpu", "spheres", RAYTRACER_FAST_START="0")
     assert lines["first"].startswith("preview False")
 
 
+@pytest.mark.slow
 @pytest.mark.gpu
 @pytest.mark.parametrize("tab", ["spheres", "julia"])
 def test_a_gpu_window_starts_with_a_preview_then_the_kernel_frame(cuda_backend, tmp_path, tab):
@@ -71,6 +75,7 @@ def test_a_gpu_window_starts_with_a_preview_then_the_kernel_frame(cuda_backend, 
     assert lines["second"].startswith("preview False")
 
 
+@pytest.mark.slow
 def test_every_algorithm_package_and_the_window_load_without_numba():
     """What the window imports before its first frame imports no numba (0.3 s, and numba.cuda more)."""
     code = ("import sys, kernels.registry, kernels.harness.bench, kernels.service.first_frame, "
