@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | inspect | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | compare | inspect | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
@@ -14,7 +14,7 @@ import os
 import sys
 
 from kernels import backend as backends
-from kernels.errors import InputError
+from kernels.errors import InputError, printable, shown, whole
 
 
 EXIT_BAD_INPUT = 2
@@ -37,7 +37,13 @@ class _Parser(argparse.ArgumentParser):
             options = [x for x in extra if x.startswith("-")] or extra
             raise InputError(f"{' '.join(options)} {'does' if len(options) == 1 else 'do'} not apply to "
                              f"`{where or self.prog}` (see {self.prog} {where} --help for what it takes)")
+        for name, value in vars(parsed).items():  # every text option defaults to None: '' was given
+            if isinstance(value, str) and not value.strip() and name not in _POSITIONALS:
+                raise InputError(f"--{name.replace('_', '-')} {value!r} is empty")
         return parsed
+
+
+_POSITIONALS = ("command", "target", "variant")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -49,12 +55,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _int(name, minimum=None):
     def parse(text):
         try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} is not a whole number") from None
-        if minimum is not None and v < minimum:
-            raise argparse.ArgumentTypeError(f"{name} {v} must be at least {minimum}")
-        return v
+            return whole(text, name, minimum)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return parse
 
 
@@ -142,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_inspect
 
     cli_inspect.add_parser(sub, _common)
+    from raytracer_app import cli_compare
+
+    cli_compare.add_parser(sub)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -203,6 +209,9 @@ def _bench_parser(targets, algorithm) -> None:
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
+    p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
+                                                "header (device, versions, commit, command, date) for `compare` "
+                                                "(docs/results.md; an existing file is overwritten)")
     _common(p)
 
 
@@ -227,7 +236,58 @@ def _join_negative_pairs(argv: list[str]) -> list[str]:
     return out
 
 
+class _Stdout:
+    """sys.stdout while a command runs. When the reader goes away (`raytracer-app bench ... | head -1`),
+    printing stops quietly and the command goes on, so a --csv file is still written: the descriptor is
+    pointed at /dev/null, and the exit status is the command's own, with no message (as `head` users
+    expect)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.reader_gone = False
+
+    def write(self, text):
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self):
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self):
+        self.reader_gone = True
+        try:  # what the stream still buffers goes nowhere, at exit too, instead of raising again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._stream.fileno())
+            finally:
+                os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = _join_negative_pairs(sys.argv[1:] if argv is None else list(argv))
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["gui", *argv]  # `raytracer-app --backend sim` opens the GUI, as `raytracer-app` does
@@ -239,9 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv if argv else ["gui"])
         if args.command is None:
             args = parser.parse_args(["gui", *argv])
+        args.argv = ["raytracer-app", *argv]  # the command line, as result files record it
         return _dispatch(args)
     except InputError as exc:
-        print(f"raytracer-app: error: {exc}", file=sys.stderr)
+        print(f"raytracer-app: error: {printable(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("raytracer-app: interrupted", file=sys.stderr)
@@ -251,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from kernels.harness.bench import one_line
 
-        print(f"raytracer-app: failed: {one_line(exc)}", file=sys.stderr)
+        print(f"raytracer-app: failed: {printable(one_line(exc))}", file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -271,7 +332,14 @@ def _dispatch(args) -> int:
     if args.command == "inspect":
         from raytracer_app import cli_inspect
 
+        if not backends.choice(args.backend).is_auto or args.device is not None:
+            backends.resolve(args.backend, args.device)  # `inspect --backend cuda` without a GPU: exit 2
+
         return cli_inspect.run(args)
+    if args.command == "compare":
+        from raytracer_app import cli_compare
+
+        return cli_compare.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command

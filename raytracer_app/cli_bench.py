@@ -9,7 +9,7 @@ import sys
 
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError
+from kernels.errors import InputError, shown, whole
 from kernels.harness.variants import select
 from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
@@ -26,13 +26,7 @@ def bench_command(args, backend) -> int:
         variants = algorithm.variants
     else:
         variants = select(algorithm.variants, args.variants)
-    csv_path = None
-    if args.csv:
-        from kernels.io.writer import check_output
-
-        csv_path = args.csv
-        if os.path.exists(check_output(csv_path, "--csv", [("--input", getattr(args, "input", None))])):
-            print(f"--csv {csv_path} exists: it will be overwritten")
+    csv_path, json_path = _check_outputs(args)
     args.repeats = backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)
     refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
@@ -80,11 +74,43 @@ def bench_command(args, backend) -> int:
         print(f"tuning cache: {tuning.cache_path()}")
     if csv_path and not _write_csv(rows, csv_path, getattr(args, "input", None)):
         return 1
+    if json_path and not _write_json(rows, json_path, args, backend, peak):
+        return 1
     bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_outputs(args):
+    """--csv and --json checked before the run (a bad path is one line, before any timing), each said
+    when it will overwrite a file; neither may be an input or the other."""
+    from kernels.io.writer import check_output
+
+    paths = {"--csv": getattr(args, "csv", None), "--json": getattr(args, "json", None)}
+    for option, path in paths.items():
+        if path:
+            others = [("--input", getattr(args, "input", None))] + [(o, p) for o, p in paths.items() if o != option]
+            if os.path.exists(check_output(path, option, others)):
+                print(f"{option} {path} exists: it will be overwritten")
+    return paths["--csv"], paths["--json"]
+
+
+def _write_json(rows, path, args, backend, peak) -> bool:
+    """The result file for `compare`; when it cannot be written the table above still has the rows."""
+    from kernels.harness import results
+    from kernels.io.writer import WriteFailed
+
+    options = {k: v for k, v in vars(args).items() if k != "argv"}
+    result = results.make_result(args.target, rows, backend, peak, getattr(args, "argv", None), options)
+    try:
+        results.write_result(path, result, "--json", [("--input", getattr(args, "input", None)), ("--csv", args.csv)])
+    except (WriteFailed, InputError) as exc:
+        print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are in the table above", file=sys.stderr)
+        return False
+    print(f"wrote {len(rows)} rows with their samples to {path}" + ("" if result.commit else " (no git commit known)"))
+    return True
 
 
 def _policy(args, backend):
@@ -171,6 +197,9 @@ def _problems(args, algorithm, options: dict, backend):
     if path:
         if args.n is not None or args.sizes:
             raise InputError("--input sets the problem size; give --n / --sizes or --input, not both")
+        if algorithm.input_size is not None:  # the same estimate as --n, before a byte is read
+            n = algorithm.input_size(path, "--input")
+            algorithm.check_memory(n, options, backend, "--input", f"--input {shown(path)} ({n:,} bytes)")
         data = algorithm.load_input(path)
         return [algorithm.make_problem(None, options, args.seed, data)], 1
     sizes = _sizes(args, algorithm, backend)
@@ -196,10 +225,5 @@ def _launches(args, algorithm) -> list[bench.Launch]:
         from kernels.launch import parse_block
 
         return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
-    blocks = []
-    for b in args.block.split(","):
-        try:
-            blocks.append(int(b))
-        except ValueError:
-            raise InputError(f"--block {b!r} is not a whole number; give block sizes like 128,256") from None
+    blocks = [whole(b, "--block") for b in args.block.split(",")]
     return [bench.Launch(b, **common) for b in blocks]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from kernels.errors import InputError
+from kernels.errors import InputError, shown, whole
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
 
@@ -69,12 +69,12 @@ def run(args) -> int:
 def _parse_block(text):
     if text is None:
         return None
-    try:
-        parts = tuple(int(p) for p in text.lower().split("x"))
-    except ValueError:
-        raise InputError(f"--block {text!r} must be B or BXxBY, whole numbers") from None
-    if not 1 <= len(parts) <= 2 or any(p < 1 for p in parts):
-        raise InputError(f"--block {text!r} must be B or BXxBY, each at least 1")
+    pieces = text.lower().split("x")
+    if not 1 <= len(pieces) <= 2 or not all(p.strip().isdigit() for p in pieces):
+        raise InputError(f"--block {shown(text)} must be B or BXxBY, whole numbers")
+    parts = tuple(whole(p, "--block") for p in pieces)
+    if any(p < 1 for p in parts):
+        raise InputError(f"--block {shown(text)} must be B or BXxBY, each at least 1")
     return parts
 
 

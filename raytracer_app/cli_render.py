@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernels.errors import InputError
+from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
@@ -42,7 +42,7 @@ def render_command(args, backend) -> int:
         frame = _render_julia(args, backend, size, block, notes)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
-    details = ", ".join(f"{k} {v}" for k, v in frame.meta.items() if k != "kind")
+    details = ", ".join(f"{k} {printable(v)}" for k, v in frame.meta.items() if k != "kind")  # scene names
     print(f"{frame.meta['kind']}: {details}, {size[0]}x{size[1]}{launch}")
     print(f"kernel ({backend.timing_method}): {frame.kernel.summary()}")
     print(f"one whole frame (launch + kernel + copy back): median {frame.frame_ms:.3f} ms over the same "
@@ -52,7 +52,7 @@ def render_command(args, backend) -> int:
     for line in notes:
         print(line)
     write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
-    print(f"wrote {args.out}")
+    print(f"wrote {printable(args.out)}")
     return 0
 
 
@@ -75,7 +75,7 @@ def _render_spheres(args, backend, size, block):
                                            pattern=args.pattern, repeats=args.repeats))
     if args.save_scene:
         save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
-        print(f"saved scene to {args.save_scene}")
+        print(f"saved scene to {printable(args.save_scene)}")
     return frame
 
 
@@ -84,7 +84,7 @@ def _render_julia(args, backend, size, block, notes):
 
     center = parse_complex(args.center, "--center")
     params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,
-                         iterations=args.iterations, colormap=args.colormap, precision=args.precision)
+                         iterations=args.iterations, colormap=args.colormap, precision=args.precision).checked("--")
     frame = render_frame({}, RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
                                            repeats=args.repeats))
     if params.precision == "float32" and not params.float32_resolves(*size):

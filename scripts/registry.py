@@ -24,6 +24,9 @@ SCRIPTS = (
     Script("screenshot.py", "the README's screenshots: the real window with a benchmark run in a panel, or "
            "(--inspector, smoke-tested in tests/test_scripts.py) the Inspector dock on the reduction's best kernel",
            ("--size", "1366x768", "--spheres", "4", "--out", "{tmp}/screenshot.png")),
+    Script("compare_rates.py", "how often compare's verdicts are wrong: identical runs called FASTER / SLOWER, and "
+           "3% / 10% slowdowns missed, on synthetic samples and on result files (docs/results.md)",
+           ("--rows", "20", "--sigmas", "0.005")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -258,7 +258,7 @@ def test_a_long_sphere_list_is_refused_before_each_sphere_is_checked(tmp_path, c
     path.write_text(json.dumps({"spheres": [sphere] * 3000}))  # above constant memory's 2340
     code, _, err = run(capsys, *SCENE_RENDER, "--backend", cuda_backend.kind, "--memory", "constant",
                        "--out", tmp_path / "o.png", "--scene", path)
-    assert code == 2 and "3000 spheres is above the capacity" in one_error_line(err)
+    assert code == 2 and "at most 2340 spheres" in one_error_line(err)  # from counts, before parsing
 
 
 @pytest.mark.parametrize("name, raw, message", [
@@ -335,7 +335,8 @@ def test_histogram_input_larger_than_memory_is_refused_before_reading(tmp_path, 
     path.write_bytes(bytes(5000))
     monkeypatch.setattr(devices, "available_host_bytes", lambda: 4096)
     code, _, err = run(capsys, *BENCH, "--input", path)
-    assert code == 2 and "5,000 bytes; at most 4,096" in one_error_line(err)
+    line = one_error_line(err)  # the run's estimate (11 bytes per input byte) is checked before reading
+    assert code == 2 and "(5,000 bytes) needs about 55,000 bytes of host memory; 4,096 bytes is free" in line
 
 
 def test_available_memory_is_a_positive_number_here():
@@ -361,3 +362,90 @@ def test_sumsq_refuses_only_what_does_not_fit_int64(tmp_path, capsys, values, fi
         assert code == 0 and "numpy" in out and "yes" in out, err
     else:
         assert code == 2 and "does not fit int64" in one_error_line(err)
+
+
+# ------------------------------------------------------------------ bounded memory for inputs (issue 21, D)
+def test_histogram_input_gets_the_memory_estimate_before_a_byte_is_read(tmp_path, capsys, monkeypatch):
+    import kernels.backend.devices
+    import kernels.io.reader
+
+    data = tmp_path / "big.bin"
+    with open(data, "wb") as f:
+        f.truncate(8 * 2**20)  # sparse: 8 MiB that use no disk
+    monkeypatch.setattr(kernels.backend.devices, "available_host_bytes", lambda: 16 * 2**20)
+    monkeypatch.setattr(kernels.io.reader, "open_input", lambda *a: pytest.fail("read before the estimate"))
+    code, text, err = run(capsys, *BENCH, "--input", data)
+    line = one_error_line(err)
+    assert code == 2 and "(8,388,608 bytes) needs about 88.0 MiB of host memory; 16.0 MiB is free" in line and "--input" in line
+
+
+def test_read_bytes_allocates_the_file_size_not_the_limit(tmp_path, monkeypatch):
+    from kernels.io import reader
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc")
+    sizes = []
+    real_open = reader.open_input
+
+    def spying(*a):
+        f = real_open(*a)
+        read = f.read
+        f_read = lambda n=-1: (sizes.append(n), read(n))[1]  # noqa: E731
+        return _Proxy(f, f_read)
+
+    monkeypatch.setattr(reader, "open_input", spying)
+    assert reader.read_bytes(path, "--input", 2**40, "test") == b"abc"
+    assert max(sizes) == 3  # never the 1 TiB limit
+
+
+def test_a_file_reporting_size_zero_is_read_with_a_bound(tmp_path, monkeypatch):
+    from kernels.io import reader
+
+    path = tmp_path / "proc-like"
+    path.write_bytes(b"x" * 5000)
+    real_fstat = os.fstat
+
+    def zero(fd):
+        st = real_fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 5000:  # as /proc's files: size 0, content >0
+            return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 0,
+                                   st.st_atime, st.st_mtime, st.st_ctime))
+        return st
+
+    monkeypatch.setattr(reader.os, "fstat", zero)
+    assert reader.read_bytes(path, "--input", 10_000, "test") == b"x" * 5000
+    with pytest.raises(InputError, match="more than 4,096 bytes"):
+        reader.read_bytes(path, "--input", 4096, "test")
+
+
+class _Proxy:
+    def __init__(self, f, read):
+        self._f, self.read = f, read
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+@pytest.mark.parametrize("name, raw, says", [
+    ("empty objects", b'{"spheres": [' + b"{}," * 4000 + b"{}]}", "more objects, lists or values"),
+    ("empty lists", b'{"spheres": [' + b"[]," * 4000 + b"[]]}", "more objects, lists or values"),
+    ("numbers", b'{"spheres": [' + b"0," * 30000 + b"0]}", "more objects, lists or values"),
+    ("one empty object", b'{"spheres": [{}]}', "sphere 0: 'center' must be a list of 3 numbers"),
+    ("object under an unknown key", b'{"spheres": [{"center": [0, 0, 0], "radius": 1, "color": [0, 0, 0], '
+                                    b'"extra": {"x": 1}}]}', "unknown key 'x'"),
+    ("too many spheres", b'{"spheres": [' + b",".join([b'{"center":[0,0,0],"radius":1,"color":[0,0,0]}'] * 11)
+     + b"]}", "more than 10 spheres"),
+])
+def test_scene_files_are_bounded_while_parsing(tmp_path, name, raw, says):
+    from kernels.raytrace.scene import load_scene
+
+    path = tmp_path / "s.json"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=says):
+        load_scene(path, cap=10 if name == "too many spheres" else 1000)

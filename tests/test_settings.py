@@ -199,3 +199,64 @@ def test_without_a_store_restore_changes_nothing_and_set_backend_only_clamps(qap
     m.restore()
     assert m.block == (64, 16) and seen == ["block", "settings"]
     assert m.set_backend(cuda_backend.kind) and m.block == (64, 16) and seen[-1] == "backend"
+
+
+# ------------------------------------------------------------------ a settings file that is not a file
+def _settings_file(settings_dir):
+    folder = settings_dir / ORGANIZATION
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{APPLICATION}.ini"
+
+
+def _special(kind, path):
+    import os
+    import stat
+
+    if kind == "fifo":
+        os.mkfifo(path)
+        return "FIFO"
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # what /dev/null is, made in tmp_path
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot create a device node here ({exc.strerror}); needs root")
+    return "character device"
+
+
+@pytest.mark.parametrize("kind, where", [("fifo", "app"), ("device", "app"), ("fifo", "organization")])
+def test_a_settings_file_that_is_not_a_file_never_hangs_and_is_kept(qtbot, start_window, cpu_backend,
+                                                                    settings_dir, kind, where):
+    import os
+    import stat
+
+    path = _settings_file(settings_dir)
+    if where == "organization":  # QSettings also reads the organization's file
+        path = settings_dir / f"{ORGANIZATION}.ini"
+    what = _special(kind, path)
+    before = os.lstat(path)
+    w = start_window(cpu_backend)  # used to block forever in QSettings' constructor (FIFO)
+    assert what in w.statusBar().currentMessage() and "default settings" in w.statusBar().currentMessage()
+    assert w.model.seed == 0
+    qtbot.waitUntil(lambda: w.last.get(w.model.tab) is not None, timeout=WAIT)
+    w.close()  # saving on close must not put a regular file in place of the FIFO or device
+    qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
+    w.settings.sync()
+    after = os.lstat(path)
+    assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_huge_settings_file_is_not_read(settings_dir):
+    path = _settings_file(settings_dir)
+    with open(path, "wb") as f:
+        f.truncate(64 * 2**20)  # sparse: no disk used
+    s = make_settings()
+    from raytracer_app.gui.settings import PROBLEM
+
+    assert "bytes; at most" in s.property(PROBLEM) and s.fileName() != str(path)
+
+
+def test_finding_the_settings_files_creates_nothing(settings_dir):
+    from raytracer_app.gui.settings import settings_files
+
+    files = settings_files()
+    assert files[0] == str(_settings_file(settings_dir)) and files[1] == str(settings_dir / f"{ORGANIZATION}.ini")
+    assert sorted(p.name for p in settings_dir.iterdir()) == [ORGANIZATION]  # only the folder made above

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from kernels.harness.bench import Problem, Unit
-from kernels.errors import InputError
+from kernels.errors import InputError, whole
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,7 @@ class Algorithm:
     unit: Unit | None = None  # a rate beside GB/s (inserts/s, pixels/s)
     measures_copy_peak: bool = True  # GB/s is its figure of merit, so the copy bandwidth is its ceiling
     load_input: Callable[[str], object] | None = None  # --input FILE -> data for make_problem
+    input_size: Callable[[str, str], int] | None = None  # (path, option) -> the n a file gives, before reading
     input_help: str = ""
     memory: Callable[[int, dict], tuple[int, int]] | None = None
     panel: bool = True  # has a benchmark panel in the GUI (the renders have their own view)
@@ -110,34 +111,44 @@ class Algorithm:
     def gui_options(self) -> tuple[Option, ...]:
         return tuple(o for o in self.options if o.gui)
 
-    def check_memory(self, n: int, options: dict, backend, option: str = "--n") -> None:
-        """Refuse, before anything is allocated, a run that cannot fit in free host or device memory."""
+    def check_memory(self, n: int, options: dict, backend, option: str = "--n", label: str | None = None) -> None:
+        """Refuse, before anything is allocated, a run that cannot fit in free host or device memory.
+        ``label`` names the size in the message (default: ``option n``)."""
         if self.memory is None:
             return
         from kernels.backend.devices import available_host_bytes
 
-        host, device = self.memory(n, options)
-        free_host = available_host_bytes()
-        if free_host is not None and host > free_host:
-            raise InputError(f"{option} {n} needs about {_gib(host)} of host memory; {_gib(free_host)} is free")
-        free_device = backend.free_device_bytes()
-        if free_device is not None and device > free_device:
-            raise InputError(f"{option} {n} needs about {_gib(device)} of GPU memory; {_gib(free_device)} is free "
-                             f"on {backend.device_name}")
+        free_host, free_device = available_host_bytes(), backend.free_device_bytes()
+
+        def too_big(size):
+            host, device = self.memory(size, options)
+            if free_host is not None and host > free_host:
+                return f"about {_gib(host)} of host memory; {_gib(free_host)} is free"
+            if free_device is not None and device > free_device:
+                return f"about {_gib(device)} of GPU memory; {_gib(free_device)} is free on {backend.device_name}"
+            return None
+
+        why = too_big(n)
+        if why is None:
+            return
+        # the culprit: the options alone when even the smallest problem does not fit with them, else the size
+        given = [o for o in self.options if options.get(o.name) != o.default_for(backend)]
+        if given and too_big(1) is not None:
+            names = " ".join(f"{o.flag} {options[o.name]}" for o in given)
+            raise InputError(f"{names} {'needs' if len(given) == 1 else 'need'} {why}")
+        raise InputError(f"{label or f'{option} {n}'} needs {why}")
 
 
 def whole_number(option: str, minimum: int = 1) -> Callable[[str], int]:
     """A parser for an option's text: a whole number of at least ``minimum``."""
     def parse(text) -> int:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise InputError(f"{option} {text!r} is not a whole number") from None
-        if value < minimum:
-            raise InputError(f"{option} {value} must be at least {minimum}")
-        return value
+        return whole(text, option, minimum)
     return parse
 
 
 def _gib(nbytes: int) -> str:
-    return f"{nbytes / 2**30:.1f} GiB"
+    if nbytes < 2**20:
+        return f"{nbytes:,} bytes"
+    if nbytes < 2**30:
+        return f"{nbytes / 2**20:.1f} MiB"
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes < 2**80 else f"{nbytes // 2**30:,} GiB"

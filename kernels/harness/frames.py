@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.errors import InputError
+from kernels.errors import InputError, shown, whole
 from kernels.timing import EventTimer, Timing, check_repeats
 
 MAX_SIDE = 4096
@@ -124,8 +124,8 @@ def parse_size(text: str) -> tuple[int, int]:
     """'WxH' -> (W, H), each 1..4096."""
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
     if not m:
-        raise InputError(f"size {text!r} is malformed; use WxH, e.g. 1024x1024")
-    return check_size(int(m.group(1)), int(m.group(2)))
+        raise InputError(f"size {shown(text)} is malformed; use WxH, e.g. 1024x1024")
+    return check_size(whole(m.group(1), "image width", 1, MAX_SIDE), whole(m.group(2), "image height", 1, MAX_SIDE))
 
 
 def check_size(width: int, height: int) -> tuple[int, int]:

@@ -44,6 +44,12 @@ def load_input(path, option: str = "--input") -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint8)
 
 
+def _input_size(path, option: str) -> int:
+    from kernels.io.reader import input_size
+
+    return input_size(path, option)
+
+
 # --- what the inspector compiles for each GPU variant (100 MiB of bytes; grids modelled on an H100) --------
 
 _SIG = "void(uint8[::1], int64, uint32[::1])"
@@ -139,6 +145,6 @@ ALGORITHM = Algorithm(
                                "CUB's benchmark inputs entropy-0.811 .. entropy-0.000 (bit entropy; AND of 1-4 "
                                "random bytes, 0.000 = one value)", choices=PATTERNS,
                     default="uniform"),),
-    load_input=load_input, input_help="any file: its bytes are counted instead of random data",
+    load_input=load_input, input_size=lambda path, option: _input_size(path, option), input_help="any file: its bytes are counted instead of random data",
     memory=_memory,
 )

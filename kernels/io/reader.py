@@ -36,6 +36,24 @@ def check_input(path, option: str) -> os.stat_result:
     return st
 
 
+def check_optional_input(path, option: str, limit: int, why: str) -> os.stat_result | None:
+    """As :func:`check_input` for a file that may be missing (None then), and at most ``limit`` bytes: what
+    the app reads without the user naming it (the settings file) is refused when it is a FIFO or a device
+    (which would hang or never end) or too large, before anything opens it."""
+    label = _label(path, option)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{label} is {kind_of(st.st_mode)}, not a file")
+    if st.st_size > limit:
+        raise InputError(f"{label} is {st.st_size:,} bytes; at most {limit:,} ({why})")
+    return st
+
+
 def open_input(path, option: str):
     """A binary file object for a regular file, opened without blocking (a FIFO swapped in after the
     check cannot hang the open) and checked again once open."""
@@ -51,18 +69,38 @@ def open_input(path, option: str):
     return os.fdopen(fd, "rb")
 
 
+CHUNK = 1 << 20
+
+
+def input_size(path, option: str) -> int:
+    """The size in bytes of the regular file at ``path`` (checked as every input), before reading it, so
+    that a run's memory can be estimated from it first."""
+    return check_input(path, option).st_size
+
+
 def read_bytes(path, option: str, limit: int, why: str) -> bytes:
-    """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from)."""
+    """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from).
+    Exactly the file's size is allocated (never ``limit`` up front); a file that reports size 0 (as
+    /proc's do) is read in chunks up to the limit."""
+    label = _label(path, option)
     with open_input(path, option) as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise InputError(f"{_label(path, option)} is {size:,} bytes; at most {limit:,} ({why})")
+            raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
         try:
-            data = f.read(limit + 1)
+            if size:
+                data = f.read(size)
+                grew = f.read(1)
+            else:
+                chunks, total = [], 0
+                while total <= limit and (chunk := f.read(min(CHUNK, limit + 1 - total))):
+                    chunks.append(chunk)
+                    total += len(chunk)
+                data, grew = b"".join(chunks), b""
         except OSError as exc:
-            raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
-    if len(data) > limit:  # grew while being read
-        raise InputError(f"{_label(path, option)} is more than {limit:,} bytes ({why})")
+            raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+    if grew or len(data) > limit:  # grew while being read
+        raise InputError(f"{label} grew while being read, or is more than {limit:,} bytes ({why})")
     return data
 
 
@@ -74,18 +112,29 @@ def memory_limit() -> tuple[int, str]:
     return avail, f"the memory available now, {avail / 2**30:.1f} GiB"
 
 
-def read_json(path, option: str, limit: int, why: str):
-    """The JSON document in a UTF-8 text file of at most ``limit`` bytes."""
+def read_json(path, option: str, limit: int, why: str, check_raw=None, object_pairs_hook=None,
+              parse_number=None):
+    """The JSON document in a UTF-8 text file of at most ``limit`` bytes. ``check_raw(raw, label)`` may
+    refuse the bytes before parsing (e.g. from counts of brackets); ``object_pairs_hook`` and
+    ``parse_number`` (called with each number's text) are json's, to check and pack while parsing."""
     raw = read_bytes(path, option, limit, why)
     label = _label(path, option)
+    if check_raw is not None:
+        check_raw(raw, label)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{label} is UTF-16 text; save it as UTF-8")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{label} is not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    del raw  # the text alone while parsing
+    hooks = {}
+    if object_pairs_hook is not None:
+        hooks["object_pairs_hook"] = object_pairs_hook
+    if parse_number is not None:
+        hooks["parse_int"] = hooks["parse_float"] = parse_number
     try:
-        return json.loads(text)
+        return json.loads(text, **hooks)
     except json.JSONDecodeError as exc:
         raise InputError(f"{label} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     except RecursionError:

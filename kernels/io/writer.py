@@ -1,8 +1,10 @@
 """The one output writer: every file the app writes (PNG, CSV, scene JSON, from the CLI or the GUI).
 
 It writes a temporary file in the destination's folder and renames it over the destination, so a failed
-write never leaves a partial file. It never replaces what is not a regular file (a device, FIFO, socket
-or directory is refused; a symlink is followed and its target written), keeps a replaced file's
+write never leaves a partial file (one left by a kill -9 is removed by the next write to that folder). It
+never replaces what is not a regular file (a device, FIFO, socket or directory is refused; a symlink is
+followed, once, and its target written, unless the kernel's protected_symlinks rule would refuse it; the
+suffix rule applies to the target), keeps a replaced file's
 permission bits, gives a new file the umask's usual mode, and refuses an output that is one of the
 run's inputs. Every message names the option the user gave (``--out``, ``--csv``, a GUI action...).
 """
@@ -10,11 +12,14 @@ run's inputs. Every message names the option the user gave (``--out``, ``--csv``
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import stat
 import tempfile
+import time
 from pathlib import Path
 
-from kernels.errors import InputError
+from kernels.errors import InputError, printable, shown
 
 
 class WriteFailed(RuntimeError):
@@ -31,39 +36,91 @@ def kind_of(mode: int) -> str:
     return "not a regular file" if not stat.S_ISREG(mode) else "a regular file"
 
 
+TEMP_PREFIX = ".raytracer-partial-"  # the writer's own temporary files: TEMP_PREFIX + 8 random + "-" + name
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}-")
+STALE_TEMP_SECONDS = 600  # a temp file this old was left by a killed write (a write takes seconds)
+MAX_LINKS = 40  # as the kernel's limit on symbolic links followed in one lookup
+
+
+def resolve_output(text: str, label: str) -> Path:
+    """The real path ``text`` names, resolved once, component by component as the kernel does, refusing a
+    symbolic link that the kernel's protected_symlinks rule would refuse: a link in a sticky folder owned
+    by neither you, root nor the folder's owner (a link planted in /tmp by another user)."""
+    path = Path(os.getcwd()) if not os.path.isabs(text) else Path("/")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            path = path.parent
+            continue
+        candidate = path / part
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            return candidate.joinpath(*parts) if parts else candidate
+        except OSError as exc:
+            raise InputError(f"{label} cannot be checked: {exc.strerror}") from None
+        if not stat.S_ISLNK(st.st_mode):
+            path = candidate
+            continue
+        hops += 1
+        if hops > MAX_LINKS:
+            raise InputError(f"{label} goes through more than {MAX_LINKS} symbolic links")
+        _check_link(candidate, st, path, label)
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            path = Path("/")
+        parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+    return path
+
+
+def _check_link(link: Path, st: os.stat_result, folder: Path, label: str) -> None:
+    try:
+        where = os.stat(folder)
+    except OSError:
+        return
+    if where.st_mode & stat.S_ISVTX and st.st_uid not in (os.geteuid(), 0, where.st_uid):
+        raise InputError(f"{label}: {printable(link)} is a symbolic link owned by another user (uid {st.st_uid}) "
+                         "in a sticky folder; refused, as the kernel's protected_symlinks rule does")
+
+
 def check_output(path, option: str, inputs=(), suffixes: tuple[str, ...] = ()) -> Path:
-    """The real file to write for ``path`` (symlinks followed), or InputError saying why it cannot be.
+    """The real file to write for ``path`` (symlinks followed once, see :func:`resolve_output`), or
+    InputError saying why it cannot be.
 
     ``inputs``: (option, path) pairs of the run's other files (inputs, other outputs); writing over one
     of them is refused.
-    ``suffixes``: allowed extensions (lower case, with the dot), empty for any."""
+    ``suffixes``: allowed extensions (lower case, with the dot) of the file finally written (a link's
+    target, not the link's name), empty for any."""
     text = os.fspath(path)
-    label = f"{option} {text!r}"
+    label = f"{option} {shown(text, 200)}"
     if not text:
         raise InputError(f"{option}: the file name is empty")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{label} ends in '/': give a file name, not a folder")
-    target = Path(os.path.realpath(text))
+    target = resolve_output(text, label)
+    folder = target.parent
+    if not folder.is_dir():
+        raise InputError(f"{label}: the folder {shown(str(folder), 200)} does not exist")
     try:
-        st = os.stat(target)
+        st = os.lstat(target)
     except FileNotFoundError:
         st = None
     except OSError as exc:
         raise InputError(f"{label} cannot be checked: {exc.strerror}") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputError(f"{label} is {kind_of(st.st_mode)}; give a regular file name")
-    if suffixes and Path(text).suffix.lower() not in suffixes:
-        raise InputError(f"{label}: only {' '.join(suffixes)} files are written; give a name ending in {suffixes[0]}")
-    folder = target.parent
-    if not folder.is_dir():
-        raise InputError(f"{label}: the folder {str(Path(text).parent)!r} does not exist")
     for other_option, other in inputs:
         if other is not None and _same_file(target, other):
-            raise InputError(f"{label} is the same file as {other_option} {os.fspath(other)!r}; give another name")
+            raise InputError(f"{label} is the same file as {other_option} {shown(os.fspath(other), 200)}; give another name")
+    if suffixes and target.suffix.lower() not in suffixes:
+        via = f" (a link to {shown(str(target), 200)})" if target.name != Path(text).name else ""
+        raise InputError(f"{label}{via}: only {' '.join(suffixes)} files are written; give a name ending in {suffixes[0]}")
     if st is not None and not os.access(target, os.W_OK):
         raise InputError(f"{label} is not writable")
     try:  # try for real: permissions alone miss read-only file systems, and root passes every access check
-        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}", suffix="-probe", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -98,39 +155,84 @@ def new_file_mode() -> int:
 def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tuple[str, ...] = ()) -> Path:
     """Write ``data`` to ``path`` atomically after :func:`check_output`; returns the file written.
 
+    The destination is resolved once; the temporary file, the last check and the rename all happen
+    relative to one open descriptor of its folder, so a folder swapped for a link meanwhile changes
+    nothing. Temporary files a killed write left in that folder (older than STALE_TEMP_SECONDS) are removed.
     InputError when the destination is refused, WriteFailed when writing fails (nothing is left behind)."""
     target = check_output(path, option, inputs, suffixes)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    label = f"{option} {os.fspath(path)!r}"
+    label = f"{option} {shown(os.fspath(path), 200)}"
+    name = target.name
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise WriteFailed(f"cannot write {label}: {exc.strerror}") from None
+    tmp = None
     try:
+        remove_stale_temps(folder)
+        tmp, fd = _create_temp(folder, name)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             try:
-                st = os.stat(target)
+                st = os.stat(name, dir_fd=folder, follow_symlinks=False)
             except FileNotFoundError:
                 st = None
             # checked again just before the rename: never put a regular file in place of something else
             if st is not None and not stat.S_ISREG(st.st_mode):
                 raise InputError(f"{label} is {kind_of(st.st_mode)}; give a regular file name")
             os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode) if st is not None else new_file_mode())
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        tmp = None
     except OSError as exc:
-        _remove(tmp)
         raise WriteFailed(f"cannot write {label}: {exc.strerror or exc}") from None
-    except BaseException:
-        _remove(tmp)
-        raise
+    finally:
+        if tmp is not None:
+            _remove(tmp, folder)
+        os.close(folder)
     return target
 
 
-def _remove(path) -> None:
+def _create_temp(folder: int, name: str) -> tuple[str, int]:
+    """A new hidden file TEMP_PREFIX + random + '-' + name (cut to fit) in the folder: (name, fd)."""
+    for _ in range(100):
+        tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}"[:255]
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600,
+                                dir_fd=folder)
+        except FileExistsError:
+            continue
+    raise FileExistsError("no free temporary file name")
+
+
+def remove_stale_temps(folder, now: float | None = None) -> int:
+    """Remove this writer's temporary files (named TEMP_PREFIX...) that a write killed between writing
+    and renaming left in ``folder`` (a path or a descriptor): regular files of yours, older than
+    STALE_TEMP_SECONDS. Returns how many were removed; never raises."""
+    now = time.time() if now is None else now
+    removed = 0
     try:
-        os.unlink(path)
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    dir_fd = folder if isinstance(folder, int) else None
+    for entry in entries:
+        if not _TEMP_NAME.match(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                    and now - st.st_mtime > STALE_TEMP_SECONDS):
+                os.unlink(entry.name if dir_fd is not None else entry.path, dir_fd=dir_fd)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def _remove(path, dir_fd=None) -> None:
+    try:
+        os.unlink(path, dir_fd=dir_fd)
     except OSError:
         pass

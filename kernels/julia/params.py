@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kernels.errors import InputError
+from kernels.errors import InputError, shown
 
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
@@ -19,6 +19,9 @@ DTYPES = {"float32": np.float32, "float64": np.float64}
 FLOAT32_MIN_ULPS_PER_PIXEL = 16
 MAX_ITERATIONS = 100_000
 ESCAPE = np.float32(1000.0)
+# The largest |coordinate| (c, the centre, and any pixel's point: centre + the view's half-span) per
+# precision: its square must stay finite, so the first iteration never overflows (float32: 3.4e38).
+MAX_COORDINATE = {"float32": 1e18, "float64": 1e150}
 
 
 @dataclass(frozen=True)
@@ -31,18 +34,28 @@ class JuliaParams:
     colormap: str = "classic"
     precision: str = "float32"
 
-    def checked(self) -> "JuliaParams":
+    def checked(self, flag: str = "") -> "JuliaParams":
+        """Self, or InputError; messages name each field as ``flag + name`` (the CLI passes '--')."""
         if not isinstance(self.iterations, (int, np.integer)) or not 1 <= self.iterations <= MAX_ITERATIONS:
-            raise InputError(f"iterations {self.iterations} is out of range; allowed 1..{MAX_ITERATIONS}")
+            raise InputError(f"{flag}iterations {self.iterations} is out of range; allowed 1..{MAX_ITERATIONS}")
         if not (math.isfinite(self.zoom) and self.zoom > 0):
-            raise InputError(f"zoom {self.zoom} must be a positive number")
+            raise InputError(f"{flag}zoom {self.zoom} must be a positive number")
         if self.colormap not in COLORMAPS:
-            raise InputError(f"colormap {self.colormap!r} is not one of {', '.join(COLORMAPS)}")
+            raise InputError(f"{flag}colormap {self.colormap!r} is not one of {', '.join(COLORMAPS)}")
         if self.precision not in PRECISIONS:
-            raise InputError(f"precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
+            raise InputError(f"{flag}precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
+        bound = MAX_COORDINATE[self.precision]
         for what, v in (("c", self.c.real), ("c", self.c.imag), ("center", self.center[0]), ("center", self.center[1])):
             if not math.isfinite(v):
-                raise InputError(f"{what} {v} must be finite")
+                raise InputError(f"{flag}{what} {v} must be finite")
+            if abs(v) > bound:
+                raise InputError(f"{flag}{what} {v!r} is too large for {self.precision}: |value| at most {bound:.0e}, "
+                                 "so its square stays finite")
+        # the view's half-span over the longest image side (4096 pixels over a side of at least 2)
+        span = self.scale / self.zoom * 4096
+        if not span <= bound:
+            raise InputError(f"{flag}zoom {self.zoom!r} is too small for {self.precision}: the view would reach beyond "
+                             f"|value| {bound:.0e}")
         return self
 
     def pixel_step(self, width: int, height: int) -> float:
@@ -103,7 +116,11 @@ def parse_complex(text: str, option: str = "c") -> complex:
     try:
         re_, im = (float(p) for p in str(text).split(","))
     except ValueError:
-        raise InputError(f"{option} {text!r} is malformed; use RE,IM, e.g. -0.8,0.156") from None
+        raise InputError(f"{option} {shown(text)} is malformed; use RE,IM, e.g. -0.8,0.156") from None
+    bound = max(MAX_COORDINATE.values())
+    if not (math.isfinite(re_) and math.isfinite(im)) or max(abs(re_), abs(im)) > bound:
+        raise InputError(f"{option} {shown(text)} is out of range: both parts finite with |value| at most "
+                         f"{bound:.0e} (float32 views: {MAX_COORDINATE['float32']:.0e}), so their squares stay finite")
     return complex(re_, im)
 
 

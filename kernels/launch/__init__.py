@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from kernels.errors import InputError
+from kernels.errors import InputError, shown, whole
 
 MAX_GRID = 2**31 - 1
 DEFAULT_BLOCK_2D = (16, 16)  # the book's 16x16 threads per block for images
@@ -198,8 +198,8 @@ def parse_block(text: str) -> tuple[int, int]:
     """'BXxBY' -> (BX, BY); limits are checked by :func:`check_block` against the device."""
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", str(text))
     if not m:
-        raise InputError(f"block {text!r} is malformed; use BXxBY, e.g. 16x16")
-    return int(m.group(1)), int(m.group(2))
+        raise InputError(f"block {shown(text)} is malformed; use BXxBY, e.g. 16x16")
+    return whole(m.group(1), "block x"), whole(m.group(2), "block y")
 
 
 def check_block(block: tuple[int, int], limits) -> tuple[int, int]:

@@ -111,28 +111,32 @@ def scene_from_dict(doc, source: str = "scene", cap: int = MAX_SPHERES) -> Scene
         raise InputError(f"{source}: {len(doc['spheres'])} spheres is above the capacity {cap}")
     rows = []
     for i, sph in enumerate(doc["spheres"]):
-        where = f"{source}: sphere {i}"
-        if not isinstance(sph, dict):
-            raise InputError(f"{where}: expected an object with center, radius and color")
-        center, radius, color = sph.get("center"), sph.get("radius"), sph.get("color")
-        for field, value in (("center", center), ("color", color)):
-            if not (isinstance(value, list) and len(value) == 3 and all(_is_number(v) for v in value)):
-                raise InputError(f"{where}: '{field}' must be a list of 3 numbers, got {_short(value)}")
-        if not _is_number(radius):
-            raise InputError(f"{where}: 'radius' must be a number, got {_short(radius)}")
-        _check_float32(where, "center", center)
-        _check_float32(where, "radius", [radius])
-        if not radius > 0:
-            raise InputError(f"{where}: radius {_short(radius)} must be positive")
-        if not all(0 <= c <= 1 for c in color):
-            raise InputError(f"{where}: color {_short(color)} must have r, g, b in 0..1")
-        rows.append([*color, radius, *center])
+        rows.append(_sphere_row(sph, f"{source}: sphere {i}"))
     if not rows:
         raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
     if len(rows) > cap:
         raise InputError(f"{source}: {len(rows)} spheres is above the capacity {cap} ({limit_reason(cap)})")
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(source).stem
     return Scene(np.ascontiguousarray(np.array(rows, np.float32)), name)
+
+
+def _sphere_row(sph, where: str) -> list:
+    """The 7 values (r, g, b, radius, x, y, z) of one sphere object, checked."""
+    if not isinstance(sph, dict):
+        raise InputError(f"{where}: expected an object with center, radius and color")
+    center, radius, color = sph.get("center"), sph.get("radius"), sph.get("color")
+    for field, value in (("center", center), ("color", color)):
+        if not (isinstance(value, list) and len(value) == 3 and all(_is_number(v) for v in value)):
+            raise InputError(f"{where}: '{field}' must be a list of 3 numbers, got {_short(value)}")
+    if not _is_number(radius):
+        raise InputError(f"{where}: 'radius' must be a number, got {_short(radius)}")
+    _check_float32(where, "center", center)
+    _check_float32(where, "radius", [radius])
+    if not radius > 0:
+        raise InputError(f"{where}: radius {_short(radius)} must be positive")
+    if not all(0 <= c <= 1 for c in color):
+        raise InputError(f"{where}: color {_short(color)} must have r, g, b in 0..1")
+    return [*color, radius, *center]
 
 
 def _short(value) -> str:
@@ -170,11 +174,77 @@ MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
 
 
 def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
+    """A scene file, bounded while it is parsed, not after: the file's size (512 bytes per sphere), then
+    counts of its brackets and commas (a scene of ``cap`` spheres has at most 3 objects or lists and 8
+    commas per sphere) before json parses it, then each sphere packed into float32 as the parser closes
+    it, so a file of millions of ``{}`` or ``[]`` is refused early and the parsed document stays small."""
     from kernels.io.reader import read_json
 
+    source = str(path)
+    packer = _Packer(source, cap)
+
+    def check_raw(raw: bytes, label: str) -> None:
+        containers = raw.count(b"{") + raw.count(b"[")
+        if containers > 3 * cap + 16 or raw.count(b",") > 8 * cap + 16:
+            raise InputError(f"{label} holds more objects, lists or values than a scene of at most {cap} "
+                             f"spheres can ({limit_reason(cap)})")
+
     doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
-                    f"a scene holds at most {cap} spheres")
-    return scene_from_dict(doc, str(path), cap)
+                    f"a scene holds at most {cap} spheres", check_raw, packer, packer.number)
+    return packer.scene(doc)
+
+
+_SPHERE_KEYS = frozenset(("center", "radius", "color"))
+_SCENE_KEYS = frozenset(("name", "spheres"))
+_PACKED = object()  # what a sphere object becomes in the parsed document
+
+
+class _Packer:
+    """json's hooks for a scene file: each sphere object is checked and packed into float32 values as
+    the parser closes it; an object with other keys (an object under an unknown key) is refused."""
+
+    def __init__(self, source: str, cap: int):
+        self.source, self.cap = source, cap
+        self.values: list[float] = []
+        self.count = 0
+        self.numbers = 0
+
+    def number(self, text: str):
+        self.numbers += 1
+        if self.numbers > 7 * self.cap + 16:
+            raise InputError(f"{self.source}: more numbers than {self.cap} spheres hold")
+        return float(text) if any(c in text for c in ".eE") else int(text)
+
+    def __call__(self, pairs):
+        keys = {k for k, _ in pairs}
+        if keys & _SCENE_KEYS:
+            return dict(pairs)
+        unknown = sorted(keys - _SPHERE_KEYS)
+        if unknown:
+            raise InputError(f"{self.source}: unknown key {_short(unknown[0])}; a scene holds 'name' and "
+                             "'spheres', each sphere 'center', 'radius' and 'color'")
+        if self.count >= self.cap:
+            raise InputError(f"{self.source}: more than {self.cap} spheres is above the capacity {self.cap} "
+                             f"({limit_reason(self.cap)})")
+        self.values += _sphere_row(dict(pairs), f"{self.source}: sphere {self.count}")
+        self.count += 1
+        return _PACKED
+
+    def scene(self, doc) -> Scene:
+        source, cap = self.source, self.cap
+        if not isinstance(doc, dict) or not isinstance(doc.get("spheres"), list):
+            raise InputError(f"{source}: expected an object with a list 'spheres'")
+        spheres = doc["spheres"]
+        for i, sph in enumerate(spheres):
+            if sph is not _PACKED:
+                raise InputError(f"{source}: sphere {i}: expected an object with center, radius and color")
+        if len(spheres) != self.count:
+            raise InputError(f"{source}: sphere objects outside the list 'spheres'")
+        if not spheres:
+            raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
+        name = doc.get("name") if isinstance(doc.get("name"), str) else Path(source).stem
+        rows = np.array(self.values, np.float32).reshape(self.count, SPHERE_FLOATS)
+        return Scene(np.ascontiguousarray(rows), name)
 
 
 def save_scene(scene: Scene, path, option: str = "--save-scene", inputs=()):

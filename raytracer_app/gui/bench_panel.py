@@ -19,12 +19,14 @@ from kernels.harness import bench
 from kernels.io.writer import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import BenchChart, row_value
+from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
 from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 # what a reader looks for first comes first; launch details and the note go to the right
-TABLE_COLUMNS = ("variant", "n", "median ms", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block", "grid", "note")
+TABLE_COLUMNS = ("variant", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block",
+                 "grid", "note")
 PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
            "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % the "
            "input fits in a cache (cache-resident), so it is read faster than memory can deliver.")
@@ -66,6 +68,7 @@ class BenchPanel(QWidget):
         self._elapsed.timeout.connect(self._show_elapsed)
         self._block_ready = False
         self.job: BenchJob | None = None
+        self.results = PanelResults(self)  # saved runs, Export JSON, the baseline
         self.worker = BenchWorker()
         self.thread = WorkerThread(self.worker, f"bench-{spec.title}")
         self.worker.peakReady.connect(self._peak)
@@ -108,13 +111,20 @@ class BenchPanel(QWidget):
         csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart PNG…")
         csv_button.clicked.connect(lambda: self.export_csv())
         png_button.clicked.connect(lambda: self.export_chart())
+        baseline_button, json_button = QPushButton("Load baseline…"), QPushButton("Export JSON…")
+        baseline_button.setToolTip("draw a saved result (bench --json, or a run this app saved) behind this panel's "
+                                   "rows, with Δ% and a verdict for the rows that match")
+        json_button.setToolTip("the last run with every repeat's time, for raytracer-app compare or a baseline "
+                               "(every run is also saved under the cache folder's results/)")
+        baseline_button.clicked.connect(lambda: self.load_baseline())
+        json_button.clicked.connect(lambda: self.export_json())
         for w in (self.run_button, self.stop_button, self.progress):
             row.addWidget(w, 1 if w is self.progress else 0)
         exports = QHBoxLayout()
         self.log_y = QCheckBox("log y axis")
         self.log_y.setToolTip("a logarithmic y axis: values far below the copy-bandwidth line stay readable")
         self.log_y.toggled.connect(lambda on: self.chart.set_log_y(on))
-        for w in (self.log_y, csv_button, png_button):
+        for w in (self.log_y, baseline_button, csv_button, json_button, png_button):
             exports.addWidget(w)
         exports.insertStretch(1, 1)
         self.status = QLabel("")
@@ -130,6 +140,8 @@ class BenchPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeaderItem(self.columns.index("% copy BW")).setToolTip(PCT_TIP)
+        self.table.horizontalHeaderItem(self.columns.index("Δ%")).setToolTip(DELTA_TIP)
+        self.table.horizontalHeaderItem(self.columns.index("verdict")).setToolTip(VERDICT_TIP)
         self.table.horizontalHeaderItem(self.columns.index("verified")).setToolTip(
             "yes: the result matches an independent reference; FAILED / skipped / error say why")
         self.table.verticalHeader().hide()
@@ -319,6 +331,7 @@ class BenchPanel(QWidget):
                              + f" | {datetime.datetime.now():%Y-%m-%d %H:%M}"
                              + ("<br>simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
+        self.results.peak = None
         self.progress.setRange(0, len(sizes) * len(launches) * len(names))
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
@@ -353,6 +366,7 @@ class BenchPanel(QWidget):
         return 0.0
 
     def _peak(self, peak) -> None:
+        self.results.peak = peak
         self.chart.set_peak(peak.gbps, peak.how)
 
     def _show_elapsed(self) -> None:
@@ -374,8 +388,8 @@ class BenchPanel(QWidget):
         rate = row_value(row, self.spec.rate_unit) if self.spec.rate_unit != "GB/s" else None
         in_cache = row.cache_resident == "yes"  # then GB/s measures the cache, not memory: say so beside %
         pct = _fmt(row.pct_of_peak, 1) + (" (in cache)" if in_cache and row.pct_of_peak is not None else "")
-        values = (row.variant, row.n, _fmt(t and t.median_ms), _fmt(rate[0] if rate else row.gbps, 2), verified_text(row),
-                  pct, _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
+        values = (row.variant, row.n, _fmt(t and t.median_ms), "", "", _fmt(rate[0] if rate else row.gbps, 2),
+                  verified_text(row), pct, _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
         r = self.table.rowCount()
         self.table.insertRow(r)
         for c, v in enumerate(values):
@@ -391,7 +405,13 @@ class BenchPanel(QWidget):
                             PCT_TIP + (IN_CACHE_TIP if in_cache else "") if c == TABLE_COLUMNS.index("% copy BW")
                             else str(v))
             self.table.setItem(r, c, item)
+        self.results.set_cells(r, row)  # Δ% and verdict
         self.table.scrollToBottom()
+
+    def refresh_baseline_cells(self) -> None:
+        """After a baseline was loaded: every row's Δ% and verdict again."""
+        for r, (row, _) in enumerate(self.rows[: self.table.rowCount()]):
+            self.results.set_cells(r, row)
 
     def _progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)
@@ -405,11 +425,12 @@ class BenchPanel(QWidget):
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
+        saved = self.results.save_run(stopped)
         if stopped:
-            self._say(f"stopped after {len(self.rows)} row(s)")
+            self._say(f"stopped after {len(self.rows)} row(s)" + saved)
         elif self.rows:
-            self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped"),
-                      error=bool(failed))
+            self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped")
+                      + saved, error=bool(failed))
         self.runFinished.emit(stopped)
 
     def _say(self, text: str, error: bool = False) -> None:
@@ -464,6 +485,14 @@ class BenchPanel(QWidget):
             return False
         self._say(f"{len(self.rows)} row(s) written to {path}")
         return True
+
+    def export_json(self, path=None) -> bool:
+        """The last run as a result file (every repeat's time), for `raytracer-app compare` or a baseline."""
+        return self.results.export(path)
+
+    def load_baseline(self, path=None) -> bool:
+        """A saved result drawn behind this panel's rows, with Δ% and verdict cells where rows match."""
+        return self.results.load(path)
 
     def export_chart(self, path=None) -> bool:
         import pyqtgraph.exporters

@@ -1,5 +1,6 @@
-"""pyqtgraph charts of timing rows: bars with min-max error bars, or one line per variant in a sweep, and
-a horizontal line at the device's measured copy bandwidth."""
+"""pyqtgraph charts of timing rows: bars with min-max error bars, or one line per variant in a sweep, a
+horizontal line at the device's measured copy bandwidth, and a loaded baseline's matching rows behind them
+as a dashed, semi-transparent ghost series."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ import pyqtgraph as pg
 RATE_UNITS = ("GB/s", "M inserts/s")  # a panel's throughput unit: bandwidth, or hash-table inserts
 MODES = ("bars", "block", "n")  # bars per variant, or a sweep over block size / over N
 PEAK_PEN = dict(color=(255, 200, 0), width=2)
+GHOST_PEN = dict(color=(230, 230, 230, 170), width=1.5)  # a loaded baseline: dashed, semi-transparent
+GHOST_BRUSH = (230, 230, 230, 45)
 FAR_BELOW = 5.0  # the copy-bandwidth line leaves the y range when it is this many times the largest value
+
+
+def ghost_pen():
+    return pg.mkPen(**GHOST_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)
 
 
 def row_value(row, metric: str):
@@ -62,6 +69,9 @@ class BenchChart(pg.PlotWidget):
         self.peak_how = ""
         self.bars = None
         self.lines: dict[str, pg.PlotDataItem] = {}
+        self.ghost_of = None  # row -> the baseline's matching row, or None (set_baseline)
+        self.ghost_label = ""
+        self.ghost_points = 0  # baseline values drawn
         self.peak_line = pg.InfiniteLine(angle=0, movable=False,
                                          pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine))
         self.showGrid(x=False, y=True, alpha=0.3)
@@ -94,6 +104,16 @@ class BenchChart(pg.PlotWidget):
         self.peak_line.setToolTip(how)
         self._redraw()
 
+    def set_baseline(self, ghost_of, label: str) -> None:
+        """Draw each row's match in a loaded baseline behind it, dashed and semi-transparent, named ``label``
+        (its device and commit) in the legend; ``ghost_of`` None removes it."""
+        self.ghost_of, self.ghost_label = ghost_of, label
+        self._redraw()
+
+    def _ghost_value(self, row):
+        base = self.ghost_of(row) if self.ghost_of is not None else None
+        return None if base is None else row_value(base, self.metric)
+
     def add(self, row, x: float = 0.0) -> None:
         self.points.append((row, x))
         self._redraw()
@@ -103,6 +123,9 @@ class BenchChart(pg.PlotWidget):
 
     def line_count(self) -> int:
         return len(self.lines)
+
+    def ghost_count(self) -> int:
+        return self.ghost_points
 
     def peak_shown(self) -> bool:
         return self.peak_line.scene() is not None
@@ -116,7 +139,7 @@ class BenchChart(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.clear()
         self.legend.clear()
-        self.bars, self.lines = None, {}
+        self.bars, self.lines, self.ghost_points = None, {}, 0
         sweep = self.mode != "bars"
         plot.setLogMode(x=sweep, y=self.log_y)
         axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
@@ -131,35 +154,56 @@ class BenchChart(pg.PlotWidget):
             for row, _ in self.points:  # one bar per variant: its latest row
                 v = row_value(row, self.metric)
                 if v is not None:
-                    latest[row.variant] = v
+                    latest[row.variant] = (v, row)
             if latest:
                 names = list(latest)
-                vals = np.array([latest[n] for n in names])
-                top = float(vals[:, 2].max())
+                vals = np.array([latest[n][0] for n in names])
+                ghosts = [(i, g[0]) for i, n in enumerate(names) if (g := self._ghost_value(latest[n][1])) is not None]
+                top = max([float(vals[:, 2].max())] + [g for _, g in ghosts])
                 low, mid, high = self._y(vals[:, 1]), self._y(vals[:, 0]), self._y(vals[:, 2])
+                floor = float(np.floor(min([low.min()] + [float(self._y(g)) for _, g in ghosts]))) - 1
+                if ghosts:  # behind the bars, a little wider, so its dashed outline shows around them
+                    xs, ys = np.array([i for i, _ in ghosts], float), self._y([g for _, g in ghosts])
+                    ghost = pg.BarGraphItem(x=xs, height=ys - floor if self.log_y else ys, y0=floor if self.log_y else 0,
+                                            width=0.8, brush=GHOST_BRUSH, pen=ghost_pen())
+                    plot.addItem(ghost)
+                    self.ghost_points = len(ghosts)
                 self.bars, _ = bar_chart(plot, names, mid, low, high)
                 if self.log_y:  # bars stand on a floor one decade below the smallest value
-                    floor = float(np.floor(low.min())) - 1
                     self.bars.setOpts(y0=floor, height=mid - floor)
         else:
             series: dict[str, list] = {}
+            ghosts: dict[str, list] = {}
             xs_all = set()
             for row, x in self.points:
                 v = row_value(row, self.metric)
                 if v is not None:
                     series.setdefault(row.variant, []).append((x, v[0]))
                     xs_all.add(x)
+                    g = self._ghost_value(row)
+                    if g is not None:
+                        ghosts.setdefault(row.variant, []).append((x, g[0]))
             for i, (name, pts) in enumerate(series.items()):
                 pts.sort()
                 xs, ys = np.array(pts, dtype=float).T
                 top = max(top, float(ys.max()))
                 color = pg.intColor(i, 8)
+                if name in ghosts:
+                    gx, gy = np.array(sorted(ghosts[name]), dtype=float).T
+                    top = max(top, float(gy.max()))
+                    faded = pg.mkColor(color)
+                    faded.setAlpha(120)
+                    plot.plot(gx, gy, pen=pg.mkPen(faded, width=2, style=pg.QtCore.Qt.PenStyle.DashLine), symbol="o",
+                              symbolSize=5, symbolPen=faded, symbolBrush=None)
+                    self.ghost_points += len(gx)
                 self.lines[name] = plot.plot(xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
                                              symbolBrush=color)
                 self.legend.addItem(self.lines[name], name)
             if xs_all:  # one tick per swept value, short labels: the first ones never run together
                 ticks = [(float(np.log10(x)), compact(x)) for x in sorted(xs_all) if x > 0]
                 plot.getAxis("bottom").setTicks([ticks])
+        if self.ghost_points:
+            self.legend.addItem(pg.PlotDataItem(pen=ghost_pen()), f"baseline: {self.ghost_label} (dashed)")
         if self.metric == "GB/s" and self.peak_gbps:
             # far above every value the line would squash them to the floor: then it stays out of the
             # y range (the legend still gives its figure) unless the axis is logarithmic

@@ -246,6 +246,7 @@ class Controls(QScrollArea):
         form.addRow("Repeats", row)
         self.scene_label = QLabel()
         self.scene_label.setWordWrap(True)
+        self.scene_label.setTextFormat(Qt.TextFormat.PlainText)  # a scene's name is data, never markup
         form.addRow(self.scene_label)
         return box
 

@@ -19,7 +19,7 @@ from raytracer_app.gui.render_view import RenderView
 from kernels.harness.render import frame_row
 from raytracer_app.gui.models import RenderModel
 from kernels.service.requests import CompareRequest
-from raytracer_app.gui.settings import Keys, make_settings, read, read_bytes
+from raytracer_app.gui.settings import PROBLEM, Keys, make_settings, read, read_bytes
 from raytracer_app.gui.timing_log import FpsMeter, TimingLog
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
 
@@ -111,7 +111,8 @@ class MainWindow(QMainWindow):
         self.view.select(self.model.tab)
         self.continuous_action.setChecked(read(self.settings, Keys.CONTINUOUS, False, bool))
         self._model_changed("backend")
-        note = "; ".join(t for t in (startup_message or backend.note, self.model.load_note) if t)
+        settings_note = self.settings.property(PROBLEM) or ""  # e.g. a FIFO in place of the settings file
+        note = "; ".join(t for t in (startup_message or backend.note, self.model.load_note, settings_note) if t)
         if note:
             self.statusBar().showMessage(note, 15000)
 

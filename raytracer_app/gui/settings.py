@@ -4,6 +4,7 @@ render model (save_model, load_model). Per-backend groups are in backend_setting
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from PyQt6.QtCore import QSettings
@@ -41,11 +42,71 @@ class Keys:
     LAST_DIR = "files/last_dir"  # where file dialogs open
 
 
+MAX_SETTINGS_BYTES = 16 * 2**20  # the app writes a few KiB
+PROBLEM = "raytracer_problem"  # the QSettings property saying why the settings file is not used
+
+
 def make_settings() -> QSettings:
     """The one place the app's QSettings is created. It honours QSettings.defaultFormat() (the plain
     (organization, application) constructor always uses NativeFormat), so tests can point it at a temp
-    dir with setPath(IniFormat, UserScope, dir) + setDefaultFormat(IniFormat)."""
-    return QSettings(QSettings.defaultFormat(), QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    dir with setPath(IniFormat, UserScope, dir) + setDefaultFormat(IniFormat).
+
+    The files QSettings would read (the application's and the organization's, user and system scope)
+    go through the one input reader's check first: Qt opens them in its constructor, so a FIFO there
+    would hang the app forever and a device would be read without end, and on close it would put a
+    regular file in place of a device. Then the settings live in a private temporary file for this
+    session (defaults, not saved), and the property PROBLEM says why (the window's status bar shows it)."""
+    problem = settings_problem()
+    if not problem:
+        return QSettings(QSettings.defaultFormat(), QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    settings = QSettings(_session_file(), QSettings.Format.IniFormat)
+    settings.setProperty(PROBLEM, problem)
+    return settings
+
+
+def settings_files() -> list[str]:
+    """The files QSettings reads for the app (most specific first), found without opening them: a
+    QSettings for a made-up organization name tells the folders and the suffix."""
+    import secrets
+
+    probe = f"raytracer-probe-{secrets.token_hex(8)}"
+    files = []
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        name = QSettings(QSettings.defaultFormat(), scope, probe, APPLICATION).fileName()
+        folder, app_file = os.path.split(name)
+        root = os.path.dirname(folder)
+        if os.path.basename(folder) != probe or not root:
+            continue
+        suffix = os.path.splitext(app_file)[1]
+        files += [os.path.join(root, ORGANIZATION, app_file), os.path.join(root, ORGANIZATION + suffix)]
+    return files
+
+
+def settings_problem() -> str:
+    """Why the settings files cannot be used ('' when they can)."""
+    from kernels.io.reader import check_optional_input
+
+    for path in settings_files():
+        try:
+            check_optional_input(path, "the settings file", MAX_SETTINGS_BYTES, "the app writes a few KiB")
+        except InputError as exc:
+            return f"{exc}: starting with the default settings; they will not be saved this session"
+    return ""
+
+
+_SESSION_DIR: list[str] = []
+
+
+def _session_file() -> str:
+    """A settings file of this process only, in a private temporary folder removed at exit."""
+    if not _SESSION_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        _SESSION_DIR.append(tempfile.mkdtemp(prefix="raytracer-settings-"))
+        atexit.register(shutil.rmtree, _SESSION_DIR[0], True)
+    return os.path.join(_SESSION_DIR[0], "settings.ini")
 
 
 def read(settings: QSettings, key: str, default, kind=None, lo=None, hi=None):

@@ -1,0 +1,214 @@
+"""Comparing two benchmark results (`raytracer-app compare`, the GUI's baseline): rows are matched by
+(target, variant, op, dtype, n, block, grid) and each pair gets a verdict decided from the raw samples.
+
+The verdict rules are pure functions of two lists of per-repeat times (:func:`verdict`):
+
+- SLOWER / FASTER: the intervals [min, q3] of the two sides lie apart by at least ``gap`` (1%) of the
+  base's value; where both sides have at least 9 samples, a two-sided Mann-Whitney U test also gives
+  p < ``alpha`` (0.05); and neither side is too disturbed to judge: its median at most ``judgeable`` (3%)
+  above its fastest repeat (a run whose whole body is slowed, not only a few repeats). Timings are skewed to the right (a repeat is slowed down, never sped
+  up, by what else runs), so the fastest repeat and the third quartile bound a run better than mean and
+  deviation.
+- SAME: the medians within ``same`` (0.5%) of each other and both sides quiet: an interquartile range of
+  at most ``quiet`` (1%) of the median.
+- UNSURE: anything else; the samples cannot tell.
+
+Identical runs differ by more than their own samples show (another process, another allocation, the
+machine's load): the gap of 1% (not 0.5%) and the cap on how far the median lies above the fastest
+repeat keep identical runs from being called FASTER / SLOWER. docs/results.md gives the rates measured for these thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from kernels.harness import bench
+
+FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
+VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
+
+
+@dataclass(frozen=True)
+class Rules:
+    gap: float = 0.01  # the [min, q3] intervals apart by this fraction of the base's value
+    judgeable: float = 0.03  # FASTER / SLOWER only when each side's median is at most this fraction above its min
+    same: float = 0.005  # medians within this fraction: SAME (when both sides are quiet)
+    quiet: float = 0.01  # a side is quiet when its interquartile range is at most this fraction of its median
+    alpha: float = 0.05  # FASTER / SLOWER also need the Mann-Whitney p-value below this, where there is one
+    min_test: int = 9  # samples each side needs for the Mann-Whitney test
+
+
+RULES = Rules()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str  # FASTER, SLOWER, SAME or UNSURE: NEW against BASE
+    delta_pct: float | None  # (new median / base median - 1) x 100: positive is slower
+    p_value: float | None  # two-sided Mann-Whitney U, None with fewer than min_test samples a side
+    reason: str
+
+
+def quantile(sorted_values, q: float) -> float:
+    """The q-quantile by linear interpolation between order statistics (numpy's default method)."""
+    xs = sorted_values
+    pos = (len(xs) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def spread(samples) -> float | None:
+    """The interquartile range over the median (None for a median of 0)."""
+    xs = sorted(samples)
+    median = statistics.median(xs)
+    return (quantile(xs, 0.75) - quantile(xs, 0.25)) / median if median > 0 else None
+
+
+def lower_spread(samples) -> float | None:
+    """How far the median lies above the fastest repeat, as a fraction of the median (None for 0)."""
+    xs = sorted(samples)
+    median = statistics.median(xs)
+    return (median - xs[0]) / median if median > 0 else None
+
+
+def mann_whitney_u(a, b) -> tuple[float, float, float]:
+    """(U of ``a``, its mean and its variance under the null hypothesis, corrected for ties).
+
+    U counts the pairs (x in a, y in b) with x > y, a tie counting one half; ranks are midranks."""
+    pooled = sorted([(x, 0) for x in a] + [(y, 1) for y in b])
+    n1, n2 = len(a), len(b)
+    n = n1 + n2
+    rank_sum_a, tie_term, i = 0.0, 0.0, 0
+    while i < n:
+        j = i
+        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        midrank = (i + j) / 2 + 1  # ranks i+1 .. j+1
+        rank_sum_a += midrank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
+        t = j - i + 1
+        tie_term += t**3 - t
+        i = j + 1
+    u = rank_sum_a - n1 * (n1 + 1) / 2
+    mean = n1 * n2 / 2
+    var = n1 * n2 / 12 * ((n + 1) - (tie_term / (n * (n - 1)) if n > 1 else 0))
+    return u, mean, var
+
+
+def mann_whitney_p(a, b) -> float:
+    """Two-sided p-value of the Mann-Whitney U test by the normal approximation with a continuity
+    correction of 1/2 and the tie-corrected variance (1.0 when every value is tied)."""
+    u, mean, var = mann_whitney_u(a, b)
+    if var <= 0:
+        return 1.0
+    z = max(abs(u - mean) - 0.5, 0.0) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def verdict(base, new, rules: Rules = RULES) -> Verdict:
+    """NEW's samples against BASE's (per-repeat times, any unit, both non-empty)."""
+    b, n = sorted(base), sorted(new)
+    mb, mn = statistics.median(b), statistics.median(n)
+    p = mann_whitney_p(b, n) if min(len(b), len(n)) >= rules.min_test else None
+    if mb <= 0 or mn <= 0:
+        return Verdict(UNSURE, None, p, "a median of 0")
+    delta = (mn / mb - 1) * 100
+    significant = p is None or p < rules.alpha
+    b_lo, b_hi, n_lo, n_hi = b[0], quantile(b, 0.75), n[0], quantile(n, 0.75)
+    noise = [spread(x) for x in (b, n)]
+    noisiest = max(x or 0.0 for x in noise)
+    disturbed = max(lower_spread(x) or 0.0 for x in (b, n))
+    p_text = "" if p is None else f", p={p:.2g}"
+    for name, apart in ((SLOWER, n_lo / b_hi - 1), (FASTER, 1 - n_hi / b_lo)):
+        if apart >= rules.gap:
+            why = f"[min, q3] apart by {100 * apart:.1f}%"
+            if not significant:
+                return Verdict(UNSURE, delta, p, f"{why} but p={p:.2g} >= {rules.alpha:g}")
+            if disturbed > rules.judgeable:
+                return Verdict(UNSURE, delta, p, f"{why} but too noisy to judge (a median {100 * disturbed:.1f}% "
+                                                 f"above its fastest repeat > {100 * rules.judgeable:g}%)")
+            return Verdict(name, delta, p, why + p_text)
+    if abs(mn / mb - 1) <= rules.same:
+        if noisiest <= rules.quiet and None not in noise:
+            return Verdict(SAME, delta, p, f"medians within {100 * rules.same:g}%, both quiet")
+        return Verdict(UNSURE, delta, p, f"medians within {100 * rules.same:g}% but a side is noisy "
+                                         f"(IQR {100 * noisiest:.1f}% of its median)")
+    return Verdict(UNSURE, delta, p, "the [min, q3] intervals overlap" + p_text)
+
+# --- matching two results -------------------------------------------------------------------------------------
+
+KEY_FIELDS = ("target", "variant", "op", "dtype", "n", "block", "grid")
+
+
+def row_key(target: str, row) -> tuple:
+    """What identifies a row across runs: target, variant, problem and launch (block and grid)."""
+    return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid))
+
+
+def key_text(key: tuple) -> str:
+    target, variant, op, dtype, n, block, grid = key
+    launch = ", ".join(x for x in (f"block {block}" if block else "", f"grid {grid}" if grid else "") if x)
+    return f"{target} {variant} {op} {dtype} n={n}" + (f" ({launch})" if launch else "")
+
+
+@dataclass
+class Pair:
+    key: tuple
+    base: object  # bench.Row
+    new: object
+    verdict: Verdict
+
+
+@dataclass
+class Comparison:
+    base: object  # results.Result
+    new: object
+    pairs: list = field(default_factory=list)
+    only_base: list = field(default_factory=list)  # keys
+    only_new: list = field(default_factory=list)
+    not_compared: list = field(default_factory=list)  # (key, why)
+
+    @property
+    def cross_device(self) -> bool:
+        return (self.base.device.get("name"), self.base.device.get("backend")) != \
+               (self.new.device.get("name"), self.new.device.get("backend"))
+
+    def counts(self) -> dict:
+        return {v: sum(p.verdict.name == v for p in self.pairs) for v in VERDICTS}
+
+
+def _keyed(result) -> dict:
+    """Rows by key; a key seen again (the same size twice in a sweep) gets its occurrence number."""
+    out, seen = {}, {}
+    for row in result.rows:
+        key = row_key(result.target, row)
+        seen[key] = seen.get(key, 0) + 1
+        out[key if seen[key] == 1 else (*key, seen[key])] = row
+    return out
+
+
+def untimed_why(row, side: str) -> str | None:
+    """Why a row cannot be compared: no samples (skipped, an error), or a result that failed verification."""
+    if row.timing is None:
+        return f"not timed in {side} ({row.verified}{': ' + row.note if row.note else ''})"
+    if row.verified == bench.FAILED:
+        return f"FAILED verification in {side}"
+    return None
+
+
+def compare(base, new, rules: Rules = RULES) -> Comparison:
+    """Match NEW's rows to BASE's and judge each timed pair (results.Result in, Comparison out)."""
+    b, n = _keyed(base), _keyed(new)
+    out = Comparison(base, new)
+    out.only_base = [k for k in b if k not in n]
+    out.only_new = [k for k in n if k not in b]
+    for key in (k for k in b if k in n):
+        why = untimed_why(b[key], "BASE") or untimed_why(n[key], "NEW")
+        if why:
+            out.not_compared.append((key, why))
+            continue
+        v = verdict(b[key].timing.samples_ms, n[key].timing.samples_ms, rules)
+        out.pairs.append(Pair(key, b[key], n[key], v))
+    return out

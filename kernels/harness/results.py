@@ -1,0 +1,183 @@
+"""Benchmark result files (`bench --json`, the GUI's saved runs): every row with its raw per-repeat times,
+and a header saying where, when and with what the rows were measured. The schema is in docs/results.md.
+
+``to_json(result)`` writes a :class:`Result`; :mod:`kernels.harness.results_read` reads one back and refuses,
+in one line naming the file, anything else."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernels.harness import bench
+
+SCHEMA, VERSION = "raytracer-app/bench-result", 1
+# the row fields beyond the key, timing and verdict: (name, accepted types, default when reading)
+_TEXT, _NUM = (str,), (int, float)
+ROW_OPTIONAL = (
+    ("backend", _TEXT, ""), ("device", _TEXT, ""), ("timing_method", _TEXT, "wall"), ("gbps", _NUM, None),
+    ("pct_of_peak", _NUM, None), ("pct_of_spec", _NUM, None), ("spec_gbps", _NUM, None), ("rate", _NUM, None),
+    ("rate_unit", _TEXT, ""), ("note", _TEXT, ""), ("timestamp", _TEXT, ""), ("cache_resident", _TEXT, ""),
+    ("result", (str, int, float), ""), ("expected", (str, int, float), ""),
+    ("registers", (int, str), ""), ("shared_bytes", (int, str), ""), ("occupancy_pct", (int, float, str), ""),
+)
+
+
+@dataclass
+class Result:
+    """One benchmark run: its rows (:class:`kernels.harness.bench.Row`, timings with every sample) and
+    its header. ``device``: name, backend, sms / cores where known, clock_mhz and memory_clock_mhz where
+    the driver says them, spec_gbps, copy_peak_gbps and copy_peak_how."""
+
+    target: str
+    rows: list
+    device: dict
+    date: str = ""
+    versions: dict = field(default_factory=dict)
+    commit: str | None = None
+    dirty: bool | None = None  # tracked files changed since the commit
+    command: list | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """'NVIDIA H100 80GB HBM3 @ 1a2b3c4d' for charts and headers ('+' after a commit with changes)."""
+        commit = (self.commit or "no commit")[:8] + ("+" if self.dirty else "")
+        return f"{self.device.get('name', '?')} @ {commit}"
+
+
+def now_utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def project_commit(root: Path | None = None) -> str | None:
+    """``git rev-parse HEAD`` of the project folder when it is a git checkout; None otherwise, and None
+    when git is missing, slow or fails (a result file never depends on it)."""
+    root = root or Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and len(text) in (40, 64) else None
+
+
+def project_dirty(root: Path | None = None) -> bool | None:
+    """Whether the checkout's tracked files differ from its commit (None when that cannot be told)."""
+    root = root or Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
+
+
+def device_info(backend, peak: bench.Peak | None) -> dict:
+    """The header's device: what is cheap to know; a clock the driver does not give is left out."""
+    from kernels.backend import devices, driver
+
+    info = {"name": backend.device_name, "backend": backend.kind}
+    if backend.is_gpu:
+        info["sms"] = backend.limits.sm_count
+        for key, attr in (("clock_mhz", "CLOCK_RATE"), ("memory_clock_mhz", "MEMORY_CLOCK_RATE")):
+            try:
+                info[key] = round(driver.attribute(backend.device, attr) / 1e3)  # kHz
+            except Exception:  # noqa: BLE001 - an attribute this driver lacks: omitted, never a failure
+                pass
+    elif backend.is_host:
+        info["cores"] = devices.cpu_cores()
+    info["spec_gbps"] = devices.spec_bandwidth_gbps(backend.device_name) if backend.is_gpu else None
+    info["copy_peak_gbps"] = peak.gbps if peak else None
+    info["copy_peak_how"] = peak.how if peak else ""
+    return info
+
+
+def make_result(target: str, rows, backend, peak: bench.Peak | None, command=None, options=None) -> Result:
+    v = bench.versions()
+    versions = {**v, "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
+    return Result(target=target, rows=list(rows), device=device_info(backend, peak), date=now_utc(),
+                  versions=versions, commit=project_commit(), dirty=project_dirty(),
+                  command=list(command) if command else None,
+                  options={k: _plain(v) for k, v in (options or {}).items()})
+
+
+# --- writing ------------------------------------------------------------------------------------------------
+
+
+def _plain(value):
+    """A JSON value: finite numbers, text, lists and dicts of them; anything else as its text."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    try:  # numpy scalars
+        return _plain(value.item())
+    except AttributeError:
+        return str(value)
+
+
+def row_dict(r: bench.Row) -> dict:
+    t, cold = r.timing, r.cold_timing
+    d = {
+        "variant": r.variant, "op": r.op, "dtype": r.dtype, "n": r.n, "block": r.block, "grid": r.grid,
+        "backend": r.backend, "device": r.device, "repeats": t.repeats if t else r.repeats,
+        "samples_ms": list(t.samples_ms) if t else [], "timing_method": t.method if t else "",
+        "median_ms": t.median_ms if t else None, "min_ms": t.min_ms if t else None,
+        "max_ms": t.max_ms if t else None, "noise": t.noise if t else None,
+        "cold_samples_ms": list(cold.samples_ms) if cold else None, "verified": r.verified,
+    }
+    d.update((name, getattr(r, name)) for name, _, _ in ROW_OPTIONAL if name not in d)
+    return {k: _plain(v) for k, v in d.items()}
+
+
+def to_json(result: Result) -> str:
+    doc = {"schema": SCHEMA, "version": VERSION, "target": result.target, "date": result.date,
+           "device": result.device, "versions": result.versions, "commit": result.commit, "dirty": result.dirty,
+           "command": result.command, "options": result.options, "rows": []}
+    # the header indented, each row on one line: small files that diff row by row
+    rows = ",\n".join("  " + json.dumps(_plain(row_dict(r)), allow_nan=False) for r in result.rows)
+    text = json.dumps(_plain(doc), indent=1, allow_nan=False)
+    return text.replace('"rows": []', '"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + "\n"
+
+
+def write_result(path, result: Result, option: str, inputs=()) -> Path:
+    """Through the one output writer: atomic, refusing what it must not replace."""
+    from kernels.io.writer import write_output
+
+    return write_output(path, to_json(result), option, inputs)
+
+
+def saved_runs_folder() -> Path:
+    """Where the GUI keeps every benchmark panel run: the cache folder's results/."""
+    from kernels.io.cache import cache_root
+
+    return cache_root() / "results"
+
+
+def new_saved_run_path(target: str) -> Path:
+    """A new file name in :func:`saved_runs_folder` (created) by UTC date and target, e.g.
+    20261123T221200Z-reduction.json; -2, -3... when runs end within the same second."""
+    folder = saved_runs_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{target}"
+    path, k = folder / f"{stem}.json", 1
+    while path.exists():
+        k += 1
+        path = folder / f"{stem}-{k}.json"
+    return path

@@ -1,0 +1,126 @@
+"""Reading result files (kernels.harness.results writes them): through the one input reader, bounded, and
+validated, so that another schema or version, a missing field, a value of the wrong type, a negative time,
+a NaN or an infinity is one InputError naming the file."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from kernels.errors import InputError
+from kernels.harness import bench
+from kernels.harness.results import ROW_OPTIONAL, SCHEMA, VERSION, Result
+from kernels.timing import Timing
+
+# the largest result file read: 10,000 samples (the repeats' cap) of ~20 bytes each for ~300 rows
+MAX_BYTES = 64 * 2**20
+MAX_WHY = "the largest result file raytracer-app reads"
+HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "options", "rows")
+ROW_FIELDS = ("variant", "op", "dtype", "n", "block", "grid", "samples_ms", "median_ms", "noise", "verified")
+
+
+def read_result(path, option: str) -> Result:
+    """A result file through the one input reader (bounded by MAX_BYTES), validated."""
+    from kernels.io.reader import read_json
+
+    return from_json(read_json(path, option, MAX_BYTES, MAX_WHY), f"{option} {os.fspath(path)!r}")
+
+
+def from_json(doc, label: str = "result") -> Result:
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except ValueError as exc:
+            raise InputError(f"{label} is not valid JSON: {str(exc).splitlines()[0]}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"{label} is not a raytracer-app result file (schema {found!r}, expected {SCHEMA!r})")
+    if doc.get("version") != VERSION:
+        raise InputError(f"{label} is a result file of version {doc.get('version')!r}; this raytracer-app "
+                         f"reads version {VERSION}")
+    _finite(doc, label, "")
+    missing = [k for k in HEADER_FIELDS if k not in doc]
+    if missing:
+        raise InputError(f"{label} lacks the header field(s) {', '.join(missing)}")
+    _type(doc, "target", (str,), label)
+    _type(doc, "date", (str,), label)
+    _type(doc, "device", (dict,), label)
+    _type(doc["device"], "name", (str,), label, "device.")
+    for key, types in (("versions", (dict,)), ("options", (dict,)), ("rows", (list,))):
+        _type(doc, key, types, label)
+    for key, types in (("commit", (str,)), ("command", (list,)), ("dirty", (bool,))):
+        if doc.get(key) is not None:
+            _type(doc, key, types, label)
+    rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
+    return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
+                  versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
+                  options=doc["options"])
+
+
+def _finite(value, label: str, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{label} holds a non-finite number ({value}) at {where or 'the top'}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _finite(v, label, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _finite(v, label, f"{where}[{i}]")
+
+
+def _type(d: dict, key: str, types: tuple, label: str, where: str = "") -> None:
+    if key not in d:
+        raise InputError(f"{label} lacks the field {where}{key}")
+    value = d[key]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        raise InputError(f"{label}: {where}{key} is {json.dumps(value)[:40]}, not {_type_names(types)}")
+
+
+def _type_names(types: tuple) -> str:
+    """(int, float) -> 'a number'; (int, str) -> 'a whole number or text'."""
+    names = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list"}
+    kinds = [t for t in types if not (t is int and float in types)]
+    return " or ".join(names.get(t, t.__name__) for t in kinds)
+
+
+def _samples(d: dict, key: str, label: str, where: str) -> tuple[float, ...]:
+    values = d.get(key) or []
+    if not isinstance(values, list) or any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
+                                           for v in values):
+        raise InputError(f"{label}: {where}{key} must be a list of times in ms (numbers of at least 0)")
+    return tuple(float(v) for v in values)
+
+
+def _row(d, i: int, label: str) -> bench.Row:
+    where = f"rows[{i}]."
+    if not isinstance(d, dict):
+        raise InputError(f"{label}: rows[{i}] is not an object")
+    missing = [k for k in ROW_FIELDS if k not in d]
+    if missing:
+        raise InputError(f"{label}: rows[{i}] lacks {', '.join(missing)}")
+    for key in ("variant", "op", "dtype", "verified"):
+        _type(d, key, (str,), label, where)
+    _type(d, "n", (int,), label, where)
+    if d["n"] < 0:
+        raise InputError(f"{label}: {where}n is {d['n']}; sizes are at least 0")
+    for key in ("block", "grid"):
+        _type(d, key, (int, str), label, where)
+    for key in ("median_ms", "noise"):
+        if d[key] is not None:
+            _type(d, key, (int, float), label, where)
+    samples = _samples(d, "samples_ms", label, where)
+    if d["median_ms"] is not None and not samples:
+        raise InputError(f"{label}: {where}samples_ms is empty but the row has a median")
+    extra = {}
+    for name, types, default in ROW_OPTIONAL:
+        if d.get(name) is not None:
+            _type(d, name, types, label, where)
+        extra[name] = d.get(name, default) if d.get(name) is not None else default
+    method = extra.pop("timing_method") or "wall"
+    cold = _samples(d, "cold_samples_ms", label, where)
+    return bench.Row(variant=d["variant"], op=d["op"], dtype=d["dtype"], n=d["n"], block=d["block"], grid=d["grid"],
+                     repeats=len(samples) or (d["repeats"] if isinstance(d.get("repeats"), int) else 0),
+                     verified=d["verified"],
+                     timing=Timing(samples, method) if samples else None,
+                     cold_timing=Timing(cold, method) if cold else None, **extra)

@@ -1,0 +1,92 @@
+"""A benchmark panel against a saved result (issue 25): Load baseline… with a file the CLI wrote on the CPU
+backend, a run, the ghost series and the Δ% / verdict columns; every run saved under the cache folder;
+Export JSON…; refused files. pytest-qt, offscreen; QSettings in a temp dir; no timing asserts."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from kernels.harness.compare import VERDICTS  # noqa: E402
+from kernels.io.cache import cache_root  # noqa: E402
+from raytracer_app.cli import main  # noqa: E402
+from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
+from tests.test_gui import WAIT, make_window, settings_dir  # noqa: E402,F401
+
+N, REPEATS = 4096, 12  # 12 repeats a side: enough for the Mann-Whitney test
+
+
+def cli_baseline(tmp_path, capsys, target="reduction", variants="numpy,cpu-parallel"):
+    path = tmp_path / f"{target}-base.json"
+    code = main(["bench", target, "--backend", "cpu", "--n", str(N), "--variants", variants, "--repeats",
+                 str(REPEATS), "--json", str(path)])
+    assert code == 0, capsys.readouterr().err
+    return path
+
+
+def run_panel(qtbot, panel):
+    panel.show_peak.setChecked(False)
+    panel.n.setValue(N)
+    panel.repeats.setValue(REPEATS)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+
+
+def cell(panel, r: int, column: str) -> str:
+    return panel.table.item(r, TABLE_COLUMNS.index(column)).text()
+
+
+def test_a_cli_baseline_draws_a_ghost_and_fills_delta_and_verdict(qtbot, make_window, cpu_backend, tmp_path, capsys):
+    base_path = cli_baseline(tmp_path, capsys)
+    doc = json.loads(base_path.read_text())
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    assert panel.load_baseline(base_path)
+    label = f"{doc['device']['name']} @ {(doc['commit'] or 'no commit')[:8]}" + ("+" if doc.get("dirty") else "")
+    assert label in panel.status.text()
+    run_panel(qtbot, panel)
+    names = panel.selected_variants()
+    assert sorted(names) == ["cpu-parallel", "numpy"] and panel.table.rowCount() == 2
+    # the ghost: one dashed bar per variant, named by the baseline's device and commit in the legend
+    assert panel.chart.ghost_count() == 2 and panel.chart.ghost_label == label
+    legend = [item[1].text for item in panel.chart.legend.items]
+    assert any(label in text for text in legend), legend
+    base_median = {r["variant"]: statistics.median(r["samples_ms"]) for r in doc["rows"]}
+    for r, (row, _) in enumerate(panel.rows):
+        expected = (statistics.median(row.timing.samples_ms) / base_median[row.variant] - 1) * 100
+        assert float(cell(panel, r, "Δ%")) == pytest.approx(expected, abs=0.006)
+        assert cell(panel, r, "verdict") in VERDICTS
+        assert "against" in panel.table.item(r, TABLE_COLUMNS.index("verdict")).toolTip()
+    # the run was saved under the cache folder, and Export JSON writes the same rows with their samples
+    saved = sorted((cache_root() / "results").glob("*-reduction.json"))
+    assert saved and "saved as" in panel.status.text()
+    out = tmp_path / "export.json"
+    assert panel.export_json(out)
+    exported = json.loads(out.read_text())
+    assert exported["schema"] == "raytracer-app/bench-result" and exported["command"] is None
+    assert [r["variant"] for r in exported["rows"]] == [row.variant for row, _ in panel.rows]
+    assert all(len(r["samples_ms"]) == REPEATS for r in exported["rows"])
+    assert json.loads(saved[-1].read_text())["rows"] == exported["rows"]
+    # the exported run loads back as a baseline of its own: every row SAME or UNSURE against itself
+    assert panel.load_baseline(out)
+    assert {cell(panel, r, "Δ%") for r in range(2)} == {"+0.00"}
+    assert {cell(panel, r, "verdict") for r in range(2)} <= {"SAME", "UNSURE"}
+
+
+def test_a_baseline_of_another_target_or_a_bad_file_is_refused(qtbot, make_window, cpu_backend, tmp_path, capsys):
+    hist = cli_baseline(tmp_path, capsys, "histogram", "cpu-numpy")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "raytracer-app/bench-result", "version": 9}')
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    assert not panel.load_baseline(hist)
+    assert "holds histogram rows" in panel.status.text()
+    assert not panel.load_baseline(bad)
+    assert "version 9" in panel.status.text()
+    assert panel.results.baseline is None
+    assert not panel.export_json(tmp_path / "nothing.json")  # no run yet
+    assert "Run first" in panel.status.text()
