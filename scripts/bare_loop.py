@@ -117,7 +117,7 @@ def _cpu_frames(scene, width, height):
     import numpy as np
 
     from kernels.raytrace.layout import pack_spheres
-    from kernels.raytrace.cpu import render_spheres_cpu
+    from kernels.raytrace.tiles import render_spheres_tiles  # the window's CPU twin
 
     spheres = pack_spheres(scene.spheres)
     buffers = [np.empty((height, width), np.uint32) for _ in range(2)]
@@ -126,7 +126,7 @@ def _cpu_frames(scene, width, height):
     def draw():
         buffer = buffers[turn[0]]
         turn[0] ^= 1
-        render_spheres_cpu(spheres, scene.count, False, buffer)
+        render_spheres_tiles(spheres, scene.count, buffer)
         return buffer
 
     return draw

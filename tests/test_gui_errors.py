@@ -166,7 +166,8 @@ def test_export_timings_says_what_it_holds_and_refuses_special_files(qtbot, wind
         rows = list(reader)
     assert tuple(reader.fieldnames) == bench.CSV_COLUMNS and rows
     # a frame row means what a `bench raytrace` row means: op = access pattern, n = spheres
-    assert (rows[0]["variant"], rows[0]["op"], rows[0]["n"]) == ("spheres-cpu", "uniform", str(window.model.scene.count))
+    expected = ("spheres-cpu-tiles", "uniform", str(window.model.scene.count))  # drawn by the tiled CPU twin
+    assert (rows[0]["variant"], rows[0]["op"], rows[0]["n"]) == expected
 
 
 def test_panel_exports_refuse_special_files_and_chart_success_means_a_file(qtbot, window, tmp_path):

@@ -25,16 +25,16 @@ def test_continuous_rendering_follows_the_visible_tab(qtbot, make_window, cpu_ba
     w = make_window(cpu_backend)
     wait_frame(qtbot, w)
     w.continuous_action.setChecked(True)
-    start = frames_of(w, "spheres-cpu")
-    qtbot.waitUntil(lambda: frames_of(w, "spheres-cpu") >= start + 3, timeout=WAIT)
+    start = frames_of(w, "spheres-cpu-tiles")
+    qtbot.waitUntil(lambda: frames_of(w, "spheres-cpu-tiles") >= start + 3, timeout=WAIT)
     w.view.select("julia")  # a click on the Julia tab
-    julia = frames_of(w, "julia-cpu")
-    qtbot.waitUntil(lambda: frames_of(w, "julia-cpu") >= julia + 3, timeout=WAIT)  # the loop goes on there
+    julia = frames_of(w, "julia-cpu-simd")
+    qtbot.waitUntil(lambda: frames_of(w, "julia-cpu-simd") >= julia + 3, timeout=WAIT)  # the loop goes on there
     assert w.status["size"].text() == "48x40"  # the status line describes the visible tab
     assert w.continuous_action.isChecked()
     w.view.select("spheres")
-    spheres = frames_of(w, "spheres-cpu")
-    qtbot.waitUntil(lambda: frames_of(w, "spheres-cpu") >= spheres + 3, timeout=WAIT)
+    spheres = frames_of(w, "spheres-cpu-tiles")
+    qtbot.waitUntil(lambda: frames_of(w, "spheres-cpu-tiles") >= spheres + 3, timeout=WAIT)
     assert w.status["size"].text() == "64x64"
     w.continuous_action.setChecked(False)
 

@@ -186,15 +186,16 @@ def test_sphere_count_curve_runs_and_cancels(qtbot, make_window, cpu_backend, mo
     with qtbot.waitSignal(dialog.finished_run, timeout=WAIT) as done:
         pass
     assert done.args == [False]
-    assert [r.n for r in dialog.rows] == [20, 40, 80]
-    xs, ys = dialog.lines["cpu"].getOriginalDataset()  # before the log axes
-    assert list(xs) == [20, 40, 80] and all(y > 0 for y in ys)
+    assert sorted(r.n for r in dialog.rows) == [20, 20, 40, 40, 80, 80]  # the row twin and the tiled one
+    for line in ("cpu", "cpu-tiles"):
+        xs, ys = dialog.lines[line].getOriginalDataset()  # before the log axes
+        assert list(xs) == [20, 40, 80] and all(y > 0 for y in ys)
     assert dialog.plot.getPlotItem().ctrl.logXCheck.isChecked()
     with qtbot.waitSignal(dialog.finished_run, timeout=WAIT) as done:
         dialog.start()
         dialog.cancel()
     assert done.args == [True]
-    assert len(dialog.rows) < 3
+    assert len(dialog.rows) < 6
     dialog.close()
 
 

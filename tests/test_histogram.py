@@ -54,6 +54,34 @@ def test_cpu_variant_matches_bincount(cpu_backend, name, pattern):
     assert result == 256
 
 
+@pytest.mark.parametrize("data", [
+    np.full(100_000, 7, np.uint8),  # all one value: every increment on one counter of each sub-histogram
+    np.array([200], np.uint8),  # a single byte: no whole word, only the tail
+    np.arange(15, dtype=np.uint8),  # one byte short of a pair of words
+    np.arange(16 * 1001 + 9, dtype=np.uint64).astype(np.uint8),  # pairs of words and a tail of 9 bytes
+    np.full(2**16 + 3, 255, np.uint8),  # the largest byte value
+], ids=["one-value", "single-byte", "15-bytes", "words-and-tail", "all-255"])
+def test_cpu_sub_histograms_on_edge_patterns(cpu_backend, data):
+    problem = histogram.make_problem(data=data)
+    result, counts = counts_of(problem, "cpu-sub-histograms", cpu_backend, Launch())
+    np.testing.assert_array_equal(counts, np.bincount(data, minlength=256))
+    assert result == 256
+
+
+@pytest.mark.parametrize("pattern", ["entropy-0.000", "entropy-0.201", "entropy-0.811"])
+def test_cpu_sub_histograms_on_cub_patterns(cpu_backend, pattern):
+    problem = histogram.make_problem(50_001, seed=11, pattern=pattern)
+    result, counts = counts_of(problem, "cpu-sub-histograms", cpu_backend, Launch())
+    np.testing.assert_array_equal(counts, np.bincount(problem.data, minlength=256))
+
+
+def test_cpu_sub_histograms_start_from_zero_each_call(cpu_backend):
+    problem = histogram.make_problem(30_000, seed=6, pattern="low-entropy")
+    out = variant("cpu-sub-histograms").run(problem, Launch(), cpu_backend, 3)  # three counts, one histogram
+    assert out.timing.repeats == 3
+    np.testing.assert_array_equal(problem.last_counts, np.bincount(problem.data, minlength=256))
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 15, 17, 31, 1030, 4099])  # whole 16-byte loads, then words, then bytes
 def test_best_counts_the_bytes_after_the_last_whole_word(cuda_backend, n):
     data = np.arange(n, dtype=np.uint64).astype(np.uint8)[::-1].copy()
@@ -177,7 +205,7 @@ def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, mes
 def test_runner_on_the_cpu_backend_skips_gpu_and_peer_variants(cpu_backend):
     rows = bench.run([histogram.make_problem(5000)], histogram.VARIANTS, [Launch()], cpu_backend, 1)
     by_name = {r.variant: r for r in rows}
-    assert [by_name[n].verified for n in CPU_VARIANTS] == [bench.PASSED] * 2
+    assert [by_name[n].verified for n in CPU_VARIANTS] == [bench.PASSED] * len(CPU_VARIANTS)
     for name in GPU_VARIANTS + ["cupy-histogram"]:
         assert by_name[name].verified == bench.SKIPPED
         assert "CUDA backend" in by_name[name].note

@@ -6,7 +6,7 @@ import pytest
 from kernels import InputError
 from kernels.julia import JuliaParams, parse_complex
 from kernels.julia.renderer import JuliaRenderer
-from tests.references import julia_book_picture, julia_complex, julia_plane_float64
+from tests.references import julia_book_picture, julia_complex, julia_plane_float64, julia_view
 
 
 def test_cpu_twin_reproduces_the_book_at_1000(cpu_backend):
@@ -199,3 +199,52 @@ def test_frame_time_is_never_below_kernel_time(cpu_backend, cuda_backend):
 def test_bad_precision(cpu_backend):
     with pytest.raises(InputError, match="precision 'float16' is not one of float32, float64"):
         JuliaRenderer(cpu_backend).render(JuliaParams(precision="float16"), (8, 8))
+
+
+# --- the SIMD CPU twin (the renderer's host path) against the definition and the scalar twin ---------------
+
+SIMD_VIEWS = {
+    "book": {},
+    "zoomed-panned": dict(center=(0.31, -0.17), zoom=6.5),
+    "rabbit": dict(c=RABBIT, iterations=300),
+    "dendrite-off-centre": dict(c=complex(0.0, 1.0), center=(-0.4, 0.55), zoom=2.0, iterations=120),
+    "all-bounded": dict(c=complex(-0.1, 0.1), zoom=40.0, iterations=60),  # every lane runs every iteration
+}
+
+
+@pytest.mark.parametrize("colormap", ["classic", "smooth"])
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("view", list(SIMD_VIEWS))
+def test_simd_twin_matches_the_definition_and_the_scalar_twin(cpu_backend, view, precision, colormap):
+    w, h = 203, 157  # neither a multiple of a block's 16 (8) columns nor of its 2 rows: lanes past the edges
+    params = JuliaParams(precision=precision, colormap=colormap, **SIMD_VIEWS[view])
+    r = JuliaRenderer(cpu_backend)
+    simd = r.render(params, (w, h)).image
+    ref = julia_view(w, h, precision=precision, colormap=colormap, **SIMD_VIEWS[view])
+    if colormap == "classic":
+        np.testing.assert_array_equal(simd, ref)
+    else:  # numpy's log and cos may round the last bit otherwise: a level, at a few pixels
+        diff = np.abs(simd.astype(int) - ref)
+        assert diff.max() <= 1 and diff.any(axis=2).mean() < 1e-3
+    np.testing.assert_array_equal(simd, r.render(params, (w, h), twin="scalar").image)  # today's twin's image
+
+
+def test_simd_twin_deep_zoom_in_float64(cpu_backend):
+    w = h = 40
+    x = boundary_point(RABBIT, 300)
+    params = JuliaParams(c=RABBIT, center=(x, 0.0), zoom=1e11, iterations=300, precision="float64")
+    image = JuliaRenderer(cpu_backend).render(params, (w, h), twin="simd").image
+    np.testing.assert_array_equal(image, julia_plane_float64(w, h, RABBIT, (x, 0.0), 1e11, 300))
+
+
+def test_host_frames_say_which_twin_drew_them(cpu_backend):
+    from kernels.harness.render import frame_row, frame_variant
+
+    r = JuliaRenderer(cpu_backend)
+    simd = r.render(JuliaParams(iterations=20), (32, 24))
+    scalar = r.render(JuliaParams(iterations=20), (32, 24), twin="scalar")
+    for frame, twin, name in ((simd, "simd", "julia-cpu-simd"), (scalar, "scalar", "julia-cpu")):
+        assert frame.block is None and frame.grid is None and frame.meta["launch"] == "host"
+        assert frame.meta["twin"] == twin and frame_variant(frame) == name == frame_row(frame).variant
+    with pytest.raises(InputError, match="CPU twin 'avx' is not one of simd, scalar"):
+        r.render(JuliaParams(), (8, 8), twin="avx")

@@ -7,7 +7,7 @@ from kernels import InputError
 from kernels.raytrace.renderer import SphereRenderer
 from kernels.raytrace.scene import (CONSTANT_CAPACITY, MAX_SPHERES, Scene, generate_scene, load_scene, max_spheres, presets,
                            radius_scale, save_scene, scene_from_dict)
-from tests.references import spheres_reference
+from tests.references import spheres_reference, spheres_reference_sparse
 
 
 def small_scene(n=6, seed=3, w=32, h=24):
@@ -322,3 +322,66 @@ def test_binned_tiles_follow_new_scenes_sizes_and_blocks(cuda_backend):
     for scene, size, block in ((a, (16, 8), (8, 8)), (b, (16, 8), (8, 8)), (b, (8, 16), (8, 8)), (a, (16, 8), (4, 4))):
         image = r.render(scene, size, memory="binned", block=block).image
         assert np.abs(image.astype(int) - spheres_reference(scene.spheres, *size)).max() <= 1
+
+
+# --- the tiled CPU twin (the renderer's host path) against the definition ----------------------------------
+
+TILES_SIZE = (256, 192)  # 16 x 12 tiles of 16x16
+
+
+@pytest.mark.parametrize("n", [1, 20, 2000])
+def test_tiled_twin_is_the_definition(cpu_backend, n):
+    scene = generate_scene(n, seed=3, size=TILES_SIZE)  # laid out over the image: overlapping, across tiles
+    frame = SphereRenderer(cpu_backend).render(scene, TILES_SIZE)
+    assert frame.meta["twin"] == "tiles"
+    np.testing.assert_array_equal(frame.image, spheres_reference(scene.spheres, *TILES_SIZE))
+
+
+def test_tiled_twin_at_100k_spheres(cpu_backend):
+    scene = generate_scene(100_000, seed=4, size=TILES_SIZE)  # ~35 spheres deep at every pixel
+    image = SphereRenderer(cpu_backend).render(scene, TILES_SIZE).image
+    ref = spheres_reference_sparse(scene.spheres, *TILES_SIZE)
+    assert (ref[..., :3] > 0).any(axis=2).mean() > 0.99
+    np.testing.assert_array_equal(image, ref)
+
+
+def test_tiled_twin_on_tile_borders_ties_and_off_screen(cpu_backend):
+    w, h = 100, 70  # edge tiles of 4 x 6 pixels
+    rows = [
+        [1.0, 0.0, 0.0, 8.0, -34.0, -19.0, 5.0],  # centred on a tile corner (x = 16, y = 16)
+        [0.0, 1.0, 0.0, 8.0, -34.0, -19.0, 5.0],  # the same sphere again: the tie goes to the first
+        [0.0, 0.0, 1.0, 30.0, 0.0, 0.0, -10.0],  # behind both, across many tiles
+        [0.5, 0.5, 0.5, 200.0, 0.0, 0.0, -500.0],  # larger than the image, furthest
+        [1.0, 1.0, 0.0, 12.0, 48.5, 33.5, 40.0],  # over the bottom-right corner, half off screen
+        [0.2, 0.3, 0.4, 5.0, 400.0, -300.0, 90.0],  # off screen
+        [0.9, 0.1, 0.9, 0.4, -2.0, 3.0, 60.0],  # smaller than a pixel
+        [0.3, 0.9, 0.6, 6.0, -18.0, -19.0, 5.0 + 2.0],  # crosses the first pair, nearer
+    ]
+    scene = Scene(np.array(rows, np.float32), "borders")
+    r = SphereRenderer(cpu_backend)
+    image = r.render(scene, (w, h)).image
+    np.testing.assert_array_equal(image, spheres_reference(scene.spheres, w, h))
+    np.testing.assert_array_equal(image, r.render(scene, (w, h), twin="rows").image)
+    assert image[-19 + h // 2, -34 + w // 2 - 6, 0] > 0 == image[-19 + h // 2, -34 + w // 2 - 6, 1]  # red won the tie
+
+
+def test_tiled_twin_ignores_the_visiting_pattern_and_reuses_nothing_stale(cpu_backend):
+    r = SphereRenderer(cpu_backend)
+    a, b = generate_scene(300, seed=5, size=(64, 48)), generate_scene(30, seed=6, size=(64, 48))
+    img_a = r.render(a, (64, 48), pattern="staggered").image.copy()
+    np.testing.assert_array_equal(img_a, spheres_reference(a.spheres, 64, 48))
+    np.testing.assert_array_equal(r.render(b, (64, 48)).image, spheres_reference(b.spheres, 64, 48))
+    np.testing.assert_array_equal(r.render(a, (40, 40)).image, spheres_reference(a.spheres, 40, 40))
+
+
+def test_host_sphere_frames_say_which_twin_drew_them(cpu_backend):
+    from kernels.harness.render import frame_row, frame_variant
+
+    r = SphereRenderer(cpu_backend)
+    scene = small_scene()
+    for twin, name in (("tiles", "spheres-cpu-tiles"), ("rows", "spheres-cpu")):
+        frame = r.render(scene, (32, 24), twin=twin)
+        assert frame.block is None and frame.meta["memory"] == "host" and frame.meta["twin"] == twin
+        assert frame_variant(frame) == name == frame_row(frame).variant
+    with pytest.raises(InputError, match="CPU twin 'bvh' is not one of tiles, rows"):
+        r.render(scene, (8, 8), twin="bvh")

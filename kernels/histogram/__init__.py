@@ -83,6 +83,11 @@ VARIANTS = (
         "cpu", run=entry("kernels.histogram.cpu", "run_parallel"),
     ),
     Variant(
+        "cpu-sub-histograms", "Numba parallel loop over 8-byte words: 16 interleaved sub-histograms per chunk, so runs "
+        "of one byte value do not wait on their own stores; summed at the end", "cpu",
+        run=entry("kernels.histogram.cpu", "run_sub_histograms"),
+    ),
+    Variant(
         "global-atomics", "seed's first kernel: an atomic add on 256 global counters per byte, so threads queue up",
         "gpu", seed="003", launch=SEED_LAUNCH, run=entry("kernels.histogram.gpu", "run_global_atomics"),
         inspect=_seed_inspect(1, True),

@@ -1,4 +1,5 @@
-"""The histogram's CPU variants: numpy's bincount (the seed's CPU histogram) and a Numba parallel twin."""
+"""The histogram's CPU variants: numpy's bincount (the seed's CPU histogram), a Numba parallel twin, and
+per-thread sub-histograms read eight bytes at a time."""
 
 from __future__ import annotations
 
@@ -29,6 +30,39 @@ def _cpu_parallel_kernel():
     return histogram_private_bins
 
 
+SUB_HISTOGRAMS = 16  # interleaved tables per chunk: one per byte of two consecutive 8-byte words
+
+
+@numba.njit(parallel=True, cache=True)
+def histogram_sub_histograms(data, chunks):
+    """The bytes of ``data`` counted in ``chunks`` chunks in parallel, each into SUB_HISTOGRAMS private
+    tables of 32-bit counters: byte k of a pair of 8-byte words goes to table k. A run of equal bytes then
+    lands on 16 different counters in turn, so no increment waits for the previous one's store (the
+    store-to-load stall that makes one table three times slower on low-entropy data). The tables are
+    summed at the end; the last bytes, after the last whole pair of words, are counted one by one."""
+    n = data.size
+    whole = n - n % 16
+    words = data[:whole].view(np.uint64)
+    pairs = words.size // 2
+    tables = np.zeros((chunks, SUB_HISTOGRAMS * BINS), np.uint32)  # at most 2**32 - 1 bytes: no overflow
+    per = (pairs + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        table = tables[c]
+        for p in range(c * per, min(pairs, (c + 1) * per)):
+            for q in range(2):
+                w = words[2 * p + q]
+                for k in range(8):
+                    table[(8 * q + k) * BINS + ((w >> np.uint64(8 * k)) & np.uint64(0xFF))] += 1
+    counts = np.zeros(BINS, np.int64)
+    for c in range(chunks):
+        for t in range(SUB_HISTOGRAMS):
+            for b in range(BINS):
+                counts[b] += tables[c, t * BINS + b]
+    for i in range(whole, n):
+        counts[data[i]] += 1
+    return counts
+
+
 def run_numpy(problem, launch, backend, repeats):
     result = {}
 
@@ -46,6 +80,17 @@ def run_parallel(problem, launch, backend, repeats):
 
     def count():
         result["counts"] = kernel(problem.data, chunks)
+
+    timing = time_wall(count, repeats)
+    return Outcome(problem.score(result["counts"]), timing)
+
+
+def run_sub_histograms(problem, launch, backend, repeats):
+    chunks = 4 * numba.get_num_threads()  # a few chunks per thread evens out the load
+    result = {}
+
+    def count():
+        result["counts"] = histogram_sub_histograms(problem.data, chunks)
 
     timing = time_wall(count, repeats)
     return Outcome(problem.score(result["counts"]), timing)

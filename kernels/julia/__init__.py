@@ -20,7 +20,8 @@ Both run the same kernel, so the difference you time is the launch shape alone.
 
 This module declares everything about the algorithm and imports no numba: the variants with their launch
 rules and inspector entries, and the descriptor. The view is :mod:`.params`, the shared per-pixel math
-:mod:`.shading` (``@numba.jit``), the kernel :mod:`.gpu`, the CPU twin :mod:`.cpu`, the renderer
+:mod:`.shading` (``@numba.jit``), the kernel :mod:`.gpu`, the CPU twins :mod:`.cpu` (a pixel at a time)
+and :mod:`.simd` (many pixels per vector register; the renderer's CPU path), the renderer
 :mod:`.renderer`, the numpy reference renderer :mod:`.reference` and the benchmark runs :mod:`.runs`.
 """
 
@@ -81,11 +82,15 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("julia-cpu", "the CPU twin: the same per-pixel function with Numba's parallel loop over rows", "cpu",
             run=_run("run_cpu")),
     Variant("julia-cpu-float64", "the CPU twin in float64", "cpu", run=_run("run_cpu_float64")),
+    Variant("julia-cpu-simd", "the SIMD CPU twin: blocks of 16x2 pixels iterate together in vector registers, the "
+            "escape test a per-lane mask; the same image (the window's CPU path)", "cpu", run=_run("run_cpu_simd")),
+    Variant("julia-cpu-simd-float64", "the SIMD CPU twin in float64: 8x2 pixels per block", "cpu",
+            run=_run("run_cpu_simd_float64")),
 )
 
 ALGORITHM = Algorithm(
     name="julia", title="Julia set",
-    summary="the Julia set of seed 003: the book's one-thread blocks against 2-D blocks, and the CPU twin",
+    summary="the Julia set of seed 003: the book's one-thread blocks against 2-D blocks, and the CPU twins",
     variants=VARIANTS,
     make_problem=lambda n, options, seed, data=None: _make(options["size"]),
     options=(Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["julia"] for k in ("cuda", "cpu")},

@@ -12,6 +12,7 @@ from kernels.errors import InputError, shown
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
 PRECISIONS = ("float32", "float64")
+HOST_TWINS = ("simd", "scalar")  # the CPU code that draws on the host: the first is the renderer's default
 DTYPES = {"float32": np.float32, "float64": np.float64}
 # float32 is trusted while a pixel spans at least this many units in the last place of the view's
 # largest coordinate: closer, rounding shows as bands and then as blocks of identical pixels.
@@ -121,6 +122,12 @@ def parse_complex(text: str, option: str = "c") -> complex:
         raise InputError(f"{option} {shown(text)} is out of range: both parts finite with |value| at most "
                          f"{bound:.0e} (float32 views: {MAX_COORDINATE['float32']:.0e}), so their squares stay finite")
     return complex(re_, im)
+
+
+def check_twin(twin: str) -> str:
+    if twin not in HOST_TWINS:
+        raise InputError(f"CPU twin {twin!r} is not one of {', '.join(HOST_TWINS)}")
+    return twin
 
 
 def check_launch(launch: str) -> str:

@@ -1,5 +1,6 @@
-"""Renders Julia views on one backend: the CUDA kernel (:mod:`.gpu`) or the CPU twin (:mod:`.cpu`),
-imported on the first frame that needs them; this module imports no numba."""
+"""Renders Julia views on one backend: the CUDA kernel (:mod:`.gpu`) or a CPU twin, imported on the first
+frame that needs them; this module imports no numba. On the host the SIMD twin (:mod:`.simd`) draws by
+default; the scalar twin (:mod:`.cpu`) draws the same image, a pixel at a time (``twin="scalar"``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from kernels.backend import HOST, Backend
 from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
-from kernels.julia.params import COLORMAPS, DTYPES, JuliaParams, check_launch
+from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
 from kernels.launch import check_block, grid_for
 
 
@@ -22,15 +23,16 @@ class JuliaRenderer:
         self._host_frames = HostFrames()  # pinned, double-buffered
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
-               block=(16, 16), repeats: int = 1) -> Frame:
+               block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:
+        """One frame; on the host ``twin`` picks the CPU code ('simd' or 'scalar': the same image)."""
         params.checked()
         width, height = check_size(*size)
         check_launch(launch)
+        check_twin(twin)
         f = DTYPES[params.precision]
         args = (f(params.c.real), f(params.c.imag), f(params.center[0]), f(params.center[1]),
                 f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
                 np.int32(COLORMAPS.index(params.colormap)))
-        warmup = 0 if params.precision in self._warm else 1
         if self.backend.runs_cuda_kernels:
             from numba import cuda
 
@@ -42,22 +44,31 @@ class JuliaRenderer:
             if self._image_dev is None or self._image_dev.shape != (height, width):
                 self._image_dev = cuda.device_array((height, width), np.uint32)
             image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+            warm_key = params.precision
+            warmup = 0 if warm_key in self._warm else 1
             launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
             host = self._host_frames.next_buffer(height, width)
             timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
             image = rgba_view(host)
         else:
-            from kernels.julia.cpu import render_julia_cpu
+            if twin == "simd":
+                from kernels.julia.simd import render_julia_simd as render_host
+            else:
+                from kernels.julia.cpu import render_julia_cpu as render_host
 
+            warm_key = (twin, params.precision)
+            warmup = 0 if warm_key in self._warm else 1
             pixels = np.empty((height, width), np.uint32)
-            launch_kernel = lambda: render_julia_cpu(pixels, *args)  # noqa: E731
+            launch_kernel = lambda: render_host(pixels, *args)  # noqa: E731
             timing, frame_time = time_frames(HOST, launch_kernel, None, None, repeats, warmup)  # no copy back
             image = rgba_view(pixels)
             block = grid = None
-        self._warm.add(params.precision)
+        self._warm.add(warm_key)
         meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}",
                 "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
                 "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
+        if not self.backend.runs_cuda_kernels:
+            meta["twin"] = twin
         return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)

@@ -29,12 +29,9 @@ def julia_escape(jx, jy, cr, ci, iterations):
 
 
 @numba.jit(nopython=True)
-def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
-    """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
-    # the standard orientation (see the module's docstring); pixel offsets are exact in float32
-    jx = cx + scale * np.float32(x - (pixels.shape[1] >> 1)) / half
-    jy = cy + scale * np.float32((pixels.shape[0] >> 1) - 1 - y) / half
-    n, mag2 = julia_escape(jx, jy, cr, ci, iterations)
+def julia_colour(n, mag2, iterations, colormap):
+    """The RGBA word of a point that escaped after ``n`` iterations with |z|^2 = ``mag2`` (``n`` equal to
+    ``iterations``: bounded): the classic red on black, or the smooth palette."""
     r = g = b = np.uint8(0)
     if colormap == 0:  # classic: the book's red where bounded
         if n == iterations:
@@ -45,4 +42,14 @@ def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
         r = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.00))))
         g = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.10))))
         b = np.uint8(255.0 * (0.5 + 0.5 * math.cos(6.2831853 * (v + 0.20))))
-    pixels[y, x] = np.uint32(r) | (np.uint32(g) << np.uint32(8)) | (np.uint32(b) << np.uint32(16)) | np.uint32(0xFF000000)
+    return np.uint32(r) | (np.uint32(g) << np.uint32(8)) | (np.uint32(b) << np.uint32(16)) | np.uint32(0xFF000000)
+
+
+@numba.jit(nopython=True)
+def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
+    """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
+    # the standard orientation (see the module's docstring); pixel offsets are exact in float32
+    jx = cx + scale * np.float32(x - (pixels.shape[1] >> 1)) / half
+    jy = cy + scale * np.float32((pixels.shape[0] >> 1) - 1 - y) / half
+    n, mag2 = julia_escape(jx, jy, cr, ci, iterations)
+    pixels[y, x] = julia_colour(n, mag2, iterations, colormap)

@@ -1,8 +1,8 @@
 """The sphere ray tracer of seed 001 (CUDA by Example, ch. 6): one kernel reading the spheres from
 global memory, one from a real ``__constant__`` array, one culling them per tile into shared memory, and
-a CPU twin; all of them share the per-sphere math.
+two CPU twins; all of them share the per-sphere math.
 
-The GPU kernels and the CPU twin read the spheres packed as hot and cold records (``pack_spheres``);
+The GPU kernels and the CPU twins read the spheres packed as hot and cold records (``pack_spheres``);
 scenes keep the book's whole records.
 
 The definition: rays go along z through pixel (x, y), one world unit per pixel, origin at the image
@@ -19,9 +19,10 @@ warp reads up to 32 addresses at once (constant memory serialises them). Both gi
 
 This module declares everything about the algorithm and imports no numba: the variants with their launch
 rules and inspector entries, and the descriptor. The buffer layout is :mod:`.layout`, the shared
-per-pixel math :mod:`.shading` (``@numba.jit``), the kernels :mod:`.gpu` and :mod:`.binned`, the CPU twin
-:mod:`.cpu`, the renderer :mod:`.renderer`, the numpy reference renderer :mod:`.reference` and the
-benchmark runs :mod:`.runs`, imported when first used.
+per-pixel math :mod:`.shading` (``@numba.jit``), the kernels :mod:`.gpu` and :mod:`.binned`, the CPU twins
+:mod:`.cpu` (rows) and :mod:`.tiles` (binned tiles; the renderer's CPU path), the renderer
+:mod:`.renderer`, the numpy reference renderer :mod:`.reference` and the benchmark runs :mod:`.runs`,
+imported when first used.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ VARIANTS: tuple[Variant, ...] = (
             inspect=_INSPECT["frame-to-host"]),
     Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row "
             "culling the spheres it misses", "cpu", run=_run("run_cpu")),
+    Variant("spheres-cpu-tiles", "the tiled CPU twin: spheres binned into 16x16 tiles nearest first (binning in every "
+            "frame), tiles shaded in parallel, each pixel stopping at the first sphere that cannot be nearer; the same "
+            "image (the window's CPU path)", "cpu", run=_run("run_cpu_tiles")),
 )
 
 ALGORITHM = Algorithm(

@@ -20,9 +20,7 @@ After the shade kernel the counters are zero again (each block zeroes its own), 
 from __future__ import annotations
 
 import functools
-import math
 
-import numba
 import numpy as np
 from numba import cuda
 
@@ -30,32 +28,12 @@ from kernels.backend.simulator import for_kernels
 from kernels.errors import InputError
 from kernels.launch import grid_for
 from kernels.raytrace.layout import HOT, MISS, TILE_CHUNK, TILE_FLOATS
-from kernels.raytrace.shading import pattern_start, stage_sphere, store_pixel, visit_spheres
+from kernels.raytrace.shading import pattern_start, stage_sphere, store_pixel, tile_span, visit_spheres
 
 BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles
 SCAN_SUMS = 2 * SCAN_THREADS  # two buffers of run sums (a shared array's size is one constant)
 MAX_ENTRIES = 1 << 28  # tile-list entries (1 GiB of int32): a denser scene is refused, not half drawn
-
-
-@numba.jit(nopython=True)
-def tile_span(spheres, i, width, height, tile_w, tile_h):
-    """Tiles (tx0, tx1, ty0, ty1, inclusive) that the bounding square of sphere ``i`` covers; tx0 > tx1
-    when it lies off screen. Pixel x has ox = x - width // 2, and a hit needs |ox - sx| < radius; the
-    extra pixel each side keeps the test conservative under rounding. Clamped in float first, so
-    coordinates far off screen never overflow the integer conversion."""
-    sx = spheres[HOT * i]
-    sy = spheres[HOT * i + 1]
-    radius = spheres[HOT * i + 2]
-    left = min(max(sx - radius + np.float32(width // 2 - 1), np.float32(-2.0)), np.float32(width + 1))
-    right = min(max(sx + radius + np.float32(width // 2 + 1), np.float32(-2.0)), np.float32(width + 1))
-    bottom = min(max(sy - radius + np.float32(height // 2 - 1), np.float32(-2.0)), np.float32(height + 1))
-    top = min(max(sy + radius + np.float32(height // 2 + 1), np.float32(-2.0)), np.float32(height + 1))
-    x0, x1 = int(math.floor(left)), int(math.ceil(right))
-    y0, y1 = int(math.floor(bottom)), int(math.ceil(top))
-    if x1 < 0 or y1 < 0 or x0 > width - 1 or y0 > height - 1:
-        return 1, 0, 1, 0
-    return max(x0, 0) // tile_w, min(x1, width - 1) // tile_w, max(y0, 0) // tile_h, min(y1, height - 1) // tile_h
 
 
 _tile_span, _visit_spheres, _store_pixel, _pattern_start, _stage_sphere = (

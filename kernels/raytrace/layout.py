@@ -13,6 +13,7 @@ from kernels.errors import InputError
 from kernels.raytrace.scene import CONSTANT_CAPACITY, MEMORIES
 
 PATTERNS = ("uniform", "staggered")
+HOST_TWINS = ("tiles", "rows")  # the CPU code that draws on the host: the first is the renderer's default
 MISS = np.float32(-2e10)  # the book's -INF
 HOT, COLD = 4, 3
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
@@ -44,6 +45,12 @@ def check_memory(memory: str) -> str:
     if memory not in MEMORIES:
         raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
     return memory
+
+
+def check_twin(twin: str) -> str:
+    if twin not in HOST_TWINS:
+        raise InputError(f"CPU twin {twin!r} is not one of {', '.join(HOST_TWINS)}")
+    return twin
 
 
 def check_pattern(pattern: str) -> str:

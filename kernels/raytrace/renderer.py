@@ -1,5 +1,6 @@
-"""Renders sphere scenes on one backend: the CUDA kernels (:mod:`.gpu`, :mod:`.binned`) or the CPU twin
-(:mod:`.cpu`), imported on the first frame that needs them; this module imports no numba."""
+"""Renders sphere scenes on one backend: the CUDA kernels (:mod:`.gpu`, :mod:`.binned`) or a CPU twin,
+imported on the first frame that needs them; this module imports no numba. On the host the tiled twin
+(:mod:`.tiles`) draws by default; the row twin (:mod:`.cpu`) draws the same image (``twin="rows"``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 from kernels.backend import HOST, Backend
 from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
-from kernels.raytrace.layout import check_memory, check_pattern, constant_values, pack_spheres
+from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
 from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
 from kernels.timing import Timing, time_wall
 
@@ -29,28 +30,37 @@ class SphereRenderer:
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
-               pattern: str = "uniform", repeats: int = 1) -> Frame:
+               pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:
+        """One frame; on the host ``twin`` picks the CPU code ('tiles' or 'rows': the same image)."""
         width, height = check_size(*size)
         check_memory(memory)
         check_count(scene.count, self.max_spheres(memory))
         check_pattern(pattern)
+        check_twin(twin)
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
             block = check_block(tuple(block), self.limits)
             image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered,
                                                                     repeats)
         else:
-            from kernels.raytrace.cpu import render_spheres_cpu
-
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
-            warmup = 0 if "host" in self._warm else 1
-            launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
+            if twin == "tiles":
+                from kernels.raytrace.tiles import render_spheres_tiles
+
+                launch = lambda: render_spheres_tiles(spheres, scene.count, pixels)  # noqa: E731
+            else:
+                from kernels.raytrace.cpu import render_spheres_cpu
+
+                launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
+            warmup = 0 if ("host", twin) in self._warm else 1
             kernel_time, frame_time = time_frames(HOST, launch, None, None, repeats, warmup)  # no copy back
             image = rgba_view(pixels)
             memory, block, grid = "host", None, None
-            self._warm.add(memory)
+            self._warm.add(("host", twin))
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
+        if memory == "host":
+            meta["twin"] = twin
         return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
                      meta, frame_time)
 

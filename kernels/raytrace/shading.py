@@ -1,5 +1,5 @@
 """The per-sphere and per-pixel math of seed 001, written once as ``@numba.jit`` functions that every sphere
-kernel (global, constant, shared tiles, binned tiles) and the CPU twin call."""
+kernel (global, constant, shared tiles, binned tiles) and the CPU twins call."""
 
 from __future__ import annotations
 
@@ -89,3 +89,23 @@ def stage_sphere(tile, tile_index, slot, spheres, count, j):
     for f in range(COLD):
         tile[TILE_CHUNK * HOT + COLD * slot + f] = spheres[count * HOT + COLD * j + f]
     tile_index[slot] = j
+
+
+@numba.jit(nopython=True)
+def tile_span(spheres, i, width, height, tile_w, tile_h):
+    """Tiles (tx0, tx1, ty0, ty1, inclusive) that the bounding square of sphere ``i`` covers; tx0 > tx1
+    when it lies off screen. Pixel x has ox = x - width // 2, and a hit needs |ox - sx| < radius; the
+    extra pixel each side keeps the test conservative under rounding. Clamped in float first, so
+    coordinates far off screen never overflow the integer conversion."""
+    sx = spheres[HOT * i]
+    sy = spheres[HOT * i + 1]
+    radius = spheres[HOT * i + 2]
+    left = min(max(sx - radius + np.float32(width // 2 - 1), np.float32(-2.0)), np.float32(width + 1))
+    right = min(max(sx + radius + np.float32(width // 2 + 1), np.float32(-2.0)), np.float32(width + 1))
+    bottom = min(max(sy - radius + np.float32(height // 2 - 1), np.float32(-2.0)), np.float32(height + 1))
+    top = min(max(sy + radius + np.float32(height // 2 + 1), np.float32(-2.0)), np.float32(height + 1))
+    x0, x1 = int(math.floor(left)), int(math.ceil(right))
+    y0, y1 = int(math.floor(bottom)), int(math.ceil(top))
+    if x1 < 0 or y1 < 0 or x0 > width - 1 or y0 > height - 1:
+        return 1, 0, 1, 0
+    return max(x0, 0) // tile_w, min(x1, width - 1) // tile_w, max(y0, 0) // tile_h, min(y1, height - 1) // tile_h

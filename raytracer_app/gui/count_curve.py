@@ -3,7 +3,7 @@
 simulator's in its child process), streams its rows into the chart and can be cancelled at any time.
 
 The sweep is sized for the backend: up to a million spheres at 1024x1024 on a GPU, a few small points on
-the CPU (only the CPU twin runs there) and on the simulator (every GPU thread runs in Python)."""
+the CPU (its two twins: rows, and binned tiles) and on the simulator (every GPU thread runs in Python)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
 GPU_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)
-CPU_COUNTS = (20, 100, 1000)  # the CPU twin at 256x256: a few seconds in all
+CPU_COUNTS = (20, 100, 1000)  # the CPU twins at 256x256: a few seconds in all
+CPU_VARIANTS = ("spheres-cpu", "spheres-cpu-tiles")  # rows against binned tiles: what binning buys
 LINE_COLOURS = {"global": "#1f77b4", "constant": "#d62728", "shared": "#2ca02c", "binned": "#9467bd",
-                "cpu": "#7f7f7f"}
+                "cpu": "#7f7f7f", "cpu-tiles": "#ff7f0e"}
 
 
 def sweep_for(backend) -> tuple[list[int], list[str], tuple[int, int], int]:
@@ -30,7 +31,7 @@ def sweep_for(backend) -> tuple[list[int], list[str], tuple[int, int], int]:
     if backend.is_simulator:
         return [20, SIM_MAX_SPHERES], [f"spheres-{m}" for m in GPU_MEMORIES], (16, 16), 1
     if not backend.runs_cuda_kernels:
-        return list(CPU_COUNTS), ["spheres-cpu"], (256, 256), 3
+        return list(CPU_COUNTS), list(CPU_VARIANTS), (256, 256), 3
     cap = backend.caps.max_spheres
     return [n for n in GPU_COUNTS if n <= cap], [f"spheres-{m}" for m in GPU_MEMORIES], (1024, 1024), 5
 
