@@ -52,3 +52,10 @@ def whole(text, what: str, minimum: int | None = None, maximum: int | None = Non
     if (maximum is not None and value > maximum) or (minimum is not None and value < minimum):
         raise InputError(f"{what} {value} is out of range; allowed {minimum if minimum is not None else ''}..{maximum}")
     return value
+
+
+def one_of(value, choices, what: str):
+    """``value`` when it is one of ``choices``, else InputError: "WHAT 'value' is not one of a, b, c"."""
+    if value not in choices:
+        raise InputError(f"{what} {shown(value)} is not one of {', '.join(map(str, choices))}")
+    return value

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 
 from kernels.backend.devices import DeviceLimits, cpu_cores, cpu_name, gpu_count, gpu_limits, gpu_name
 from kernels.backend.simulator import SIM_ENV, simulator_active
-from kernels.errors import BackendUnavailable, InputError
+from kernels.errors import BackendUnavailable, InputError, one_of
 
 
 
 def prepare(name: str) -> None:
     """Call before numba is imported: switches the process to the simulator when ``name == 'sim'``."""
-    if name not in BACKEND_NAMES:
-        raise InputError(f"backend {name!r} is not one of {', '.join(BACKEND_NAMES)}")
+    one_of(name, BACKEND_NAMES, "backend")
     quiet_deliberate_small_grids()
     if name == "sim" and "numba" not in sys.modules:
         os.environ[SIM_ENV] = "1"
@@ -261,8 +260,7 @@ HOST = Backend("cpu")  # the host itself, for CPU references and twins
 
 def resolve(name: str = "auto", device: int | None = None) -> Backend:
     """Turn a user's backend name (and optional GPU index) into a usable :class:`Backend`."""
-    if name not in BACKEND_NAMES:
-        raise InputError(f"backend {name!r} is not one of {', '.join(BACKEND_NAMES)}")
+    one_of(name, BACKEND_NAMES, "backend")
     if name == "sim":
         if device is not None:
             raise InputError(f"--device {device} needs a real GPU (the cuda backend); the simulator has none")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kernels.errors import InputError, shown
+from kernels.errors import InputError, one_of, shown
 
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
@@ -40,10 +40,8 @@ class JuliaParams:
             raise InputError(f"{flag}iterations {self.iterations} is out of range; allowed 1..{MAX_ITERATIONS}")
         if not (math.isfinite(self.zoom) and self.zoom > 0):
             raise InputError(f"{flag}zoom {self.zoom} must be a positive number")
-        if self.colormap not in COLORMAPS:
-            raise InputError(f"{flag}colormap {self.colormap!r} is not one of {', '.join(COLORMAPS)}")
-        if self.precision not in PRECISIONS:
-            raise InputError(f"{flag}precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
+        one_of(self.colormap, COLORMAPS, f"{flag}colormap")
+        one_of(self.precision, PRECISIONS, f"{flag}precision")
         bound = MAX_COORDINATE[self.precision]
         for what, v in (("c", self.c.real), ("c", self.c.imag), ("center", self.center[0]), ("center", self.center[1])):
             if not math.isfinite(v):
@@ -125,12 +123,8 @@ def parse_complex(text: str, option: str = "c") -> complex:
 
 
 def check_twin(twin: str) -> str:
-    if twin not in HOST_TWINS:
-        raise InputError(f"CPU twin {twin!r} is not one of {', '.join(HOST_TWINS)}")
-    return twin
+    return one_of(twin, HOST_TWINS, "CPU twin")
 
 
 def check_launch(launch: str) -> str:
-    if launch not in LAUNCHES:
-        raise InputError(f"launch {launch!r} is not one of {', '.join(LAUNCHES)}")
-    return launch
+    return one_of(launch, LAUNCHES, "launch")

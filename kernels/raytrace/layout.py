@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.errors import InputError
+from kernels.errors import one_of
 from kernels.raytrace.scene import CONSTANT_CAPACITY, MEMORIES
 
 PATTERNS = ("uniform", "staggered")
@@ -42,18 +42,12 @@ def constant_values(spheres: np.ndarray) -> tuple[tuple[int, np.ndarray], ...]:
 
 
 def check_memory(memory: str) -> str:
-    if memory not in MEMORIES:
-        raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
-    return memory
+    return one_of(memory, MEMORIES, "memory")
 
 
 def check_twin(twin: str) -> str:
-    if twin not in HOST_TWINS:
-        raise InputError(f"CPU twin {twin!r} is not one of {', '.join(HOST_TWINS)}")
-    return twin
+    return one_of(twin, HOST_TWINS, "CPU twin")
 
 
 def check_pattern(pattern: str) -> str:
-    if pattern not in PATTERNS:
-        raise InputError(f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}")
-    return pattern
+    return one_of(pattern, PATTERNS, "pattern")
