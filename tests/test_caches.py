@@ -156,3 +156,143 @@ def test_four_processes_writing_at_once_lose_nothing(cache_dir):
     stored = json.loads((cache_dir / tuning.CACHE_FILE).read_text())
     assert len(stored) == 200
     assert all(tuning.validate(v) for v in stored.values())
+
+
+# --- the inspector's compile cache ---------------------------------------------------------------------------
+
+PAIR = ("reduction", "best")
+
+
+def _needs_compiler():
+    from kernels.inspector import toolchain
+
+    if toolchain.missing():
+        pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+
+
+@pytest.fixture(scope="module")
+def compiled_once(tmp_path_factory):
+    """One real compile of reduction best for sm_90: its entry, and the child's answer to replay."""
+    _needs_compiler()
+    from kernels.inspector import compiler
+
+    folder = tmp_path_factory.mktemp("inspect-once")
+    compiled = compiler.compile_kernels([PAIR], "sm_90", folder)[PAIR]
+    assert not isinstance(compiled, Exception), compiled
+    (entry,) = folder.glob("*.json")
+    return compiled, entry.name, json.loads(entry.read_text())
+
+
+@pytest.fixture
+def inspect_cache(tmp_path, monkeypatch, compiled_once):
+    """RAYTRACER_INSPECT_CACHE in tmp_path; the numba child replayed from the one real compile (ptxas and
+    nvdisasm still run), counting how often it is asked."""
+    from kernels.inspector import compiler
+
+    compiled, _, _ = compiled_once
+    asked = []
+
+    def child(pairs, arch):
+        asked.append(list(pairs))
+        return {pair: {"ptx": compiled.ptx, "sources": compiled.sources} for pair in pairs}
+
+    monkeypatch.setattr(compiler, "_compile_in_child", child)
+    monkeypatch.setattr(cache, "_warned", set())
+    folder = tmp_path / "inspect"
+    monkeypatch.setenv("RAYTRACER_INSPECT_CACHE", str(folder))
+    return folder, asked
+
+
+def _compile():
+    from kernels.inspector import compiler
+
+    result = compiler.compile_kernels([PAIR], "sm_90")[PAIR]
+    assert not isinstance(result, Exception), result
+    return result
+
+
+def test_inspect_cache_round_trip_in_a_private_folder(inspect_cache, compiled_once, capsys):
+    folder, asked = inspect_cache
+    first = _compile()
+    again = _compile()
+    assert again == first and len(asked) == 1
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert [p.name for p in folder.glob("*.json")] == [compiled_once[1]]
+    assert warnings_in(capsys.readouterr().err) == []
+
+
+def test_inspect_works_when_the_cache_folder_is_a_file(inspect_cache, capsys):
+    from raytracer_app.cli import main
+
+    folder, asked = inspect_cache
+    folder.write_text("not a folder")
+    assert main(["inspect", "reduction", "best"]) == 0
+    assert main(["inspect", "reduction", "best", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert len(warnings_in(err)) == 1 and "inspector cache" in err
+    assert len(asked) == 2 and folder.read_text() == "not a folder"
+
+
+def test_inspect_works_when_the_cache_folder_refuses_writes(inspect_cache, capsys, monkeypatch):
+    import errno
+    import tempfile
+
+    folder, asked = inspect_cache
+    folder.mkdir()
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    _compile()
+    _compile()
+    assert len(warnings_in(capsys.readouterr().err)) == 1 and len(asked) == 2
+
+
+@pytest.mark.parametrize("damage", ["folder", "not json", "other arch", "other target", "other numba",
+                                    "wrong type", "missing field"])
+def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, compiled_once, capsys, damage):
+    folder, asked = inspect_cache
+    _, name, good = compiled_once
+    folder.mkdir()
+    entry = folder / name
+    bad = dict(good)
+    if damage == "folder":
+        entry.mkdir()
+    elif damage == "not json":
+        entry.write_text('{"target": "reduc')
+    else:
+        if damage == "other arch":
+            bad["arch"] = "sm_80"
+        elif damage == "other target":
+            bad["variant"] = "warp-shuffle"
+        elif damage == "other numba":
+            bad["numba_cuda"] = "0.0.1"
+        elif damage == "wrong type":
+            bad["ptx"] = 42
+        else:
+            del bad["sass_text"]
+        entry.write_text(json.dumps(bad))
+    result = _compile()
+    assert result.arch == "sm_90" and result.variant == "best" and len(asked) == 1
+    assert len(warnings_in(capsys.readouterr().err)) == 1
+    if damage != "folder":  # rebuilt: the next request is served from the cache, silently
+        rebuilt = json.loads(entry.read_text())
+        assert {k: v for k, v in rebuilt.items() if k != "ptxas_report"} == {
+            k: v for k, v in good.items() if k != "ptxas_report"}  # the report holds ptxas's compile time
+        _compile()
+        assert len(asked) == 1 and warnings_in(capsys.readouterr().err) == []
+
+
+def test_the_inspect_key_includes_the_tool_versions(compiled_once, monkeypatch):
+    from importlib.metadata import version
+
+    from kernels.inspector import compiler, toolchain
+
+    args = (*PAIR, "sm_90", version("numba-cuda"), compiler._source_hash())
+    tools = toolchain.tool_versions()
+    assert tools["ptxas"] not in ("missing", "") and "release" in tools["ptxas"]
+    base = compiler._cache_key(*args, tools)
+    assert compiler._cache_key(*args) == base
+    assert compiler._cache_key(*args, dict(tools, ptxas="release 99.0")) != base
+    assert compiler._cache_key(*args, dict(tools, nvdisasm="release 99.0")) != base
