@@ -296,3 +296,41 @@ def test_the_inspect_key_includes_the_tool_versions(compiled_once, monkeypatch):
     assert compiler._cache_key(*args) == base
     assert compiler._cache_key(*args, dict(tools, ptxas="release 99.0")) != base
     assert compiler._cache_key(*args, dict(tools, nvdisasm="release 99.0")) != base
+
+
+# --- numba's own cache ---------------------------------------------------------------------------------------
+
+NUMBA_USER = """
+import numba
+from kernels.io.numba_cache import heal
+heal()
+
+@numba.njit(cache=True)
+def plus_one(x):
+    return x + 1
+
+print(plus_one(41))
+"""
+
+
+def test_a_damaged_numba_cache_entry_is_compiled_again_with_one_warning(tmp_path):
+    (tmp_path / "numba_user.py").write_text(NUMBA_USER)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", "import numba_user"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.strip() == "42", done.stderr
+        return warnings_in(done.stderr)
+
+    assert run() == []
+    (data,) = (tmp_path / "numba-cache").rglob("*.nbc")
+    (index,) = (tmp_path / "numba-cache").rglob("*.nbi")
+    data.write_bytes(data.read_bytes()[:40])  # truncated
+    assert len(run()) == 1
+    assert run() == []  # rebuilt
+    index.write_text("garbage\n")
+    assert len(run()) == 1
+    assert run() == []
