@@ -17,7 +17,7 @@ _MARK = "_raytracer_heals"
 
 
 def heal() -> None:
-    """Wrap load_overload and save_overload of numba's CPU cache class, and of the CUDA one when numba.cuda
+    """Wrap _load_overload and save_overload of numba's CPU cache class, and of the CUDA one when numba.cuda
     is loaded (not the simulator's), once each."""
     names = ["numba.core.caching"]
     if "numba.cuda" in sys.modules:
@@ -30,7 +30,9 @@ def heal() -> None:
             continue
         if getattr(cls, _MARK, False):
             continue
-        cls.load_overload = _healing_load(cls.load_overload)
+        # _load_overload: reading the index and data and rebuilding, after numba refreshed its target, so a
+        # broken numba install still fails as itself instead of as a cache entry
+        cls._load_overload = _healing_load(cls._load_overload)
         cls.save_overload = _healing_save(cls.save_overload)
         setattr(cls, _MARK, True)
 
@@ -51,14 +53,14 @@ def _discard(cache, exc: BaseException, doing: str) -> None:
 
 def _healing_load(original):
     @functools.wraps(original)
-    def load_overload(self, sig, target_context):
+    def _load_overload(self, sig, target_context):
         try:
             return original(self, sig, target_context)
         except Exception as exc:  # noqa: BLE001 - any damage in an entry means: compile it again
             _discard(self, exc, "loaded")
             return None
 
-    return load_overload
+    return _load_overload
 
 
 def _healing_save(original):
