@@ -173,8 +173,10 @@ def saved_runs_folder() -> Path:
 def new_saved_run_path(target: str) -> Path:
     """A new file name in :func:`saved_runs_folder` (created) by UTC date and target, e.g.
     20261123T221200Z-reduction.json; -2, -3... when runs end within the same second."""
+    from kernels.io.cache import make_private_dir
+
     folder = saved_runs_folder()
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder)  # the cache folder, if created here, is private (0700) as every cache's
     stem = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{target}"
     path, k = folder / f"{stem}.json", 1
     while path.exists():

@@ -2,8 +2,12 @@
 
 The numba step runs in a child process per architecture with the CUDA simulator off (see
 :mod:`kernels.inspector.offline_compile`); ptxas and nvdisasm run from here. Results are cached as JSON
-per (target, variant, signature, architecture, numba-cuda version, source of the kernels package) in
-``RAYTRACER_INSPECT_CACHE`` or the user's cache folder, or the ``cache_dir`` given.
+per (target, variant, signature, architecture, numba-cuda version, ptxas and nvdisasm versions, source of
+the kernels package) in ``RAYTRACER_INSPECT_CACHE`` or the user's cache folder, or the ``cache_dir`` given.
+
+The cache heals: an entry that cannot be read, is not valid JSON, or does not claim the target, variant,
+architecture, signature and numba-cuda version of its key is compiled again (one warning); a folder that
+cannot be used (a file, read-only, cannot be created) means no cache (one warning), never a failed inspect.
 """
 
 from __future__ import annotations
@@ -82,10 +86,12 @@ def _source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-def _cache_key(target: str, variant: str, arch: str, numba_cuda: str, sources: str) -> str:
+def _cache_key(target: str, variant: str, arch: str, numba_cuda: str, sources: str,
+               tools: dict | None = None) -> str:
     decl = declaration(target, variant)
+    tools = toolchain.tool_versions() if tools is None else tools
     ident = [target, variant, decl.module, decl.function, repr(decl.args), decl.item, decl.signature, arch,
-             numba_cuda, sources]
+             numba_cuda, sources, tools.get("ptxas"), tools.get("nvdisasm")]
     return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:24]
 
 
@@ -97,22 +103,24 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
     arch = check_arch(arch)
     if arch not in toolchain.ptxas_archs():
         raise InputError(f"the installed ptxas cannot compile for {arch}")
-    folder = cache_dir(cache)
-    numba_cuda, sources = version("numba-cuda"), _source_hash()
+    from kernels.io.cache import usable_dir
+
+    folder = usable_dir(cache_dir(cache), "inspector cache")
+    numba_cuda, sources, tools = version("numba-cuda"), _source_hash(), toolchain.tool_versions()
     results: dict = {}
     misses = []
     for target, variant in pairs:
-        path = folder / f"{_cache_key(target, variant, arch, numba_cuda, sources)}.json"
-        if path.is_file():
-            try:
-                results[(target, variant)] = Compiled(**json.loads(path.read_text()))
+        path, entry = None, None
+        if folder is not None:
+            path = folder / f"{_cache_key(target, variant, arch, numba_cuda, sources, tools)}.json"
+            entry = _read_entry(path, target, variant, arch, numba_cuda)
+            if isinstance(entry, Compiled):
+                results[(target, variant)] = entry
                 continue
-            except (ValueError, TypeError):
-                pass  # a damaged entry is compiled again
-        misses.append((target, variant, path))
+        misses.append((target, variant, path, entry == "warned"))
     if misses:
-        ptx_by_pair = _compile_in_child([(t, v) for t, v, _ in misses], arch)
-        for target, variant, path in misses:
+        ptx_by_pair = _compile_in_child([(t, v) for t, v, _, _ in misses], arch)
+        for target, variant, path, warned in misses:
             outcome = ptx_by_pair[(target, variant)]
             if "error" in outcome:
                 results[(target, variant)] = CompileFailed(f"{target} {variant} for {arch}: {outcome['error']}")
@@ -121,7 +129,8 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
             compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
                                 outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
                                 outcome["sources"])
-            _write_atomically(path, json.dumps(compiled.__dict__))
+            if path is not None:
+                _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
             results[(target, variant)] = compiled
     return results
 
@@ -158,9 +167,51 @@ def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
     return {(t, v): results[f"{t}/{v}"] for t, v in pairs}
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+_FIELDS = {name: (list if name == "sources" else str) for name in Compiled.__dataclass_fields__}
+
+
+def _read_entry(path: Path, target: str, variant: str, arch: str, numba_cuda: str) -> Compiled | str | None:
+    """The cached Compiled at ``path``; None when there is none; 'warned' after one warning when the entry
+    cannot be read or does not hold what its key says (it is compiled again)."""
+    from kernels.io.cache import warn_once
+
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        warn_once(f"inspector cache entry {path} is unreadable ({why}); compiling again")
+        return "warned"
+    claimed = {"target": target, "variant": variant, "arch": arch, "numba_cuda": numba_cuda,
+               "signature": declaration(target, variant).signature}
+    problem = None
+    if not isinstance(data, dict) or set(data) != set(_FIELDS):
+        problem = "not a compiled kernel"
+    elif any(not isinstance(data[name], kind) for name, kind in _FIELDS.items()):
+        problem = "a field of the wrong type"
+    else:
+        wrong = [name for name, want in claimed.items() if data[name] != want]
+        if wrong:
+            problem = f"{', '.join(wrong)} differ from its key"
+        elif not all(isinstance(s, dict) for s in data["sources"]):
+            problem = "sources of the wrong shape"
+    if problem:
+        warn_once(f"inspector cache entry {path} is invalid ({problem}); compiling again")
+        return "warned"
+    return Compiled(**data)
+
+
+def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
+    """Write one entry through the project's one writer (atomic); a failure is one warning (none when
+    ``quiet``: the entry was already warned about), not an error."""
+    from kernels.errors import InputError
+    from kernels.io.cache import warn_once
+    from kernels.io.writer import WriteFailed, write_output
+
+    try:
+        write_output(path, json.dumps(compiled.__dict__), "inspector cache")
+    except (OSError, InputError, WriteFailed) as exc:
+        if not quiet:
+            warn_once(f"inspector cache entry {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "
+                      "not kept")

@@ -99,6 +99,25 @@ def ptxas_archs() -> frozenset[str]:
     return frozenset(re.findall(r"'(sm_\d+)'", text))
 
 
+@functools.lru_cache(maxsize=None)
+def tool_versions() -> dict[str, str]:
+    """``{"ptxas": ..., "nvdisasm": ...}``: each tool's release and build lines from ``--version`` (part of
+    the inspector cache's key: another ptxas may allocate registers differently)."""
+    found = {}
+    for name, path in (("ptxas", ptxas_path()), ("nvdisasm", nvdisasm_path())):
+        if not path:
+            found[name] = "missing"
+            continue
+        try:
+            text = _run([path, "--version"], None).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            found[name] = f"unknown ({exc})"
+            continue
+        lines = [ln.strip() for ln in text.splitlines() if "release" in ln or ln.startswith("Build")]
+        found[name] = " | ".join(lines) or text.strip() or f"unknown ({path})"
+    return found
+
+
 @dataclass(frozen=True)
 class PtxasResult:
     cubin: bytes

@@ -1,12 +1,31 @@
 """Where the app keeps what it can recompute but should not (best's tuning, the inspector's compiles):
-``$RAYTRACER_CACHE_DIR``, else ``$XDG_CACHE_HOME/raytracer-app``, else ``~/.cache/raytracer-app``."""
+``$RAYTRACER_CACHE_DIR``, else ``$XDG_CACHE_HOME/raytracer-app``, else ``~/.cache/raytracer-app``.
+
+Caches heal: a folder that cannot be used means "no cache" (one warning), never a failed run; a folder
+this module creates is private to the user (mode 0700), since whoever can write a cache can feed the app
+what it will trust (see docs/architecture.md, "Caches").
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
+import tempfile
 from pathlib import Path
 
 CACHE_ENV = "RAYTRACER_CACHE_DIR"
+PRIVATE_MODE = 0o700
+
+_warned: set[str] = set()  # one warning per message per process
+
+
+def warn_once(message: str) -> None:
+    """One line on stderr, once per process for a given message: a cache problem never repeats itself."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def cache_root() -> Path:
@@ -15,3 +34,41 @@ def cache_root() -> Path:
         return Path(base)
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(xdg) / "raytracer-app"
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) with mode 0700; an existing folder is left as it is."""
+    path = Path(path)
+    missing = []
+    while not path.exists() and not path.is_symlink() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(folder, PRIVATE_MODE)  # mkdir's mode passes through the umask: make it exactly 0700
+
+
+def usable_dir(path, what: str = "cache") -> Path | None:
+    """``path`` as a folder this process can read and write (created 0700 when missing), or None after
+    one warning when it cannot be used (a file in its place, not writable, cannot be created)."""
+    path = Path(path)
+    try:
+        make_private_dir(path)
+        st = os.stat(path)
+    except OSError as exc:
+        warn_once(f"the {what} folder {path} cannot be used ({exc.strerror or exc}); running without a {what}")
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        warn_once(f"the {what} folder {path} is not a folder; running without a {what}")
+        return None
+    try:  # try for real: permissions alone miss read-only file systems, and root passes every access check
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        warn_once(f"the {what} folder {path} is not writable ({exc.strerror or exc}); running without a {what}")
+        return None
+    return path

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numba
 
 from kernels.julia.shading import julia_pixel
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
 @numba.jit(nopython=True, parallel=True, cache=True)

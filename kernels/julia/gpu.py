@@ -9,6 +9,9 @@ from numba import cuda
 
 from kernels.backend.simulator import for_kernels
 from kernels.julia.shading import julia_pixel
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 _julia_pixel = for_kernels(julia_pixel)  # compiled on a GPU, plain Python in the simulator
 

@@ -34,6 +34,9 @@ from numba.extending import overload
 
 from kernels.julia.params import ESCAPE
 from kernels.julia.shading import julia_colour
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 LANES = {"float32": 16, "float64": 8}  # columns per block: one 512-bit register of each type
 ROWS = 2  # rows per block: two independent registers in flight hide the multiply's latency

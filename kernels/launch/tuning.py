@@ -5,13 +5,19 @@ The cache is one JSON file, ``tuning.json`` in ``$RAYTRACER_CACHE_DIR`` (else ``
 else ``~/.cache/raytracer-app``), keyed by device name, numba-cuda version, kernel layout, op, dtype and size
 bucket (the power of two at or below n). A new device, numba-cuda version or kernel tunes again; ``--retune``
 forces it.
+The cache heals: an entry that is not a valid launch (types, ranges) is discarded with one warning and tuned
+again; a folder that cannot be used means no cache (one warning). Writers merge under an exclusive lock
+(``tuning.json.lock`` next to it), re-reading the file inside the lock, so processes tuning at once lose
+nothing.
 On the simulator and the CPU nothing is tuned (their timings say nothing about a GPU).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import math
 import os
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -21,6 +27,8 @@ from typing import Callable
 CACHE_FILE = "tuning.json"
 SWEEP_ITEMS = (4, 8, 16, 32)  # best's items per thread: whole 16-byte loads of 4 elements, 1 to 8 of them
 SWEEP_BLOCKS = (128, 256, 512, 1024)
+ITEMS_MULTIPLE = 4  # a cached items per thread must be whole 16-byte loads
+BLOCK_MULTIPLE, MAX_BLOCK = 32, 1024  # a cached block must be whole warps, at most CUDA's limit
 SWEEP_REPEATS = 5  # per configuration: the sweep ranks configurations, the benchmark measures the winner
 
 _RETUNE: ContextVar[bool] = ContextVar("retune", default=False)
@@ -57,20 +65,80 @@ def cache_key(device: str, numba_cuda: str, op: str, dtype: str, n: int, kernel:
 
 
 def load_cache(path: Path | None = None) -> dict:
-    """The cache's entries ({} when there is none or it is unreadable: tuning again is always safe)."""
+    """The cache's entries ({} when there is none; {} and one warning when it is unreadable or damaged:
+    tuning again is always safe)."""
     path = path or cache_path()
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, ValueError) as exc:
+        _warn_damaged(path, f"unreadable: {getattr(exc, 'strerror', None) or exc}")
+        return {}
+    if not isinstance(data, dict):
+        _warn_damaged(path, "not a JSON object")
+        return {}
+    return data
 
 
-def _save(entries: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)  # atomic: a reader sees the old file or the new one
+def _warn_damaged(path: Path, why: str) -> None:
+    from kernels.io.cache import warn_once
+
+    warn_once(f"tuning cache {path} is {why}; tuning again")
+
+
+def validate(entry, items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_ITEMS))) -> Choice:
+    """The Choice a cache entry holds, or ValueError saying why it is not a launch to trust: items a
+    positive multiple of 4 within ``items_range`` (the variant's rule), block a positive multiple of 32 up
+    to 1024, a finite median and a positive count of configurations."""
+    if not isinstance(entry, dict):
+        raise ValueError("not an object")
+    fields = {"items", "block", "median_ms", "configurations"}
+    if set(entry) != fields:
+        raise ValueError(f"fields {sorted(entry)}, expected {sorted(fields)}")
+
+    def whole(name):
+        value = entry[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} {value!r} is not a whole number")
+        return value
+
+    items, block, configurations = whole("items"), whole("block"), whole("configurations")
+    lo, hi = items_range
+    if not (lo <= items <= hi and items > 0 and items % ITEMS_MULTIPLE == 0):
+        raise ValueError(f"items {items} is not a multiple of {ITEMS_MULTIPLE} in {lo}..{hi}")
+    if not (0 < block <= MAX_BLOCK and block % BLOCK_MULTIPLE == 0):
+        raise ValueError(f"block {block} is not a multiple of {BLOCK_MULTIPLE} in {BLOCK_MULTIPLE}..{MAX_BLOCK}")
+    median = entry["median_ms"]
+    if isinstance(median, bool) or not isinstance(median, (int, float)) or not math.isfinite(median) or median < 0:
+        raise ValueError(f"median_ms {median!r} is not a time")
+    if configurations <= 0:
+        raise ValueError(f"configurations {configurations} is not positive")
+    return Choice(items=items, block=block, median_ms=float(median), configurations=configurations)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock on ``<cache>.lock`` next to the cache (flock: released when the process dies)."""
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def store(key: str, choice: Choice, path: Path | None = None) -> None:
+    """Add ``key``'s choice to the cache: under the lock, re-read the file (other processes' entries are
+    kept) and write it through the project's one writer (atomic replace). OSError, InputError or
+    WriteFailed when it cannot be written."""
+    from kernels.io.writer import write_output
+
+    path = path or cache_path()
+    with _locked(path):
+        entries = load_cache(path)
+        entries[key] = asdict(choice)
+        write_output(path, json.dumps(entries, indent=1, sort_keys=True) + "\n", "tuning cache")
 
 
 @contextlib.contextmanager
@@ -104,24 +172,32 @@ def sweep(measure: Callable[[int, int], float | None], items=SWEEP_ITEMS, blocks
     return Choice(items=best[1], block=best[2], median_ms=best[0], configurations=timed)
 
 
-def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None) -> tuple[Choice, str]:
+def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None,
+           items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_ITEMS))) -> tuple[Choice, str]:
     """The cached choice for ``key`` ('cached'), or a fresh sweep's, stored ('tuned now'); ``--retune``
-    always sweeps."""
+    always sweeps. An entry that is not a valid launch for ``items_range`` (the variant's rule) is tuned
+    again after one warning; a cache folder that cannot be used means no cache (one warning)."""
+    from kernels.errors import InputError
+    from kernels.io.cache import usable_dir, warn_once
+    from kernels.io.writer import WriteFailed
+
     path = path or cache_path()
-    entries = load_cache(path)
-    entry = entries.get(key)
-    if entry and (not retune_requested() or key in _RETUNED_HERE):
+    folder = usable_dir(path.parent, "tuning cache")
+    entry = load_cache(path).get(key) if folder is not None else None
+    if entry is not None and (not retune_requested() or key in _RETUNED_HERE):
         try:
-            return Choice(**entry), "cached"
-        except TypeError:  # an entry from an older layout: tune again
-            pass
+            return validate(entry, items_range), "cached"
+        except ValueError as exc:
+            warn_once(f"tuning cache {path}: the entry for {key} is damaged ({exc}); tuning again")
     choice = sweep(measure)
     if retune_requested():
         _RETUNED_HERE.add(key)
-    entries = load_cache(path)  # re-read: another process may have added entries meanwhile
-    entries[key] = asdict(choice)
+    if folder is None:
+        return choice, "tuned now, cache not writable"
     try:
-        _save(entries, path)
-    except OSError:
+        store(key, choice, path)
+    except (OSError, InputError, WriteFailed) as exc:
+        warn_once(f"tuning cache {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "
+                  "the choice is not kept")
         return choice, "tuned now, cache not writable"
     return choice, "tuned now"

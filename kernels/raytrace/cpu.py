@@ -7,6 +7,9 @@ import numpy as np
 
 from kernels.raytrace.layout import COLD, HOT
 from kernels.raytrace.shading import pattern_start, shade_pixel, store_pixel
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
 @numba.jit(nopython=True, parallel=True, cache=True)

@@ -38,6 +38,9 @@ import numpy as np
 
 from kernels.raytrace.layout import COLD, HOT, MISS
 from kernels.raytrace.shading import sphere_step, store_pixel, tile_span
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 TILE = 16  # pixels on a tile's side, as a 16x16 block of the GPU's binned kernel (8 and 32: slower here)
 CHUNKS = 16  # chunks of spheres binned in parallel, each with its own counters

@@ -14,7 +14,7 @@ from kernels.device_functions.vector_loads import check_aligned
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
 from kernels.launch import Launch, resident_blocks, tuning
-from kernels.reduction import BEST_KERNEL, VARIANTS, gpu
+from kernels.reduction import BEST_KERNEL, BEST_LAUNCH, VARIANTS, gpu
 from kernels.timing import time_kernel
 
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
@@ -139,4 +139,4 @@ def tuned_best_launch(problem, backend):
 
     key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n,
                            kernel=BEST_KERNEL)
-    return tuning.choose(key, measure)
+    return tuning.choose(key, measure, items_range=BEST_LAUNCH.items[1:])

@@ -106,6 +106,10 @@ class EventTimer:
 def _head_start_kernel():
     from numba import cuda
 
+    from kernels.io.numba_cache import heal
+
+    heal()
+
     @cuda.jit("void(int64)", cache=True)
     def sleep_ns(ns):
         # nanosleep sleeps at most about 1 ms a call: several short naps
