@@ -9,7 +9,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/csv"
-if [ -d .gpu ] && [ ! -d /tmp/site/numpy ]; then  # the bundle of ../shared/device.md, unpacked once
+if [ -d .gpu ] && [ ! -d /tmp/site/numpy ]; then  # the carried dependency bundle (.gpu), unpacked once
   mkdir -p /tmp/site /tmp/sys && tar -xJf .gpu/site.tar.xz -C /tmp/site
   for f in .gpu/debs/*.deb; do dpkg -x "$f" /tmp/sys; done
 fi
