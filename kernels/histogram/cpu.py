@@ -76,9 +76,9 @@ def run_numpy(problem, launch, backend, repeats):
     return Outcome(problem.score(result["counts"]), timing)
 
 
-def run_parallel(problem, launch, backend, repeats):
-    kernel = _cpu_parallel_kernel()
-    chunks = 4 * numba.get_num_threads()  # a few chunks per thread evens out the load
+def _run_chunked(problem, kernel, repeats):
+    """Times ``kernel(data, chunks)`` over a few chunks per thread (which evens out the load), then scores."""
+    chunks = 4 * numba.get_num_threads()
     result = {}
 
     def count():
@@ -88,12 +88,9 @@ def run_parallel(problem, launch, backend, repeats):
     return Outcome(problem.score(result["counts"]), timing)
 
 
+def run_parallel(problem, launch, backend, repeats):
+    return _run_chunked(problem, _cpu_parallel_kernel(), repeats)
+
+
 def run_sub_histograms(problem, launch, backend, repeats):
-    chunks = 4 * numba.get_num_threads()  # a few chunks per thread evens out the load
-    result = {}
-
-    def count():
-        result["counts"] = histogram_sub_histograms(problem.data, chunks)
-
-    timing = time_wall(count, repeats)
-    return Outcome(problem.score(result["counts"]), timing)
+    return _run_chunked(problem, histogram_sub_histograms, repeats)
