@@ -171,15 +171,14 @@ def saved_runs_folder() -> Path:
 
 
 def new_saved_run_path(target: str) -> Path:
-    """A new file name in :func:`saved_runs_folder` (created) by UTC date and target, e.g.
-    20261123T221200Z-reduction.json; -2, -3... when runs end within the same second."""
+    """A new file name in :func:`saved_runs_folder` (created) by UTC date, a number for runs that end within
+    the same second, and target, e.g. 20261123T221200Z-01-reduction.json: names sort as the runs ended."""
     from kernels.io.cache import make_private_dir
 
     folder = saved_runs_folder()
     make_private_dir(folder)  # the cache folder, if created here, is private (0700) as every cache's
-    stem = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{target}"
-    path, k = folder / f"{stem}.json", 1
-    while path.exists():
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    k = 1
+    while (folder / f"{stamp}-{k:02d}-{target}.json").exists():
         k += 1
-        path = folder / f"{stem}-{k}.json"
-    return path
+    return folder / f"{stamp}-{k:02d}-{target}.json"
