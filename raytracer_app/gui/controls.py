@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PyQt6.QtCore import Qt, pyqtSignal
 from PyQt6.QtWidgets import (
-    QAbstractButton, QAbstractSpinBox, QApplication, QButtonGroup, QGridLayout, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QAbstractButton, QAbstractSpinBox, QApplication, QButtonGroup, QGridLayout, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
     QLabel, QPushButton, QRadioButton, QScrollArea, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
@@ -17,12 +17,11 @@ from kernels.harness.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
 from kernels.raytrace.layout import PATTERNS
 from kernels.raytrace.scene import load_scene, presets, save_scene
-from raytracer_app.gui import file_dialogs
+from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
 from raytracer_app.gui.count_control import SphereCountControl
 from raytracer_app.gui.models import JULIA_PRESETS, PRECISION_MODES
-from raytracer_app.gui.settings import make_settings
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
@@ -321,12 +320,9 @@ class Controls(QScrollArea):
 
     def open_scene(self, path=None) -> bool:
         if path is None:
-            settings = make_settings()
-            path, _ = QFileDialog.getOpenFileName(self, "Open scene", file_dialogs.start_in(settings),
-                                                  "Scene JSON (*.json)")
+            path = ask_path(self, "Open scene", "Scene JSON (*.json)", save=False)
             if not path:
                 return False
-            file_dialogs.remember(settings, path)
         try:  # read off the GUI thread, and bounded: a file larger than the largest scene is refused from its size
             cap = self.model.max_spheres
             self.model.set_scene(in_background(lambda: load_scene(path, cap, "Open Scene")), str(path))
@@ -337,12 +333,9 @@ class Controls(QScrollArea):
 
     def save_scene(self, path=None) -> bool:
         if path is None:
-            settings = make_settings()
-            path, _ = QFileDialog.getSaveFileName(self, "Save scene", file_dialogs.start_in(settings, "scene.json"),
-                                                  "Scene JSON (*.json)")
+            path = ask_path(self, "Save scene", "Scene JSON (*.json)", "scene.json")
             if not path:
                 return False
-            file_dialogs.remember(settings, path)
         try:
             scene = self.model.scene
             in_background(lambda: save_scene(scene, path, "Save Scene"))

@@ -78,3 +78,18 @@ class CompareDialog(QDialog):
             f"global {g.median_ms:.3f} ms, constant {c.median_ms:.3f} ms; {faster} is {ratio:.2f}x faster."
             + (" (The simulator runs threads in Python: its timings say nothing about a GPU.)"
                if choice(frames[0].backend).is_simulator else ""))
+
+
+def ask_path(parent, title: str, filters: str, name: str = "", save: bool = True, settings=None) -> str | None:
+    """A file chosen in a save (or open) dialog that starts in the folder used last and remembers the new one;
+    None when cancelled."""
+    from PyQt6.QtWidgets import QFileDialog
+
+    from raytracer_app.gui import file_dialogs
+    from raytracer_app.gui.settings import make_settings
+
+    settings = settings if settings is not None else make_settings()
+    ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+    path, _ = ask(parent, title, file_dialogs.start_in(settings, name), filters)
+    file_dialogs.remember(settings, path)
+    return path or None

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 from PyQt6.QtGui import QAction, QKeySequence
-from PyQt6.QtWidgets import QFileDialog, QMessageBox
+from PyQt6.QtWidgets import QMessageBox
 
 from kernels.harness import bench
 from kernels.io.writer import write_output
-from raytracer_app.gui import dialogs, file_dialogs
+from raytracer_app.gui import dialogs
 from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.timing_log import TimingLog
 
@@ -82,10 +82,7 @@ class Menus:
 
     # ------------------------------------------------------------------ File
     def _ask_path(self, title: str, name: str, filters: str):
-        settings = self.window.settings
-        path, _ = QFileDialog.getSaveFileName(self.window, title, file_dialogs.start_in(settings, name), filters)
-        file_dialogs.remember(settings, path)
-        return path or None
+        return dialogs.ask_path(self.window, title, filters, name, settings=self.window.settings)
 
     def save_image(self, path=None) -> bool:
         from raytracer_app.png import frame_metadata, write_png

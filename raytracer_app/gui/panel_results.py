@@ -6,13 +6,12 @@ drawn behind the panel's own rows as a ghost series, with Δ% and verdict cells 
 from __future__ import annotations
 
 from PyQt6.QtGui import QColor
-from PyQt6.QtWidgets import QFileDialog, QTableWidgetItem
+from PyQt6.QtWidgets import QTableWidgetItem
 
 from kernels.harness import compare, results
 from kernels.harness.results_read import read_result
-from raytracer_app.gui import file_dialogs
+from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.saving import in_background, message_of
-from raytracer_app.gui.settings import make_settings
 
 DELTA_TIP = ("this row against the loaded baseline: (median / baseline median - 1) x 100; positive is slower. "
              "Load a baseline with Load baseline… (a result file of bench --json, or a run saved by the GUI)")
@@ -67,12 +66,9 @@ class PanelResults:
     def load(self, path=None) -> bool:
         panel = self.panel
         if path is None:
-            settings = make_settings()
-            path, _ = QFileDialog.getOpenFileName(panel, "Load baseline", file_dialogs.start_in(settings),
-                                                  "Result JSON (*.json)")
+            path = ask_path(panel, "Load baseline", "Result JSON (*.json)", save=False)
             if not path:
                 return False
-            file_dialogs.remember(settings, path)
         try:
             loaded = in_background(lambda: read_result(path, "Load baseline"))
         except Exception as exc:  # InputError for any malformed file; anything else still one line
@@ -123,13 +119,9 @@ class PanelResults:
             panel._say("nothing to export yet: Run first", error=True)
             return False
         if path is None:
-            settings = make_settings()
-            path, _ = QFileDialog.getSaveFileName(panel, "Export results as JSON",
-                                                  file_dialogs.start_in(settings, f"{panel.spec.name}.json"),
-                                                  "Result JSON (*.json)")
+            path = ask_path(panel, "Export results as JSON", "Result JSON (*.json)", f"{panel.spec.name}.json")
             if not path:
                 return False
-            file_dialogs.remember(settings, path)
         last = self.last
         try:
             in_background(lambda: results.write_result(path, last, "Export JSON"))
