@@ -147,3 +147,21 @@ def test_csv_is_written_when_stdout_is_closed_early(tmp_path):
     assert code == 0, err
     assert "BrokenPipe" not in err and "Traceback" not in err and "Exception ignored" not in err
     assert csv.exists() and csv.read_text().count("\n") >= 2
+
+
+def test_inspector_never_runs_a_ptxas_from_the_current_folder(tmp_path):
+    # a folder laid out like NVIDIA's wheels (nvidia/<pkg>/bin/ptxas) where the user merely stands
+    planted = tmp_path / "nvidia" / "cu13" / "bin"
+    planted.mkdir(parents=True)
+    for tool in ("ptxas", "nvdisasm"):
+        (planted / tool).write_text("#!/bin/sh\ntouch ran\n")
+        (planted / tool).chmod(0o755)
+    code = ("from kernels.inspector import toolchain as t; "
+            "print(t.ptxas_path()); print(t.nvdisasm_path()); print(t.nvvm_library())")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    for found in set(done.stdout.split()) - {"None"}:
+        assert not os.path.realpath(os.path.join(tmp_path, found)).startswith(str(tmp_path.resolve())), found
+    assert not (tmp_path / "ran").exists()

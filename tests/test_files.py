@@ -449,3 +449,70 @@ def test_scene_files_are_bounded_while_parsing(tmp_path, name, raw, says):
     path.write_bytes(raw)
     with pytest.raises(InputError, match=says):
         load_scene(path, cap=10 if name == "too many spheres" else 1000)
+
+
+def test_scene_padded_with_whitespace_is_read_compacted(tmp_path, monkeypatch):
+    # whitespace outside strings is dropped as the file streams in, chunk by chunk, so a padded file
+    # never sits in memory whole; strings (the name) keep theirs, escapes included
+    from kernels.io import reader
+    from kernels.raytrace.scene import load_scene
+
+    monkeypatch.setattr(reader, "COMPACT_CHUNK", 7)  # chunk edges inside strings, escapes and numbers
+    sphere = b'{ "center" : [ 1.5 ,\n -2 , 3e1 ] ,\t"radius": 0.25, "color": [0, 0.5 , 1] }'
+    raw = b'{\r\n "name" : "two  \\"spaced\\"\\\\ words" ,  "spheres" : [ ' + sphere + b' ,\n\n' + sphere + b" ] }  "
+    path = tmp_path / "padded.json"
+    path.write_bytes(raw.replace(b" [ ", b" [" + b" " * 5000 + b" "))
+    scene = load_scene(path, cap=2)
+    assert scene.name == 'two  "spaced"\\ words'
+    np.testing.assert_array_equal(scene.spheres[0], np.array([0, 0.5, 1, 0.25, 1.5, -2, 30], np.float32))
+    assert scene.count == 2
+
+
+def test_scene_bound_counts_json_not_whitespace(tmp_path):
+    from kernels.raytrace.scene import COMPACT_BYTES_PER_SPHERE, load_scene
+
+    path = tmp_path / "long.json"
+    # within the file-size bound (512 bytes a sphere) but more JSON than 2 spheres can hold
+    name = "n" * (2 * COMPACT_BYTES_PER_SPHERE + 65536)
+    path.write_text('{"name": "%s", "spheres": []}' % name)
+    with pytest.raises(InputError, match="bytes of JSON besides whitespace"):
+        load_scene(path, cap=2)
+    whitespace = tmp_path / "white.json"
+    whitespace.write_text('{"spheres": [' + " " * 100_000 + '{"center": [0, 0, 0], "radius": 1, "color": [0, 0, 0]}]}')
+    assert load_scene(whitespace, cap=200).count == 1
+
+
+@pytest.mark.slow
+def test_scene_file_padded_to_its_size_limit_peaks_far_below_500_mb(tmp_path):
+    # issue 21's goal: no scene file costs more than 500 MB before it is read or refused; a file of the
+    # largest size the reader takes, nearly all whitespace, measured in a fresh interpreter
+    from kernels.raytrace.scene import MAX_SCENE_FILE_BYTES
+
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("reads the peak memory from /proc/self/status (Linux)")
+    path = tmp_path / "padded.json"
+    with open(path, "wb") as f:
+        f.write(b'{"spheres": [')
+        for _ in range(MAX_SCENE_FILE_BYTES // (1 << 20) - 1):
+            f.write(b" " * (1 << 20))
+        f.write(b'{"center": [0, 0, 0], "radius": 1, "color": [0, 0, 0]}]}')
+    # VmHWM, not ru_maxrss: the latter keeps the parent's peak across a vfork and exec
+    code = ("from kernels.raytrace.scene import load_scene; "
+            f"assert load_scene({str(path)!r}).count == 1; "
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=child_pythonpath()))
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) * 1024 < 200e6  # KiB on Linux; the file is 512 MB
+
+
+def test_compacted_read_refuses_a_string_longer_than_its_bound(tmp_path, monkeypatch):
+    from kernels.io import reader
+    from kernels.raytrace.scene import load_scene
+
+    monkeypatch.setattr(reader, "COMPACT_CHUNK", 64)
+    monkeypatch.setattr(reader, "MAX_COMPACT_STRING", 1000)
+    path = tmp_path / "name.json"
+    path.write_text('{"name": "%s", "spheres": []}' % ("n" * 2000))
+    with pytest.raises(InputError, match="a string longer than 1,000 bytes"):
+        load_scene(path, cap=100)

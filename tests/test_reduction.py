@@ -474,6 +474,18 @@ def test_gpu_best_refuses_inputs_not_aligned_to_its_loads(cuda_backend, monkeypa
 
 
 @pytest.mark.gpu
+def test_gpu_best_tuning_sweep_reports_misaligned_input(cuda_backend, monkeypatch, tmp_path):
+    # no launch given and an empty tuning cache: the sweep must not hide the input's fault
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(tmp_path))
+    problem = R.make_problem("sum", "int32", 1000, seed=24)
+    d_a, d_b = problem.device_inputs(cuda_backend)
+    monkeypatch.setattr(problem, "device_inputs", lambda backend: (d_a[1:], d_b[1:]))
+    with pytest.raises(InputError, match="best loads 16 bytes at a time"):
+        run_variant("best", problem, Launch(), cuda_backend)
+    assert not (tmp_path / "tuning.json").exists()
+
+
+@pytest.mark.gpu
 def test_gpu_last_block_with_the_grid_that_broke_the_seed(cuda_backend, large_problems):
     # grid 1056 with 1024-thread blocks gave a wrong sum with seed 004's kernel on an H200
     problem = large_problems[("sum", "int32")]

@@ -22,10 +22,15 @@ TOOL_TIMEOUT_S = 120
 
 
 def _package_dirs() -> list[str]:
-    """The ``nvidia`` namespace package folders of this Python (NVIDIA's wheels install there)."""
+    """The ``nvidia`` namespace package folders of this Python (NVIDIA's wheels install there), leaving out
+    the current folder: ``python -m`` and ``-c`` put it on sys.path, and a folder the user merely stands in
+    must not choose which binaries the inspector runs."""
+    here = os.path.realpath(os.getcwd())
     found = []
     for base in sys.path:
-        path = os.path.join(base or ".", "nvidia")
+        if not base or os.path.realpath(base) == here:
+            continue
+        path = os.path.join(base, "nvidia")
         if os.path.isdir(path):
             found.append(path)
     return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 
 import numpy as np
@@ -113,12 +114,19 @@ def memory_limit() -> tuple[int, str]:
 
 
 def read_json(path, option: str, limit: int, why: str, check_raw=None, object_pairs_hook=None,
-              parse_number=None):
+              parse_number=None, compact_limit: int | None = None):
     """The JSON document in a UTF-8 text file of at most ``limit`` bytes. ``check_raw(raw, label)`` may
     refuse the bytes before parsing (e.g. from counts of brackets); ``object_pairs_hook`` and
-    ``parse_number`` (called with each number's text) are json's, to check and pack while parsing."""
-    raw = read_bytes(path, option, limit, why)
+    ``parse_number`` (called with each number's text) are json's, to check and pack while parsing.
+
+    With ``compact_limit`` the file is streamed and its insignificant whitespace dropped as it is read,
+    and what remains may be at most ``compact_limit`` bytes: a file padded with whitespace up to ``limit``
+    then never sits in memory whole (``check_raw`` sees the compacted bytes)."""
     label = _label(path, option)
+    if compact_limit is None:
+        raw = read_bytes(path, option, limit, why)
+    else:
+        raw = _read_compacted(path, option, limit, why, compact_limit)
     if check_raw is not None:
         check_raw(raw, label)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -141,6 +149,65 @@ def read_json(path, option: str, limit: int, why: str, check_raw=None, object_pa
         raise InputError(f"{label} is nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer longer than Python's digit limit
         raise InputError(f"{label} has a value that cannot be read: {str(exc).splitlines()[0]}") from None
+
+
+# A JSON string (kept whole) or a run of whitespace outside one (dropped): json ignores such whitespace.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_STRING_OR_SPACE = re.compile(rb'("(?:[^"\\]|\\.)*")|[ \t\r\n]+', re.DOTALL)
+COMPACT_CHUNK = 4 << 20
+MAX_COMPACT_STRING = 16 << 20  # a string still open after a chunk is carried into the next one
+
+
+def _safe_cut(buf: bytes) -> int:
+    """How much of ``buf`` (which starts outside any JSON string) can be compacted now: up to a point
+    outside every string. Without backslashes every quote delimits a string, so an odd count means the
+    last quote opens one; with them (rare: escapes), the strings are walked one by one."""
+    if b"\\" not in buf:
+        return len(buf) if buf.count(b'"') % 2 == 0 else buf.rfind(b'"')
+    pos = 0
+    while (quote := buf.find(b'"', pos)) >= 0:
+        string = _STRING.match(buf, quote)
+        if string is None:
+            return quote  # a string that goes on in the next chunk
+        pos = string.end()
+    return len(buf)
+
+
+def _drop_whitespace(part: bytes) -> bytes:
+    """``part`` (whole strings only) without the whitespace outside its strings."""
+    if b"\\" in part:
+        return _STRING_OR_SPACE.sub(rb"\1", part)
+    pieces = part.split(b'"')  # no escapes: even pieces lie outside strings, odd ones inside
+    pieces[::2] = [piece.translate(None, b" \t\r\n") for piece in pieces[::2]]
+    return b'"'.join(pieces)
+
+
+def _read_compacted(path, option: str, limit: int, why: str, compact_limit: int) -> bytearray:
+    label = _label(path, option)
+    out, carry, total = bytearray(), b"", 0
+    with open_input(path, option) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
+        while True:
+            try:
+                chunk = f.read(COMPACT_CHUNK)
+            except OSError as exc:
+                raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+            total += len(chunk)
+            if total > limit:  # grew while being read, or reported size 0
+                raise InputError(f"{label} is more than {limit:,} bytes ({why})")
+            buf = carry + chunk
+            cut = len(buf) if not chunk else _safe_cut(buf)
+            out += _drop_whitespace(buf[:cut])
+            carry = buf[cut:]
+            if len(carry) > MAX_COMPACT_STRING:  # copied with every chunk: keep it short
+                raise InputError(f"{label} holds a string longer than {MAX_COMPACT_STRING:,} bytes")
+            if len(out) + len(carry) > compact_limit:
+                raise InputError(f"{label} holds more than {compact_limit:,} bytes of JSON besides "
+                                 f"whitespace ({why})")
+            if not chunk:
+                return out
 
 
 def _npy_header(f, version):

@@ -6,6 +6,7 @@ r, g, b (0..1), radius, x, y, z. That is also the layout of the global and the c
 
 from __future__ import annotations
 
+import array
 import json
 import math
 from dataclasses import dataclass
@@ -171,6 +172,9 @@ _FLOAT32_SQRT_MAX = float(np.sqrt(np.finfo(np.float32).max))
 # The largest scene file worth parsing: the most spheres any memory renders, at a generous 512 bytes of
 # JSON each (the app writes at most about 250). Bigger files are refused from their size.
 MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
+# What may remain once whitespace outside strings is dropped: a sphere of seven 17-digit values takes
+# about 175 bytes. Bounds the memory a file padded with whitespace costs.
+COMPACT_BYTES_PER_SPHERE = 224
 
 
 def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
@@ -190,7 +194,8 @@ def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
                              f"spheres can ({limit_reason(cap)})")
 
     doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
-                    f"a scene holds at most {cap} spheres", check_raw, packer, packer.number)
+                    f"a scene holds at most {cap} spheres", check_raw, packer, packer.number,
+                    compact_limit=cap * COMPACT_BYTES_PER_SPHERE + 65536)
     return packer.scene(doc)
 
 
@@ -205,7 +210,7 @@ class _Packer:
 
     def __init__(self, source: str, cap: int):
         self.source, self.cap = source, cap
-        self.values: list[float] = []
+        self.values = array.array("f")  # float32 as packed: 4 bytes a value, not a Python float's 32
         self.count = 0
         self.numbers = 0
 
@@ -226,7 +231,7 @@ class _Packer:
         if self.count >= self.cap:
             raise InputError(f"{self.source}: more than {self.cap} spheres is above the capacity {self.cap} "
                              f"({limit_reason(self.cap)})")
-        self.values += _sphere_row(dict(pairs), f"{self.source}: sphere {self.count}")
+        self.values.extend(_sphere_row(dict(pairs), f"{self.source}: sphere {self.count}"))
         self.count += 1
         return _PACKED
 
@@ -243,7 +248,7 @@ class _Packer:
         if not spheres:
             raise InputError(f"{source}: the scene has no spheres; allowed 1..{cap}")
         name = doc.get("name") if isinstance(doc.get("name"), str) else Path(source).stem
-        rows = np.array(self.values, np.float32).reshape(self.count, SPHERE_FLOATS)
+        rows = np.frombuffer(self.values, np.float32).reshape(self.count, SPHERE_FLOATS).copy()
         return Scene(np.ascontiguousarray(rows), name)
 
 

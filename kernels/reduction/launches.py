@@ -11,6 +11,7 @@ from numba import cuda
 
 from kernels import timing
 from kernels.device_functions.vector_loads import check_aligned
+from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
 from kernels.launch import Launch, resident_blocks, tuning
@@ -120,6 +121,8 @@ def run_best(problem, launch, backend, repeats):
     """best at the user's launch, or (on a GPU, no launch given) at the tuned one for this device and size."""
     if not backend.is_gpu or not launch.is_default:
         return _run_best_at(problem, launch, backend, repeats)
+    # checked before the sweep: the sweep drops launches that fail, so it would hide the input's fault
+    check_aligned(problem.device_inputs(backend), "best")
     choice, source = tuned_best_launch(problem, backend)
     out = _run_best_at(problem, Launch(block=choice.block, items_per_thread=choice.items), backend, repeats)
     return dataclasses.replace(out, note=choice.note(source))
@@ -133,6 +136,8 @@ def tuned_best_launch(problem, backend):
         try:
             with timing.measurement(timing.Policy()):  # a plain short timing, never cold
                 out = _run_best_at(problem, Launch(block=block, items_per_thread=items), backend, tuning.SWEEP_REPEATS)
+        except InputError:
+            raise  # the input's fault, not this launch's: every launch would fail the same way
         except Exception:  # noqa: BLE001 - e.g. too many registers for this block size: not a candidate
             return None
         return out.timing.median_ms if problem.verify(out.result)[0] else None
