@@ -3,7 +3,8 @@
 # Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
-#   compare-runs (two identical reduction runs as result files, compared) cpu-twins pack
+#   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated)
+#   cpu-twins pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -91,6 +92,15 @@ for stage in "$@"; do
         app bench reduction --backend cuda --n 16777216 --repeats 20 --json "$OUT/reduction-$run.json" > "$OUT/compare-run-$run.log" 2>&1
       done
       app compare "$OUT/reduction-1.json" "$OUT/reduction-2.json" 2>&1 | tee "$OUT/compare.log" ;;
+    compare-20)
+      # 20 identical runs (separate processes) for the verdict's error rates: scripts/compare_rates.py
+      mkdir -p /tmp/runs
+      for run in $(seq -w 1 20); do
+        app bench reduction --backend cuda --sizes 1048576,16777216 --variants best,sequential,warp-shuffle,two-kernel \
+          --repeats 20 --json "/tmp/runs/run-$run.json" > /dev/null 2>> "$OUT/compare-20.log"
+      done
+      python3 scripts/compare_rates.py --rows 50 /tmp/runs/run-*.json 2>&1 | tee -a "$OUT/compare-20.log"
+      tar -czf "$OUT/runs-20.tgz" -C /tmp runs ;;
     cpu-twins)
       app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"
       app bench raytrace --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
