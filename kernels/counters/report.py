@@ -24,10 +24,13 @@ _WANTED = set(METRICS.values())
 def _value(metric):
     import ncu_report
 
-    kind = metric.kind()
-    if kind == ncu_report.IMetric.ValueKind_STRING:
+    if metric is None:
         return None
-    if kind in (ncu_report.IMetric.ValueKind_UINT32, ncu_report.IMetric.ValueKind_UINT64):
+    kinds = ncu_report.IMetric
+    kind = metric.kind()
+    if kind == getattr(kinds, "ValueKind_STRING", None):
+        return None
+    if kind in (getattr(kinds, "ValueKind_UINT32", None), getattr(kinds, "ValueKind_UINT64", None)):
         return metric.as_uint64()
     return metric.as_double()
 
@@ -42,7 +45,8 @@ def read(path: str) -> list[dict]:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             metrics = {}
-            for name in action.metric_names():
+            names = action.metric_names() if hasattr(action, "metric_names") else sorted(_WANTED)
+            for name in names:
                 if name in _WANTED or STALL_PATTERN.match(base_name(name)):
                     value = _value(action.metric_by_name(name))
                     if value is not None:
