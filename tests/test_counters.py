@@ -180,3 +180,104 @@ def test_real_counters_for_the_reduction_on_a_gpu():
     assert 0.9 * 4 * n <= best.dram_bytes <= 1.2 * 4 * n  # reads every int32 once
     assert len(two.kernels) == 2 and two.duration_ms == pytest.approx(sum(k.duration_ms for k in two.kernels))
     assert 0 < best.occupancy_pct <= 100 and best.instructions > n / 32 / 8
+
+
+# --- recorded metric sets (an H100, ncu 2025.3.1, --clock-control none; scripts/counters_record.py) ------------
+
+def _recorded(target):
+    import json
+    from pathlib import Path
+
+    from kernels.counters.measure import to_measured
+
+    doc = json.loads((Path(__file__).parent / "data" / "counters" / f"{target}-h100.json").read_text())
+    return doc, to_measured(doc["actions"], doc["variants"], {}, "none")
+
+
+def test_recorded_reduction_gives_every_variant_its_kernels():
+    doc, got = _recorded("reduction")
+    assert set(got) == set(doc["variants"]) and all(isinstance(m, M.Measured) for m in got.values())
+    assert [k.name for k in got["two-kernel"].kernels] == ["block_sums", "block_sums#2"]  # each, then the sum
+    for m in got.values():  # every variant reads the 100M int32 once: 400 MB, whatever its kernel
+        assert 4 * doc["n"] <= m.dram_bytes <= 1.02 * 4 * doc["n"]
+    best = got["best"]
+    # ncu by hand on the same machine (docs/measurements.md): 92.68% DRAM, 89.19% occupancy, 0.43% L2 hits
+    assert abs(best.dram_pct - 92.68) < 2 and abs(best.occupancy_pct - 89.19) < 2 and abs(best.l2_hit_pct - 0.43) < 2
+    assert best.top_stall == "long_scoreboard"
+
+
+def test_recorded_bank_conflicts_tell_the_tree_kernels_apart():
+    _, got = _recorded("reduction")
+    strided, sequential = got["tree-mask"].conflicts_per_request, got["sequential"].conflicts_per_request
+    assert strided > 0.3 and sequential < 0.01  # tid & mask strides across banks; t < stride does not
+
+
+def test_recorded_histogram_kernels_and_their_sum():
+    doc, got = _recorded("histogram")
+    best = got["best"]
+    assert [k.name for k in best.kernels] == ["zero_counts", "histo_best"]
+    assert best.duration_ms == pytest.approx(sum(k.duration_ms for k in best.kernels))
+    assert got["shared-atomics"].conflicts_per_request > 1  # every byte hits one of 256 bins in shared memory
+
+
+def test_rules_on_recorded_sets():
+    from kernels.counters.rules import Facts, analyse
+
+    doc, red = _recorded("reduction")
+    _, histo = _recorded("histogram")
+    best = analyse(Facts(red["best"], n=doc["n"], model_bytes=4 * doc["n"]))
+    assert best[0].startswith("Memory-bound: DRAM at 92.5% of its peak, within 7.5 percentage points")
+    assert not any("traffic model" in s for s in best)  # 400 MB modelled, 402 MB measured
+    seed = analyse(Facts(red["per-thread-partials"], n=doc["n"]))
+    assert seed[0].startswith("Latency-bound: DRAM at 12.8%") and "12.4% achieved occupancy" in seed[0]
+    shared = " ".join(analyse(Facts(histo["shared-atomics"], n=doc["n"])))
+    assert "Shared-memory bank conflicts: 2.16 extra wavefronts per shared request" in shared
+    atomics = " ".join(analyse(Facts(histo["global-atomics"], n=100 * 2**20)))
+    assert "Atomics contention: 3.28 M warp-level global atomic instructions (one per 32 input elements)" in atomics
+    wrong_model = analyse(Facts(red["best"], n=doc["n"], model_bytes=2 * doc["n"]))
+    assert any(s.startswith("The traffic model disagrees") and "(101% apart)" in s for s in wrong_model)
+
+
+def test_rules_for_short_kernels_and_l2_residency():
+    from kernels.counters.rules import Facts, analyse
+
+    tiny = M.Measured((M.kernel_counters("k", {M.METRICS["duration_ns"]: 1500.0,
+                                                M.METRICS["l2_hit_pct"]: 97.0}),), "none")
+    said = analyse(Facts(tiny, n=1000, gbps=5000.0, copy_peak_gbps=3000.0))
+    assert "Launch overhead dominates: the kernels run 1.50 us" in said[0]
+    assert any("Data resident in L2: 97.0% hit rate and 5000 GB/s, above the 3000 GB/s" in s for s in said)
+
+
+def test_counter_cells_and_table_lines():
+    from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS, cells, table_lines
+    from kernels.counters.clocks import Clocks, Snapshot
+
+    _, got = _recorded("reduction")
+    clocks = Clocks(Snapshot(1980, 2619, 132.1, 0), Snapshot(1755, 2619, 690.0, 0x4))
+    c = cells(got["best"], "", clocks)
+    assert set(c) == set(COUNTER_COLUMNS + CLOCK_COLUMNS)
+    assert c["dram_pct"] == pytest.approx(92.5, abs=0.05) and 400e6 < c["dram_bytes"] < 405e6
+    assert c["top_stall"] == "long_scoreboard" and c["clock_control"] == "none"
+    assert c["sm_clock_mhz"] == 1980 and c["sm_clock_mhz_after"] == 1755
+    assert c["throttled"] == "yes" and c["throttle_reasons"] == "power cap"
+    lines = table_lines("two-kernel", got["two-kernel"])
+    assert len(lines) == 3 and "sum of 2 kernels" in lines[0] and "block_sums#2" in lines[2]
+    empty = cells(None, "no kernel was profiled for it", None)
+    assert empty["dram_pct"] == "" and empty["counters_note"] == "no kernel was profiled for it"
+
+
+def test_result_files_keep_counters_and_clocks(tmp_path):
+    from kernels.counters.clocks import Clocks, Snapshot
+    from kernels.harness import bench, results, results_read
+    from kernels.timing import Timing
+
+    _, got = _recorded("histogram")
+    row = bench.Row(variant="best", op="uniform", dtype="uint8", n=100, backend="cuda", device="H100",
+                    timing=Timing((0.04, 0.05), "cuda-events"), verified="yes", counters=got["best"],
+                    clocks=Clocks(Snapshot(1980, 2619, 130.0, 0), Snapshot(1980, 2619, 131.0, 0)))
+    result = results.Result("histogram", [row], {"name": "H100", "backend": "cuda"}, date="2026-11-23T00:00:00Z",
+                            versions={}, command=None)
+    path = tmp_path / "r.json"
+    results.write_result(path, result, "--json")
+    back = results_read.read_result(path, "--json").rows[0]
+    assert bench.csv_text([back]) .splitlines()[1].split(",")[-18:] == bench.csv_text([row]).splitlines()[1].split(",")[-18:]

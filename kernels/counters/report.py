@@ -72,7 +72,7 @@ def split(actions: list[dict], count: int) -> dict[int, list[dict]]:
     windows: dict[int, list[dict]] = {}
     current = None
     for a in actions:
-        if MARKER in a["name"]:
+        if MARKER in (a.get("mangled") or "") or a["name"].startswith(MARKER[:-1]):  # ncu cuts numba's demangled name
             grid = a["metrics"].get(METRICS["grid"])
             current = int(grid) - 1 if grid is not None and 0 < grid <= count else None
             if current is not None:

@@ -112,8 +112,8 @@ def atomics(f: Facts):
     per = a / f.n
     stall = m.top_stall
     if per >= 0.01 and stall in ("lg_throttle", "membar", "long_scoreboard", "drain"):
-        return (f"Atomics contention: {a / 1e6:.2f} M global atomic instructions ({per:.3f} per input element) and "
-                f"warps stall most on {stall} ({STALL_WORDS.get(stall, stall)}).")
+        return (f"Atomics contention: {a / 1e6:.2f} M warp-level global atomic instructions (one per {1 / per:.0f} input "
+                f"elements) and warps stall most on {stall} ({STALL_WORDS.get(stall, stall)}).")
     return None
 
 
