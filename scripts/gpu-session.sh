@@ -102,7 +102,6 @@ for stage in "$@"; do
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
-    *) echo "unknown stage $stage" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do
@@ -116,5 +115,6 @@ for stage in "$@"; do
         dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum \
         python3 -m raytracer_app bench reduction --backend cuda --variants best --repeats 3 2>&1 | tee -a "$OUT/counters.log" | grep -E "dram__|sm__|lts__|smsp__|best_|ERR"
       python3 scripts/counters_record.py "$OUT" 2>&1 | tee -a "$OUT/counters.log" ;;
+    *) echo "unknown stage $stage" ;;
   esac
 done
