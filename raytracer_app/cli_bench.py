@@ -37,6 +37,8 @@ def bench_command(args, backend) -> int:
     if getattr(args, "counters", False):
         from raytracer_app import cli_counters
 
+        if getattr(args, "whole_call", False):
+            raise InputError("--counters measures bench's own kernel rows; give it without --whole-call")
         sizes = [None] if getattr(args, "input", None) else _sizes(args, algorithm, backend)
         counted = cli_counters.measure_all(args, algorithm, variants, launches, sizes, options, backend)
     if backend.timing_note:
