@@ -281,3 +281,16 @@ def test_result_files_keep_counters_and_clocks(tmp_path):
     results.write_result(path, result, "--json")
     back = results_read.read_result(path, "--json").rows[0]
     assert bench.csv_text([back]) .splitlines()[1].split(",")[-18:] == bench.csv_text([row]).splitlines()[1].split(",")[-18:]
+
+
+def test_cli_puts_each_record_on_its_row():
+    """Rows come size by size, launch by launch, variant by variant; counters are keyed by (size, launch)."""
+    from kernels.harness import bench
+    from raytracer_app.cli_counters import attach
+
+    rows = [bench.Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
+    marks = {(s, l): {"a": M.Measured((M.kernel_counters(f"{s}{l}", {}),), "none"), "b": "it raised"}
+             for s in (0, 1) for l in (0, 1)}
+    attach(rows, marks, variant_count=2, launch_count=2)
+    assert [r.counters.kernels[0].name for r in rows if r.variant == "a"] == ["00", "01", "10", "11"]
+    assert all(r.counters is None and r.counters_note == "it raised" for r in rows if r.variant == "b")

@@ -138,8 +138,8 @@ def to_measured(actions: list[dict], names: list[str], skips: dict, clock_contro
 
 
 def measure(target: str, variants: list[str], n, options: dict, seed: int, launch: dict, backend,
-            clock_control: str = "none", on_progress=None, should_stop=None, keep_report: str | None = None,
-            raw_out: list | None = None, input_path: str | None = None) -> dict:
+            clock_control: str = "none", on_progress=None, should_stop=None, raw_out: list | None = None,
+            input_path: str | None = None) -> dict:
     """Counters for every variant in one ncu run (see the module's doc). ``launch``: the Launch's fields
     the user gave (block, grid, grid_sm, items_per_thread). ``raw_out``: receives the report's kernels."""
     if clock_control not in CLOCK_CONTROLS:
@@ -153,7 +153,7 @@ def measure(target: str, variants: list[str], n, options: dict, seed: int, launc
             "launch": {k: v for k, v in launch.items() if v is not None}, "device": backend.device,
             "input": input_path}
     with tempfile.TemporaryDirectory(prefix="raytracer-counters-") as tmp:
-        report = keep_report or os.path.join(tmp, "counters.ncu-rep")
+        report = os.path.join(tmp, "counters.ncu-rep")
         status, tail, skips = run_ncu(command(str(ncu), wanted, clock_control, report, spec), on_progress,
                                       should_stop, len(variants))
         problem = permission_problem(tail)
