@@ -200,6 +200,13 @@ def _bench_parser(targets, algorithm) -> None:
     m.add_argument("--resources", action="store_true",
                    help="add each GPU row's registers, shared memory and theoretical occupancy at the launch "
                         "used (the kernel inspector's compile for this GPU's architecture, sm_90 without one)")
+    m.add_argument("--counters", action="store_true",
+                   help="read each GPU variant's hardware counters with Nsight Compute (ncu, in a child process): "
+                        "DRAM %% of peak and bytes, achieved occupancy, L2 hit rate, bank conflicts, instructions, "
+                        "branch efficiency, top warp stall; then the guided analysis")
+    m.add_argument("--clock-control", choices=("none", "base"), default="none",
+                   help="ncu's clock control with --counters: none (the GPU boosts as in the timed runs, default) "
+                        "or base (locked to base clocks)")
     if algorithm.name == "reduction":
         m.add_argument("--retune", action="store_true",
                        help="redo best's tuning sweep for this device and size (else its cached launch is used)")

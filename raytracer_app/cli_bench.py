@@ -33,6 +33,14 @@ def bench_command(args, backend) -> int:
     options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
     problems, count = _problems(args, algorithm, options, backend)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
+    counted = None
+    if getattr(args, "counters", False):
+        from raytracer_app import cli_counters
+
+        if getattr(args, "whole_call", False):
+            raise InputError("--counters measures bench's own kernel rows; give it without --whole-call")
+        sizes = [None] if getattr(args, "input", None) else _sizes(args, algorithm, backend)
+        counted = cli_counters.measure_all(args, algorithm, variants, launches, sizes, options, backend)
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     peak = None
@@ -66,6 +74,16 @@ def bench_command(args, backend) -> int:
         used = add_resources(rows, algorithm.name, backend)
         print(f"resources ({used}): " + "; ".join(f"{r.variant} {r.registers} registers, {r.shared_bytes} B shared, "
                                                   f"{r.occupancy_pct}% occupancy" for r in rows if r.registers != ""))
+    if counted is not None:
+        from raytracer_app import cli_counters
+
+        cli_counters.attach(rows, counted, len(variants), len(launches))
+        cli_counters.print_counters(rows, variants, peak)
+    if backend.is_gpu:
+        from raytracer_app.cli_counters import clocks_note
+
+        if clocks_note(rows):
+            print(clocks_note(rows))
     for line in bench.summary_lines(rows, peak, variants):
         print(line)
     if any("tuned:" in r.note for r in rows):

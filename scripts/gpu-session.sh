@@ -5,6 +5,8 @@
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
 #   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated)
 #   cpu-twins pack
+#   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
+#   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -110,6 +112,19 @@ for stage in "$@"; do
       done ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
+    counters)
+      { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
+      for t in reduction histogram; do
+        s=$EPOCHREALTIME
+        app bench $t --backend cuda --counters --repeats 10 --csv "$OUT/counters-$t.csv" 2>&1 | tee -a "$OUT/counters.log"
+        echo "bench $t --counters: exit ${PIPESTATUS[0]}, $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$OUT/counters.log"
+      done
+      # the same metrics by hand for best's reduction kernel (skip the tuning sweep's and warm-up's launches)
+      app bench reduction --backend cuda --variants best --repeats 3 >/dev/null 2>&1
+      ncu --clock-control none -k regex:best --launch-skip 2 --launch-count 1 --metrics \
+        dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum \
+        python3 -m raytracer_app bench reduction --backend cuda --variants best --repeats 3 2>&1 | tee -a "$OUT/counters.log" | grep -E "dram__|sm__|lts__|smsp__|best_|ERR"
+      python3 scripts/counters_record.py "$OUT" 2>&1 | tee -a "$OUT/counters.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

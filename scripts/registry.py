@@ -31,4 +31,6 @@ SCRIPTS = (
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "
            "a process per group", ("whole-call", "{tmp}"), needs_gpu=True),
+    Script("counters_record.py", "records the ncu metric sets the counters tests replay (tests/data/counters/): "
+           "one ncu run per target over its GPU variants at the default size", ("{tmp}", "reduction"), needs_gpu=True),
 )

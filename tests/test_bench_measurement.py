@@ -85,7 +85,10 @@ def test_new_columns_are_appended_after_the_old_ones():
         "max_ms", "gbps", "pct_of_peak", "result", "expected", "verified", "app_version", "numba_version",
         "numba_cuda_version", "timestamp", "note", "rate", "rate_unit")
     assert bench.CSV_COLUMNS[24:29] == ("noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps")
-    assert bench.CSV_COLUMNS[29:] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
+    assert bench.CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
+    from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
+
+    assert bench.CSV_COLUMNS[32:] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
 
 
 def test_row_writes_noise_cold_and_spec():

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol, Sequence
 
 from kernels.backend import Skip, SkipKind
+from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 from kernels.launch import Launch  # noqa: F401  (re-exported: callers build Launch objects from here)
 from kernels.timing import Timing
 
@@ -31,7 +32,8 @@ CSV_COLUMNS = (
     # the bandwidth against the device's spec figure, and the median of a cold (L2 flushed) run
     "noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps",
     "registers", "shared_bytes", "occupancy_pct",
-)
+    # bench --counters (Nsight Compute, kernels/counters) and NVML's clocks around every GPU row
+) + COUNTER_COLUMNS + CLOCK_COLUMNS
 
 # verified column values
 PASSED, FAILED, SKIPPED, ERROR = "yes", "FAILED", "skipped", "error"
@@ -103,6 +105,9 @@ class Row:
     pct_of_spec: float | None = None
     spec_gbps: float | None = None
     cold_timing: Timing | None = None  # the same run with L2 flushed before every repeat (--cold)
+    counters: object = None  # bench --counters: a kernels.counters Measured record
+    counters_note: str = ""  # why a GPU row has no counters
+    clocks: object = None  # NVML's clocks, power and throttle reasons before and after the timed repeats
 
     @property
     def ok(self) -> bool:
@@ -122,6 +127,9 @@ class Row:
             "cold_median_ms": _num(self.cold_timing.median_ms if self.cold_timing else None),
             "spec_gbps": _num(self.spec_gbps, 1),
         }
+        from kernels.counters.columns import cells
+
+        computed.update(cells(self.counters, self.counters_note, self.clocks))
         return {c: computed[c] if c in computed else getattr(self, c) for c in CSV_COLUMNS}
 
 
@@ -180,6 +188,8 @@ def table_line(r: Row) -> str:
         line += "  [input fits in cache]"
     if r.note:
         line += f"  ({r.note})"
+    if r.clocks is not None and r.clocks.throttled:
+        line += f"  [THROTTLED: {r.clocks.reason_text()}]"
     if r.rate is not None:
         line += f"  {rate_text(r.rate, r.rate_unit)}"
     return line
@@ -321,8 +331,15 @@ def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit
 
     from kernels import timing
 
+    from kernels.counters import clocks
+
+    gpu = backend.is_gpu and not variant.runs_on_host
+    before = clocks.snapshot(backend.device) if gpu else None
     with timing.measurement(dataclasses.replace(policy, cold=False)):
         row = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
+    after = clocks.snapshot(backend.device) if before is not None else None
+    if after is not None and row.timing is not None:
+        row.clocks = clocks.Clocks(before, after)
     mark_memory_facts(row, problem, backend, host=variant.runs_on_host)
     if cold and backend.is_gpu and row.timing is not None and not variant.runs_on_host:
         with timing.measurement(dataclasses.replace(policy, cold=True)):

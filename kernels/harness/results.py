@@ -26,6 +26,7 @@ ROW_OPTIONAL = (
     ("rate_unit", _TEXT, ""), ("note", _TEXT, ""), ("timestamp", _TEXT, ""), ("cache_resident", _TEXT, ""),
     ("result", (str, int, float), ""), ("expected", (str, int, float), ""),
     ("registers", (int, str), ""), ("shared_bytes", (int, str), ""), ("occupancy_pct", (int, float, str), ""),
+    ("counters", (dict,), None), ("counters_note", _TEXT, ""), ("clocks", (dict,), None),
 )
 
 
@@ -143,7 +144,20 @@ def row_dict(r: bench.Row) -> dict:
         "cold_samples_ms": list(cold.samples_ms) if cold else None, "verified": r.verified,
     }
     d.update((name, getattr(r, name)) for name, _, _ in ROW_OPTIONAL if name not in d)
+    d["counters"] = _record(r.counters)
+    d["clocks"] = _record(r.clocks)
     return {k: _plain(v) for k, v in d.items()}
+
+
+def _record(value):
+    """A counters or clocks record as a JSON object (already one when read back from a file), or None."""
+    import dataclasses
+
+    if value is None or isinstance(value, dict):
+        return value
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    return dataclasses.asdict(value)
 
 
 def to_json(result: Result) -> str:

@@ -19,6 +19,7 @@ from kernels.harness import bench
 from kernels.io.writer import write_output
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.charts import BenchChart, row_value
+from raytracer_app.gui.measure import MeasureControl
 from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
 from raytracer_app.gui.saving import in_background, message_of, png_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
@@ -118,7 +119,8 @@ class BenchPanel(QWidget):
                                "(every run is also saved under the cache folder's results/)")
         baseline_button.clicked.connect(lambda: self.load_baseline())
         json_button.clicked.connect(lambda: self.export_json())
-        for w in (self.run_button, self.stop_button, self.progress):
+        self.measure = MeasureControl(self)  # Nsight Compute's counters for the selected GPU variants
+        for w in (self.run_button, self.stop_button, self.measure.button, self.progress):
             row.addWidget(w, 1 if w is self.progress else 0)
         exports = QHBoxLayout()
         self.log_y = QCheckBox("log y axis")
@@ -232,7 +234,8 @@ class BenchPanel(QWidget):
             cb.setChecked(name in names)
 
     def busy(self) -> bool:
-        return self.worker.running()
+        measure = getattr(self, "measure", None)
+        return self.worker.running() or (measure is not None and measure.running)
 
     def _launch_enabled(self, default: bool) -> None:
         self._update_launch_controls()
@@ -301,6 +304,7 @@ class BenchPanel(QWidget):
             if changed:  # a new backend: check what runs there
                 cb.setChecked(why is None)
         self.apply_backend_caps()
+        self.measure.refresh()
 
     # ------------------------------------------------------------------ run / stop
     def run(self) -> bool:
@@ -341,15 +345,18 @@ class BenchPanel(QWidget):
         self._started_at = time.perf_counter()
         self._elapsed.start()
         self.worker.start(self.job)
+        self.measure.refresh()
         return True
 
     def stop(self) -> None:
-        if self.busy():
+        self.measure.stop()
+        if self.worker.running():
             self.worker.stop()
             sim = self.job is not None and self.job.backend.is_simulator  # its child process is ended at once
             self._say("stopping…" if sim else "stopping after the current variant…")
 
     def shutdown(self) -> None:
+        self.measure.shutdown()
         self.worker.stop()
         self.thread.shutdown()
 
@@ -406,6 +413,8 @@ class BenchPanel(QWidget):
                             else str(v))
             self.table.setItem(r, c, item)
         self.results.set_cells(r, row)  # Δ% and verdict
+        if row.variant in self.measure.results:
+            self.measure.show_in_table()
         self.table.scrollToBottom()
 
     def refresh_baseline_cells(self) -> None:
@@ -431,6 +440,7 @@ class BenchPanel(QWidget):
         elif self.rows:
             self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped")
                       + saved, error=bool(failed))
+        self.measure.refresh()
         self.runFinished.emit(stopped)
 
     def _say(self, text: str, error: bool = False) -> None:

@@ -14,8 +14,8 @@ import dataclasses
 import numpy as np
 import pyqtgraph as pg
 from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
-from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPushButton, QStyle, QStyleOptionButton,
-                             QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QPushButton, QStyle,
+                             QStyleOptionButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from raytracer_app.gui.inspector_panel import InspectorPanel
 from raytracer_app.gui.workers import describe
@@ -101,7 +101,8 @@ class InspectorDock(QWidget):
         super().__init__(parent)
         self.panel = InspectorPanel()
         self.peaks: dict[str, object] = {}  # target -> bench.Peak measured by its panel
-        self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)]
+        self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes from the traffic model
+        self.measured_points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes and time from ncu
         self.source_panel = None  # the benchmark panel the inspected variant came from
         self.compare_worker = CompareWorker()
         self.compare_worker.moveToThread(self.panel.thread)
@@ -112,6 +113,13 @@ class InspectorDock(QWidget):
         self.tabs.addTab(self.panel, "Kernel")
         self.tabs.addTab(self._roofline_tab(), "Roofline")
         self.tabs.addTab(self._compare_tab(), "Compare")
+        self.measured_text = QPlainTextEdit()
+        self.measured_text.setReadOnly(True)
+        self.measured_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.measured_index = self.tabs.addTab(self.measured_text, "Measured")
+        self.tabs.setTabEnabled(self.measured_index, False)
+        self.tabs.setTabToolTip(self.measured_index, "nothing measured yet: press Measure in a benchmark panel "
+                                                     "(needs a CUDA GPU and Nsight Compute's ncu)")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.tabs)
@@ -211,6 +219,41 @@ class InspectorDock(QWidget):
         panel.block.valueChanged.connect(lambda _: self._panel_block(panel))
         panel.worker.peakReady.connect(lambda peak: self.peaks.__setitem__(target, peak))
         panel.worker.rowReady.connect(lambda row: self.add_row(target, row))
+        panel.measure.measured.connect(self.show_measured)
+        why = panel.measure.reason()
+        if why:
+            self.tabs.setTabToolTip(self.measured_index, why)
+
+    def show_measured(self, target: str, n: int, results: dict) -> None:
+        """The Measured tab: each variant's counters (each kernel and the sum) and the guided analysis."""
+        from raytracer_app.gui.measure import counters_tooltip
+
+        text = [f"{target}, n = {n:,} (Nsight Compute)"]
+        text += [counters_tooltip(name, m, n) for name, m in results.items()]
+        self.measured_text.setPlainText("\n\n".join(text))
+        self.tabs.setTabEnabled(self.measured_index, True)
+        self.tabs.setTabToolTip(self.measured_index, "hardware counters of the last Measure")
+        self.measured_points[target] = [(name, p) for name, p in
+                                        ((name, self._measured_point(target, name, n, m)) for name, m in results.items())
+                                        if p is not None]
+        self._draw_roofline(target)
+
+    def _measured_point(self, target: str, variant: str, n: int, measured):
+        """A variant on the roofline from its counters: DRAM bytes and ncu's duration as measured, operations
+        from its traffic model at the launch ncu saw; None when that cannot be placed."""
+        from kernels.inspector.roofline import place
+
+        if isinstance(measured, str) or not inspectable(target, variant) or not measured.dram_bytes:
+            return None
+        from kernels.inspector.declarations import declaration
+
+        k = max(measured.kernels, key=lambda k: k.get("duration_ns") or 0)
+        try:
+            traffic = declaration(target, variant).traffic(n, int(k.get("block")), int(k.get("grid")))
+            return place(measured.dram_bytes, traffic.ops, measured.duration_ms / 1e3, self.ceilings(target),
+                         traffic.ops_kind)
+        except Exception:  # noqa: BLE001 - no launch figures, zero time: not placed
+            return None
 
     def _variant_menu(self, box, pos, target, name, panel) -> None:
         menu = QMenu(box)
@@ -274,21 +317,28 @@ class InspectorDock(QWidget):
         plot = self.roofline
         plot.clear()
         points = self.points.get(target, [])
-        xs = [p.intensity for _, p in points]
+        measured = self.measured_points.get(target, [])
+        xs = [p.intensity for _, p in points + measured]
         lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
         grid = np.geomspace(lo, hi, 64)
         from kernels.inspector.declarations import declaration
 
         # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
-        kind = declaration(target, points[0][0]).traffic(1, 32, 1).ops_kind if points else "fp32"
+        first = (points + measured)[0][0] if points + measured else None
+        kind = declaration(target, first).traffic(1, 32, 1).ops_kind if first else "fp32"
         roof = np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind))
         plot.plot(grid, roof, pen=pg.mkPen("#444444", width=2), name=f"roofline ({kind})")
-        for i, name in enumerate(dict.fromkeys(v for v, _ in points)):
-            mine = [p for v, p in points if v == name]
+        names = list(dict.fromkeys(v for v, _ in points + measured))
+        for i, name in enumerate(names):  # circles: modelled bytes; stars: bytes the counters measured
             colour = pg.intColor(i, 8)
-            plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None, symbol="o",
-                      symbolBrush=colour, symbolSize=9, name=name)
-        self.roofline_note.setText(f"{target}: {len(points)} row(s); ceilings: {c.label}, "
+            for series, symbol, what in ((points, "o", "modelled"), (measured, "star", "measured")):
+                mine = [p for v, p in series if v == name]
+                if mine:
+                    plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None,
+                              symbol=symbol, symbolBrush=colour, symbolSize=12 if what == "measured" else 9,
+                              name=f"{name} ({what})")
+        self.roofline_note.setText(f"{target}: {len(points)} row(s) by the traffic model (circles), {len(measured)} "
+                                   f"measured by ncu (stars); ceilings: {c.label}, "
                                    f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
 
     # ------------------------------------------------------------------ compare

@@ -381,6 +381,7 @@ class MainWindow(QMainWindow):
             self.worker.cancel()
             for panel in self.panels.values():
                 panel.worker.stop()
+                panel.measure.stop()  # ends its ncu child process
             if self.count_curve is not None:
                 self.count_curve.cancel()
         if self.busy() and now < self._close_deadline:
@@ -392,7 +393,8 @@ class MainWindow(QMainWindow):
         if self.restart_argv:
             self.settings.setValue(Keys.BACKEND, self.restart_argv[-1])
             self.settings.sync()
-        threads = [p.thread for p in self.panels.values()] + [self.render_thread]
+        threads = [p.thread for p in self.panels.values()] + [p.measure.thread for p in self.panels.values()]
+        threads += [self.render_thread]
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
         for thread in threads:
