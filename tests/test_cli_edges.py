@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from kernels.inspector import toolchain
 from raytracer_app.cli import EXIT_BAD_INPUT, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -147,3 +148,18 @@ def test_csv_is_written_when_stdout_is_closed_early(tmp_path):
     assert code == 0, err
     assert "BrokenPipe" not in err and "Traceback" not in err and "Exception ignored" not in err
     assert csv.exists() and csv.read_text().count("\n") >= 2
+
+
+@pytest.mark.skipif(bool(toolchain.missing()), reason=f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+def test_inspect_sass_into_a_reader_that_closes_early_ends_quietly():
+    """`raytracer-app inspect reduction best --show sass | head -1`: the reader is gone while the SASS is
+    printed. No message, no traceback, the command's own status."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "raytracer_app", "inspect", "reduction", "best", "--show", "sass"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=300)
+    assert first.startswith(b"reduction best: sm_90")
+    assert code == 0 and err == "", err
