@@ -319,9 +319,9 @@ def test_chart_legend_log_axis_percent_header_and_title(qtbot, make_window, cpu_
     ticks = chart.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [t for _, t in ticks] == ["1K", "4K", "16K"]  # one short label per swept N
     panel.log_y.setChecked(True)
-    assert chart.getPlotItem().getAxis("left").logMode and "log scale" in chart.getPlotItem().getAxis("left").labelText
+    assert chart.getPlotItem().getAxis("left").logMode and "(log)" in chart.getPlotItem().getAxis("left").labelText
     title = chart.getPlotItem().titleLabel.text
-    for part in ("Reduction", "op sum", "dtype int32", "cpu", datetime.date.today().isoformat()):
+    for part in ("Reduction", "op sum", "dtype int32", "N 1,024 to 16,384", "cpu", datetime.date.today().isoformat()):
         assert part in title
     assert panel.export_chart(tmp_path / "chart.png") and QImage(str(tmp_path / "chart.png")).height() > 0
 

@@ -41,6 +41,56 @@ def compact(x: float) -> str:
     return f"{x:g}"
 
 
+def short_number(x: float) -> str:
+    """20, 50, 200, 1k, 10k, 2.5M, 0.05: a log axis's tick label, never "2·10¹" and never long."""
+    if x <= 0 or not np.isfinite(x):
+        return ""
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= factor:
+            return f"{x / factor:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+class ShortLogAxis(pg.AxisItem):
+    """An axis whose log-mode tick labels are short (:func:`short_number`). Over two decades or more only
+    the powers of ten are labelled, over less also 2 and 5 times them: pyqtgraph's own labels every minor
+    tick with an exponent ("5·10¹6·10¹7·10¹"), which runs together."""
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        lo, hi = self.range if self.range else (0, 0)
+        wide = abs(hi - lo) >= 2.0
+        out = []
+        for v in values:
+            x = 10.0 ** float(v) * scale
+            mantissa = x / 10.0 ** np.floor(np.log10(x) + 1e-9)
+            keep = np.isclose(mantissa, 1.0) or (not wide and any(np.isclose(mantissa, m) for m in (2.0, 5.0)))
+            out.append(short_number(x) if keep else "")
+        return out
+
+
+def short_axes() -> dict:
+    return {"left": ShortLogAxis("left"), "bottom": ShortLogAxis("bottom")}
+
+
+def y_label(metric: str, log_y: bool = False) -> str:
+    """The y axis title: short enough to stand beside a 250 px tall chart (the long name is the chart's
+    tooltip), never cut off."""
+    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "kernel ms")
+    return unit + (" (log)" if log_y else "")
+
+
+def chart_title(info: dict) -> str:
+    """The title an exported chart carries: target, options, N, backend, device and date, in that order
+    (``info`` as :func:`raytracer_app.gui.chart_export.describe` builds it)."""
+    parts = [info.get("target", "")]
+    if info.get("options"):
+        parts[0] += f" ({info['options']})"
+    parts += [f"N {info['n']}" if info.get("n") else "", info.get("backend", ""), info.get("device", ""),
+              info.get("date", "")]
+    title = " | ".join(p for p in parts if p)
+    return title + (f"<br>{info['note']}" if info.get("note") else "")
+
+
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
     """Bars at x = 0..k-1 labelled with ``names``, with error bars from ``lows`` to ``highs``."""
     x = np.arange(len(names), dtype=float)
@@ -60,8 +110,9 @@ class BenchChart(pg.PlotWidget):
     drawn over bars or lines. The y axis can be logarithmic (``set_log_y``)."""
 
     def __init__(self, rate_unit: str = "GB/s"):
-        super().__init__()
+        super().__init__(axisItems=short_axes())
         self.rate_unit = rate_unit
+        self.info: dict = {}  # what the chart shows, for its title and an export's metadata (set_info)
         self.mode, self.metric = "bars", rate_unit
         self.log_y = False
         self.points: list[tuple[object, float]] = []  # (row, x)
@@ -95,9 +146,11 @@ class BenchChart(pg.PlotWidget):
         self.log_y = bool(on)
         self._redraw()
 
-    def set_title(self, text: str) -> None:
-        """A title naming target, options, backend, device and date: it goes into exported PNGs."""
-        self.getPlotItem().setTitle(text, size="8pt")
+    def set_info(self, info: dict) -> None:
+        """What the chart shows (target, options, N, backend, device, date): its title, and the metadata
+        of an exported PNG or SVG."""
+        self.info = dict(info)
+        self.getPlotItem().setTitle(chart_title(self.info), size="8pt")
 
     def set_peak(self, gbps: float | None, how: str = "") -> None:
         self.peak_gbps, self.peak_how = gbps, how
@@ -144,9 +197,10 @@ class BenchChart(pg.PlotWidget):
         plot.setLogMode(x=sweep, y=self.log_y)
         axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
         plot.setLabel("bottom", axis)
-        unit = {"GB/s": "bandwidth (GB/s)", "M inserts/s": "inserts per second (M inserts/s)"}.get(
-            self.metric, "kernel time (ms)")
-        plot.setLabel("left", unit + (", log scale" if self.log_y else ""))
+        plot.setLabel("left", y_label(self.metric, self.log_y))
+        plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
+                                         "M inserts/s": "inserts per second, in millions"}.get(
+            self.metric, "median kernel time in milliseconds"))
         plot.getAxis("bottom").setTicks(None)
         top = 0.0
         if not sweep:
@@ -223,7 +277,7 @@ class CompareChart(pg.PlotWidget):
     def __init__(self):
         super().__init__()
         self.showGrid(x=False, y=True, alpha=0.3)
-        self.setLabel("left", "kernel time (ms)")
+        self.setLabel("left", "kernel ms")
         self.setLabel("bottom", "memory the spheres are read from")
         self.bars = None
 
