@@ -158,3 +158,53 @@ def test_count_curve_has_short_ticks_a_title_with_the_image_size_and_exports(qtb
     assert read_png_text(tmp_path / "curve.png")["raytracer:n"] == "20 to 80 spheres"
     assert dialog.export_chart(tmp_path / "curve.svg") and "<title>" in (tmp_path / "curve.svg").read_text()
     dialog.close()
+
+
+# ------------------------------------------------------------------------------------------- roofline
+def _legend_texts(chart) -> list[str]:
+    return [label.text for _, label in chart.legend.items]
+
+
+def test_roofline_draws_the_architectures_ceilings_without_any_rows_and_follows_the_arch(qtbot):
+    from kernels.inspector.roofline import PUBLISHED
+    from raytracer_app.gui.inspector_dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    try:
+        chart = dock.roofline_chart
+        assert chart.legend.parentItem() is not chart.plot.getPlotItem().getViewBox()  # outside the lines
+        texts = _legend_texts(chart)
+        h100 = PUBLISHED["sm_90"]
+        assert len(texts) == 1 and "sm_90 roofline" in texts[0] and f"{h100.bandwidth_gbs:.0f} GB/s" in texts[0]
+        (line,) = chart.plot.getPlotItem().listDataItems()
+        xs, ys = line.getOriginalDataset()
+        assert ys.max() == pytest.approx(h100.peak_ops("int32"))  # a reduction counts int32 operations
+        assert "no GPU rows yet" in dock.roofline_note.text() and "H100 SXM5" in dock.roofline_note.text()
+        dock.panel.arch_box.setCurrentText("sm_80")
+        assert "2039 GB/s" in _legend_texts(chart)[0] and "A100" in dock.roofline_note.text()
+        dock.panel.arch_box.setCurrentText("sm_100")  # no figures stored: said, nothing made up
+        assert _legend_texts(chart) == [] and "no published ceilings" in dock.roofline_note.text()
+    finally:
+        dock.shutdown()
+
+
+def test_roofline_leaves_out_cpu_and_simulator_rows_and_says_why(qtbot, tmp_path):
+    from raytracer_app.gui.inspector_dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    try:
+        timing = Timing((0.5,), "wall")
+        assert not dock.add_row("reduction", bench.Row("numpy", "sum", "int32", 1 << 20, "cpu", "test",
+                                                       timing=timing))
+        assert "CPU rows are not GPU measurements" in dock.roofline_note.text()
+        sim = bench.Row("best", "sum", "int32", 4096, "sim", "simulator", block="256", grid="16", timing=timing)
+        assert not dock.add_row("reduction", sim)  # a kernel the inspector knows, but timed in Python
+        assert "simulator rows are not plotted" in dock.roofline_note.text()
+        assert dock.points.get("reduction", []) == []
+        assert len(dock.roofline_chart.plot.getPlotItem().listDataItems()) == 1  # the ceilings only
+        assert dock.roofline_chart.export_chart(tmp_path / "roof.png")
+        assert read_png_text(tmp_path / "roof.png")["raytracer:target"] == "Roofline: reduction"
+    finally:
+        dock.shutdown()

@@ -9,37 +9,13 @@ process); the GUI thread only draws."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
-import pyqtgraph as pg
 from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPushButton, QStyle, QStyleOptionButton,
                              QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from raytracer_app.gui.inspector_panel import InspectorPanel
+from raytracer_app.gui.roofline_chart import RooflineChart, inspectable, threads_of
 from raytracer_app.gui.workers import describe
-
-
-def inspectable(target: str, variant: str) -> bool:
-    """True when the inspector has a compiled kernel for this (target, variant)."""
-    from kernels.inspector import declarations
-
-    return target in declarations.targets() and variant in declarations.variants(target)
-
-
-def threads_of(value) -> int | None:
-    """A row's block or grid ('256', '16x16', 256, (16, 16)) as a number of threads or blocks."""
-    if value in (None, ""):
-        return None
-    parts = value if isinstance(value, (tuple, list)) else str(value).lower().split("x")
-    try:
-        total = 1
-        for p in parts:
-            total *= int(p)
-        return total
-    except (TypeError, ValueError):
-        return None
 
 
 class CompareWorker(QObject):
@@ -100,8 +76,6 @@ class InspectorDock(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.panel = InspectorPanel()
-        self.peaks: dict[str, object] = {}  # target -> bench.Peak measured by its panel
-        self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)]
         self.source_panel = None  # the benchmark panel the inspected variant came from
         self.compare_worker = CompareWorker()
         self.compare_worker.moveToThread(self.panel.thread)
@@ -120,20 +94,12 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ building
     def _roofline_tab(self) -> QWidget:
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        self.roofline = pg.PlotWidget()
-        self.roofline.setBackground("w")
-        self.roofline.setLogMode(x=True, y=True)
-        self.roofline.setLabel("bottom", "arithmetic intensity (operations / byte)")
-        self.roofline.setLabel("left", "operations per second")
-        self.roofline.addLegend(offset=(10, 10))
-        self.roofline_note = QLabel("run a benchmark panel: each GPU row is placed here with its variant's own "
-                                    "traffic model")
-        self.roofline_note.setWordWrap(True)
-        lay.addWidget(self.roofline, 1)
-        lay.addWidget(self.roofline_note)
-        return box
+        self.roofline_chart = RooflineChart(self.panel.arch_box.currentText)
+        self.roofline, self.roofline_note = self.roofline_chart.plot, self.roofline_chart.note
+        self.peaks, self.points = self.roofline_chart.peaks, self.roofline_chart.points
+        self.panel.arch_box.currentTextChanged.connect(lambda _: self.roofline_chart.draw())
+        self.roofline_chart.draw()
+        return self.roofline_chart
 
     def _compare_tab(self) -> QWidget:
         box = QWidget()
@@ -241,55 +207,11 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ roofline
     def ceilings(self, target: str):
-        """Measured copy bandwidth from the panel's peak when it has one; compute peaks published for the
-        inspector's architecture."""
-        from kernels.inspector.roofline import published
-
-        arch = self.panel.arch_box.currentText()
-        base = published(arch)
-        peak = self.peaks.get(target)
-        if peak is None or not getattr(peak, "gbps", None):
-            return base
-        return dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
-                                   label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
+        return self.roofline_chart.ceilings(target)
 
     def add_row(self, target: str, row) -> bool:
-        """Place a benchmark row on the roofline (GPU variants with a time); False when it cannot be."""
-        from kernels.inspector.roofline import place_run
-
-        threads, blocks = threads_of(row.block), threads_of(row.grid)
-        if not inspectable(target, row.variant) or row.timing is None or not threads or not blocks:
-            return False
-        try:
-            point = place_run(target, row.variant, int(row.n), threads, blocks, row.timing.median_ms / 1e3,
-                              self.ceilings(target))
-        except Exception:  # noqa: BLE001 - a row the model cannot place (zero time) is left out
-            return False
-        self.points.setdefault(target, []).append((row.variant, point))
-        self._draw_roofline(target)
-        return True
-
-    def _draw_roofline(self, target: str) -> None:
-        c = self.ceilings(target)
-        plot = self.roofline
-        plot.clear()
-        points = self.points.get(target, [])
-        xs = [p.intensity for _, p in points]
-        lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
-        grid = np.geomspace(lo, hi, 64)
-        from kernels.inspector.declarations import declaration
-
-        # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
-        kind = declaration(target, points[0][0]).traffic(1, 32, 1).ops_kind if points else "fp32"
-        roof = np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind))
-        plot.plot(grid, roof, pen=pg.mkPen("#444444", width=2), name=f"roofline ({kind})")
-        for i, name in enumerate(dict.fromkeys(v for v, _ in points)):
-            mine = [p for v, p in points if v == name]
-            colour = pg.intColor(i, 8)
-            plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None, symbol="o",
-                      symbolBrush=colour, symbolSize=9, name=name)
-        self.roofline_note.setText(f"{target}: {len(points)} row(s); ceilings: {c.label}, "
-                                   f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
+        """Place a benchmark row on the roofline (GPU variants timed on a GPU); False when it is not."""
+        return self.roofline_chart.add_row(target, row)
 
     # ------------------------------------------------------------------ compare
     def _compared(self, a, b, request) -> None:
