@@ -4,6 +4,8 @@
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
 #   compare-runs (two identical reduction runs as result files, compared) cpu-twins pack
+#   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
+#   assets/reference-results/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -98,6 +100,9 @@ for stage in "$@"; do
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
+    reference-results)
+      mkdir -p "$OUT/reference-results"
+      python3 scripts/reference_results.py --backend cuda --out "$OUT/reference-results" 2>&1 | tee "$OUT/reference-results.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     *) echo "unknown stage $stage" ;;

@@ -21,6 +21,7 @@ from raytracer_app.gui.chart_export import describe
 from raytracer_app.gui.charts import BenchChart, row_value
 from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
+from raytracer_app.gui.reference_picker import ReferencePicker
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
@@ -137,7 +138,11 @@ class BenchPanel(QWidget):
         self.log_y = QCheckBox("log y axis")
         self.log_y.setToolTip("a logarithmic y axis: values far below the copy-bandwidth line stay readable")
         self.log_y.toggled.connect(lambda on: self.chart.set_log_y(on))
-        for w in (self.log_y, baseline_button, csv_button, json_button, png_button):
+        self.reference = ReferencePicker(spec.name)
+        self.reference.chosen.connect(lambda ref: self.chart.set_reference(
+            ref.result.rows if ref else [], f"{ref.label} reference" if ref else ""))
+        self.reference.said.connect(lambda text, error: self._say(text, error=error))
+        for w in (self.log_y, self.reference, baseline_button, csv_button, json_button, png_button):
             exports.addWidget(w)
         exports.insertStretch(1, 1)
         self.status = QLabel("")

@@ -14,7 +14,9 @@ from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushBut
 
 from kernels.harness import bench
 from raytracer_app.gui import chart_export
-from raytracer_app.gui.charts import chart_title, short_axes
+from raytracer_app.gui.charts import chart_title, reference_pen, short_axes
+from raytracer_app.gui.reference_picker import ReferencePicker
+from raytracer_app.gui.reference_results import curve_points
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
@@ -83,12 +85,17 @@ class CountCurveDialog(QDialog):
         self.export_button.setToolTip("the curve as PNG (at least 1600 px wide, or twice its size on screen) or SVG, "
                                       "with the image size, counts, backend, device and date in its title and metadata")
         self.export_button.clicked.connect(lambda: self.export_chart())
+        self.reference = ReferencePicker("raytrace")
+        self.reference.chosen.connect(self._draw_reference)
+        self.reference.said.connect(self._say)
+        self.reference_items: list = []
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.reference)
         row.addWidget(self.export_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.plot, 1)
@@ -111,6 +118,8 @@ class CountCurveDialog(QDialog):
         self.plot.clear()
         self.legend.clear()
         self.lines.clear()
+        self.reference_items = []  # plot.clear() removed them: drawn again below
+        self._draw_reference(self.reference.reference)
         self.info = chart_export.describe(
             "Sphere count curve", f"{size[0]}x{size[1]} image, {', '.join(map(memory_of, variants))}",
             f"{counts[0]:,} to {counts[-1]:,} spheres", backend.label, self.model.device_label,
@@ -145,6 +154,24 @@ class CountCurveDialog(QDialog):
                                                 symbolBrush=colour, symbolSize=6)
             self.legend.addItem(self.lines[memory], memory)
         self.lines[memory].setData([n for n, _ in points], [ms for _, ms in points])
+
+    def _draw_reference(self, reference) -> None:
+        """The shipped GPU curve (1024x1024 frames) behind this one: dashed blue, one line per memory."""
+        for item in self.reference_items:
+            self.plot.removeItem(item)
+            self.legend.removeItem(item)
+        self.reference_items = []
+        if reference is None:
+            return
+        for memory, points in curve_points(reference).items():
+            colour = pg.mkColor(LINE_COLOURS.get(memory, "#000000"))
+            colour.setAlpha(140)
+            pen = reference_pen()
+            pen.setColor(colour)
+            item = self.plot.plot([n for n, _ in points], [ms for _, ms in points], pen=pen, symbol="x",
+                                  symbolPen=pen, symbolSize=7)
+            self.legend.addItem(item, f"{memory} ({reference.label})")
+            self.reference_items.append(item)
 
     def _progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)

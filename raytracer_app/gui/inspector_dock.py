@@ -13,8 +13,9 @@ from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPushButton, QStyle, QStyleOptionButton,
                              QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
+from raytracer_app.gui.charts import threads_of
 from raytracer_app.gui.inspector_panel import InspectorPanel
-from raytracer_app.gui.roofline_chart import RooflineChart, inspectable, threads_of
+from raytracer_app.gui.roofline_chart import RooflineChart, inspectable
 from raytracer_app.gui.workers import describe
 
 

@@ -13,7 +13,7 @@ from PyQt6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidg
 
 from kernels.backend import choice
 from raytracer_app.gui import chart_export
-from raytracer_app.gui.charts import chart_title, short_axes
+from raytracer_app.gui.charts import chart_title, short_axes, threads_of
 
 CPU_WHY = ("CPU rows are not GPU measurements (no kernel, no GPU memory): run the panel on a GPU, or show the "
            "H100/H200 reference results")
@@ -26,20 +26,6 @@ def inspectable(target: str, variant: str) -> bool:
     from kernels.inspector import declarations
 
     return target in declarations.targets() and variant in declarations.variants(target)
-
-
-def threads_of(value) -> int | None:
-    """A row's block or grid ('256', '16x16', 256, (16, 16)) as a number of threads or blocks."""
-    if value in (None, ""):
-        return None
-    parts = value if isinstance(value, (tuple, list)) else str(value).lower().split("x")
-    try:
-        total = 1
-        for p in parts:
-            total *= int(p)
-        return total
-    except (TypeError, ValueError):
-        return None
 
 
 def ops_kind(target: str, variant: str | None = None) -> str:
