@@ -38,10 +38,12 @@ PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the char
 
 def no_launch_tip(spec) -> str:
     """Why the launch controls are off, naming this panel's own variants that take no launch."""
-    names = [v.name for v in spec.variants if v.launch is None]
-    return ("none of the selected variants takes a block size or grid: "
-            + (f"{', '.join(names)} choose their own work split (CPU code and library calls)" if names else
-               "they choose their own work split"))
+    host = [v.name for v in spec.variants if v.launch is None and v.runs_on_host]
+    library = [v.name for v in spec.variants if v.launch is None and not v.runs_on_host]
+    parts = ([f"CPU variants ({', '.join(host)})"] if host else []) + ([f"library calls ({', '.join(library)})"]
+                                                                       if library else [])
+    return ("none of the selected variants takes a block size or grid: " + " and ".join(parts or ["they"])
+            + " choose their own work split")
 
 
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PyQt6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from kernels.backend import choice
+from kernels.errors import InputError
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.charts import chart_title, short_axes, threads_of
 
@@ -88,8 +89,11 @@ class RooflineChart(QWidget):
         when it is not placed."""
         from kernels.inspector.roofline import place_run
 
-        backend = choice(row.backend)
-        why = CPU_WHY if backend.is_host else SIM_WHY if backend.is_simulator else ""
+        try:
+            backend = choice(row.backend)
+        except InputError:  # a row without a backend name (never from a panel's run): judged by the rest
+            backend = None
+        why = "" if backend is None else CPU_WHY if backend.is_host else SIM_WHY if backend.is_simulator else ""
         threads, blocks = threads_of(row.block), threads_of(row.grid)
         if why or not inspectable(target, row.variant) or row.timing is None or not threads or not blocks:
             if why:
