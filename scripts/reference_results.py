@@ -13,7 +13,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 TARGETS = ("reduction", "histogram", "hashtable", "raytrace")
 CURVE_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)  # count_curve.GPU_COUNTS
 CURVE_MEMORIES = ("global", "constant", "shared", "binned")
+CURVE_REPEATS = 5  # count_curve.sweep_for's on a GPU
 
 
 def plan(backend: str, repeats: int | None, targets=TARGETS) -> list[list[str]]:
@@ -29,11 +29,13 @@ def plan(backend: str, repeats: int | None, targets=TARGETS) -> list[list[str]]:
     out = []
     for target in targets:
         cmd = ["raytracer-app", "bench", target, "--backend", backend]
-        if target == "raytrace":
+        runs = repeats
+        if target == "raytrace":  # as the window's curve runs it: 5 repeats (a million spheres take a while)
             cmd += ["--sizes", ",".join(map(str, CURVE_COUNTS)), "--size", "1024x1024",
                     "--variants", ",".join(f"spheres-{m}" for m in CURVE_MEMORIES)]
-        if repeats:
-            cmd += ["--repeats", str(repeats)]
+            runs = repeats or CURVE_REPEATS
+        if runs:
+            cmd += ["--repeats", str(runs)]
         out.append(cmd + ["--json"])
     return out
 
@@ -44,16 +46,15 @@ def run_one(cmd: list[str], out: Path, timeout: float) -> Path:
     from raytracer_app.gui.reference_results import file_name
 
     target = cmd[2]
-    with tempfile.TemporaryDirectory(dir=out) as tmp:
-        scratch = Path(tmp) / f"{target}.json"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-        done = subprocess.run([sys.executable, "-m", "raytracer_app", *cmd[1:], str(scratch)], env=env,
-                              capture_output=True, text=True, timeout=timeout)
-        if done.returncode != 0 or not scratch.exists():
-            raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-600:]}")
-        result = read_result(scratch, "the run's result")
-        final = out / file_name(result.device.get("name", "device"), target)
-        os.replace(scratch, final)
+    scratch = out / f"{target}.json"  # run inside ``out``, so the recorded command reads --json TARGET.json
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-m", "raytracer_app", *cmd[1:], scratch.name], env=env, cwd=out,
+                          capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or not scratch.exists():
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-600:]}")
+    result = read_result(scratch, "the run's result")
+    final = out / file_name(result.device.get("name", "device"), target)
+    os.replace(scratch, final)
     timed = sum(r.timing is not None for r in result.rows)
     print(f"{final.name}: {result.device.get('name')} {result.date}, {len(result.rows)} rows ({timed} timed), "
           f"command: {' '.join(result.command or cmd)}")
@@ -62,11 +63,11 @@ def run_one(cmd: list[str], out: Path, timeout: float) -> Path:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, type=Path, help="folder for the result files")
+    p.add_argument("--out", required=True, type=lambda x: Path(x).resolve(), help="folder for the result files")
     p.add_argument("--backend", default="cuda", help="cuda for the shipped files (cpu only to try the script)")
     p.add_argument("--repeats", type=int, default=None, help="timed repeats (default: bench's own)")
     p.add_argument("--targets", default=",".join(TARGETS), help="targets separated by commas")
-    p.add_argument("--timeout", type=float, default=900, help="seconds allowed per bench run")
+    p.add_argument("--timeout", type=float, default=400, help="seconds allowed per bench run")
     args = p.parse_args(argv)
     targets = [t for t in args.targets.split(",") if t]
     unknown = sorted(set(targets) - set(TARGETS))

@@ -146,3 +146,5 @@ def test_the_script_is_registered_and_plans_the_runs(tmp_path):
     raytrace = plan[-1]
     assert raytrace[raytrace.index("--sizes") + 1] == "20,100,1000,2340,10000,100000,1000000"
     assert all("--json" in cmd and "--backend" in cmd for cmd in plan)
+    assert script.plan("cuda", None)[-1][-3:] == ["--repeats", "5", "--json"]  # the window's curve's repeats
+    assert "--repeats" not in script.plan("cuda", None)[0]  # the others: bench's own default
