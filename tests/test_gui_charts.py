@@ -78,13 +78,13 @@ def test_png_export_is_wide_with_metadata_and_svg_has_title(qtbot, tmp_path):
                        ("raytracer:n", "1,048,576"), ("raytracer:backend", "cpu"), ("raytracer:device", "AMD EPYC"),
                        ("raytracer:date", INFO["date"])):
         assert text[key] == value
-    assert text["Title"] == chart_title(INFO) and "N 1,048,576" in text["Title"]
+    assert text["Title"] == chart_title(INFO).replace("<br>", "; ") and "N 1,048,576" in text["Title"]
     assert "N 1,048,576" in chart.getPlotItem().titleLabel.text
     chart.resize(1000, 300)
     assert chart_export.default_width(chart) == 2000
     svg = chart_export.export(chart.getPlotItem(), tmp_path / "c.svg", chart.info).read_text()
     assert "<svg" in svg[:400] and "<path" in svg
-    assert f"<title>{chart_title(INFO)}</title>" in svg and 'key="raytracer:device">AMD EPYC<' in svg
+    assert f"<title>{text['Title']}</title>" in svg and 'key="raytracer:device">AMD EPYC<' in svg
 
 
 def test_export_refuses_other_suffixes_and_silly_widths(qtbot, tmp_path):

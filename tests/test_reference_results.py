@@ -64,7 +64,7 @@ def test_a_panel_shows_a_device_reference_as_labelled_ghost_bars(qtbot, make_win
     chart = panel.chart
     assert chart.reference_points == 3  # the timed rows; the skipped numpy row has no time
     ticks = [t for _, t in chart.getPlotItem().getAxis("bottom")._tickLevels[0]]
-    assert ticks == ["warp-shuffle", "best", "cub-reduce"]
+    assert ticks == ["warp-shuffle (H100)", "best (H100)", "cub-reduce (H100)"]  # labelled with the device
     assert any("H100 reference" in label.text for _, label in chart.legend.items)
     assert "H100 reference: NVIDIA H100 80GB HBM3" in said[-1]
     picker.setCurrentText("no GPU reference")
@@ -83,7 +83,7 @@ def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
     chart.add(bench.Row("numpy", "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0, 1.1), "wall"),
                         gbps=4.2, verified="yes"))
     ticks = [t for _, t in chart.getPlotItem().getAxis("bottom")._tickLevels[0]]
-    assert ticks == ["numpy", "warp-shuffle", "best", "cub-reduce"] and chart.bar_count() == 1
+    assert ticks == ["numpy", "warp-shuffle (H100)", "best (H100)", "cub-reduce (H100)"] and chart.bar_count() == 1
     chart.reset("n", "GB/s")
     assert chart.reference_points == 3  # at N = 16M, one per variant
 

@@ -349,7 +349,7 @@ class BenchPanel(QWidget):
         what = ", ".join(f"{k} {v}" for k, v in options.items())
         self.chart.set_info(describe(
             self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{n:,}",
-            self.model.backend.label, self.model.device_label,
+            self.model.backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None

@@ -13,7 +13,7 @@ PEAK_PEN = dict(color=(255, 200, 0), width=2)
 GHOST_PEN = dict(color=(230, 230, 230, 170), width=1.5)  # a loaded baseline: dashed, semi-transparent
 GHOST_BRUSH = (230, 230, 230, 45)
 REFERENCE_PEN = dict(color=(90, 150, 255, 200), width=1.5)  # shipped GPU reference results: dashed blue
-REFERENCE_BRUSH = (90, 150, 255, 50)
+REFERENCE_BRUSH = (90, 150, 255, 90)
 FAR_BELOW = 5.0  # the copy-bandwidth line leaves the y range when it is this many times the largest value
 
 
@@ -100,15 +100,13 @@ def y_label(metric: str, log_y: bool = False) -> str:
 
 
 def chart_title(info: dict) -> str:
-    """The title an exported chart carries: target, options, N, backend, device and date, in that order
-    (``info`` as :func:`raytracer_app.gui.chart_export.describe` builds it)."""
-    parts = [info.get("target", "")]
-    if info.get("options"):
-        parts[0] += f" ({info['options']})"
-    parts += [f"N {info['n']}" if info.get("n") else "", info.get("backend", ""), info.get("device", ""),
-              info.get("date", "")]
-    title = " | ".join(p for p in parts if p)
-    return title + (f"<br>{info['note']}" if info.get("note") else "")
+    """The title an exported chart carries: target and options on the first line, then N, backend, device and
+    date (two short lines rather than one cut off at a laptop's width); ``info`` as
+    :func:`raytracer_app.gui.chart_export.describe` builds it."""
+    first = info.get("target", "") + (f" ({info['options']})" if info.get("options") else "")
+    second = " | ".join(p for p in (f"N {info['n']}" if info.get("n") else "", info.get("backend", ""),
+                                    info.get("device", ""), info.get("date", "")) if p)
+    return "<br>".join(p for p in (first, second, info.get("note", "")) if p)
 
 
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
@@ -271,7 +269,9 @@ class BenchChart(pg.PlotWidget):
                     self.bars, _ = bar_chart(plot, list(latest), mid, low, high)
                     if self.log_y:  # bars stand on a floor one decade below the smallest value
                         self.bars.setOpts(y0=floor, height=mid - floor)
-                plot.getAxis("bottom").setTicks([[(float(i), n) for i, n in enumerate(names)]])
+                device = self.reference_label.split()[0] if self.reference_label else ""
+                plot.getAxis("bottom").setTicks([[(float(i), n if n in latest else f"{n} ({device})")
+                                                  for i, n in enumerate(names)]])  # a reference-only bar names its device
         else:
             series: dict[str, list] = {}
             ghosts: dict[str, list] = {}

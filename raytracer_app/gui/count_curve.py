@@ -122,7 +122,7 @@ class CountCurveDialog(QDialog):
         self._draw_reference(self.reference.reference)
         self.info = chart_export.describe(
             "Sphere count curve", f"{size[0]}x{size[1]} image, {', '.join(map(memory_of, variants))}",
-            f"{counts[0]:,} to {counts[-1]:,} spheres", backend.label, self.model.device_label,
+            f"{counts[0]:,} to {counts[-1]:,} spheres", backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
         self.plot.setTitle(chart_title(self.info), size="8pt")
         self.job = BenchJob(by_name("raytrace"), backend, counts, {"size": size, "pattern": "uniform"},

@@ -16,8 +16,7 @@ from kernels.errors import InputError
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.charts import chart_title, short_axes, threads_of
 
-CPU_WHY = ("CPU rows are not GPU measurements (no kernel, no GPU memory): run the panel on a GPU, or show the "
-           "H100/H200 reference results")
+CPU_WHY = "CPU rows are not GPU measurements (no kernel, no GPU memory): run the panel on a GPU to see points"
 SIM_WHY = ("simulator rows are not plotted: the simulator runs every GPU thread in Python, so its times say "
            "nothing about a GPU and would sit orders of magnitude below any GPU roofline")
 
@@ -135,7 +134,7 @@ class RooflineChart(QWidget):
             memory = plot.plot(grid, np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind)),
                                pen=pg.mkPen("#444444", width=2))
             self.legend.addItem(memory, f"{arch} roofline: {c.bandwidth_gbs:.0f} GB/s, "
-                                        f"{c.peak_ops(kind) / 1e12:.1f} T{kind} op/s")
+                                        f"{c.peak_ops(kind) / 1e12:.1f} T {kind} op/s")
             lines.append(f"ceilings for {arch}: {c.label}")
         else:
             lines.append(f"no published ceilings are stored for {arch}: pick another architecture")
