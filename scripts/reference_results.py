@@ -18,19 +18,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TARGETS = ("reduction", "histogram", "hashtable", "raytrace")
+CURVE_TARGET = "raytrace"  # the Sphere Count Curve's (count_curve.py runs the same target)
+
+
+def targets() -> tuple[str, ...]:
+    """Every benchmark panel's target (kernels.registry), then the sphere count curve's."""
+    from kernels.registry import with_panels
+
+    return (*(a.name for a in with_panels()), CURVE_TARGET)
+
+
 CURVE_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)  # count_curve.GPU_COUNTS
 CURVE_MEMORIES = ("global", "constant", "shared", "binned")
 CURVE_REPEATS = 5  # count_curve.sweep_for's on a GPU
 
 
-def plan(backend: str, repeats: int | None, targets=TARGETS) -> list[list[str]]:
+def plan(backend: str, repeats: int | None, chosen=None) -> list[list[str]]:
     """The command lines, in order (the --json file name is filled in when each runs)."""
     out = []
-    for target in targets:
+    for target in chosen or targets():
         cmd = ["raytracer-app", "bench", target, "--backend", backend]
         runs = repeats
-        if target == "raytrace":  # as the window's curve runs it: 5 repeats (a million spheres take a while)
+        if target == CURVE_TARGET:  # as the window's curve runs it: 5 repeats (a million spheres take a while)
             cmd += ["--sizes", ",".join(map(str, CURVE_COUNTS)), "--size", "1024x1024",
                     "--variants", ",".join(f"spheres-{m}" for m in CURVE_MEMORIES)]
             runs = repeats or CURVE_REPEATS
@@ -66,15 +75,15 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, type=lambda x: Path(x).resolve(), help="folder for the result files")
     p.add_argument("--backend", default="cuda", help="cuda for the shipped files (cpu only to try the script)")
     p.add_argument("--repeats", type=int, default=None, help="timed repeats (default: bench's own)")
-    p.add_argument("--targets", default=",".join(TARGETS), help="targets separated by commas")
+    p.add_argument("--targets", default="", help="targets separated by commas (default: every panel's and raytrace)")
     p.add_argument("--timeout", type=float, default=400, help="seconds allowed per bench run")
     args = p.parse_args(argv)
-    targets = [t for t in args.targets.split(",") if t]
-    unknown = sorted(set(targets) - set(TARGETS))
+    chosen = [t for t in args.targets.split(",") if t] or list(targets())
+    unknown = sorted(set(chosen) - set(targets()))
     if unknown:
-        p.error(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+        p.error(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(targets())}")
     args.out.mkdir(parents=True, exist_ok=True)
-    for cmd in plan(args.backend, args.repeats, targets):
+    for cmd in plan(args.backend, args.repeats, chosen):
         run_one(cmd, args.out, args.timeout)
     return 0
 
