@@ -5,7 +5,8 @@ one of two pinned host buffers, setImage, let Qt paint. Prints frames per second
     QT_QPA_PLATFORM=offscreen python scripts/bare_loop.py [--backend cuda|cpu] [--memory M] [--seconds S]
 
 Run it next to scripts/gui_fps.py (same backend, memory and size): the window's frames per second over
-this loop's is the share of the kernels' speed that the app delivers.
+this loop's is the share of the kernels' speed that the app delivers. Both paint the frame 1:1 into a view
+of its own size and print that view's size and the scale the image is drawn at.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def main(argv=None) -> int:
     box = pg.ViewBox()
     box.setAspectLocked(True)
     box.invertY(True)
+    box.setDefaultPadding(0.0)  # as the window's view: the image fills the view, 1:1 at the frame's size
     view.setCentralItem(box)
     item = pg.ImageItem(axisOrder="row-major")
     box.addItem(item)
@@ -56,6 +58,8 @@ def main(argv=None) -> int:
     view.show()
 
     item.setImage(rgba_view(draw()), autoLevels=False, levels=None)  # compiles, uploads, sizes the view
+    app.processEvents()
+    box.setRange(pg.QtCore.QRectF(0, 0, width, height), padding=0)
     app.processEvents()
     frame_ms = []
     end = time.perf_counter() + args.seconds
@@ -67,7 +71,8 @@ def main(argv=None) -> int:
     fps = len(frame_ms) / (sum(frame_ms) / 1e3) if frame_ms else 0.0
     median = statistics.median(frame_ms) if frame_ms else float("nan")
     print(f"bare loop, backend {backend.label}, memory {memory}, {width}x{height}, {scene.count} spheres: "
-          f"{fps:.0f} frames per second over {len(frame_ms)} frames (median frame {median:.3f} ms)")
+          f"{fps:.0f} frames per second over {len(frame_ms)} frames (median frame {median:.3f} ms); "
+          f"view {view.width()}x{view.height()} px, image drawn at {100.0 / box.viewPixelSize()[0]:.0f}% scale")
     view.close()
     return 0
 

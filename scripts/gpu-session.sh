@@ -7,6 +7,8 @@
 #   cpu-twins pack
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
+#   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
+#   assets/reference-results/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -110,6 +112,9 @@ for stage in "$@"; do
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
+    reference-results)
+      mkdir -p "$OUT/reference-results"
+      python3 scripts/reference_results.py --backend cuda --out "$OUT/reference-results" 2>&1 | tee "$OUT/reference-results.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     counters)

@@ -1,6 +1,8 @@
 """Measure the desktop app's speed as a user sees it: time from launch to the first frame, and frames per
 second with View > Render Continuously (render + copy back + display), 1024x1024 with 20 spheres, counted
-once the worker renders with the kernel. The first frame is the fast start's preview (numpy) unless
+once the worker renders with the kernel. For the frames per second the docks are hidden and the window
+sized so that the render view is 1024x1024 px, the frame painted 1:1 as scripts/bare_loop.py paints it
+(both print the view's size and the scale the image is drawn at), so the two figures are like for like. The first frame is the fast start's preview (numpy) unless
 RAYTRACER_FAST_START=0; the time to the kernel's first frame is printed too.
 
     QT_QPA_PLATFORM=offscreen python scripts/gui_fps.py [--backend auto|cuda|cpu] [--memory M] [--seconds S]
@@ -66,6 +68,7 @@ def measure(args, folder: str) -> int:
     while first is not None and first.preview and frame_shown() is first and time.perf_counter() < deadline:
         app.processEvents()  # the kernel's own first frame follows the preview by itself
     kernel_first_s = time.perf_counter() - T_LAUNCH
+    view = fit_view(app, window, VIEW_SIZE)
     window.continuous_action.setChecked(True)
     # counted from the next frame on, so the rate is a steady one
     second = frame_shown()
@@ -85,11 +88,41 @@ def measure(args, folder: str) -> int:
           f"{window.first_frame_s:.2f} s after launch ({'preview' if first is not None and first.preview else 'kernel'}, "
           f"{loaded_at_first} by then), kernel's first frame {kernel_first_s:.2f} s; "
           f"{len(shown) / args.seconds:.0f} frames per second shown "
-          f"over {args.seconds:.0f} s (last kernel {kernel:.3f} ms, {frame.kernel.method if frame else ''})")
+          f"over {args.seconds:.0f} s (last kernel {kernel:.3f} ms, {frame.kernel.method if frame else ''}); "
+          f"{view_text(window.view.spheres)}")
     window.close()  # stops the workers; wait for them as the app does on quit
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:
         app.processEvents()
     return 0
+
+
+VIEW_SIZE = (1024, 1024)  # the render view's size for the frames-per-second count: the frame's own
+
+
+def fit_view(app, window, size) -> tuple[int, int]:
+    """Hide every dock and size the window so that the spheres view is ``size`` px (the window's frame,
+    menu bar, tab bar and status line around it); returns the size reached."""
+    from PyQt6.QtWidgets import QDockWidget
+
+    for dock in window.findChildren(QDockWidget):
+        dock.hide()
+    view = window.view.spheres
+    for _ in range(5):  # a resize can move the tab bar or the status line: settle in a few steps
+        app.processEvents()
+        dw, dh = size[0] - view.width(), size[1] - view.height()
+        if not dw and not dh:
+            break
+        window.resize(window.width() + dw, window.height() + dh)
+    app.processEvents()
+    view.reset_view()
+    app.processEvents()
+    return view.width(), view.height()
+
+
+def view_text(view) -> str:
+    """'view 1024x1024 px, image drawn at 100% scale' (screen pixels per image pixel)."""
+    x_size = view.vb.viewPixelSize()[0]
+    return f"view {view.width()}x{view.height()} px, image drawn at {100.0 / x_size:.0f}% scale"
 
 
 if __name__ == "__main__":

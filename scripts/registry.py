@@ -27,6 +27,10 @@ SCRIPTS = (
     Script("compare_rates.py", "how often compare's verdicts are wrong: identical runs called FASTER / SLOWER, and "
            "3% / 10% slowdowns missed, on synthetic samples and on result files (docs/results.md)",
            ("--rows", "20", "--sigmas", "0.005")),
+    Script("reference_results.py", "the GPU results the app ships (assets/reference-results/): bench --json for "
+           "reduction, histogram, hashtable and the sphere count curve, one file per device and target "
+           "(stage reference-results of gpu-session.sh; tried here on the CPU)",
+           ("--backend", "cpu", "--targets", "reduction", "--repeats", "2", "--out", "{tmp}/ref")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

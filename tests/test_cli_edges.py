@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from kernels.inspector import toolchain
 from raytracer_app.cli import EXIT_BAD_INPUT, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -165,3 +166,16 @@ def test_inspector_never_runs_a_ptxas_from_the_current_folder(tmp_path):
     for found in set(done.stdout.split()) - {"None"}:
         assert not os.path.realpath(os.path.join(tmp_path, found)).startswith(str(tmp_path.resolve())), found
     assert not (tmp_path / "ran").exists()
+@pytest.mark.skipif(bool(toolchain.missing()), reason=f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+def test_inspect_sass_into_a_reader_that_closes_early_ends_quietly():
+    """`raytracer-app inspect reduction best --show sass | head -1`: the reader is gone while the SASS is
+    printed. No message, no traceback, the command's own status."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "raytracer_app", "inspect", "reduction", "best", "--show", "sass"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=300)
+    assert first.startswith(b"reduction best: sm_90")
+    assert code == 0 and err == "", err

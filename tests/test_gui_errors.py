@@ -174,6 +174,9 @@ def test_panel_exports_refuse_special_files_and_chart_success_means_a_file(qtbot
     panel = window.panels["Reduction"]
     said = []
     panel.message.connect(said.append)
+    assert not panel.export_csv(str(tmp_path / "empty.csv"))  # no results: says so, writes nothing
+    assert "nothing to export" in said[-1] and not (tmp_path / "empty.csv").exists()
+    panel.rows = [(bench.Row("numpy", "sum", "int32", 8, "cpu", "test"), 0.0)]
     assert not panel.export_csv(str(tmp_path))
     assert "Export CSV" in said[-1] and "directory" in said[-1]
     assert not panel.export_chart(str(fifo_in(tmp_path, "c.png")))

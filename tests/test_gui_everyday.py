@@ -289,7 +289,8 @@ def test_hash_table_shows_inserts_per_second(qtbot, make_window, cpu_backend, tm
     rate = row.n / (row.timing.median_ms * 1e-3) / 1e6  # keys per second, from the row's own timing
     shown = float(panel.table.item(0, columns.index("M inserts/s")).text())
     assert shown == pytest.approx(rate, rel=0.01, abs=0.01)
-    assert "inserts per second" in panel.chart.getPlotItem().getAxis("left").labelText
+    axis = panel.chart.getPlotItem().getAxis("left")
+    assert axis.labelText == "M inserts/s" and "inserts per second" in axis.toolTip()
     assert "x0.001" not in panel.chart.getPlotItem().getAxis("bottom").label.toPlainText()
     assert panel.export_csv(tmp_path / "h.csv")
     with open(tmp_path / "h.csv", newline="") as f:  # the CSV carries the rate in its own columns
@@ -319,9 +320,9 @@ def test_chart_legend_log_axis_percent_header_and_title(qtbot, make_window, cpu_
     ticks = chart.getPlotItem().getAxis("bottom")._tickLevels[0]
     assert [t for _, t in ticks] == ["1K", "4K", "16K"]  # one short label per swept N
     panel.log_y.setChecked(True)
-    assert chart.getPlotItem().getAxis("left").logMode and "log scale" in chart.getPlotItem().getAxis("left").labelText
+    assert chart.getPlotItem().getAxis("left").logMode and "(log)" in chart.getPlotItem().getAxis("left").labelText
     title = chart.getPlotItem().titleLabel.text
-    for part in ("Reduction", "op sum", "dtype int32", "cpu", datetime.date.today().isoformat()):
+    for part in ("Reduction", "op sum", "dtype int32", "N 1,024 to 16,384", "cpu", datetime.date.today().isoformat()):
         assert part in title
     assert panel.export_chart(tmp_path / "chart.png") and QImage(str(tmp_path / "chart.png")).height() > 0
 

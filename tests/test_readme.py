@@ -1,8 +1,15 @@
 """The documentation stays true: the README's variants table lists exactly each algorithm's variants (read
-from the descriptors), and every command and option of the CLI is documented in docs/cli.md."""
+from the descriptors), every command and option of the CLI is documented in docs/cli.md, and the examples
+the README and docs/ show run and print what they show."""
 
 import argparse
+import doctest
+import os
 import re
+import shlex
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -50,3 +57,76 @@ def test_every_command_and_option_is_in_the_cli_doc():
                 if flag.startswith("--") and flag != "--help" and f"`{flag}" not in CLI_DOC:
                     missing.append(f"{' '.join(path)} {flag}")
     assert not missing, f"not documented in docs/cli.md: {sorted(set(missing))}"
+
+
+# The examples the documentation shows run here, so what they print cannot go stale (issue 20).
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.S | re.M)
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
+def fenced(kind: str, paths=DOCS) -> list[tuple[str, str]]:
+    """(where, text) of every fenced block of ``kind`` in ``paths``, dedented."""
+    return [(f"{path.name}:{path.read_text()[:m.start()].count(chr(10)) + 1}", textwrap.dedent(m.group(3)))
+            for path in paths for m in _FENCE.finditer(path.read_text()) if m.group(2) == kind]
+
+
+class _Checker(doctest.OutputChecker):
+    """Whole numbers and text must match; a decimal number shown (a timing) matches any number."""
+
+    def check_output(self, want, got, optionflags):
+        if super().check_output(want, got, optionflags):
+            return True
+        parts = _DECIMAL.split(" ".join(want.split()))
+        pattern = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?".join(map(re.escape, parts))
+        return re.fullmatch(pattern, " ".join(got.split())) is not None
+
+
+@pytest.mark.parametrize("where,text", [pytest.param(*block, id=block[0]) for block in fenced("pycon")])
+def test_python_examples_print_what_the_docs_show(where, text):
+    if "kernels.inspector" in text:
+        from kernels.inspector import toolchain
+
+        if toolchain.missing():
+            pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+    test = doctest.DocTestParser().get_doctest(text, {}, where, where, 0)
+    out = []
+    runner = doctest.DocTestRunner(checker=_Checker(), optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=out.append)
+    assert runner.failures == 0 and test.examples, "".join(out)
+
+
+def test_the_float_checker_still_compares_whole_numbers():
+    checker = _Checker()
+    assert checker.check_output("(25, 64)\n", "(25, 64)\n", 0)
+    assert not checker.check_output("(40, 64)\n", "(25, 64)\n", 0)
+    assert checker.check_output("median 3.341 ms (n=10)\n", "median 12.5 ms (n=10)\n", 0)
+    assert not checker.check_output("median 3.341 ms (n=10)\n", "median 12.5 ms (n=9)\n", 0)
+
+
+def _cli_examples() -> list[str]:
+    """The README's `raytracer-app ...` lines (docs/measurements.md's are GPU-sized runs: not here)."""
+    return [line.split("#")[0].strip() for _, text in fenced("sh", [ROOT / "README.md"])
+            for line in text.splitlines() if line.startswith("raytracer-app ")]
+
+
+def test_the_readme_shows_cli_examples():
+    assert "raytracer-app inspect reduction best" in _cli_examples()
+
+
+@pytest.mark.parametrize("line", _cli_examples())
+def test_cli_examples_in_the_docs_run(line, tmp_path):
+    """Each `raytracer-app ...` line of the README's shell blocks runs (on whatever this machine
+    has: the CPU backend without a GPU) and exits 0; files it writes go to a temporary folder."""
+    argv = shlex.split(line)[1:]
+    if argv[0] == "inspect":
+        from kernels.inspector import toolchain
+
+        if toolchain.missing():
+            pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "raytracer_app", *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()

@@ -4,24 +4,26 @@ and a results table. Runs happen in a BenchWorker thread through ``kernels.harne
 
 from __future__ import annotations
 
-import datetime
 import time
 
 from PyQt6.QtCore import Qt, QTimer, pyqtSignal
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
     QProgressBar, QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
     QWidget,
 )
 
 from kernels.harness import bench
-from kernels.io.writer import write_output
+from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
+from raytracer_app.gui.chart_export import describe
 from raytracer_app.gui.charts import BenchChart, row_value
+from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.measure import MeasureControl
 from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
-from raytracer_app.gui.saving import in_background, message_of, png_of
+from raytracer_app.gui.reference_picker import ReferencePicker
+from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
@@ -29,13 +31,25 @@ from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 TABLE_COLUMNS = ("variant", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block",
                  "grid", "note")
 PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
-           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % the "
-           "input fits in a cache (cache-resident), so it is read faster than memory can deliver.")
-NO_LAUNCH_TIP = ("none of the selected variants takes a block size or grid: CPU variants (numpy, cpu-parallel) "
-                 "and library calls choose their own work split")
+           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % is "
+           "no error: a copy reads and writes every byte, so a read-only kernel (a reduction, a histogram) moves "
+           "half the copy's traffic per byte of input and can pass it (the reason at large N); and an input that "
+           "fits in the L2 cache (marked \"in cache\") is read from the cache, not memory.")
+
+
+def no_launch_tip(spec) -> str:
+    """Why the launch controls are off, naming this panel's own variants that take no launch."""
+    host = [v.name for v in spec.variants if v.launch is None and v.runs_on_host]
+    library = [v.name for v in spec.variants if v.launch is None and not v.runs_on_host]
+    parts = ([f"CPU variants ({', '.join(host)})"] if host else []) + ([f"library calls ({', '.join(library)})"]
+                                                                       if library else [])
+    return ("none of the selected variants takes a block size or grid: " + " and ".join(parts or ["they"])
+            + " choose their own work split")
+
+
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
 IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
-                "its GB/s measure the cache, not memory, and can pass the copy bandwidth.")
+                "its GB/s measure the cache, not memory.")
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
 
 
@@ -109,7 +123,9 @@ class BenchPanel(QWidget):
         self.stop_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setFormat("%v / %m")
-        csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart PNG…")
+        csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart…")
+        png_button.setToolTip("the chart as PNG (at least 1600 px wide, or twice its size on screen: you choose) or "
+                              "SVG, with target, options, N, backend, device and date in its title and metadata")
         csv_button.clicked.connect(lambda: self.export_csv())
         png_button.clicked.connect(lambda: self.export_chart())
         baseline_button, json_button = QPushButton("Load baseline…"), QPushButton("Export JSON…")
@@ -126,7 +142,11 @@ class BenchPanel(QWidget):
         self.log_y = QCheckBox("log y axis")
         self.log_y.setToolTip("a logarithmic y axis: values far below the copy-bandwidth line stay readable")
         self.log_y.toggled.connect(lambda on: self.chart.set_log_y(on))
-        for w in (self.log_y, baseline_button, csv_button, json_button, png_button):
+        self.reference = ReferencePicker(spec.name)
+        self.reference.chosen.connect(lambda ref: self.chart.set_reference(
+            ref.result.rows if ref else [], f"{ref.label} reference" if ref else ""))
+        self.reference.said.connect(lambda text, error: self._say(text, error=error))
+        for w in (self.log_y, self.reference, baseline_button, csv_button, json_button, png_button):
             exports.addWidget(w)
         exports.insertStretch(1, 1)
         self.status = QLabel("")
@@ -255,14 +275,14 @@ class BenchPanel(QWidget):
         custom = launch and not self.default_launch.isChecked()
         self.default_launch.setEnabled(launch)
         self.default_launch.setToolTip("off: every variant runs with the block size and grid below" if launch
-                                       else NO_LAUNCH_TIP)
+                                       else no_launch_tip(self.spec))
         for w in (self.block, self.grid_sm):
             w.setEnabled(custom)
-            w.setToolTip(NO_LAUNCH_TIP if not launch else "" if custom else
+            w.setToolTip(no_launch_tip(self.spec) if not launch else "" if custom else
                          "used when \"each variant's default launch\" is off")
         item = self.sweep.model().item(list(SWEEPS).index("sweep block size"))
         item.setEnabled(launch)
-        item.setToolTip("" if launch else NO_LAUNCH_TIP)
+        item.setToolTip("" if launch else no_launch_tip(self.spec))
         if not launch and SWEEPS[self.sweep.currentText()] == "block":
             self.sweep.setCurrentText("single run")
 
@@ -331,9 +351,10 @@ class BenchPanel(QWidget):
         self.table.setRowCount(0)
         self.chart.reset(mode, self.metric.currentText())
         what = ", ".join(f"{k} {v}" for k, v in options.items())
-        self.chart.set_title(f"{self.spec.title}" + (f" ({what})" if what else "") + f" | {self.model.device_label}"
-                             + f" | {datetime.datetime.now():%Y-%m-%d %H:%M}"
-                             + ("<br>simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
+        self.chart.set_info(describe(
+            self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{n:,}",
+            self.model.backend.kind, self.model.device_label,
+            "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None
         self.progress.setRange(0, len(sizes) * len(launches) * len(names))
@@ -483,8 +504,11 @@ class BenchPanel(QWidget):
 
     # ------------------------------------------------------------------ export
     def export_csv(self, path=None) -> bool:
+        if not self.rows:  # a header-only file helps no one
+            self._say("nothing to export yet: Run first (no file written)", error=True)
+            return False
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export results", f"{self.spec.name}.csv", "CSV (*.csv)")
+            path = ask_path(self, "Export results", "CSV (*.csv)", f"{self.spec.name}.csv")
             if not path:
                 return False
         try:
@@ -504,21 +528,7 @@ class BenchPanel(QWidget):
         """A saved result drawn behind this panel's rows, with Δ% and verdict cells where rows match."""
         return self.results.load(path)
 
-    def export_chart(self, path=None) -> bool:
-        import pyqtgraph.exporters
-
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export chart", "chart.png", "PNG (*.png)")
-            if not path:
-                return False
-        try:  # pyqtgraph draws the image; the app's writer puts it in place and says what went wrong
-            image = pyqtgraph.exporters.ImageExporter(self.chart.getPlotItem()).export(toBytes=True)
-            written = in_background(lambda: write_output(path, png_of(image), "Export chart PNG", suffixes=(".png",)))
-        except Exception as exc:  # a refused path, a failed write or an empty chart
-            self._say(f"cannot export the chart: {message_of(exc)}", error=True)
-            return False
-        if not written.is_file():
-            self._say(f"cannot export the chart: {path} is not there after writing", error=True)
-            return False
-        self._say(f"chart written to {path}")
-        return True
+    def export_chart(self, path=None, width=None) -> bool:
+        """The chart as PNG (``width`` px, default twice its on-screen width and at least 1600) or SVG."""
+        return chart_export.export_interactive(self, self.chart, self.chart.info, f"{self.spec.name}-chart",
+                                               lambda text, error: self._say(text, error=error), path, width)

@@ -12,11 +12,17 @@ MODES = ("bars", "block", "n")  # bars per variant, or a sweep over block size /
 PEAK_PEN = dict(color=(255, 200, 0), width=2)
 GHOST_PEN = dict(color=(230, 230, 230, 170), width=1.5)  # a loaded baseline: dashed, semi-transparent
 GHOST_BRUSH = (230, 230, 230, 45)
+REFERENCE_PEN = dict(color=(90, 150, 255, 200), width=1.5)  # shipped GPU reference results: dashed blue
+REFERENCE_BRUSH = (90, 150, 255, 90)
 FAR_BELOW = 5.0  # the copy-bandwidth line leaves the y range when it is this many times the largest value
 
 
 def ghost_pen():
     return pg.mkPen(**GHOST_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)
+
+
+def reference_pen():
+    return pg.mkPen(**REFERENCE_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)
 
 
 def row_value(row, metric: str):
@@ -41,6 +47,68 @@ def compact(x: float) -> str:
     return f"{x:g}"
 
 
+def threads_of(value) -> int | None:
+    """A row's block or grid ('256', '16x16', 256, (16, 16)) as a number of threads or blocks."""
+    if value in (None, ""):
+        return None
+    parts = value if isinstance(value, (tuple, list)) else str(value).lower().split("x")
+    try:
+        total = 1
+        for p in parts:
+            total *= int(p)
+        return total
+    except (TypeError, ValueError):
+        return None
+
+
+def short_number(x: float) -> str:
+    """20, 50, 200, 1k, 10k, 2.5M, 0.05: a log axis's tick label, never "2·10¹" and never long."""
+    if x <= 0 or not np.isfinite(x):
+        return ""
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= factor:
+            return f"{x / factor:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+class ShortLogAxis(pg.AxisItem):
+    """An axis whose log-mode tick labels are short (:func:`short_number`). Over two decades or more only
+    the powers of ten are labelled, over less also 2 and 5 times them: pyqtgraph's own labels every minor
+    tick with an exponent ("5·10¹6·10¹7·10¹"), which runs together."""
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        lo, hi = self.range if self.range else (0, 0)
+        wide = abs(hi - lo) >= 2.0
+        out = []
+        for v in values:
+            x = 10.0 ** float(v) * scale
+            mantissa = x / 10.0 ** np.floor(np.log10(x) + 1e-9)
+            keep = np.isclose(mantissa, 1.0) or (not wide and any(np.isclose(mantissa, m) for m in (2.0, 5.0)))
+            out.append(short_number(x) if keep else "")
+        return out
+
+
+def short_axes() -> dict:
+    return {"left": ShortLogAxis("left"), "bottom": ShortLogAxis("bottom")}
+
+
+def y_label(metric: str, log_y: bool = False) -> str:
+    """The y axis title: short enough to stand beside a 250 px tall chart (the long name is the chart's
+    tooltip), never cut off."""
+    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "kernel ms")
+    return unit + (" (log)" if log_y else "")
+
+
+def chart_title(info: dict) -> str:
+    """The title an exported chart carries: target and options on the first line, then N, backend, device and
+    date (two short lines rather than one cut off at a laptop's width); ``info`` as
+    :func:`raytracer_app.gui.chart_export.describe` builds it."""
+    first = info.get("target", "") + (f" ({info['options']})" if info.get("options") else "")
+    second = " | ".join(p for p in (f"N {info['n']}" if info.get("n") else "", info.get("backend", ""),
+                                    info.get("device", ""), info.get("date", "")) if p)
+    return "<br>".join(p for p in (first, second, info.get("note", "")) if p)
+
+
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
     """Bars at x = 0..k-1 labelled with ``names``, with error bars from ``lows`` to ``highs``."""
     x = np.arange(len(names), dtype=float)
@@ -60,8 +128,9 @@ class BenchChart(pg.PlotWidget):
     drawn over bars or lines. The y axis can be logarithmic (``set_log_y``)."""
 
     def __init__(self, rate_unit: str = "GB/s"):
-        super().__init__()
+        super().__init__(axisItems=short_axes())
         self.rate_unit = rate_unit
+        self.info: dict = {}  # what the chart shows, for its title and an export's metadata (set_info)
         self.mode, self.metric = "bars", rate_unit
         self.log_y = False
         self.points: list[tuple[object, float]] = []  # (row, x)
@@ -72,6 +141,9 @@ class BenchChart(pg.PlotWidget):
         self.ghost_of = None  # row -> the baseline's matching row, or None (set_baseline)
         self.ghost_label = ""
         self.ghost_points = 0  # baseline values drawn
+        self.reference_rows: list = []  # shipped GPU results drawn as ghosts (set_reference)
+        self.reference_label = ""
+        self.reference_points = 0
         self.peak_line = pg.InfiniteLine(angle=0, movable=False,
                                          pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine))
         self.showGrid(x=False, y=True, alpha=0.3)
@@ -95,9 +167,11 @@ class BenchChart(pg.PlotWidget):
         self.log_y = bool(on)
         self._redraw()
 
-    def set_title(self, text: str) -> None:
-        """A title naming target, options, backend, device and date: it goes into exported PNGs."""
-        self.getPlotItem().setTitle(text, size="8pt")
+    def set_info(self, info: dict) -> None:
+        """What the chart shows (target, options, N, backend, device, date): its title, and the metadata
+        of an exported PNG or SVG."""
+        self.info = dict(info)
+        self.getPlotItem().setTitle(chart_title(self.info), size="8pt")
 
     def set_peak(self, gbps: float | None, how: str = "") -> None:
         self.peak_gbps, self.peak_how = gbps, how
@@ -109,6 +183,24 @@ class BenchChart(pg.PlotWidget):
         (its device and commit) in the legend; ``ghost_of`` None removes it."""
         self.ghost_of, self.ghost_label = ghost_of, label
         self._redraw()
+
+    def set_reference(self, rows, label: str) -> None:
+        """Draw shipped reference rows (another device's results) as dashed blue ghosts named ``label``: a bar
+        per variant (beside the panel's own, or behind its bar of the same name), points in a sweep."""
+        self.reference_rows, self.reference_label = list(rows or []), label
+        self._redraw()
+
+    def _reference_values(self) -> dict:
+        """variant -> (value, x) of the reference rows in this metric (the last row per variant in bars mode)."""
+        out: dict = {}
+        for row in self.reference_rows:
+            v = row_value(row, self.metric)
+            if v is None:
+                continue
+            x = row.n if self.mode == "n" else threads_of(row.block) if self.mode == "block" else 0
+            if x is not None:
+                out.setdefault(row.variant, []).append((x, v[0]))
+        return out
 
     def _ghost_value(self, row):
         base = self.ghost_of(row) if self.ghost_of is not None else None
@@ -139,14 +231,15 @@ class BenchChart(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.clear()
         self.legend.clear()
-        self.bars, self.lines, self.ghost_points = None, {}, 0
+        self.bars, self.lines, self.ghost_points, self.reference_points = None, {}, 0, 0
         sweep = self.mode != "bars"
         plot.setLogMode(x=sweep, y=self.log_y)
         axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
         plot.setLabel("bottom", axis)
-        unit = {"GB/s": "bandwidth (GB/s)", "M inserts/s": "inserts per second (M inserts/s)"}.get(
-            self.metric, "kernel time (ms)")
-        plot.setLabel("left", unit + (", log scale" if self.log_y else ""))
+        plot.setLabel("left", y_label(self.metric, self.log_y))
+        plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
+                                         "M inserts/s": "inserts per second, in millions"}.get(
+            self.metric, "median kernel time in milliseconds"))
         plot.getAxis("bottom").setTicks(None)
         top = 0.0
         if not sweep:
@@ -155,22 +248,30 @@ class BenchChart(pg.PlotWidget):
                 v = row_value(row, self.metric)
                 if v is not None:
                     latest[row.variant] = (v, row)
-            if latest:
-                names = list(latest)
-                vals = np.array([latest[n][0] for n in names])
-                ghosts = [(i, g[0]) for i, n in enumerate(names) if (g := self._ghost_value(latest[n][1])) is not None]
-                top = max([float(vals[:, 2].max())] + [g for _, g in ghosts])
+            reference = {name: pts[-1][1] for name, pts in self._reference_values().items()}
+            names = list(latest) + [n for n in reference if n not in latest]  # the reference's own after
+            if names:
+                vals = np.array([latest[n][0] for n in latest], dtype=float).reshape(-1, 3)
+                ghosts = [(i, g[0]) for i, n in enumerate(latest) if (g := self._ghost_value(latest[n][1])) is not None]
+                refs = [(names.index(n), v) for n, v in reference.items()]
+                extra = [g for _, g in ghosts] + [v for _, v in refs]
+                top = max(([float(vals[:, 2].max())] if len(vals) else []) + extra)
                 low, mid, high = self._y(vals[:, 1]), self._y(vals[:, 0]), self._y(vals[:, 2])
-                floor = float(np.floor(min([low.min()] + [float(self._y(g)) for _, g in ghosts]))) - 1
-                if ghosts:  # behind the bars, a little wider, so its dashed outline shows around them
-                    xs, ys = np.array([i for i, _ in ghosts], float), self._y([g for _, g in ghosts])
-                    ghost = pg.BarGraphItem(x=xs, height=ys - floor if self.log_y else ys, y0=floor if self.log_y else 0,
-                                            width=0.8, brush=GHOST_BRUSH, pen=ghost_pen())
-                    plot.addItem(ghost)
-                    self.ghost_points = len(ghosts)
-                self.bars, _ = bar_chart(plot, names, mid, low, high)
-                if self.log_y:  # bars stand on a floor one decade below the smallest value
-                    self.bars.setOpts(y0=floor, height=mid - floor)
+                floor = float(np.floor(min(list(low) + [float(self._y(g)) for g in extra]))) - 1
+                for pairs, width, brush, pen in ((refs, 0.9, REFERENCE_BRUSH, reference_pen()),
+                                                 (ghosts, 0.8, GHOST_BRUSH, ghost_pen())):
+                    if pairs:  # behind the bars, a little wider, so its dashed outline shows around them
+                        xs, ys = np.array([i for i, _ in pairs], float), self._y([g for _, g in pairs])
+                        plot.addItem(pg.BarGraphItem(x=xs, height=ys - floor if self.log_y else ys,
+                                                     y0=floor if self.log_y else 0, width=width, brush=brush, pen=pen))
+                self.ghost_points, self.reference_points = len(ghosts), len(refs)
+                if latest:
+                    self.bars, _ = bar_chart(plot, list(latest), mid, low, high)
+                    if self.log_y:  # bars stand on a floor one decade below the smallest value
+                        self.bars.setOpts(y0=floor, height=mid - floor)
+                device = self.reference_label.split()[0] if self.reference_label else ""
+                plot.getAxis("bottom").setTicks([[(float(i), n if n in latest else f"{n} ({device})")
+                                                  for i, n in enumerate(names)]])  # a reference-only bar names its device
         else:
             series: dict[str, list] = {}
             ghosts: dict[str, list] = {}
@@ -199,11 +300,20 @@ class BenchChart(pg.PlotWidget):
                 self.lines[name] = plot.plot(xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
                                              symbolBrush=color)
                 self.legend.addItem(self.lines[name], name)
+            for name, pts in self._reference_values().items():
+                pts.sort()
+                xs, ys = np.array(pts, dtype=float).T
+                top = max(top, float(ys.max()))
+                xs_all.update(x for x in xs if x > 0)
+                plot.plot(xs, ys, pen=reference_pen(), symbol="x", symbolSize=7, symbolPen=reference_pen())
+                self.reference_points += len(xs)
             if xs_all:  # one tick per swept value, short labels: the first ones never run together
                 ticks = [(float(np.log10(x)), compact(x)) for x in sorted(xs_all) if x > 0]
                 plot.getAxis("bottom").setTicks([ticks])
         if self.ghost_points:
             self.legend.addItem(pg.PlotDataItem(pen=ghost_pen()), f"baseline: {self.ghost_label} (dashed)")
+        if self.reference_points:
+            self.legend.addItem(pg.PlotDataItem(pen=reference_pen()), f"{self.reference_label} (dashed blue)")
         if self.metric == "GB/s" and self.peak_gbps:
             # far above every value the line would squash them to the floor: then it stays out of the
             # y range (the legend still gives its figure) unless the axis is logarithmic
@@ -223,7 +333,7 @@ class CompareChart(pg.PlotWidget):
     def __init__(self):
         super().__init__()
         self.showGrid(x=False, y=True, alpha=0.3)
-        self.setLabel("left", "kernel time (ms)")
+        self.setLabel("left", "kernel ms")
         self.setLabel("bottom", "memory the spheres are read from")
         self.bars = None
 

@@ -13,6 +13,10 @@ from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from kernels.harness import bench
+from raytracer_app.gui import chart_export
+from raytracer_app.gui.charts import chart_title, reference_pen, short_axes
+from raytracer_app.gui.reference_picker import ReferencePicker
+from raytracer_app.gui.reference_results import curve_points
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
@@ -59,24 +63,40 @@ class CountCurveDialog(QDialog):
         self.worker.finished.connect(self._finished)
         self.thread.start()
 
-        self.plot = pg.PlotWidget()
+        self.info: dict = {}  # what the curve shows: its title and an export's metadata
+        self.plot = pg.PlotWidget(axisItems=short_axes())
         self.plot.setBackground("w")
         self.plot.setLogMode(x=True, y=True)
         self.plot.setLabel("bottom", "spheres")
-        self.plot.setLabel("left", "frame time (kernels included)", units="ms")
-        self.plot.addLegend(offset=(10, 10))
+        self.plot.setLabel("left", "frame ms")
+        self.plot.getAxis("left").setToolTip("the whole frame's time, kernels included, in milliseconds")
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
+        # below the plot, outside the lines: no line ever crosses it
+        self.legend = pg.LegendItem(colCount=4, labelTextSize="8pt")
+        self.plot.getPlotItem().layout.addItem(self.legend, 4, 1)
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.setFormat("%v / %m")
         self.run_button, self.cancel_button = QPushButton("Run again"), QPushButton("Cancel")
+        self.export_button = QPushButton("Export chart…")
+        self.export_button.setToolTip("the curve as PNG (at least 1600 px wide, or twice its size on screen) or SVG, "
+                                      "with the image size, counts, backend, device and date in its title and metadata")
+        self.export_button.clicked.connect(lambda: self.export_chart())
+        self.reference = ReferencePicker("raytrace")
+        self.reference.chosen.connect(self._draw_reference)
+        self.reference.said.connect(self._say)
+        self.reference_items: list = []
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         row = QHBoxLayout()
         row.addWidget(self.progress, 1)
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.reference)
+        row.addWidget(self.export_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.status)
@@ -96,7 +116,15 @@ class CountCurveDialog(QDialog):
         block = self.model.block if backend.runs_cuda_kernels else None
         self.rows.clear()
         self.plot.clear()
+        self.legend.clear()
         self.lines.clear()
+        self.reference_items = []  # plot.clear() removed them: drawn again below
+        self._draw_reference(self.reference.reference)
+        self.info = chart_export.describe(
+            "Sphere count curve", f"{size[0]}x{size[1]} image, {', '.join(map(memory_of, variants))}",
+            f"{counts[0]:,} to {counts[-1]:,} spheres", backend.kind, self.model.device_label,
+            "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
+        self.plot.setTitle(chart_title(self.info), size="8pt")
         self.job = BenchJob(by_name("raytrace"), backend, counts, {"size": size, "pattern": "uniform"},
                             [bench.Launch(block=block)], variants, repeats, want_peak=False)
         self.progress.setRange(0, len(counts) * len(variants))
@@ -123,8 +151,27 @@ class CountCurveDialog(QDialog):
         if memory not in self.lines:
             colour = LINE_COLOURS.get(memory, "#000000")
             self.lines[memory] = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o",
-                                                symbolBrush=colour, symbolSize=6, name=memory)
+                                                symbolBrush=colour, symbolSize=6)
+            self.legend.addItem(self.lines[memory], memory)
         self.lines[memory].setData([n for n, _ in points], [ms for _, ms in points])
+
+    def _draw_reference(self, reference) -> None:
+        """The shipped GPU curve (1024x1024 frames) behind this one: dashed blue, one line per memory."""
+        for item in self.reference_items:
+            self.plot.removeItem(item)
+            self.legend.removeItem(item)
+        self.reference_items = []
+        if reference is None:
+            return
+        for memory, points in curve_points(reference).items():
+            colour = pg.mkColor(LINE_COLOURS.get(memory, "#000000"))
+            colour.setAlpha(140)
+            pen = reference_pen()
+            pen.setColor(colour)
+            item = self.plot.plot([n for n, _ in points], [ms for _, ms in points], pen=pen, symbol="x",
+                                  symbolPen=pen, symbolSize=7)
+            self.legend.addItem(item, f"{memory} ({reference.label})")
+            self.reference_items.append(item)
 
     def _progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)
@@ -138,6 +185,14 @@ class CountCurveDialog(QDialog):
                             (f"; skipped rows for {', '.join(skipped)} (past a capacity or not on this backend)"
                              if skipped else ""))
         self.finished_run.emit(stopped)
+
+    def export_chart(self, path=None, width=None) -> bool:
+        """The curve as PNG (``width`` px; default twice on-screen, at least 1600) or SVG, with its metadata."""
+        return chart_export.export_interactive(self, self.plot, self.info, "sphere-count-curve", self._say, path, width)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c00000" if error else "")
 
     def shutdown(self, timeout_ms: int = 500) -> bool:
         self.worker.stop()

@@ -9,37 +9,14 @@ process); the GUI thread only draws."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
-import pyqtgraph as pg
 from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QPushButton, QStyle,
                              QStyleOptionButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
+from raytracer_app.gui.charts import threads_of
 from raytracer_app.gui.inspector_panel import InspectorPanel
+from raytracer_app.gui.roofline_chart import RooflineChart, inspectable
 from raytracer_app.gui.workers import describe
-
-
-def inspectable(target: str, variant: str) -> bool:
-    """True when the inspector has a compiled kernel for this (target, variant)."""
-    from kernels.inspector import declarations
-
-    return target in declarations.targets() and variant in declarations.variants(target)
-
-
-def threads_of(value) -> int | None:
-    """A row's block or grid ('256', '16x16', 256, (16, 16)) as a number of threads or blocks."""
-    if value in (None, ""):
-        return None
-    parts = value if isinstance(value, (tuple, list)) else str(value).lower().split("x")
-    try:
-        total = 1
-        for p in parts:
-            total *= int(p)
-        return total
-    except (TypeError, ValueError):
-        return None
 
 
 class CompareWorker(QObject):
@@ -100,9 +77,6 @@ class InspectorDock(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.panel = InspectorPanel()
-        self.peaks: dict[str, object] = {}  # target -> bench.Peak measured by its panel
-        self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes from the traffic model
-        self.measured_points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes and time from ncu
         self.source_panel = None  # the benchmark panel the inspected variant came from
         self.compare_worker = CompareWorker()
         self.compare_worker.moveToThread(self.panel.thread)
@@ -128,20 +102,13 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ building
     def _roofline_tab(self) -> QWidget:
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        self.roofline = pg.PlotWidget()
-        self.roofline.setBackground("w")
-        self.roofline.setLogMode(x=True, y=True)
-        self.roofline.setLabel("bottom", "arithmetic intensity (operations / byte)")
-        self.roofline.setLabel("left", "operations per second")
-        self.roofline.addLegend(offset=(10, 10))
-        self.roofline_note = QLabel("run a benchmark panel: each GPU row is placed here with its variant's own "
-                                    "traffic model")
-        self.roofline_note.setWordWrap(True)
-        lay.addWidget(self.roofline, 1)
-        lay.addWidget(self.roofline_note)
-        return box
+        self.roofline_chart = RooflineChart(self.panel.arch_box.currentText)
+        self.roofline, self.roofline_note = self.roofline_chart.plot, self.roofline_chart.note
+        self.peaks, self.points = self.roofline_chart.peaks, self.roofline_chart.points
+        self.measured_points = self.roofline_chart.measured
+        self.panel.arch_box.currentTextChanged.connect(lambda _: self.roofline_chart.draw())
+        self.roofline_chart.draw()
+        return self.roofline_chart
 
     def _compare_tab(self) -> QWidget:
         box = QWidget()
@@ -236,7 +203,7 @@ class InspectorDock(QWidget):
         self.measured_points[target] = [(name, p) for name, p in
                                         ((name, self._measured_point(target, name, n, m)) for name, m in results.items())
                                         if p is not None]
-        self._draw_roofline(target)
+        self.roofline_chart.draw(target)
 
     def _measured_point(self, target: str, variant: str, n: int, measured):
         """A variant on the roofline from its counters: DRAM bytes and ncu's duration as measured, operations
@@ -250,8 +217,8 @@ class InspectorDock(QWidget):
         k = max(measured.kernels, key=lambda k: k.get("duration_ns") or 0)
         try:
             traffic = declaration(target, variant).traffic(n, int(k.get("block")), int(k.get("grid")))
-            return place(measured.dram_bytes, traffic.ops, measured.duration_ms / 1e3, self.ceilings(target),
-                         traffic.ops_kind)
+            ceilings = self.ceilings(target) or self.roofline_chart._any_ceilings()
+            return place(measured.dram_bytes, traffic.ops, measured.duration_ms / 1e3, ceilings, traffic.ops_kind)
         except Exception:  # noqa: BLE001 - no launch figures, zero time: not placed
             return None
 
@@ -284,62 +251,11 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ roofline
     def ceilings(self, target: str):
-        """Measured copy bandwidth from the panel's peak when it has one; compute peaks published for the
-        inspector's architecture."""
-        from kernels.inspector.roofline import published
-
-        arch = self.panel.arch_box.currentText()
-        base = published(arch)
-        peak = self.peaks.get(target)
-        if peak is None or not getattr(peak, "gbps", None):
-            return base
-        return dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
-                                   label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
+        return self.roofline_chart.ceilings(target)
 
     def add_row(self, target: str, row) -> bool:
-        """Place a benchmark row on the roofline (GPU variants with a time); False when it cannot be."""
-        from kernels.inspector.roofline import place_run
-
-        threads, blocks = threads_of(row.block), threads_of(row.grid)
-        if not inspectable(target, row.variant) or row.timing is None or not threads or not blocks:
-            return False
-        try:
-            point = place_run(target, row.variant, int(row.n), threads, blocks, row.timing.median_ms / 1e3,
-                              self.ceilings(target))
-        except Exception:  # noqa: BLE001 - a row the model cannot place (zero time) is left out
-            return False
-        self.points.setdefault(target, []).append((row.variant, point))
-        self._draw_roofline(target)
-        return True
-
-    def _draw_roofline(self, target: str) -> None:
-        c = self.ceilings(target)
-        plot = self.roofline
-        plot.clear()
-        points = self.points.get(target, [])
-        measured = self.measured_points.get(target, [])
-        xs = [p.intensity for _, p in points + measured]
-        lo, hi = min(xs + [0.01]) / 4, max(xs + [100.0]) * 4
-        grid = np.geomspace(lo, hi, 64)
-        from kernels.inspector.declarations import declaration
-
-        # the peak the target's operations count against (int32 for reductions, fp32 for images, ...)
-        first = (points + measured)[0][0] if points + measured else None
-        kind = declaration(target, first).traffic(1, 32, 1).ops_kind if first else "fp32"
-        roof = np.minimum(grid * c.bandwidth_gbs * 1e9, c.peak_ops(kind))
-        plot.plot(grid, roof, pen=pg.mkPen("#444444", width=2), name=f"roofline ({kind})")
-        names = list(dict.fromkeys(v for v, _ in points + measured))
-        for i, name in enumerate(names):  # circles: modelled bytes; stars: bytes the counters measured
-            colour = pg.intColor(i, 8)
-            for series, symbol, what in ((points, "o", "modelled"), (measured, "star", "measured")):
-                mine = [p for v, p in series if v == name]
-                if mine:
-                    plot.plot([p.intensity for p in mine], [max(p.achieved_ops, 1.0) for p in mine], pen=None,
-                              symbol=symbol, symbolBrush=colour, symbolSize=12 if what == "measured" else 9,
-                              name=f"{name} ({what})")
-        self.roofline_note.setText(f"{target}: {len(points)} row(s) by the traffic model (circles), {len(measured)} "
-                                   f"measured by ncu (stars); ceilings: {c.label}, "
-                                   f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
+        """Place a benchmark row on the roofline (GPU variants timed on a GPU); False when it is not."""
+        return self.roofline_chart.add_row(target, row)
 
     # ------------------------------------------------------------------ compare
     def _compared(self, a, b, request) -> None:
