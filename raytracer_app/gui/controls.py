@@ -142,7 +142,9 @@ class Controls(QScrollArea):
         form.addRow("Block width", self.bx)
         form.addRow("Block height", self.by)
         self.threads = QLabel()
+        self.threads.setWordWrap(True)  # a long line would widen the whole column
         form.addRow(self.threads)
+        self.launch_form = form
         return box
 
     def _spheres_group(self) -> QGroupBox:
@@ -337,6 +339,7 @@ class Controls(QScrollArea):
             self.sim_link.setVisible(cpu and not m.backend.is_simulator)
             for s in (self.bx, self.by):
                 s.setEnabled(not cpu and not book)
+                self.launch_form.labelForField(s).setEnabled(not cpu and not book)  # the row looks disabled too
                 s.setToolTip(CPU_BLOCK_TIP + gpu_way if cpu else ("the book's launch uses 1x1 blocks" if book else
                              f"BX x BY is at most {m.limits.max_threads_per_block} threads on this device"))
             self.threads.setText(self.launch_text())

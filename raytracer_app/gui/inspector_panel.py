@@ -154,8 +154,8 @@ class InspectorPanel(QWidget):
         self.curve_line = self.curve_plot.plot([], [], pen=pg.mkPen("#1f77b4", width=2))
         self.marker = pg.ScatterPlotItem(size=12, brush=pg.mkBrush("#d62728"))
         self.curve_plot.addItem(self.marker)
-        self.curve_plot.setMinimumHeight(160)
-        bottom = QSplitter(Qt.Orientation.Horizontal)
+        self.curve_plot.setMinimumHeight(120)  # beside the code in a low dock: its axis stays in view
+        self.details = bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.resources)
         bottom.addWidget(self.curve_plot)
 
@@ -178,6 +178,11 @@ class InspectorPanel(QWidget):
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.outer.orientation() != orientation:
             self.outer.setOrientation(orientation)
+            # resources and curve one above the other beside the code, side by side below it
+            self.details.setOrientation(Qt.Orientation.Vertical if wide else Qt.Orientation.Horizontal)
+            across = size.height() if wide else int(size.width() * 0.72)  # the details' length, roughly
+            text = self.resources.sizeHint().height() if wide else self.resources.sizeHint().width()
+            self.details.setSizes([text, max(across - text, 120)])  # the old sizes were for the other way
             whole = size.width() if wide else size.height()
             self.outer.setSizes([int(whole * 0.72), whole - int(whole * 0.72)])
 

@@ -15,7 +15,7 @@ so opening one never makes the window taller than the screen; the tool scrolls i
 
 from __future__ import annotations
 
-from PyQt6.QtCore import QMargins, QRect, Qt, QTimer
+from PyQt6.QtCore import QEvent, QMargins, QObject, QRect, Qt, QTimer
 from PyQt6.QtWidgets import QFrame, QScrollArea
 
 WIDE_PX, TALL_PX = 1600, 900  # the smallest available geometry for side-by-side panels
@@ -77,14 +77,38 @@ def fit_to_screen(window) -> None:
     window.move(g.topLeft())  # move() places the frame's top-left corner
 
 
+class FitArea(QScrollArea):
+    """A scroll area that makes its widget the viewport's size, or its minimum size where that is larger.
+    (QScrollArea's own widgetResizable asks a widget with word-wrapped labels for its preferred height,
+    through heightForWidth, and so scrolls a tool that would fit.)"""
+
+    def __init__(self, widget):
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(widget)
+        self.setMinimumSize(80, 60)
+
+    def _fit(self) -> None:
+        widget, port = self.widget(), self.viewport().size()
+        need = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+        widget.resize(max(port.width(), need.width()), max(port.height(), need.height()))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        self._fit()
+
+    def viewportEvent(self, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.LayoutRequest:  # the widget's minimum size changed
+            self._fit()
+        return super().viewportEvent(event)
+
+    def sizeHint(self):  # noqa: N802 - the dock asks for its contents' own size
+        return self.widget().sizeHint()
+
+
 def scrolling(widget) -> QScrollArea:
     """``widget`` in a frameless scroll area: what a dock holds (see the module's note)."""
-    area = QScrollArea()
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidgetResizable(True)
-    area.setWidget(widget)
-    area.setMinimumSize(80, 60)
-    return area
+    return FitArea(widget)
 
 
 def contents(dock):
@@ -96,8 +120,13 @@ def contents(dock):
 def _controls_need(window) -> int:
     """The Controls column's width that shows its contents without clipping or sideways scrolling."""
     area = window.controls  # a QScrollArea around the controls
-    return (area.widget().minimumSizeHint().width() + area.verticalScrollBar().sizeHint().width()
-            + 2 * area.frameWidth() + 8)
+    body = area.widget()
+    # the widest group, shown or not (the Spheres and Julia groups take turns): no sideways scrolling on
+    # either render tab
+    margins = body.layout().contentsMargins()
+    groups = max(box.minimumSizeHint().width() for box in (window.controls.spheres_box, window.controls.julia_box))
+    need = max(body.minimumSizeHint().width(), groups + margins.left() + margins.right())
+    return need + area.verticalScrollBar().sizeHint().width() + 2 * area.frameWidth() + 8
 
 
 def apply_default_layout(window, wide: bool | None = None) -> bool:
@@ -118,6 +147,8 @@ def apply_default_layout(window, wide: bool | None = None) -> bool:
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, benches[0])
     for dock in benches[1:]:  # straight into one tab group: never stacked, which would need their heights
         window.tabifyDockWidget(benches[0], dock)
+    # the panels keep the window's whole height beside a tool opened below (the view and Controls share theirs)
+    window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.inspector_dock)
     window.inspector_dock.hide()
     for dock in (controls, *benches):
@@ -130,8 +161,32 @@ def apply_default_layout(window, wide: bool | None = None) -> bool:
     benches[0].raise_()
     window.layout().activate()  # the docks' new minimum sizes take effect now, so the size can go back
     window.resize(size)
-    QTimer.singleShot(0, lambda: [panel.default_proportions() for panel in window.panels.values()])
+    for panel in window.panels.values():  # each panel's heights once it is shown at its own size
+        _ProportionWhenShown.arm(panel)
     return wide
+
+
+class _ProportionWhenShown(QObject):
+    """Calls a benchmark panel's default_proportions once, at its first showing after a layout reset (a
+    panel of a hidden workspace has no size of its own before)."""
+
+    @classmethod
+    def arm(cls, panel) -> None:
+        watcher = panel.findChild(cls, "proportions", Qt.FindChildOption.FindDirectChildrenOnly)
+        if watcher is None:
+            watcher = cls(panel)
+            watcher.setObjectName("proportions")
+            panel.installEventFilter(watcher)
+        watcher.armed = True
+        if panel.isVisible():
+            watcher.eventFilter(panel, QEvent(QEvent.Type.Show))
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
+        if getattr(self, "armed", False) and event.type() in (QEvent.Type.Show, QEvent.Type.Resize) \
+                and obj.isVisible():
+            self.armed = False
+            QTimer.singleShot(0, obj.default_proportions)
+        return False
 
 
 # ---------------------------------------------------------------------------------------------- kept per screen
@@ -190,3 +245,5 @@ def check_fit(window) -> None:
     if not fits(window) or window.property("fitted_by_guess"):
         fit_to_screen(window)
     place_on_screen(window)
+    # the fonts in use are known now: the Controls column as wide as its contents
+    window.controls_dock.setMinimumWidth(min(_controls_need(window), 480))
