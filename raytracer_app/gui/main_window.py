@@ -7,12 +7,12 @@ import sys
 import time
 
 from PyQt6.QtCore import Qt, QTimer
-from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QPushButton
+from PyQt6.QtWidgets import QDockWidget, QMainWindow
 
-from raytracer_app.gui import backend_settings, dialogs, wheel_guard
+from raytracer_app.gui import backend_settings, dialogs, status_line, wheel_guard
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
-from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
+from raytracer_app.gui.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
 from raytracer_app.gui import layout
 from raytracer_app.gui.menus import Menus
 from raytracer_app.gui.render_view import RenderView
@@ -129,29 +129,7 @@ class MainWindow(QMainWindow):
         return dock
 
     def _status_widgets(self) -> None:
-        bar = self.statusBar()
-        self.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
-        tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
-                "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
-                "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
-                "size": "image size"}
-        self.busy_label = QLabel()
-        self.busy_label.setToolTip("a render is running; Cancel ends it (at once on the simulator)")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
-        self.cancel_button.clicked.connect(self.cancel_render)
-        bar.addPermanentWidget(self.busy_label)
-        bar.addPermanentWidget(self.cancel_button)
-        self.busy_label.hide()
-        self.cancel_button.hide()
-        self.busy_timer = QTimer(self)
-        self.busy_timer.setInterval(100)
-        self.busy_timer.timeout.connect(self._show_busy)
-        self.busy_timer.start()
-        for key, label in self.status.items():
-            label.setToolTip(tips[key])
-            label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
-            bar.addPermanentWidget(label)
+        status_line.build(self)
 
     # ------------------------------------------------------------------ rendering
     def _model_changed(self, group: str) -> None:
@@ -163,7 +141,7 @@ class MainWindow(QMainWindow):
             self.stale[tab] = True
         cpu = self.model.backend.is_host
         self.compare_action.setEnabled(not cpu)
-        self.compare_action.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene N times with global and constant memory")
+        self.compare_action.setToolTip(CPU_MEMORY_TIP + SIM_WAY if cpu else "render the scene N times with global and constant memory")
         self.status["backend"].setText(self.model.backend.label)
         if self.view.current_name() != self.model.tab:
             self.view.select(self.model.tab)
@@ -189,35 +167,7 @@ class MainWindow(QMainWindow):
             self.stale[self.model.tab] = True
 
     def _update_status(self, tab: str) -> None:
-        shown = self.last.get(tab)
-        if shown is None:
-            for key in ("kernel", "outside", "frame", "fps", "size"):
-                self.status[key].setText("")
-            return
-        frame, request = shown
-        if frame.preview:
-            self.status["kernel"].setText("preview (numpy reference): the kernel is loading…")
-            for key in ("outside", "frame", "fps"):
-                self.status[key].setText("")
-            self.status["size"].setText("{}x{}".format(*frame.size))
-            return
-        t = frame.kernel
-        if request.backend.is_simulator:  # Python running every thread: nothing a GPU would take
-            self.status["kernel"].setText(f"simulated kernel {t.median_ms:.0f} ms (simulator wall time, not a GPU's)")
-        else:
-            self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
-        outside = frame.outside_kernel_ms + self.display_ms.get(tab, 0.0)
-        self.status["outside"].setText(f"outside kernel {outside:.2f} ms")
-        self.status["frame"].setText(f"frame {frame.frame_ms + self.display_ms.get(tab, 0.0):.1f} ms")
-        # frames per second only while frames follow one another (Render Continuously): otherwise it would
-        # be one over the time between the user's changes
-        fps = self.fps.fps() if self.continuous else None
-        self.status["fps"].setText("" if not self.continuous else
-                                   ("-" if fps is None else f"{fps:.2f}" if fps < 10 else f"{fps:.1f}") + " fps")
-        self.status["fps"].setVisible(self.continuous)
-        w, h = frame.size
-        self.status["size"].setText(f"{w}x{h}")
-        self.status["backend"].setText(f"{request.backend.label}")
+        status_line.update(self, tab)
 
     def request_render(self, force: bool = False) -> None:
         """Render the current tab (coalesced: a newer request replaces one still waiting)."""
