@@ -314,3 +314,13 @@ def test_gpu_controls_on_the_cpu_lead_to_the_simulator(qtbot, make_window, cpu_b
     w.restart_switching_simulator = lambda: asked.append(True)
     c.sim_link.linkActivated.emit("restart")
     assert asked == [True]
+
+
+def test_panel_tooltips_give_the_real_reason(qtbot, make_window, cpu_backend):
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    histogram = w.panels["Histogram"]
+    histogram.set_variants({"cpu-numpy"})
+    assert "cpu-numpy choose their own work split" in histogram.block.toolTip()
+    header = w.panels["Reduction"].table.horizontalHeaderItem(w.panels["Reduction"].columns.index("% copy BW"))
+    assert "only reads" in header.toolTip() and "reads and writes" in header.toolTip()

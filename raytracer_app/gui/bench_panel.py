@@ -28,10 +28,11 @@ from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 TABLE_COLUMNS = ("variant", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block",
                  "grid", "note")
 PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
-           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % the "
-           "input fits in a cache (cache-resident), so it is read faster than memory can deliver.")
-NO_LAUNCH_TIP = ("none of the selected variants takes a block size or grid: CPU variants (numpy, cpu-parallel) "
-                 "and library calls choose their own work split")
+           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. A copy reads and "
+           "writes every byte, so a kernel that only reads (a reduction, a histogram) can pass 100 % from memory "
+           "alone; a row marked (in cache) has its input in a cache, which passes it further.")
+NO_LAUNCH_TIP = ("none of the selected variants takes a block size or grid: {names} choose their own work "
+                 "split (CPU variants and library calls)")
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
 IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
                 "its GB/s measure the cache, not memory, and can pass the copy bandwidth.")
@@ -259,16 +260,18 @@ class BenchPanel(QWidget):
             return
         launch = self.takes_launch()
         custom = launch and not self.default_launch.isChecked()
+        # the selected variants by this panel's own names (cpu-numpy, not numpy)
+        no_launch = NO_LAUNCH_TIP.format(names=", ".join(self.selected_variants()) or "they")
         self.default_launch.setEnabled(launch)
         self.default_launch.setToolTip("off: every variant runs with the block size and grid below" if launch
-                                       else NO_LAUNCH_TIP)
+                                       else no_launch)
         for w in (self.block, self.grid_sm):
             w.setEnabled(custom)
-            w.setToolTip(NO_LAUNCH_TIP if not launch else "" if custom else
+            w.setToolTip(no_launch if not launch else "" if custom else
                          "used when \"each variant's default launch\" is off")
         item = self.sweep.model().item(list(SWEEPS).index("sweep block size"))
         item.setEnabled(launch)
-        item.setToolTip("" if launch else NO_LAUNCH_TIP)
+        item.setToolTip("" if launch else no_launch)
         if not launch and SWEEPS[self.sweep.currentText()] == "block":
             self.sweep.setCurrentText("single run")
 
