@@ -324,3 +324,14 @@ def test_panel_tooltips_give_the_real_reason(qtbot, make_window, cpu_backend):
     assert "cpu-numpy choose their own work split" in histogram.block.toolTip()
     header = w.panels["Reduction"].table.horizontalHeaderItem(w.panels["Reduction"].columns.index("% copy BW"))
     assert "only reads" in header.toolTip() and "reads and writes" in header.toolTip()
+
+
+def test_closing_a_workspaces_last_tool_goes_back_to_render(qtbot, make_window, cpu_backend, screen):
+    screen(*LAPTOP)
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    w.inspector_dock.toggleViewAction().trigger()  # View > Inspector: its workspace
+    qtbot.waitUntil(lambda: w.workspaces.current().name == "Inspector" and w.inspector_dock.isVisible(), timeout=WAIT)
+    w.inspector_dock.toggleViewAction().trigger()  # and closed again: not an empty window
+    qtbot.waitUntil(lambda: w.workspaces.current().name == "Render", timeout=WAIT)
+    assert w.view.isVisible() and w.controls_dock.isVisible()

@@ -7,12 +7,17 @@ from __future__ import annotations
 from PyQt6.QtCore import QTimer
 from PyQt6.QtWidgets import QLabel, QPushButton
 
+KERNEL_TIP = "kernel time (CUDA events on a GPU, wall time elsewhere)"
+SIM_KERNEL_TIP = ("one frame's wall time in numba's CUDA simulator, which runs every GPU thread in Python: it says "
+                  "nothing about a GPU, and one frame varies with what the simulator sets up; Compare Memory's "
+                  "medians over several renders are what to compare memories by")
+
 
 def build(window) -> None:
     """The status line's labels (window.status[key]), the busy label and Cancel; a timer shows them."""
     bar = window.statusBar()
     window.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
-    tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
+    tips = {"backend": "backend and device", "kernel": KERNEL_TIP,
             "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
             "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
             "size": "image size"}
@@ -52,8 +57,10 @@ def update(window, tab: str) -> None:
     t = frame.kernel
     if request.backend.is_simulator:  # Python running every thread: nothing a GPU would take
         window.status["kernel"].setText(f"simulated kernel {t.median_ms:.0f} ms (simulator wall time, not a GPU's)")
+        window.status["kernel"].setToolTip(SIM_KERNEL_TIP)
     else:
         window.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
+        window.status["kernel"].setToolTip(KERNEL_TIP)
     outside = frame.outside_kernel_ms + window.display_ms.get(tab, 0.0)
     window.status["outside"].setText(f"outside kernel {outside:.2f} ms")
     window.status["frame"].setText(f"frame {frame.frame_ms + window.display_ms.get(tab, 0.0):.1f} ms")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PyQt6.QtCore import QObject, Qt, pyqtSignal
+from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import QApplication, QTabBar
 
 OPEN_SHARE = 0.45  # of the window's height (or width) a tool opened side by side gets
@@ -63,7 +63,15 @@ class Workspaces(QObject):
         self.bar.blockSignals(False)
         for dock in ws.docks:
             dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and self.show_dock(d))
+            dock.visibilityChanged.connect(lambda shown: shown or QTimer.singleShot(0, self._closed))
         return ws
+
+    def _closed(self) -> None:
+        """A workspace whose last tool was closed would leave an empty window: go back to Render."""
+        ws = self.current() if self.items else None
+        if (self.separate and not self._applying and ws is not None and not ws.view
+                and all(dock.isHidden() for dock in ws.docks)):
+            self.select(self.items[0].name)
 
     def names(self) -> list[str]:
         return [ws.name for ws in self.items]
