@@ -90,7 +90,9 @@ def test_window_starts_whatever_the_settings_hold(qtbot, start_window, cpu_backe
     s = make_settings()
     with backend_settings.reading(s, cpu_backend.kind) as kept:  # each backend kind keeps its own values
         assert read(kept, Keys.SEED, -1, int, 0, 2**31 - 1) == m.seed
-    assert read_bytes(s, Keys.GEOMETRY) is not None
+    from raytracer_app.gui.layout import screen_key
+
+    assert read_bytes(s, Keys.LAYOUT.format(screen_key(w), "geometry")) is not None  # kept for this screen size
     assert m.memory in ("global", "constant", "shared", "binned")
 
 

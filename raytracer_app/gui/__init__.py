@@ -2,8 +2,9 @@
 
 Modules without widgets: models (the RenderModel), requests (what workers receive), settings (QSettings,
 keys, the typed reader) and backend_settings (per-backend groups), timing_log, algorithms (benchmark panel
-specs). With widgets: workers (QThread workers), render_view, controls, charts, bench_panel, dialogs,
-menus, main_window.
+specs). With widgets: workers (QThread workers), render_view, controls (with slider_spin), charts,
+bench_panel, dialogs, menus, status_line, layout (the window's size and arrangement per screen), workspaces,
+wheel_guard, main_window.
 """
 
 from __future__ import annotations

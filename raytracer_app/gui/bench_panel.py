@@ -50,6 +50,7 @@ def no_launch_tip(spec) -> str:
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
 IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
                 "its GB/s measure the cache, not memory.")
+CHART_PX = 260  # the chart's height in a fresh layout, where the panel has room
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
 
 
@@ -59,6 +60,14 @@ def verified_text(row) -> str:
     if row.verified in (bench.SKIPPED, bench.ERROR) and row.note:
         return f"{row.verified}: {row.note}"
     return row.verified
+
+
+def eta_text(elapsed: float, done: int, total: int) -> str:
+    """', about 40 s left' from the steps done so far ('' before the first or after the last)."""
+    if not 0 < done < total:
+        return ""
+    left = elapsed / done * (total - done)
+    return f", about {left / 60:.0f} min left" if left >= 120 else f", about {left:.0f} s left"
 
 
 def _fmt(x, digits=4):
@@ -302,9 +311,13 @@ class BenchPanel(QWidget):
         self._update_launch_controls()
 
     def default_proportions(self) -> None:
-        """Settings, chart and table heights for a fresh layout: the table keeps room for a few rows."""
+        """Settings, chart and table heights for a fresh layout: the chart at least CHART_PX tall where the
+        panel has room, the table room for a few rows, the settings (which scroll) the rest."""
         total = max(self.split.height(), 500)
-        self.split.setSizes([int(total * 0.36), int(total * 0.40), int(total * 0.24)])
+        extras = self.split.widget(1).minimumSizeHint().height() - self.chart.minimumSizeHint().height()
+        lower = max(CHART_PX, int(total * 0.40) - extras) + extras
+        table = max(110, int(total * 0.22))
+        self.split.setSizes([max(total - lower - table, 100), lower, table])
 
     def _backend_changed(self) -> None:
         sizes = block_sweep(self.model.limits.max_threads_per_block)
@@ -361,7 +374,8 @@ class BenchPanel(QWidget):
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        self._running_text = f"running {len(names)} variant(s) on {self.model.backend.label}"
+        steps = len(sizes) * len(launches) * len(names)
+        self._running_text = f"running {len(names)} variant(s) on {self.model.backend.label}, {steps} step(s)"
         self._say(self._running_text + "…")
         self._started_at = time.perf_counter()
         self._elapsed.start()
@@ -399,7 +413,9 @@ class BenchPanel(QWidget):
 
     def _show_elapsed(self) -> None:
         if self.busy():
-            self.status.setText(f"{self._running_text}… {time.perf_counter() - self._started_at:.1f} s (Stop ends it)")
+            elapsed = time.perf_counter() - self._started_at
+            self.status.setText(f"{self._running_text}… {elapsed:.1f} s"
+                                f"{eta_text(elapsed, self.progress.value(), self.progress.maximum())} (Stop ends it)")
 
     def _row(self, row) -> None:
         x = self._x_for(len(self.rows))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PyQt6.QtCore import Qt, pyqtSignal
 from PyQt6.QtWidgets import (
-    QAbstractButton, QAbstractSpinBox, QApplication, QButtonGroup, QGridLayout, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
+    QAbstractButton, QAbstractSpinBox, QApplication, QButtonGroup, QGridLayout, QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
     QLabel, QPushButton, QRadioButton, QScrollArea, QSlider, QSpinBox, QVBoxLayout, QWidget,
 )
 
@@ -21,6 +21,7 @@ from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
 from raytracer_app.gui.count_control import SphereCountControl
+from raytracer_app.gui.slider_spin import SliderSpin
 from raytracer_app.gui.models import JULIA_PRESETS, PRECISION_MODES
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
@@ -36,63 +37,11 @@ PRECISION_TIP = ("float32: fast, pixelates past a zoom of about 10^4; float64: e
                  "speed on an H100, 1/32 to 1/64 on consumer GPUs); auto: float64 once float32 no longer "
                  "resolves neighbouring pixels")
 CPU_BLOCK_TIP = "the CPU backend runs image rows in parallel; the block shape applies to CUDA backends"
+# how a user without a GPU still reaches the GPU controls (said in their tooltips and the link in Backend)
+SIM_WAY = "\nRender > Restart with the CUDA Simulator runs the CUDA kernels without a GPU (slowly, small images)"
+SIM_LINK = ('GPU controls (memory, thread blocks, Compare memory) need a CUDA backend: '
+            '<a href="restart">Restart with the CUDA Simulator</a> runs the kernels without a GPU')
 CUSTOM = "(custom)"  # a preset combo's text once a value differs from every preset
-
-
-class SliderSpin(QWidget):
-    """A slider with a spin box; ``scale`` > 1 makes a float control with 1/scale resolution."""
-
-    valueChanged = pyqtSignal(float)
-
-    def __init__(self, lo, hi, scale: int = 1, decimals: int = 0):
-        super().__init__()
-        self.scale = scale
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.spin = QDoubleSpinBox() if scale > 1 else QSpinBox()
-        if scale > 1:
-            self.spin.setDecimals(decimals)
-            self.spin.setSingleStep(1 / scale)
-        # a typed value is taken on Enter or when the box loses focus: reacting to every keystroke
-        # re-rendered and reformatted the box mid-typing ("-0" became 0.000)
-        self.spin.setKeyboardTracking(False)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.slider, 1)
-        lay.addWidget(self.spin)
-        self.setRange(lo, hi)
-        self.slider.valueChanged.connect(lambda v: self._changed(v / self.scale))
-        self.spin.valueChanged.connect(lambda v: self._changed(v))
-
-    def _changed(self, v) -> None:
-        self.setValue(v)
-        self.valueChanged.emit(self.value())
-
-    def _quiet(self):
-        return [(w, w.blockSignals(True)) for w in (self.slider, self.spin)]
-
-    def setRange(self, lo, hi) -> None:
-        was = self._quiet()
-        self.slider.setRange(round(lo * self.scale), round(hi * self.scale))
-        self.spin.setRange(lo, hi) if self.scale > 1 else self.spin.setRange(int(lo), int(hi))
-        for w, old in was:
-            w.blockSignals(old)
-
-    def maximum(self):
-        return self.spin.maximum()
-
-    def value(self):
-        return self.spin.value()
-
-    def setValue(self, v) -> None:
-        was = self._quiet()
-        self.spin.setValue(v if self.scale > 1 else int(round(v)))
-        self.slider.setValue(round(self.spin.value() * self.scale))
-        for w, old in was:
-            w.blockSignals(old)
-
-    def setToolTip(self, tip: str) -> None:  # noqa: N802 (Qt naming)
-        self.slider.setToolTip(tip)
-        self.spin.setToolTip(tip)
 
 
 def _combo(items, tip: str = "") -> QComboBox:
@@ -112,6 +61,7 @@ class Controls(QScrollArea):
     """The dock's contents. ``compareRequested`` asks the main window to run Compare memory."""
 
     compareRequested = pyqtSignal()
+    restartRequested = pyqtSignal()  # the "Restart with the CUDA Simulator" link
 
     def __init__(self, model):
         super().__init__()
@@ -149,6 +99,11 @@ class Controls(QScrollArea):
         self.device = QLabel()
         self.device.setWordWrap(True)
         form.addRow(self.device)
+        self.sim_link = QLabel(SIM_LINK)
+        self.sim_link.setWordWrap(True)
+        self.sim_link.setToolTip("closes the window (saving everything) and starts the app with --backend sim")
+        self.sim_link.linkActivated.connect(lambda _: self.restartRequested.emit())
+        form.addRow(self.sim_link)
         self.size = _combo(SIZES, "image size WxH (type your own, 1..4096 each)")
         self.size.setEditable(True)
         self.size.lineEdit().editingFinished.connect(lambda: self._size_chosen(self.size.currentText()))
@@ -187,7 +142,9 @@ class Controls(QScrollArea):
         form.addRow("Block width", self.bx)
         form.addRow("Block height", self.by)
         self.threads = QLabel()
+        self.threads.setWordWrap(True)  # a long line would widen the whole column
         form.addRow(self.threads)
+        self.launch_form = form
         return box
 
     def _spheres_group(self) -> QGroupBox:
@@ -345,6 +302,16 @@ class Controls(QScrollArea):
         self.model.message.emit(f"scene saved to {path}")
         return True
 
+    def launch_text(self) -> str:
+        """The launch that applies to what is shown: the block shape, the book's 1x1, or none on the CPU."""
+        m = self.model
+        if m.backend.is_host:
+            return "no thread blocks on the CPU backend: image rows run in parallel"
+        if m.tab == "julia" and m.launch == "book":
+            return "1 x 1 = 1 thread per block: the book's launch, one block per pixel"
+        bx, by = m.block
+        return f"{bx} x {by} = {bx * by} threads (max {m.limits.max_threads_per_block})"
+
     # ------------------------------------------------------------------ model -> widgets
     def _sync(self, group: str = "") -> None:
         m = self.model
@@ -368,12 +335,15 @@ class Controls(QScrollArea):
             self.bx.setValue(m.block[0])
             self.by.setValue(m.block[1])
             book = m.tab == "julia" and m.launch == "book"
+            gpu_way = SIM_WAY if cpu and not m.backend.is_simulator else ""
+            self.sim_link.setVisible(cpu and not m.backend.is_simulator)
             for s in (self.bx, self.by):
                 s.setEnabled(not cpu and not book)
-                s.setToolTip(CPU_BLOCK_TIP if cpu else ("the book's launch uses 1x1 blocks" if book else
+                self.launch_form.labelForField(s).setEnabled(not cpu and not book)  # the row looks disabled too
+                s.setToolTip(CPU_BLOCK_TIP + gpu_way if cpu else ("the book's launch uses 1x1 blocks" if book else
                              f"BX x BY is at most {m.limits.max_threads_per_block} threads on this device"))
-            self.threads.setText(f"{m.block[0]} x {m.block[1]} = {m.block[0] * m.block[1]} threads "
-                                 f"(max {m.limits.max_threads_per_block})")
+            self.threads.setText(self.launch_text())
+            self.threads.setEnabled(not cpu)
             self.count.setRange(1, m.max_spheres)
             sim = m.backend.is_simulator
             self.count.set_limit(m.limit_reason_for(m.memory))
@@ -382,9 +352,9 @@ class Controls(QScrollArea):
             self.memory_buttons.get(m.memory, self.mem_global).setChecked(True)
             for name, b in self.memory_buttons.items():
                 b.setEnabled(not cpu)
-                b.setToolTip(CPU_MEMORY_TIP if cpu else f"{MEMORY_TIPS[name]}\n{m.limit_reason_for(name)}")
+                b.setToolTip(CPU_MEMORY_TIP + gpu_way if cpu else f"{MEMORY_TIPS[name]}\n{m.limit_reason_for(name)}")
             self.compare.setEnabled(not cpu)
-            self.compare.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene with global and with constant "
+            self.compare.setToolTip(CPU_MEMORY_TIP + gpu_way if cpu else "render the scene with global and with constant "
                                     "memory and chart the timings")
             self.pattern.setCurrentText(m.pattern)
             self.seed.setValue(m.seed)
@@ -400,11 +370,12 @@ class Controls(QScrollArea):
             self.colormap.setCurrentText(j.colormap)
             self.book_launch.setChecked(m.launch == "book")
             self.book_launch.setEnabled(not cpu)
-            self.book_launch.setToolTip("the CPU backend has no thread blocks" if cpu else
+            self.book_launch.setToolTip("the CPU backend has no thread blocks" + gpu_way if cpu else
                                         "<<<dim3(W, H), 1>>>: one thread per block, as in CUDA by Example")
             self.precision.setCurrentText(m.precision_mode)
             self.precision.setToolTip(PRECISION_TIP + f"\nnow drawing in {j.precision}")
-            self.view_label.setText(j.view_text())
+            note = m.precision_note()
+            self.view_label.setText(j.view_text() + (f"\n{note}" if note else ""))
             self.spheres_box.setVisible(m.tab == "spheres")
             self.julia_box.setVisible(m.tab == "julia")
         finally:

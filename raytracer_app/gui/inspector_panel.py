@@ -17,6 +17,7 @@ from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPu
 
 from raytracer_app.gui.workers import WorkerThread, describe
 
+WIDE_RATIO = 2.6  # width / height above which the resources and the curve go beside the code
 HIGHLIGHT = QColor(255, 236, 150)
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 
@@ -49,6 +50,13 @@ class InspectWorker(QObject):
             self.ready.emit(inspect(target, variant, arch, block, cache=self.cache), request)
         except Exception as exc:  # shown as a message in the panel, never a traceback
             self.failed.emit(describe(exc), request)
+
+
+def occupancy_text(threads: int, o) -> str:
+    """The occupancy line; a limiter is named only where it keeps the SM below full occupancy."""
+    limit = f", limited by {o.limiter}" if o.percent < 100 else ": full occupancy"
+    return (f"<br><br>occupancy at {threads} threads: {o.blocks_per_sm} blocks/SM, {o.warps_per_sm} of "
+            f"{o.max_warps_per_sm} warps ({o.percent:.0f}%){limit}")
 
 
 class _CodeView(QPlainTextEdit):
@@ -146,12 +154,12 @@ class InspectorPanel(QWidget):
         self.curve_line = self.curve_plot.plot([], [], pen=pg.mkPen("#1f77b4", width=2))
         self.marker = pg.ScatterPlotItem(size=12, brush=pg.mkBrush("#d62728"))
         self.curve_plot.addItem(self.marker)
-        self.curve_plot.setMinimumHeight(160)
-        bottom = QSplitter(Qt.Orientation.Horizontal)
+        self.curve_plot.setMinimumHeight(120)  # beside the code in a low dock: its axis stays in view
+        self.details = bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.resources)
         bottom.addWidget(self.curve_plot)
 
-        outer = QSplitter(Qt.Orientation.Vertical)
+        self.outer = outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(code)
         outer.addWidget(bottom)
         outer.setStretchFactor(0, 3)
@@ -160,6 +168,23 @@ class InspectorPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(outer, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """A wide, low panel (a dock below the view on a wide screen) puts the resources and the curve beside
+        the code instead of below it, so the code panes keep their height."""
+        super().resizeEvent(event)
+        size = event.size()
+        wide = size.width() > WIDE_RATIO * size.height()
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.outer.orientation() != orientation:
+            self.outer.setOrientation(orientation)
+            # resources and curve one above the other beside the code, side by side below it
+            self.details.setOrientation(Qt.Orientation.Vertical if wide else Qt.Orientation.Horizontal)
+            across = size.height() if wide else int(size.width() * 0.72)  # the details' length, roughly
+            text = self.resources.sizeHint().height() if wide else self.resources.sizeHint().width()
+            self.details.setSizes([text, max(across - text, 120)])  # the old sizes were for the other way
+            whole = size.width() if wide else size.height()
+            self.outer.setSizes([int(whole * 0.72), whole - int(whole * 0.72)])
 
     # ------------------------------------------------------------------ API
     def inspect(self, target: str, variant: str, arch: str = "sm_90", block: tuple[int, ...] | None = None) -> None:
@@ -219,9 +244,7 @@ class InspectorPanel(QWidget):
                       report.resources.static_shared + decl.dynamic_shared(total))
         self.current_occupancy = o
         self.marker.setData([total], [o.percent])
-        self.resources.setText(self._resource_text + (
-            f"<br><br>occupancy at {total} threads: {o.blocks_per_sm} blocks/SM, {o.warps_per_sm} of "
-            f"{o.max_warps_per_sm} warps ({o.percent:.0f}%), limited by {o.limiter}"))
+        self.resources.setText(self._resource_text + occupancy_text(total, o))
 
     def _show_source_only(self, sources, why, request) -> None:
         if self._stale(request):

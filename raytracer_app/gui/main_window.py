@@ -7,21 +7,22 @@ import sys
 import time
 
 from PyQt6.QtCore import Qt, QTimer
-from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QPushButton
+from PyQt6.QtWidgets import QDockWidget, QMainWindow
 
-from raytracer_app.gui import backend_settings, dialogs
+from raytracer_app.gui import backend_settings, dialogs, status_line, wheel_guard
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
-from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
-from raytracer_app.gui.layout import apply_default_layout
+from raytracer_app.gui.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
+from raytracer_app.gui import layout
 from raytracer_app.gui.menus import Menus
 from raytracer_app.gui.render_view import RenderView
 from kernels.harness.render import frame_row
 from raytracer_app.gui.models import RenderModel
 from kernels.service.requests import CompareRequest
-from raytracer_app.gui.settings import PROBLEM, Keys, make_settings, read, read_bytes
+from raytracer_app.gui.settings import PROBLEM, Keys, make_settings, read
 from raytracer_app.gui.timing_log import FpsMeter, TimingLog
 from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
+from raytracer_app.gui.workspaces import Workspaces, commit_typed
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
 VIEW_MIN_PX = 360
@@ -63,7 +64,7 @@ class MainWindow(QMainWindow):
         self.view.setMinimumWidth(VIEW_MIN_PX)  # shrinking the window narrows the docks, not only the image
         self.setCentralWidget(self.view)
         self.controls = Controls(self.model)
-        self.controls_dock = self._dock("Controls", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.controls_dock = self._dock("Controls", self.controls, Qt.DockWidgetArea.LeftDockWidgetArea, scroll=False)
         self.panels: dict[str, BenchPanel] = {}
         docks = []
         for spec in ALGORITHMS:
@@ -77,6 +78,11 @@ class MainWindow(QMainWindow):
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
+        self.workspaces = Workspaces(self, self.view)
+        self.workspaces.add("Render", [self.controls_dock], view=True, tip="the render view and its Controls")
+        self.workspaces.add("Benchmarks", docks, tip="the benchmark panels")
+        self.workspaces.add("Inspector", [self.inspector_dock], tip="a GPU variant's source, PTX, SASS, "
+                            "occupancy, roofline and comparisons")
         self.count_curve = None
         self.model.restore()  # the saved values; the controls follow its changed signal
         backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
@@ -96,18 +102,14 @@ class MainWindow(QMainWindow):
         self.model.backendChanging.connect(self._save_backend_settings)
         self.model.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.controls.compareRequested.connect(self.compare_memory)
-        self.view.tabChangedTo.connect(self.model.set_tab)
+        self.controls.restartRequested.connect(lambda: self.restart_switching_simulator())
+        self.view.tabChangedTo.connect(lambda name: (commit_typed(), self.model.set_tab(name)))
         self.view.julia_box.panRequested.connect(self.model.pan_julia)
         self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
 
-        screen = self.screen().availableGeometry() if self.screen() is not None else None
-        self.resize(min(1500, screen.width()) if screen else 1500, min(950, screen.height()) if screen else 950)
-        apply_default_layout(self)
-        geometry, state = read_bytes(self.settings, Keys.GEOMETRY), read_bytes(self.settings, Keys.STATE)
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
+        wheel_guard.guard_tree(self)  # the wheel never changes an input that has not been given the focus
+        layout.restore_layout(self)  # this screen size's saved layout, or the default for it
+        self.menus.separate.setChecked(self.workspaces.separate)
         self.view.select(self.model.tab)
         self.continuous_action.setChecked(read(self.settings, Keys.CONTINUOUS, False, bool))
         self._model_changed("backend")
@@ -117,37 +119,17 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(note, 15000)
 
     # ------------------------------------------------------------------ construction
-    def _dock(self, title: str, widget, area) -> QDockWidget:
+    def _dock(self, title: str, widget, area, scroll: bool = True) -> QDockWidget:
+        """A dock; its contents in a scroll area (``scroll``) so their minimum size never grows the window."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title}")
-        dock.setWidget(widget)
+        if widget is not None:
+            dock.setWidget(layout.scrolling(widget) if scroll else widget)
         self.addDockWidget(area, dock)
         return dock
 
     def _status_widgets(self) -> None:
-        bar = self.statusBar()
-        self.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
-        tips = {"backend": "backend and device", "kernel": "kernel time (CUDA events on a GPU, wall time elsewhere)",
-                "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
-                "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
-                "size": "image size"}
-        self.busy_label = QLabel()
-        self.busy_label.setToolTip("a render is running; Cancel ends it (at once on the simulator)")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
-        self.cancel_button.clicked.connect(self.cancel_render)
-        bar.addPermanentWidget(self.busy_label)
-        bar.addPermanentWidget(self.cancel_button)
-        self.busy_label.hide()
-        self.cancel_button.hide()
-        self.busy_timer = QTimer(self)
-        self.busy_timer.setInterval(100)
-        self.busy_timer.timeout.connect(self._show_busy)
-        self.busy_timer.start()
-        for key, label in self.status.items():
-            label.setToolTip(tips[key])
-            label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
-            bar.addPermanentWidget(label)
+        status_line.build(self)
 
     # ------------------------------------------------------------------ rendering
     def _model_changed(self, group: str) -> None:
@@ -159,7 +141,7 @@ class MainWindow(QMainWindow):
             self.stale[tab] = True
         cpu = self.model.backend.is_host
         self.compare_action.setEnabled(not cpu)
-        self.compare_action.setToolTip(CPU_MEMORY_TIP if cpu else "render the scene N times with global and constant memory")
+        self.compare_action.setToolTip(CPU_MEMORY_TIP + SIM_WAY if cpu else "render the scene N times with global and constant memory")
         self.status["backend"].setText(self.model.backend.label)
         if self.view.current_name() != self.model.tab:
             self.view.select(self.model.tab)
@@ -185,28 +167,7 @@ class MainWindow(QMainWindow):
             self.stale[self.model.tab] = True
 
     def _update_status(self, tab: str) -> None:
-        shown = self.last.get(tab)
-        if shown is None:
-            for key in ("kernel", "outside", "frame", "fps", "size"):
-                self.status[key].setText("")
-            return
-        frame, request = shown
-        if frame.preview:
-            self.status["kernel"].setText("preview (numpy reference): the kernel is loading…")
-            for key in ("outside", "frame", "fps"):
-                self.status[key].setText("")
-            self.status["size"].setText("{}x{}".format(*frame.size))
-            return
-        t = frame.kernel
-        self.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
-        outside = frame.outside_kernel_ms + self.display_ms.get(tab, 0.0)
-        self.status["outside"].setText(f"outside kernel {outside:.2f} ms")
-        self.status["frame"].setText(f"frame {frame.frame_ms + self.display_ms.get(tab, 0.0):.1f} ms")
-        fps = self.fps.fps()
-        self.status["fps"].setText(("-" if fps is None else f"{fps:.2f}" if fps < 10 else f"{fps:.1f}") + " fps")
-        w, h = frame.size
-        self.status["size"].setText(f"{w}x{h}")
-        self.status["backend"].setText(f"{request.backend.label}")
+        status_line.update(self, tab)
 
     def request_render(self, force: bool = False) -> None:
         """Render the current tab (coalesced: a newer request replaces one still waiting)."""
@@ -251,7 +212,8 @@ class MainWindow(QMainWindow):
 
     def _work_started(self, job) -> None:
         r = getattr(job, "render", job)
-        what = "comparing memory" if r is not job else f"rendering {r.kind}"
+        what = (f"comparing global and constant memory ({job.repeats} renders each)" if r is not job
+                else f"rendering {r.kind}")
         self.work = (f"{what} {r.size[0]}x{r.size[1]} on {r.backend.kind}", time.perf_counter())
 
     def _show_busy(self) -> None:
@@ -302,10 +264,11 @@ class MainWindow(QMainWindow):
             from raytracer_app.gui.inspector_dock import InspectorDock
 
             self.inspector = InspectorDock()
-            self.inspector.shown.connect(lambda *_: (self.inspector_dock.show(), self.inspector_dock.raise_()))
+            self.inspector.shown.connect(lambda *_: self.workspaces.show_dock(self.inspector_dock))
             for panel in self.panels.values():
                 self.inspector.attach(panel)
-            self.inspector_dock.setWidget(self.inspector)
+            self.inspector_dock.setWidget(layout.scrolling(self.inspector))
+            wheel_guard.guard_tree(self.inspector)
         return self.inspector
 
     def sphere_count_curve(self):
@@ -314,6 +277,7 @@ class MainWindow(QMainWindow):
             from raytracer_app.gui.count_curve import CountCurveDialog
 
             self.count_curve = CountCurveDialog(self.model, self)
+            wheel_guard.guard_tree(self.count_curve)
         self.count_curve.show()
         self.count_curve.raise_()
         self.count_curve.start()
@@ -328,7 +292,9 @@ class MainWindow(QMainWindow):
             self.view.select("spheres")
         repeats = self.controls.compare_repeats.value()
         self.worker.submit_job(CompareRequest(self.model.request(), repeats))
-        self.statusBar().showMessage(f"comparing global and constant memory ({repeats} renders each)…")
+        # one message at a time: the busy label says what runs (with its time and Cancel) from now on
+        self.statusBar().clearMessage()
+        self.busy_label.setText(f"comparing global and constant memory ({repeats} renders each)…")
         return True
 
     def _compare_ready(self, frames, job) -> None:
@@ -350,10 +316,22 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ layout, restart
     def reset_layout(self) -> None:
-        apply_default_layout(self)
-        self.inspector_dock.setFloating(False)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.inspector_dock)
-        self.inspector_dock.hide()
+        """View > Reset Layout: the default arrangement for this screen, the window fitted to it."""
+        layout.reset_layout(self)
+
+    def set_separate(self, on: bool) -> None:
+        """View > Workspaces: one workspace owns the window (on), or the panels side by side (off)."""
+        if on != self.workspaces.separate:
+            self.workspaces.set_separate(on)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().showEvent(event)
+        # the window manager frames the window after it is shown: fit it again once its frame is known
+        for ms in (300, 1500):
+            timer = QTimer(self)  # a child: never fires after the window is gone
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda: self._closing or layout.check_fit(self))
+            timer.start(ms)
 
     def restart_switching_simulator(self) -> None:
         """Close (saving settings) and start again in or out of the CUDA simulator (see run_gui)."""
@@ -410,6 +388,5 @@ class MainWindow(QMainWindow):
         s.setValue(Keys.BACKEND, self.model.backend_name)
         s.setValue(Keys.DEVICE, self.model.backend.device)
         s.setValue(Keys.CONTINUOUS, self.continuous_action.isChecked())
-        s.setValue(Keys.GEOMETRY, self.saveGeometry())
-        s.setValue(Keys.STATE, self.saveState())
+        layout.save_layout(self)
         s.sync()

@@ -61,6 +61,7 @@ class RenderModel(QObject):
         self.julia = JuliaParams()
         self.precision_mode = "auto"
         self.launch = "2d"
+        self._precision_said = ""  # the precision whose limit the view was last said to pass ('' within it)
         self._seq = 0
 
     # ------------------------------------------------------------------ derived values
@@ -263,21 +264,40 @@ class RenderModel(QObject):
         self.precision_mode = mode
         if mode != "auto":
             self.julia = replace(self.julia, precision=mode)
-        else:
-            self._auto_precision()
+        self._auto_precision()
         self.changed.emit("julia")
 
     def _auto_precision(self) -> None:
-        """In auto mode, the precision the view needs (precision_for); says so when it switches."""
-        if self.precision_mode != "auto":
-            return
+        """In auto mode, the precision the view needs (precision_for); says so when it switches, and when
+        the precision drawing the view no longer resolves it (float32 chosen by hand, or float64 past a
+        zoom of about 1e13)."""
         w, h = self.effective_size("julia")
-        wanted = self.julia.precision_for(w, h)
-        if wanted != self.julia.precision:
-            self.julia = replace(self.julia, precision=wanted)
-            self.message.emit(f"zoom {self.julia.zoom:.3g}: switched to float64, float32 no longer resolves "
-                              "neighbouring pixels" if wanted == "float64" else
-                              f"zoom {self.julia.zoom:.3g}: back to float32, which resolves this view")
+        if self.precision_mode == "auto":
+            wanted = self.julia.precision_for(w, h)
+            if wanted != self.julia.precision:
+                self.julia = replace(self.julia, precision=wanted)
+                self.message.emit(f"zoom {self.julia.zoom:.3g}: switched to float64, float32 no longer resolves "
+                                  "neighbouring pixels" if wanted == "float64" else
+                                  f"zoom {self.julia.zoom:.3g}: back to float32, which resolves this view")
+        note = self.precision_note()
+        short = self.julia.precision if note else ""  # said once when the view passes its precision's limit
+        if short and short != self._precision_said:
+            self.message.emit(note)
+        self._precision_said = short
+
+    def precision_note(self) -> str:
+        """Why the Julia view is drawn coarser than its pixels ('' while its precision resolves them)."""
+        from kernels.julia.params import FLOAT32_MIN_ULPS_PER_PIXEL
+
+        w, h = self.effective_size("julia")
+        j = self.julia
+        if j.ulps_per_pixel(w, h, j.precision) >= FLOAT32_MIN_ULPS_PER_PIXEL:
+            return ""
+        if j.precision == "float64":
+            return (f"zoom {j.zoom:.3g}: past float64's resolution (about 1e13): neighbouring pixels round to "
+                    "the same point, so the detail breaks up into blocks")
+        return (f"zoom {j.zoom:.3g}: past float32's resolution (about 1e4): the detail breaks up into blocks; "
+                "Precision float64 or auto resolves it")
 
     def set_launch(self, launch: str) -> None:
         if launch != self.launch:

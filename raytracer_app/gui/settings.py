@@ -22,8 +22,9 @@ class Keys:
     DEVICE = "backend/device"
     TAB = "view/tab"
     CONTINUOUS = "view/continuous"
-    GEOMETRY = "window/geometry"
+    GEOMETRY = "window/geometry"  # before layouts were kept per screen size: no longer read
     STATE = "window/state"
+    LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'geometry' | 'state' | 'separate' | 'workspace')
     SIZE = "render/size_{}"  # .format(tab)
     BLOCK_X = "render/block_x"
     BLOCK_Y = "render/block_y"

@@ -1,0 +1,135 @@
+"""Workspaces: named sets of docks (Render: the view and Controls; Benchmarks: the panels; Inspector), picked
+by tabs in the menu bar's corner. With ``separate`` on (a small screen: see layout.py) the chosen workspace
+owns the window: its docks are shown, every other workspace's docks are hidden, and the render view only
+where the workspace includes it, so a panel or the Inspector gets the window's whole height. Side by side
+(``separate`` off) a tab only shows and raises its workspace's docks.
+
+Adding a workspace is one call: ``window.workspaces.add("Lessons", [lessons_dock])``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
+from PyQt6.QtWidgets import QApplication, QTabBar
+
+OPEN_SHARE = 0.45  # of the window's height (or width) a tool opened side by side gets
+
+
+@dataclass
+class Workspace:
+    name: str
+    docks: list = field(default_factory=list)
+    view: bool = False  # shows the render view
+    tip: str = ""
+
+
+def commit_typed() -> None:
+    """A value typed into the focused box but not yet entered is taken now (its focus-out does that), as
+    before a tab or workspace change that would redraw the box from the model."""
+    focused = QApplication.focusWidget()
+    if focused is not None:
+        focused.clearFocus()
+
+
+class Workspaces(QObject):
+    """The workspaces of ``window`` (a QMainWindow with a central ``view``). ``changed(name)`` after a switch."""
+
+    changed = pyqtSignal(str)
+
+    def __init__(self, window, view):
+        super().__init__(window)
+        self.window, self.view = window, view
+        self.items: list[Workspace] = []
+        self.separate = False
+        self.bar = QTabBar()
+        self.bar.setDocumentMode(True)
+        self.bar.setDrawBase(False)
+        self.bar.setExpanding(False)
+        self.bar.setToolTip("workspaces: on a small screen each owns the window; side by side a tab raises its "
+                            "tools (View > Workspaces switches)")
+        self.bar.currentChanged.connect(self._tab_changed)
+        window.menuBar().setCornerWidget(self.bar, Qt.Corner.TopRightCorner)
+        self._applying = False
+
+    # ------------------------------------------------------------------ building
+    def add(self, name: str, docks=(), view: bool = False, tip: str = "") -> Workspace:
+        """A workspace of these docks (and the render view with ``view``), as one more tab."""
+        ws = Workspace(name, list(docks), view, tip)
+        self.items.append(ws)
+        self.bar.blockSignals(True)
+        index = self.bar.addTab(name)
+        self.bar.setTabToolTip(index, tip or name)
+        self.bar.blockSignals(False)
+        for dock in ws.docks:
+            dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and self.show_dock(d))
+            dock.visibilityChanged.connect(lambda shown: shown or QTimer.singleShot(0, self._closed))
+        return ws
+
+    def _closed(self) -> None:
+        """A workspace whose last tool was closed would leave an empty window: go back to Render."""
+        ws = self.current() if self.items else None
+        if (self.separate and not self._applying and ws is not None and not ws.view
+                and all(dock.isHidden() for dock in ws.docks)):
+            self.select(self.items[0].name)
+
+    def names(self) -> list[str]:
+        return [ws.name for ws in self.items]
+
+    def current(self) -> Workspace:
+        return self.items[max(self.bar.currentIndex(), 0)]
+
+    def of(self, dock) -> Workspace | None:
+        return next((ws for ws in self.items if dock in ws.docks), None)
+
+    # ------------------------------------------------------------------ switching
+    def select(self, name: str) -> None:
+        index = self.names().index(name)
+        if index == self.bar.currentIndex():
+            self.apply()
+        else:
+            self.bar.setCurrentIndex(index)  # _tab_changed applies it
+
+    def show_dock(self, dock) -> None:
+        """Bring ``dock`` to the front: in its workspace (which owns the window when ``separate``)."""
+        ws = self.of(dock)
+        if self.separate and ws is not None and ws is not self.current():
+            self.select(ws.name)
+        opening = dock.isHidden()
+        dock.show()
+        dock.raise_()
+        if opening and not self.separate and not dock.isFloating():  # side by side: room to read it
+            area = self.window.dockWidgetArea(dock)
+            vertical = area in (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea)
+            whole = self.window.height() if vertical else self.window.width()
+            self.window.resizeDocks([dock], [int(whole * OPEN_SHARE)],
+                                    Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal)
+
+    def set_separate(self, on: bool) -> None:
+        self.separate = bool(on)
+        self.apply()
+
+    def _tab_changed(self, _index: int) -> None:
+        commit_typed()
+        self.apply()
+        self.changed.emit(self.current().name)
+
+    def apply(self) -> None:
+        """Show the current workspace's docks (and with ``separate`` hide the others')."""
+        if self._applying or not self.items:
+            return
+        self._applying = True
+        try:
+            ws = self.current()
+            if self.separate:
+                for other in self.items:
+                    for dock in other.docks:
+                        if dock not in ws.docks and not dock.isFloating():
+                            dock.hide()
+                self.view.setVisible(ws.view)
+            else:
+                self.view.setVisible(True)
+            for dock in ws.docks:
+                dock.show()
+        finally:
+            self._applying = False
