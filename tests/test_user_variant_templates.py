@@ -64,3 +64,25 @@ def test_the_template_compiles_for_sm90(tmp_path, target, variant):
 def test_an_unknown_built_in_is_one_line_exit_2(tmp_path, capsys):
     assert main(["variant", "new", "reduction", "--from", "numpy", str(tmp_path / "x.py")]) == 2
     assert "built-in GPU variants are" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_compiler
+def test_inspect_a_variant_file_beside_a_built_in(tmp_path, capsys):
+    path = _new(tmp_path, capsys, "reduction", "sequential")
+    code = main(["inspect", "reduction", "--variant-file", str(path), "--compare", "best", "--backend", "sim"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "my-sequential" in out and "best" in out and "registers per thread" in out
+    code = main(["inspect", "reduction", "--variant-file", str(path), "--show", "source", "--backend", "sim"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"({path}, line" in out and "def sequential(a, b, block_partials):" in out  # the file's own lines
+
+
+def test_inspect_a_file_without_inspect_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "v.py"
+    path.write_text('from numba import cuda\nTARGET = "reduction"\nNAME = "v"\n\n\ndef run(a, b, out, launch, op):\n'
+                    '    pass\n')
+    assert main(["inspect", "reduction", "--variant-file", str(path), "--backend", "sim"]) == 2
+    assert "declares no INSPECT" in capsys.readouterr().err

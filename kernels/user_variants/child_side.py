@@ -90,11 +90,18 @@ def _declared(module, path: str) -> dict:
         bad(f"LAUNCH must be a kernels.launch.LaunchRule, not {type(rule).__name__}")
     if not callable(getattr(module, "run", None)):
         bad(f"the file must define run(...): {spec.user.arguments}")
+    inspect = getattr(module, "INSPECT", None)
+    if inspect is not None and not (isinstance(inspect, dict) and isinstance(inspect.get("kernel"), str)
+                                    and isinstance(inspect.get("signature"), str)):
+        bad(f"INSPECT must be a dict with 'kernel' and 'signature' (and optional 'args', 'item', "
+            f"'dynamic_shared_per_thread'), not {inspect!r}")
+    if inspect is not None:
+        inspect = {k: (list(v) if isinstance(v, tuple) else v) for k, v in inspect.items()}
     rule = rule or spec.user.default_launch
     if rule.grid_for_n is not None and getattr(rule.grid_for_n, "__module__", "") == module.__name__:
         rule = dataclasses.replace(rule, grid_for_n=None)
     return {"target": target, "name": name, "supports": {k: tuple(v) for k, v in supports.items()}, "launch": rule,
-            "doc": (module.__doc__ or "").strip().split("\n")[0]}
+            "doc": (module.__doc__ or "").strip().split("\n")[0], "inspect": inspect}
 
 
 def _run(module, declared: dict, payload: dict, send):

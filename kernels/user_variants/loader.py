@@ -148,3 +148,27 @@ def detached(problem):
         if key.startswith("_device"):
             setattr(twin, key, {} if isinstance(value, dict) else None)
     return twin
+
+
+def kernel_decl(variant: Variant):
+    """What the inspector compiles for a loaded user variant (its file's INSPECT), as a KernelDecl: its
+    launch rule's block, the dynamic shared memory INSPECT declares per thread, and (a user's kernel has no
+    traffic model of its own) the traffic model of its algorithm's first inspectable built-in, said in
+    the note. UserFileError when the file declares no INSPECT."""
+    from kernels.harness.kernel_decl import KernelDecl
+    from kernels.registry import by_name
+
+    run: UserRun = variant.run
+    spec = run.declared["inspect"]
+    if spec is None:
+        raise UserFileError(f"{run.file.path}: declares no INSPECT = {{'kernel': ..., 'signature': ...}} to compile "
+                            "(docs/user-variants.md)")
+    model = next(v for v in by_name(run.target).variants if v.inspect is not None)
+    per_thread = int(spec.get("dynamic_shared_per_thread", 0))
+    block = variant.launch.block if isinstance(variant.launch.block, tuple) else (variant.launch.block,)
+    args = spec.get("args")
+    return KernelDecl(run.file.path, spec["kernel"], tuple(args) if args is not None else None, spec["signature"],
+                      block, lambda threads: per_thread * threads, model.inspect.traffic, model.inspect.default_n,
+                      item=spec.get("item"), grid=model.inspect.grid,
+                      note=f"user variant {run.file.path} sha256 {run.file.short_hash}; traffic modelled as "
+                           f"{model.name}'s")

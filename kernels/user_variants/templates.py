@@ -46,7 +46,7 @@ def run(a, b, out, launch, op):
     partials = scratch("partials", launch.grid, out.dtype)
     kernel[launch.grid, launch.block, 0, launch.block * out.dtype.itemsize](a, b, partials)
     add_partials[-(-launch.grid // 256), 256](partials, out)
-''', {"kernel": factory, "args": ["sum", "int32"], "signature": _RED_SIG})
+''', {"kernel": factory, "args": ["sum", "int32"], "signature": _RED_SIG, "dynamic_shared_per_thread": 8})
 
 
 REDUCTION = {
@@ -72,7 +72,8 @@ def run(a, b, out, launch, op):
     shared_bytes = launch.block * out.dtype.itemsize
     first[launch.grid, launch.block, 0, shared_bytes](a, b, partials)
     second[1, launch.block, 0, shared_bytes](partials, partials, out)
-''', {"kernel": "block_sums_kernel", "args": ["sum", "int32"], "signature": _RED_SIG}),
+''', {"kernel": "block_sums_kernel", "args": ["sum", "int32"], "signature": _RED_SIG,
+      "dynamic_shared_per_thread": 8}),
     "last-block": Template("kernels.reduction.gpu", (*_RED_SHARED, "last_block_kernel"), '''
 def run(a, b, out, launch, op):
     """One launch; the last block to finish adds every block's partial into out (it resets the ticket)."""
@@ -81,7 +82,7 @@ def run(a, b, out, launch, op):
     tickets = scratch("tickets", 1, np.int32)
     kernel[launch.grid, launch.block, 0, launch.block * out.dtype.itemsize](a, b, partials, out, tickets)
 ''', {"kernel": "last_block_kernel", "args": ["sum", "int32"],
-      "signature": "void(int32[::1], int32[::1], int64[::1], int64[::1], int32[::1])"}),
+      "signature": "void(int32[::1], int32[::1], int64[::1], int64[::1], int32[::1])", "dynamic_shared_per_thread": 8}),
     "warp-shuffle": Template("kernels.reduction.gpu", (*_RED_SHARED, "warp_shuffle_kernel"), '''
 def run(a, b, out, launch, op):
     """Warp shuffles, one atomic per warp into out[0] (slot 0: out has one element)."""
@@ -138,7 +139,9 @@ TARGET = {target!r}
 NAME = {name!r}
 SUPPORTS = {supports!r}
 {helpers}LAUNCH = {launch}
-INSPECT = {inspect!r}  # what `inspect --variant-file` compiles: kernel factory, its arguments, the signature
+# what `inspect --variant-file` compiles: the kernel (here a factory, called with args), its signature, and
+# the dynamic shared memory its launch asks for per thread
+INSPECT = {inspect!r}
 '''
 
 _REDUCTION_HELPERS = '''
