@@ -15,7 +15,7 @@ APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 # the GUI's models and state: listened to by widgets, never holding one
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
              ("models.py", "settings.py", "timing_log.py", "algorithms.py", "backend_settings.py",
-              "sim_limits.py", "file_dialogs.py")]
+              "sim_limits.py", "file_dialogs.py", "variant_files.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 

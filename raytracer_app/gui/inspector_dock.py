@@ -292,6 +292,13 @@ class InspectorDock(QWidget):
                                    f"{c.bandwidth_gbs:.0f} GB/s and {c.peak_ops(kind) / 1e12:.1f} T{kind} operations/s")
 
     # ------------------------------------------------------------------ compare
+    def show_compared(self, a, b) -> None:
+        """Two reports compiled elsewhere (the variant editor's file and a built-in) in the Compare tab."""
+        self._compare_request = None
+        self._compared(a, b, None)
+        self.tabs.setCurrentIndex(2)
+        self.shown.emit(a.target, a.variant)
+
     def _compared(self, a, b, request) -> None:
         if request != getattr(self, "_compare_request", None):
             return

@@ -9,7 +9,7 @@ import time
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtWidgets import QDockWidget, QLabel, QMainWindow, QPushButton
 
-from raytracer_app.gui import backend_settings, dialogs
+from raytracer_app.gui import backend_settings, dialogs, variant_editor
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, Controls
@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
+        variant_editor.install(self)  # self.variant_editor in a hidden dock (View > Variant Editor)
         self.count_curve = None
         self.model.restore()  # the saved values; the controls follow its changed signal
         backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
@@ -392,7 +393,7 @@ class MainWindow(QMainWindow):
         if self.restart_argv:
             self.settings.setValue(Keys.BACKEND, self.restart_argv[-1])
             self.settings.sync()
-        threads = [p.thread for p in self.panels.values()] + [self.render_thread]
+        threads = [p.thread for p in self.panels.values()] + [self.render_thread, self.variant_editor.thread]
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
         for thread in threads:

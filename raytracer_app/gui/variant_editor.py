@@ -1,0 +1,410 @@
+"""The variant editor (docs/user-variants.md): write a kernel of your own, Run it, and see it verified and
+timed beside the built-ins in its benchmark panel, or compared with a built-in in the Inspector.
+
+A QPlainTextEdit with a Python highlighter and a line-number gutter (PyQt6-QScintilla 2.14.1 needs
+libQt6PrintSupport, which the pinned PyQt6's Qt does not ship, so it is not used). New from a built-in
+writes its template; Open, Save and Save As go through the one reader and writer; every edit is autosaved
+(after a pause) to the editor's folder under the cache folder, with a recent list (variant_files.py).
+Run saves the buffer and hands it to a VariantWorker (workers.py): the file's code runs only in the
+user-variant child process, under the watchdog set here (seconds, saved in the settings)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from PyQt6.QtCore import QRect, QRegularExpression, QSize, Qt, QTimer, pyqtSignal
+from PyQt6.QtGui import QColor, QFont, QFontDatabase, QPainter, QSyntaxHighlighter, QTextCharFormat, QTextFormat
+from PyQt6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                             QTextEdit, QVBoxLayout, QWidget)
+
+from raytracer_app.gui import variant_files
+from raytracer_app.gui.workers import VariantJob, VariantWorker, WorkerThread
+
+WATCHDOG_KEY = "variants/watchdog_s"
+AUTOSAVE_MS = 1500
+_KEYWORDS = ("False None True and as assert break class continue def del elif else except finally for from global "
+             "if import in is lambda nonlocal not or pass raise return try while with yield").split()
+
+
+def _format(colour: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
+    f = QTextCharFormat()
+    f.setForeground(QColor(colour))
+    if bold:
+        f.setFontWeight(QFont.Weight.Bold)
+    f.setFontItalic(italic)
+    return f
+
+
+class PythonHighlighter(QSyntaxHighlighter):
+    """Keywords, decorators, numbers, strings and comments (triple-quoted strings across lines)."""
+
+    RULES = [(QRegularExpression(rf"\b{k}\b"), _format("#0000a0", bold=True)) for k in _KEYWORDS] + [
+        (QRegularExpression(r"@[\w.]+"), _format("#906000")),
+        (QRegularExpression(r"\b\d+(\.\d*)?([eE][-+]?\d+)?\b|\b0x[0-9a-fA-F]+\b"), _format("#a000a0")),
+        (QRegularExpression(r"\bdef\s+(\w+)|\bclass\s+(\w+)"), _format("#006080", bold=True)),
+        (QRegularExpression(r"'[^'\\\n]*(\\.[^'\\\n]*)*'|\"[^\"\\\n]*(\\.[^\"\\\n]*)*\""), _format("#008000")),
+        (QRegularExpression(r"#[^\n]*"), _format("#808080", italic=True)),
+    ]
+    TRIPLE = (QRegularExpression('"""'), QRegularExpression("'''"))
+    STRING = _format("#008000")
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt naming)
+        for pattern, fmt in self.RULES:
+            it = pattern.globalMatch(text)
+            while it.hasNext():
+                m = it.next()
+                self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+        self.setCurrentBlockState(0)
+        for state, delimiter in enumerate(self.TRIPLE, 1):
+            if self._triple(text, delimiter, state):
+                return
+
+    def _triple(self, text: str, delimiter: QRegularExpression, state: int) -> bool:
+        start = 0 if self.previousBlockState() == state else -1
+        if start < 0:
+            m = delimiter.match(text)
+            start = m.capturedStart() if m.hasMatch() else -1
+            offset = 3
+        else:
+            offset = 0
+        while start >= 0:
+            end = delimiter.match(text, start + offset)
+            if end.hasMatch():
+                length = end.capturedEnd() - start
+                self.setFormat(start, length, self.STRING)
+                nxt = delimiter.match(text, start + length)
+                start, offset = (nxt.capturedStart(), 3) if nxt.hasMatch() else (-1, 3)
+            else:
+                self.setCurrentBlockState(state)
+                self.setFormat(start, len(text) - start, self.STRING)
+                return True
+        return False
+
+
+class _Gutter(QWidget):
+    def __init__(self, editor: CodeEditor):
+        super().__init__(editor)
+        self.editor = editor
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.editor.gutter_width(), 0)
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        self.editor.paint_gutter(event)
+
+
+class CodeEditor(QPlainTextEdit):
+    """Monospace text with line numbers in a gutter; ``mark_line(n)`` shows an error's line."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
+        self.gutter = _Gutter(self)
+        self.highlighter = PythonHighlighter(self.document())
+        self.error_line: int | None = None
+        self.blockCountChanged.connect(lambda _: self.setViewportMargins(self.gutter_width(), 0, 0, 0))
+        self.updateRequest.connect(self._scroll_gutter)
+        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def gutter_width(self) -> int:
+        digits = len(str(max(1, self.blockCount())))
+        return 8 + self.fontMetrics().horizontalAdvance("9") * max(3, digits)
+
+    def _scroll_gutter(self, rect, dy) -> None:
+        if dy:
+            self.gutter.scroll(0, dy)
+        else:
+            self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        r = self.contentsRect()
+        self.gutter.setGeometry(QRect(r.left(), r.top(), self.gutter_width(), r.height()))
+
+    def paint_gutter(self, event) -> None:
+        painter = QPainter(self.gutter)
+        painter.fillRect(event.rect(), QColor("#f0f0f0"))
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        while block.isValid() and top <= event.rect().bottom():
+            number = block.blockNumber() + 1
+            if block.isVisible():
+                painter.setPen(QColor("#c00000") if number == self.error_line else QColor("#808080"))
+                painter.drawText(0, top, self.gutter.width() - 4, height, Qt.AlignmentFlag.AlignRight, str(number))
+            top += round(self.blockBoundingRect(block).height())
+            block = block.next()
+        painter.end()
+
+    def mark_line(self, line: int | None) -> None:
+        """Highlight line ``line`` (1-based) and put the cursor there; None clears the mark."""
+        self.error_line = line
+        selections = []
+        if line is not None and 1 <= line <= self.blockCount():
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setBackground(QColor("#ffd8d8"))
+            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            cursor = self.textCursor()
+            cursor.setPosition(self.document().findBlockByNumber(line - 1).position())
+            selection.cursor = cursor
+            selections.append(selection)
+            self.setTextCursor(cursor)
+            self.centerCursor()
+        self.setExtraSelections(selections)
+        self.gutter.update()
+
+
+def error_line(text: str, path: str) -> int | None:
+    """The line a 'path:line: ...' message names in ``path``."""
+    m = re.match(rf"{re.escape(path)}:(\d+):", text)
+    return int(m.group(1)) if m else None
+
+
+class VariantEditor(QWidget):
+    """``rowReady(target_title, row)``: a Run's row for that benchmark panel; ``compared(a, b)``: the file's
+    and a built-in's KernelReports for the Inspector's Compare tab; ``message(text)`` for the status line."""
+
+    rowReady = pyqtSignal(str, object)
+    compared = pyqtSignal(object, object)
+    message = pyqtSignal(str)
+
+    def __init__(self, model, panels: dict, settings=None):
+        super().__init__()
+        from kernels.registry import ALGORITHMS
+        from raytracer_app.gui.settings import make_settings, read
+
+        self.model, self.panels = model, panels
+        self.settings = settings if settings is not None else make_settings()
+        self.targets = {a.name: a for a in ALGORITHMS if a.user is not None}
+        self.path: str | None = None  # the file Save writes; None for a new buffer
+        self.running = False
+        self.worker = VariantWorker()
+        self.thread = WorkerThread(self.worker, "variant-editor")
+        self.worker.rowReady.connect(self._row)
+        self.worker.failed.connect(self._failed)
+        self.worker.compared.connect(self._compared)
+        self.worker.finished.connect(self._finished)
+        self.thread.start()
+
+        self.editor = CodeEditor()
+        self.target_box, self.from_box, self.compare_box = QComboBox(), QComboBox(), QComboBox()
+        self.target_box.addItems(list(self.targets))
+        self.target_box.currentTextChanged.connect(self._fill_variants)
+        self.recent_box = QComboBox()
+        self.recent_box.setToolTip("files opened or saved last")
+        self.recent_box.activated.connect(lambda i: i > 0 and self.open(self.recent_box.itemText(i)))
+        self.watchdog = QDoubleSpinBox()
+        self.watchdog.setRange(0.5, 600)
+        self.watchdog.setSuffix(" s")
+        self.watchdog.setValue(read(self.settings, WATCHDOG_KEY, 10.0, float, 0.5, 600))
+        self.watchdog.setToolTip("a call of run() that takes longer is stopped (its process ended) and reported")
+        self.watchdog.valueChanged.connect(lambda v: self.settings.setValue(WATCHDOG_KEY, v))
+        buttons = {}
+        for text, slot in (("New", self.new_from), ("Open…", self.open), ("Save", self.save),
+                           ("Save As…", self.save_as), ("Run", self.run), ("Inspect vs", self.inspect)):
+            buttons[text] = QPushButton(text)
+            buttons[text].clicked.connect(lambda _=False, s=slot: s())
+        self.run_button, self.inspect_button = buttons["Run"], buttons["Inspect vs"]
+        self.status = QLabel("New writes a runnable copy of a built-in; Run verifies and times it beside the built-ins")
+        self.status.setWordWrap(True)
+        top, bottom = QHBoxLayout(), QHBoxLayout()
+        for w in (self.target_box, QLabel("from"), self.from_box, buttons["New"], buttons["Open…"],
+                  buttons["Save"], buttons["Save As…"], self.recent_box):
+            top.addWidget(w)
+        top.addStretch(1)
+        for w in (buttons["Run"], QLabel("watchdog"), self.watchdog, buttons["Inspect vs"], self.compare_box):
+            bottom.addWidget(w)
+        bottom.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(top)
+        lay.addWidget(self.editor, 1)
+        lay.addLayout(bottom)
+        lay.addWidget(self.status)
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_MS)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.editor.textChanged.connect(self._edited)
+        self._fill_variants()
+        self._fill_recent(variant_files.recent())
+
+    # ------------------------------------------------------------------ buffers and files
+    @property
+    def target(self) -> str:
+        return self.target_box.currentText()
+
+    def _fill_variants(self) -> None:
+        from kernels.user_variants import templates
+
+        names = templates.names(self.target)
+        for box in (self.from_box, self.compare_box):
+            box.clear()
+            box.addItems(names)
+            if "best" in names:
+                box.setCurrentText("best")
+
+    def _fill_recent(self, paths) -> None:
+        self.recent_box.clear()
+        self.recent_box.addItem("Recent…")
+        self.recent_box.addItems(paths)
+
+    def _edited(self) -> None:
+        self.editor.mark_line(None) if self.editor.error_line else None
+        self.autosave_timer.start()
+
+    def new_from(self, variant: str | None = None) -> None:
+        from kernels.user_variants import templates
+
+        variant = variant or self.from_box.currentText()
+        self.editor.setPlainText(templates.source(self.target, variant))
+        self.path = None
+        self._say(f"a copy of {self.target} {variant}: edit it, then Run")
+
+    def open(self, path: str | None = None) -> bool:
+        from raytracer_app.gui.dialogs import ask_path
+
+        path = path or ask_path(self, "Open variant file", "Python (*.py);;All files (*)", save=False,
+                                settings=self.settings)
+        if not path:
+            return False
+        try:
+            text = variant_files.read_text(path)
+        except Exception as exc:  # noqa: BLE001 - a message, never a crash
+            self._say(str(exc), error=True)
+            return False
+        self.editor.setPlainText(text)
+        self.path = os.path.abspath(path)
+        self._fill_recent(variant_files.remember(self.path))
+        self._say(f"opened {self.path}")
+        return True
+
+    def save(self) -> bool:
+        return self.save_as(self.path) if self.path else self.save_as()
+
+    def save_as(self, path: str | None = None) -> bool:
+        from raytracer_app.gui.dialogs import ask_path
+
+        path = path or ask_path(self, "Save variant file", "Python (*.py)", self._name() + ".py",
+                                settings=self.settings)
+        if not path:
+            return False
+        try:
+            variant_files.write_text(path, self.editor.toPlainText(), "Save Variant")
+        except Exception as exc:  # noqa: BLE001
+            self._say(str(exc), error=True)
+            return False
+        self.path = os.path.abspath(path)
+        self._fill_recent(variant_files.remember(self.path))
+        self._say(f"saved {self.path}")
+        return True
+
+    def _name(self) -> str:
+        m = re.search(r"^NAME\s*=\s*['\"]([^'\"]+)['\"]", self.editor.toPlainText(), re.M)
+        return m.group(1) if m else "my-variant"
+
+    def autosave(self) -> str | None:
+        """The buffer written to the editor's folder (what Run loads); None when that folder is unusable."""
+        self.autosave_timer.stop()
+        path = variant_files.autosave_path(os.path.basename(self.path) if self.path else self._name())
+        if path is None:
+            return None
+        try:
+            return str(variant_files.write_text(path, self.editor.toPlainText(), "autosave"))
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"autosave failed: {exc}", error=True)
+            return None
+
+    # ------------------------------------------------------------------ run and inspect
+    def _job(self, compare_with: str | None = None) -> VariantJob | None:
+        if self.running:
+            return None
+        path = self.autosave()
+        if path is None:
+            self._say("the editor's folder cannot be written; Save the file first", error=True)
+            return None
+        spec = self.targets[self.target]
+        panel = self.panels.get(spec.title)
+        n = panel.n.value() if panel is not None else spec.size.default_for(self.model.backend, gui=True)
+        options = {k: c.currentText() for k, c in panel.options.items()} if panel is not None else {}
+        repeats = panel.repeats.value() if panel is not None else 2
+        self.editor.mark_line(None)
+        return VariantJob(path, self.model.backend, spec, n, options, repeats, self.watchdog.value(), compare_with)
+
+    def run(self) -> bool:
+        """Save, load and compile the file in its child process, verify and time it at the panel's size."""
+        job = self._job()
+        if job is None:
+            return False
+        self._start(job, f"running {os.path.basename(job.path)} at n = {job.n:,} on {self.model.backend.label}…")
+        return True
+
+    def inspect(self) -> bool:
+        """Compile the file and the chosen built-in for the Inspector's Compare tab."""
+        job = self._job(self.compare_box.currentText())
+        if job is None:
+            return False
+        self._start(job, f"compiling {os.path.basename(job.path)} and {job.compare_with} for {job.arch}…")
+        return True
+
+    def _start(self, job: VariantJob, text: str) -> None:
+        self.running = True
+        self.run_button.setEnabled(False)
+        self.inspect_button.setEnabled(False)
+        self._path_running = job.path
+        self._say(text)
+        self.worker.start(job)
+
+    def _row(self, row) -> None:
+        from kernels.harness import bench
+
+        self.rowReady.emit(self.targets[self.target].title, row)
+        verdict = {bench.FAILED: "FAILED", bench.ERROR: "error"}.get(row.verified, row.verified)
+        timing = f"{row.timing.median_ms:.4f} ms" if row.timing else "no timing"
+        self._say(f"{row.variant}: {verdict}, {timing} ({row.note})", error=not row.ok)
+
+    def _failed(self, text: str) -> None:
+        self.editor.mark_line(error_line(text, getattr(self, "_path_running", "")))
+        self._say(text, error=True)
+
+    def _compared(self, mine, built_in) -> None:
+        self.compared.emit(mine, built_in)
+        self._say(f"{mine.variant} and {built_in.variant} are side by side in the Inspector's Compare tab")
+
+    def _finished(self) -> None:
+        self.running = False
+        self.run_button.setEnabled(True)
+        self.inspect_button.setEnabled(True)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c00000" if error else "")
+        self.message.emit(f"Variant editor: {text}")
+
+    def shutdown(self) -> bool:
+        from kernels.user_variants import loader
+
+        self.worker.stop()
+        done = self.thread.shutdown(timeout_ms=500)
+        loader.end_children()
+        return done
+
+
+def install(window) -> None:
+    """The editor as a dock of ``window`` (hidden until View > Variant Editor), its rows going to the
+    benchmark panels and its comparisons to the Inspector."""
+    from PyQt6.QtWidgets import QDockWidget
+
+    editor = VariantEditor(window.model, window.panels, window.settings)
+    dock = QDockWidget("Variant editor", window)
+    dock.setObjectName("dock-variant-editor")
+    dock.setWidget(editor)
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.hide()
+    editor.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
+    editor.rowReady.connect(lambda title, row: window.panels[title].add_user_row(row))
+    editor.compared.connect(lambda a, b: window.ensure_inspector().show_compared(a, b))
+    window.variant_editor, window.variant_dock = editor, dock
