@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
-#   compare-runs (two identical reduction runs as result files, compared) cpu-twins pack
+#   compare-runs (two identical reduction runs as result files, compared) cpu-twins user-variant pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -98,6 +98,20 @@ for stage in "$@"; do
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
+    user-variant)
+      # your own variant: the best template beside the built-in best (default launch: best tunes, the template
+      # runs its LAUNCH; then both at 256 x 8), and the editor's Run -> row time (warm child, then cold)
+      tpl=$(mktemp -d)/my-best.py
+      app variant new reduction --from best "$tpl" 2>&1 | tee "$OUT/user-variant.log"
+      TIMEFORMAT="bench wall time (start, child, compile, both rows): %R s"
+      { time app bench reduction --backend cuda --n 16777216 --variant-file "$tpl" --variants best,my-best \
+          --repeats 20 --csv "$OUT/user-variant.csv" ; } 2>&1 | tee -a "$OUT/user-variant.log"
+      app bench reduction --backend cuda --n 16777216 --variant-file "$tpl" --variants best,my-best --repeats 20 \
+        --block 256 --items-per-thread 8 2>&1 | tee -a "$OUT/user-variant.log"
+      QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --runs 3 \
+        2>&1 | tee -a "$OUT/user-variant.log"
+      QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --cold \
+        2>&1 | tee -a "$OUT/user-variant.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     *) echo "unknown stage $stage" ;;

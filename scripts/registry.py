@@ -27,6 +27,9 @@ SCRIPTS = (
     Script("compare_rates.py", "how often compare's verdicts are wrong: identical runs called FASTER / SLOWER, and "
            "3% / 10% slowdowns missed, on synthetic samples and on result files (docs/results.md)",
            ("--rows", "20", "--sigmas", "0.005")),
+    Script("variant_run_time.py", "the variant editor's Run as a user sees it: seconds from Run to the row in the "
+           "benchmark panel, compile included, then a re-run without edits (docs/user-variants.md)",
+           ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -24,6 +24,8 @@ class BadFile(Exception):
 def serve(payload: dict, send) -> dict:
     """One job: {'job': 'load' | 'run', 'path', 'source', ...}; returns {'declared': ...}, {'outcome': ...},
     {'bad_file': line} or {'error': line}."""
+    if payload["job"] == "warm":
+        return {"warm": _warm(payload["backend"])}
     path, source = payload["path"], payload["source"]
     try:
         import numba.cuda  # noqa: F401  (before the watchdog's clock matters: the file's own code comes next)
@@ -40,6 +42,16 @@ def serve(payload: dict, send) -> dict:
         if _is_compile_error(exc):
             return {"bad_file": where(exc, path)}
         return {"error": where(exc, path)}
+
+
+def _warm(backend) -> str:
+    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for."""
+    from numba import cuda
+
+    backend.activate()
+    if backend.is_gpu:
+        cuda.current_context()
+    return "ready"
 
 
 def import_file(path: str, source: str) -> types.ModuleType:

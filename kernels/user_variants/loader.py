@@ -81,6 +81,12 @@ def _ask(backend, payload: dict, watchdog_s: float, should_stop=lambda: False) -
     return child_for(backend).call("user", payload, should_stop, watchdog_s=watchdog_s)
 
 
+def warm(backend, watchdog_s: float = 60.0) -> None:
+    """Start the child for ``backend`` and let it import numba (and make its CUDA context) now, so that the
+    first Run waits only for its own compile."""
+    _ask(backend, {"job": "warm", "backend": backend}, watchdog_s)
+
+
 def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lambda: False) -> Variant:
     """The file as one more GPU variant of its TARGET (UserFileError when it does not load). Its ``run``
     is a :class:`UserRun`."""

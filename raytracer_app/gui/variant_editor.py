@@ -379,6 +379,13 @@ class VariantEditor(QWidget):
         self.run_button.setEnabled(True)
         self.inspect_button.setEnabled(True)
 
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Shown: start the child process now, so that Run waits only for its own compile."""
+        super().showEvent(event)
+        if getattr(self, "_warmed", None) is not self.model.backend:
+            self._warmed = self.model.backend
+            self.worker.warm(self.model.backend)
+
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
         self.status.setStyleSheet("color: #c00000" if error else "")

@@ -288,11 +288,26 @@ class VariantWorker(QObject):
     compared = pyqtSignal(object, object)  # KernelReport of the file, of the built-in
     finished = pyqtSignal()
     _start = pyqtSignal(object)
+    _warm = pyqtSignal(object)
 
     def __init__(self):
         super().__init__()
         self._stop = threading.Event()
         self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
+        self._warm.connect(self._warm_up, Qt.ConnectionType.QueuedConnection)
+
+    def warm(self, backend) -> None:
+        """Start the user-variant child for ``backend`` now (numba imported, CUDA context made)."""
+        self._warm.emit(backend)
+
+    @pyqtSlot(object)
+    def _warm_up(self, backend) -> None:
+        from kernels.user_variants import loader
+
+        try:
+            loader.warm(backend)
+        except Exception:  # noqa: BLE001 - a Run starts the child again and says what is wrong
+            pass
 
     def start(self, job: VariantJob) -> None:
         self._stop.clear()
