@@ -88,3 +88,42 @@ def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
     finally:
         w.close()
         qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
+
+
+def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, editor):
+    editor.new_from("sequential")
+    editor.editor.setPlainText(editor.editor.toPlainText().replace("            i += stride\n", "            i += 0\n"))
+    editor.watchdog.setValue(3)
+    rows = []
+    editor.rowReady.connect(lambda title, row: rows.append(row))
+    assert editor.run()
+    qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+    assert len(rows) == 1 and rows[0].verified == "error" and "stopped by the watchdog" in rows[0].note
+    assert "stopped by the watchdog" in editor.status.text()
+    from raytracer_app.gui.settings import make_settings
+
+    assert float(make_settings().value("variants/watchdog_s")) == 3.0  # the setting is kept
+
+
+@pytest.mark.slow
+def test_inspect_vs_puts_the_file_beside_a_built_in_in_the_inspector(qtbot, cuda_backend):
+    from kernels.inspector import toolchain
+    from raytracer_app.gui.main_window import MainWindow
+
+    if toolchain.missing():
+        pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
+    w = MainWindow(cuda_backend)
+    w.show()
+    try:
+        editor = w.variant_editor
+        editor.new_from("sequential")
+        editor.compare_box.setCurrentText("best")
+        assert editor.inspect()
+        qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+        dock = w.inspector
+        assert dock is not None and dock.compare_table.rowCount() > 5, editor.status.text()
+        headers = [dock.compare_table.horizontalHeaderItem(c).text() for c in (1, 2)]
+        assert headers == ["my-sequential", "best"] and "registers" in dock.compare_status.text()
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
