@@ -37,6 +37,8 @@ def _user_variants(args, backend) -> list:
     users = []
     for path in paths:
         v = loader.load(path, backend, args.variant_timeout)
+        if v.run.target != args.target:
+            raise InputError(f"--variant-file {path} declares TARGET {v.run.target!r}; this is `bench {args.target}`")
         if v.name in {u.name for u in users}:
             raise InputError(f"--variant-file {path}: NAME {v.name!r} is also the NAME of {users[-1].run.file.path}")
         users.append(v)

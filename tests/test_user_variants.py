@@ -126,3 +126,8 @@ def test_user_code_never_runs_in_the_apps_process(tmp_path):
         assert marker.read_text() != str(os.getpid())
     finally:
         loader.end_children()
+
+
+def test_a_file_of_another_target_is_refused(tmp_path, capsys):
+    code = main(["bench", "histogram", "--backend", "sim", "--n", "100", "--variant-file", write(tmp_path, GOOD)])
+    assert code == 2 and "declares TARGET 'reduction'; this is `bench histogram`" in capsys.readouterr().err

@@ -91,7 +91,10 @@ def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lamb
     """The file as one more GPU variant of its TARGET (UserFileError when it does not load). Its ``run``
     is a :class:`UserRun`."""
     file = read(path)
-    answer = _ask(backend, {"job": "load", "path": file.path, "source": file.source}, watchdog_s, should_stop)
+    try:
+        answer = _ask(backend, {"job": "load", "path": file.path, "source": file.source}, watchdog_s, should_stop)
+    except Stalled as exc:  # its import never ended
+        raise Stalled(exc.seconds, file.path) from None
     if "bad_file" in answer or "error" in answer:
         raise UserFileError(answer.get("bad_file") or answer["error"])
     declared = answer["declared"]

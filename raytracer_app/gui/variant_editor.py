@@ -276,6 +276,9 @@ class VariantEditor(QWidget):
         except Exception as exc:  # noqa: BLE001 - a message, never a crash
             self._say(str(exc), error=True)
             return False
+        declared = re.search(r"^TARGET\s*=\s*['\"](\w+)['\"]", text, re.M)
+        if declared and declared.group(1) in self.targets:  # its row goes to that target's panel
+            self.target_box.setCurrentText(declared.group(1))
         self.editor.setPlainText(text)
         self.path = os.path.abspath(path)
         self._fill_recent(variant_files.remember(self.path))

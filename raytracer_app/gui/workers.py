@@ -322,6 +322,9 @@ class VariantWorker(QObject):
 
         try:
             variant = loader.load(job.path, job.backend, job.watchdog_s, self._stop.is_set)
+            if variant.run.target != job.spec.name:
+                raise InputError(f"{job.path} declares TARGET {variant.run.target!r}; choose {variant.run.target} "
+                                 f"beside New, or change its TARGET")
             if job.compare_with:
                 self.compared.emit(*_compare_file(variant, job))
                 return
