@@ -131,3 +131,16 @@ def test_user_code_never_runs_in_the_apps_process(tmp_path):
 def test_a_file_of_another_target_is_refused(tmp_path, capsys):
     code = main(["bench", "histogram", "--backend", "sim", "--n", "100", "--variant-file", write(tmp_path, GOOD)])
     assert code == 2 and "declares TARGET 'reduction'; this is `bench histogram`" in capsys.readouterr().err
+
+
+def test_numba_compile_errors_are_bad_files_naming_their_line():
+    """On a GPU numba compiles at the first call: its typing errors name the file's line, and the CLI exits 2
+    on them as on a file that does not load (the simulator compiles nothing, so this is checked directly)."""
+    from numba.core.errors import TypingError
+
+    from kernels.user_variants import child_side
+
+    exc = TypingError('Failed in cuda mode pipeline (step: nopython frontend)\nUnknown attribute \'sizee\'\n\n'
+                      'File "/home/me/mine.py", line 12:\ndef kernel(a, out):\n    <source elided>')
+    assert child_side._is_compile_error(exc) and not child_side._is_compile_error(ValueError("x"))
+    assert child_side.where(exc, "/home/me/mine.py").startswith("/home/me/mine.py:12: TypingError: ")
