@@ -43,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
-_POSITIONALS = ("command", "target", "variant")
+_POSITIONALS = ("command", "target", "variant", "action", "file")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_compare
 
     cli_compare.add_parser(sub)
+    from raytracer_app import cli_variant
+
+    cli_variant.add_parser(sub)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -213,6 +216,13 @@ def _bench_parser(targets, algorithm) -> None:
         m.add_argument("--whole-call", action="store_true",
                        help="time the whole call (launch + result on the host, wall time) of best and the "
                             "library peers, and print where best's time goes")
+    if algorithm.user is not None:
+        u = p.add_argument_group("your own variants (docs/user-variants.md)")
+        u.add_argument("--variant-file", action="append", default=None, metavar="FILE",
+                       help="also run the variant this file declares (repeatable); --variants takes its NAME")
+        u.add_argument("--variant-timeout", type=_float("--variant-timeout", positive=True), default=10.0,
+                       help="seconds a variant file's run may go without finishing a call before its process is "
+                            "stopped (default 10)")
     p.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
@@ -347,6 +357,10 @@ def _dispatch(args) -> int:
         from raytracer_app import cli_compare
 
         return cli_compare.run(args)
+    if args.command == "variant":
+        from raytracer_app import cli_variant
+
+        return cli_variant.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "render":
         from raytracer_app.cli_render import render_command

@@ -16,8 +16,39 @@ from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
 def bench_command(args, backend) -> int:
     algorithm = by_name(args.target)
+    users = _user_variants(args, backend)
+    try:
+        return _bench(args, backend, algorithm, users)
+    finally:
+        if users:
+            from kernels.user_variants import loader
+
+            loader.end_children()
+
+
+def _user_variants(args, backend) -> list:
+    """The --variant-file variants, each loaded in the user-variant child process (a file that does not
+    load is one line and exit 2, before anything runs)."""
+    paths = getattr(args, "variant_file", None) or []
+    if not paths:
+        return []
+    from kernels.user_variants import loader
+
+    users = []
+    for path in paths:
+        v = loader.load(path, backend, args.variant_timeout)
+        if v.run.target != args.target:
+            raise InputError(f"--variant-file {path} declares TARGET {v.run.target!r}; this is `bench {args.target}`")
+        if v.name in {u.name for u in users}:
+            raise InputError(f"--variant-file {path}: NAME {v.name!r} is also the NAME of {users[-1].run.file.path}")
+        users.append(v)
+    return users
+
+
+def _bench(args, backend, algorithm, users) -> int:
+    all_variants = (*algorithm.variants, *users)
     if args.list:
-        for v in algorithm.variants:
+        for v in all_variants:
             extra = "; ".join(x for x in (f"seed {v.seed}" if v.seed else "", v.rules) if x)
             print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
         return 0
@@ -25,7 +56,7 @@ def bench_command(args, backend) -> int:
         _check_whole_call_names(args.variants)
         variants = algorithm.variants
     else:
-        variants = select(algorithm.variants, args.variants)
+        variants = select(all_variants, args.variants)
     csv_path, json_path = _check_outputs(args)
     args.repeats = backend.caps.check_repeats(args.repeats)
     launches = _launches(args, algorithm)
@@ -94,6 +125,11 @@ def bench_command(args, backend) -> int:
         return 1
     if json_path and not _write_json(rows, json_path, args, backend, peak):
         return 1
+    broken = [u.run.bad_file for u in users if u.run.bad_file]
+    if broken:  # the file loaded but did not compile: bad input, as a file that does not load
+        for line in broken:
+            print(f"raytracer-app: error: {line}", file=sys.stderr)
+        return 2
     bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)

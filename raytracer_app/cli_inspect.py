@@ -24,6 +24,8 @@ def add_parser(subparsers, common) -> None:
     p.add_argument("--show", default="all", choices=SHOWS, help="what to print (default all)")
     p.add_argument("--compare", default=None, metavar="OTHER", help="another variant of the target, side by side")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--variant-file", default=None, metavar="FILE",
+                   help="inspect your own variant from FILE (its INSPECT; docs/user-variants.md) instead of a built-in")
     common(p)
 
 
@@ -34,6 +36,8 @@ def run(args) -> int:
 
     arch = check_arch(args.arch)
     block = _parse_block(args.block)
+    if args.variant_file:
+        return _run_file(args, arch, block)
     if args.all == (args.variant is not None):
         raise InputError("give either a VARIANT or --all")
     names = declarations.variants(args.target) if args.all else [args.variant]
@@ -63,6 +67,44 @@ def run(args) -> int:
         print(json.dumps(report_dict(first, args.show), indent=1))
     else:
         print(format_report(first, args.show))
+    return 0
+
+
+def _run_file(args, arch, block) -> int:
+    """`inspect TARGET --variant-file FILE [--compare VARIANT]`: the file is read and its syntax checked here,
+    its declarations read in the user-variant child process, its kernel compiled in the compiler's."""
+    from kernels import backend as backends
+    from kernels.inspector import declarations, toolchain
+    from kernels.inspector.compiler import compile_variant_file
+    from kernels.inspector.report import build, check_block, inspect_many
+    from kernels.user_variants import loader
+
+    if args.variant or args.all:
+        raise InputError("--variant-file takes the place of VARIANT and --all; compare with --compare VARIANT")
+    if args.compare:
+        check_block(declarations.declaration(args.target, args.compare), block, arch)
+    try:
+        variant = loader.load(args.variant_file, backends.resolve(args.backend, args.device))
+    finally:
+        loader.end_children()
+    if variant.run.target != args.target:
+        raise InputError(f"--variant-file {args.variant_file} declares TARGET {variant.run.target!r}, not {args.target!r}")
+    decl = loader.kernel_decl(variant)
+    check_block(decl, block, arch)
+    toolchain.require()
+    file = variant.run.file
+    compiled = compile_variant_file(args.target, variant.name, file.path, file.source, variant.run.declared["inspect"],
+                                    arch)
+    mine = build(compiled, block, decl)
+    if args.compare:
+        other = inspect_many([(args.target, args.compare)], arch, block)[(args.target, args.compare)]
+        if isinstance(other, Exception):
+            raise other
+        return _print_compare(args, mine, other)
+    if args.json:
+        print(json.dumps(report_dict(mine, args.show), indent=1))
+    else:
+        print(format_report(mine, args.show))
     return 0
 
 

@@ -4,7 +4,7 @@
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
 #   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated)
-#   cpu-twins pack
+#   cpu-twins user-variant pack
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
 #   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
@@ -115,6 +115,20 @@ for stage in "$@"; do
     reference-results)
       mkdir -p "$OUT/reference-results"
       python3 scripts/reference_results.py --backend cuda --out "$OUT/reference-results" 2>&1 | tee "$OUT/reference-results.log" ;;
+    user-variant)
+      # your own variant: the best template beside the built-in best (default launch: best tunes, the template
+      # runs its LAUNCH; then both at 256 x 8), and the editor's Run -> row time (warm child, then cold)
+      tpl=$(mktemp -d)/my-best.py
+      app variant new reduction --from best "$tpl" 2>&1 | tee "$OUT/user-variant.log"
+      TIMEFORMAT="bench wall time (start, child, compile, both rows): %R s"
+      { time app bench reduction --backend cuda --n 16777216 --variant-file "$tpl" --variants best,my-best \
+          --repeats 20 --csv "$OUT/user-variant.csv" ; } 2>&1 | tee -a "$OUT/user-variant.log"
+      app bench reduction --backend cuda --n 16777216 --variant-file "$tpl" --variants best,my-best --repeats 20 \
+        --block 256 --items-per-thread 8 2>&1 | tee -a "$OUT/user-variant.log"
+      QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --runs 3 \
+        2>&1 | tee -a "$OUT/user-variant.log"
+      QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --cold \
+        2>&1 | tee -a "$OUT/user-variant.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     counters)

@@ -31,6 +31,9 @@ SCRIPTS = (
            "reduction, histogram, hashtable and the sphere count curve, one file per device and target "
            "(stage reference-results of gpu-session.sh; tried here on the CPU)",
            ("--backend", "cpu", "--targets", "reduction", "--repeats", "2", "--out", "{tmp}/ref")),
+    Script("variant_run_time.py", "the variant editor's Run as a user sees it: seconds from Run to the row in the "
+           "benchmark panel, compile included, then a re-run without edits (docs/user-variants.md)",
+           ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -15,7 +15,7 @@ APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 # the GUI's models and state: listened to by widgets, never holding one
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
              ("models.py", "settings.py", "timing_log.py", "algorithms.py", "backend_settings.py",
-              "sim_limits.py", "file_dialogs.py")]
+              "sim_limits.py", "file_dialogs.py", "variant_files.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 
@@ -218,3 +218,17 @@ def test_targets_come_from_the_registry_only():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(_strings(node) & names) >= 3:
                 pytest.fail(f"{rel(path)}:{node.lineno} lists algorithm names; read kernels.registry instead")
+
+
+def test_only_child_processes_run_a_users_variant_file():
+    """A user's file is executed by kernels/user_variants/child_side.py alone (the user-variant child and the
+    inspector's compiler child call it): nothing in the app's process runs one (docs/user-variants.md)."""
+    runner = ROOT / "kernels" / "user_variants" / "child_side.py"
+    callers = {ROOT / "kernels" / "service" / "child.py", ROOT / "kernels" / "inspector" / "offline_compile.py"}
+    for path in KERNELS + APP:
+        tree = ast.parse(path.read_text(), str(path))
+        calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        if path != runner:
+            assert "exec" not in calls, f"{rel(path)} calls exec"
+        if path != runner and "kernels.user_variants.child_side" in import_edges(path):
+            assert path in callers, f"{rel(path)} reaches the child side of user variant files"

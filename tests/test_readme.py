@@ -105,28 +105,36 @@ def test_the_float_checker_still_compares_whole_numbers():
     assert not checker.check_output("median 3.341 ms (n=10)\n", "median 12.5 ms (n=9)\n", 0)
 
 
+def _cli_blocks() -> list[list[str]]:
+    """The README's shell blocks as their `raytracer-app ...` lines, in order (a block's lines may build
+    on each other: `variant new` writes the file the next line benches). docs/measurements.md's are
+    GPU-sized runs: not here."""
+    blocks = [[line.split("#")[0].strip() for line in text.splitlines() if line.startswith("raytracer-app ")]
+              for _, text in fenced("sh", [ROOT / "README.md"])]
+    return [b for b in blocks if b]
+
+
 def _cli_examples() -> list[str]:
-    """The README's `raytracer-app ...` lines (docs/measurements.md's are GPU-sized runs: not here)."""
-    return [line.split("#")[0].strip() for _, text in fenced("sh", [ROOT / "README.md"])
-            for line in text.splitlines() if line.startswith("raytracer-app ")]
+    return [line for block in _cli_blocks() for line in block]
 
 
 def test_the_readme_shows_cli_examples():
     assert "raytracer-app inspect reduction best" in _cli_examples()
 
 
-@pytest.mark.parametrize("line", _cli_examples())
-def test_cli_examples_in_the_docs_run(line, tmp_path):
+@pytest.mark.parametrize("block", _cli_blocks(), ids=lambda b: b[0])
+def test_cli_examples_in_the_docs_run(block, tmp_path):
     """Each `raytracer-app ...` line of the README's shell blocks runs (on whatever this machine
-    has: the CPU backend without a GPU) and exits 0; files it writes go to a temporary folder."""
-    argv = shlex.split(line)[1:]
-    if argv[0] == "inspect":
-        from kernels.inspector import toolchain
+    has: the CPU backend without a GPU) and exits 0, a block's lines in order in one temporary folder."""
+    for line in block:
+        argv = shlex.split(line)[1:]
+        if argv[0] == "inspect":
+            from kernels.inspector import toolchain
 
-        if toolchain.missing():
-            pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "raytracer_app", *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip()
+            if toolchain.missing():
+                pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run([sys.executable, "-m", "raytracer_app", *argv], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (line, proc.stderr)
+        assert proc.stdout.strip(), line

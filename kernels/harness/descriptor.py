@@ -69,6 +69,24 @@ class SizeAxis:
 
 
 @dataclass(frozen=True)
+class UserTarget:
+    """How a user's variant file (docs/user-variants.md) runs for an algorithm that accepts them.
+
+    ``time_run(problem, resolved, backend, repeats, call, tick)`` runs in the variant's child process: it
+    hands the file's ``run`` (``call``) the device inputs, a zeroed result and the launch, times it with the
+    backend's timer and returns an Outcome whose result is raw (the accumulator value, the bins);
+    ``score(problem, raw)`` turns that into the result the algorithm's ``verify`` checks, in the app's
+    process. ``arguments``: the ``run`` signature in words; ``default_launch``: the rule when the file
+    declares no ``LAUNCH``; ``supports``: the SUPPORTS keys and the problem attribute each one limits."""
+
+    time_run: Callable[..., object]
+    score: Callable[[object, object], object]
+    arguments: str
+    default_launch: object
+    supports: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Algorithm:
     """One benchmarkable algorithm. ``make_problem(n, options, seed, data)`` builds a
     :class:`kernels.harness.bench.Problem` (``data``: a loaded input file, or None); ``memory(n, options)``
@@ -90,6 +108,7 @@ class Algorithm:
     panel: bool = True  # has a benchmark panel in the GUI (the renders have their own view)
     block_shape_2d: bool = False  # blocks are BXxBY shapes (image kernels)
     extra: dict = field(default_factory=dict)
+    user: UserTarget | None = None  # accepts user variant files (kernels.user_variants)
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)

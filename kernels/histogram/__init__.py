@@ -13,7 +13,7 @@ import os
 import numpy as np
 
 from kernels.errors import InputError
-from kernels.harness.descriptor import Algorithm, Option, SizeAxis
+from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
 from kernels.histogram.problem import (BINS, ENTROPY_ANDS, ENTROPY_ZERO, LOW_ENTROPY_SHARE, LOW_ENTROPY_VALUE,
@@ -134,6 +134,18 @@ def _make(n, options, seed, data=None) -> HistogramProblem:
     return make_problem(n, seed, pattern=options["pattern"])
 
 
+def _user_score(problem: HistogramProblem, counts) -> int:
+    return problem.score(counts)  # remembers the first differing bin for verify's message
+
+
+USER = UserTarget(
+    time_run=entry("kernels.histogram.user_run", "time_run"), score=_user_score,
+    arguments="run(data, n, bins, launch): data the device bytes (uint8, zero-padded to a multiple of 4 so "
+              "data.view(np.uint32) is legal), n how many to count, bins 256 zeroed uint32 device counters, "
+              "launch (block, grid, items)",
+    default_launch=SEED_LAUNCH,
+)
+
 ALGORITHM = Algorithm(
     name="histogram", title="Histogram",
     summary="256-bin histogram of bytes: CPU, global and shared atomics (seed 003), per-lane sub-histograms",
@@ -146,5 +158,5 @@ ALGORITHM = Algorithm(
                                "random bytes, 0.000 = one value)", choices=PATTERNS,
                     default="uniform"),),
     load_input=load_input, input_size=lambda path, option: _input_size(path, option), input_help="any file: its bytes are counted instead of random data",
-    memory=_memory,
+    memory=_memory, user=USER,
 )

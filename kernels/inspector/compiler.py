@@ -149,6 +149,28 @@ def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
         jobs.append({"key": f"{target}/{variant}", "module": decl.module, "function": decl.function,
                      "args": list(decl.args) if decl.args is not None else None, "item": decl.item,
                      "signature": decl.signature})
+    results = _run_child(jobs, arch)
+    return {(t, v): results[f"{t}/{v}"] for t, v in pairs}
+
+
+def compile_variant_file(target: str, name: str, path: str, source: str, inspect: dict,
+                         arch: str = DEFAULT_ARCH) -> Compiled:
+    """A user variant file's kernel (its INSPECT: kernel or factory, arguments, signature) compiled for
+    ``arch`` in the compiler's child process: the file's code never runs in this one. Not cached (the file
+    is being edited). CompileFailed names what went wrong."""
+    toolchain.require()
+    arch = check_arch(arch)
+    job = {"key": "file", "file": path, "source": source, "function": inspect["kernel"],
+           "args": inspect.get("args"), "item": inspect.get("item"), "signature": inspect["signature"]}
+    outcome = _run_child([job], arch)["file"]
+    if "error" in outcome:
+        raise CompileFailed(f"{path} for {arch}: {outcome['error']}")
+    assembled = toolchain.assemble(outcome["ptx"], arch)
+    return Compiled(target, name, arch, inspect["signature"], version("numba-cuda"), outcome["ptx"],
+                    assembled.report, toolchain.disassemble(assembled.cubin), outcome["sources"])
+
+
+def _run_child(jobs: list[dict], arch: str) -> dict:
     env = dict(os.environ)
     env.pop("NUMBA_ENABLE_CUDASIM", None)  # compile_ptx does not work in a simulator process
     root = str(_KERNELS_DIR.parent)
@@ -163,8 +185,7 @@ def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
             lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
             raise CompileFailed(f"the compiler process failed: {lines[-1] if lines else done.returncode}")
         with open(answer) as f:
-            results = json.load(f)["results"]
-    return {(t, v): results[f"{t}/{v}"] for t, v in pairs}
+            return json.load(f)["results"]
 
 
 _FIELDS = {name: (list if name == "sources" else str) for name in Compiled.__dataclass_fields__}

@@ -53,8 +53,14 @@ def target_device(cc: tuple[int, int]):
 
 
 def resolve_kernel(job: dict):
-    """The Python function of the kernel a declaration job names."""
-    module = importlib.import_module(job["module"])
+    """The Python function of the kernel a declaration job names (in a user's variant file: 'file' and
+    'source', imported as the user-variant child does)."""
+    if job.get("file"):
+        from kernels.user_variants.child_side import import_file
+
+        module = import_file(job["file"], job["source"])
+    else:
+        module = importlib.import_module(job["module"])
     obj = getattr(module, job["function"])
     if job.get("args") is not None:
         obj = obj(*job["args"])

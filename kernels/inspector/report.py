@@ -67,8 +67,9 @@ def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> t
     return tuple(block)
 
 
-def build(compiled: Compiled, block: tuple[int, ...] | None = None) -> KernelReport:
-    decl = declaration(compiled.target, compiled.variant)
+def build(compiled: Compiled, block: tuple[int, ...] | None = None, decl: KernelDecl | None = None) -> KernelReport:
+    """The report of a compiled kernel; ``decl`` for a kernel the registry does not declare (a user's file)."""
+    decl = decl or declaration(compiled.target, compiled.variant)
     block = check_block(decl, block, compiled.arch)
     resources = sass_mod.parse_ptxas(compiled.ptxas_report, compiled.ptx)
     lines = sass_mod.parse_sass(compiled.sass_text)

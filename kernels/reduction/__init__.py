@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.harness.descriptor import Algorithm, Option, SizeAxis
+from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic
 from kernels.harness.variants import Variant
 from kernels.launch import BLOCK_POWER_OF_TWO, BLOCK_WHOLE_WARPS, LaunchRule
@@ -202,6 +202,18 @@ def _make(n, options, seed, data=None) -> ReductionProblem:
     return make_problem(options["op"], options["dtype"], n, seed, data=data)
 
 
+def _user_score(problem: ReductionProblem, raw):
+    return problem.as_result(raw)
+
+
+USER = UserTarget(
+    time_run=entry("kernels.reduction.user_run", "time_run"), score=_user_score,
+    arguments="run(a, b, out, launch, op): a and b the device vectors (b is a for sum and sumsq; dot's second "
+              "vector for dot), out a zeroed one-element device accumulator (int64 for int32 input, float64 for "
+              "float32), launch (block, grid, items), op 'sum', 'sumsq' or 'dot'",
+    default_launch=WARP_LAUNCH, supports={"ops": "op", "dtypes": "dtype"},
+)
+
 ALGORITHM = Algorithm(
     name="reduction", title="Reduction",
     summary="sum, sum of squares or dot product of int32 / float32 vectors (seeds 000, 002, 003, 004)",
@@ -215,5 +227,5 @@ ALGORITHM = Algorithm(
                default="int32"),
     ),
     load_input=load_input, input_help="a .npy array of numbers (1-D) to reduce instead of random data",
-    memory=_memory,
+    memory=_memory, user=USER,
 )

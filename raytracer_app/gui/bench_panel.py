@@ -424,6 +424,14 @@ class BenchPanel(QWidget):
         self.chart.add(row, x)
         self._add_table_row(row)
 
+    def add_user_row(self, row) -> None:
+        """A row from the variant editor (a user's file run at this panel's size), beside this panel's own."""
+        x = {"n": float(row.n), "block": float(row.block or 0)}.get(self.chart.mode, 0.0)
+        self.rows.append((row, x))
+        self.log.add(row)
+        self.chart.add(row, x)
+        self._add_table_row(row)
+
     def chart_metric(self, metric: str) -> None:
         self.chart.set_metric(metric)
 

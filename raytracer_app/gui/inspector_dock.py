@@ -258,6 +258,13 @@ class InspectorDock(QWidget):
         return self.roofline_chart.add_row(target, row)
 
     # ------------------------------------------------------------------ compare
+    def show_compared(self, a, b) -> None:
+        """Two reports compiled elsewhere (the variant editor's file and a built-in) in the Compare tab."""
+        self._compare_request = None
+        self._compared(a, b, None)
+        self.tabs.setCurrentIndex(2)
+        self.shown.emit(a.target, a.variant)
+
     def _compared(self, a, b, request) -> None:
         if request != getattr(self, "_compare_request", None):
             return

@@ -9,7 +9,7 @@ import time
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtWidgets import QDockWidget, QMainWindow
 
-from raytracer_app.gui import backend_settings, dialogs, status_line, wheel_guard
+from raytracer_app.gui import backend_settings, dialogs, status_line, variant_editor, wheel_guard
 from raytracer_app.gui.algorithms import ALGORITHMS
 from raytracer_app.gui.bench_panel import BenchPanel
 from raytracer_app.gui.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
@@ -83,6 +83,8 @@ class MainWindow(QMainWindow):
         self.workspaces.add("Benchmarks", docks, tip="the benchmark panels")
         self.workspaces.add("Inspector", [self.inspector_dock], tip="a GPU variant's source, PTX, SASS, "
                             "occupancy, roofline and comparisons")
+        variant_editor.install(self)  # self.variant_editor in a hidden dock (View > Variant Editor)
+        self.workspaces.add("Editor", [self.variant_dock], tip="your own variant: edit, Run, Inspect vs a built-in")
         self.count_curve = None
         self.model.restore()  # the saved values; the controls follow its changed signal
         backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
@@ -372,7 +374,7 @@ class MainWindow(QMainWindow):
             self.settings.setValue(Keys.BACKEND, self.restart_argv[-1])
             self.settings.sync()
         threads = [p.thread for p in self.panels.values()] + [p.measure.thread for p in self.panels.values()]
-        threads += [self.render_thread]
+        threads += [self.render_thread, self.variant_editor.thread]
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
         for thread in threads:

@@ -56,6 +56,10 @@ class Menus:
         inspector.setToolTip("a GPU variant's source, PTX, SASS, resources, occupancy and roofline; open it from "
                              "a benchmark panel by clicking a variant's name, a table row or a bar")
         view.addAction(inspector)
+        editor = w.variant_dock.toggleViewAction()
+        editor.setText("Variant &Editor")
+        editor.setToolTip("your own variant: edit a copy of a built-in, Run to verify and time it beside the built-ins")
+        view.addAction(editor)
         render = bar.addMenu("&Render")
         self._action(render, "Render &Now", lambda: w.request_render(force=True), "Ctrl+R")
         self.compare = self._action(render, "&Compare Memory", w.compare_memory, "Ctrl+M",

@@ -264,6 +264,97 @@ class BenchWorker(QObject):
             self.finished.emit(rows, stopped)
 
 
+@dataclass
+class VariantJob:
+    """One Run (or Compare) of the variant editor: the file as saved, and the benchmark panel's problem."""
+
+    path: str
+    backend: object
+    spec: object  # the TARGET's Algorithm, whose panel the row joins
+    n: int
+    options: dict
+    repeats: int
+    watchdog_s: float
+    compare_with: str | None = None  # set: compile the file and this built-in for the Inspector instead
+    arch: str = "sm_90"
+
+
+class VariantWorker(QObject):
+    """Loads, verifies and times a user's variant file (in its child process: kernels.user_variants), or
+    compiles it beside a built-in for the Inspector, in its own thread."""
+
+    rowReady = pyqtSignal(object)  # bench.Row
+    failed = pyqtSignal(str)  # one line; 'path:line: ...' when the file does not load or compile
+    compared = pyqtSignal(object, object)  # KernelReport of the file, of the built-in
+    finished = pyqtSignal()
+    _start = pyqtSignal(object)
+    _warm = pyqtSignal(object)
+
+    def __init__(self):
+        super().__init__()
+        self._stop = threading.Event()
+        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
+        self._warm.connect(self._warm_up, Qt.ConnectionType.QueuedConnection)
+
+    def warm(self, backend) -> None:
+        """Start the user-variant child for ``backend`` now (numba imported, CUDA context made)."""
+        self._warm.emit(backend)
+
+    @pyqtSlot(object)
+    def _warm_up(self, backend) -> None:
+        from kernels.user_variants import loader
+
+        try:
+            loader.warm(backend)
+        except Exception:  # noqa: BLE001 - a Run starts the child again and says what is wrong
+            pass
+
+    def start(self, job: VariantJob) -> None:
+        self._stop.clear()
+        self._start.emit(job)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @pyqtSlot(object)
+    def _run(self, job: VariantJob) -> None:
+        from kernels.user_variants import loader
+
+        try:
+            variant = loader.load(job.path, job.backend, job.watchdog_s, self._stop.is_set)
+            if variant.run.target != job.spec.name:
+                raise InputError(f"{job.path} declares TARGET {variant.run.target!r}; choose {variant.run.target} "
+                                 f"beside New, or change its TARGET")
+            if job.compare_with:
+                self.compared.emit(*_compare_file(variant, job))
+                return
+            problem = job.spec.make_problem(job.n, job.spec.options_for(job.options, job.backend), 0)
+            variant.run.should_stop = self._stop.is_set
+            (row,) = bench.run([problem], [variant], [bench.Launch()], job.backend, job.repeats)
+            if variant.run.bad_file:
+                self.failed.emit(variant.run.bad_file)
+            elif not self._stop.is_set():
+                self.rowReady.emit(row)
+        except Cancelled:
+            pass
+        except Exception as exc:  # a file that does not load: one line, with its file and line
+            self.failed.emit(describe(exc))
+        finally:
+            self.finished.emit()
+
+
+def _compare_file(variant, job: VariantJob):
+    from kernels.inspector.compiler import compile_variant_file
+    from kernels.inspector.report import build, inspect
+    from kernels.user_variants import loader
+
+    decl = loader.kernel_decl(variant)
+    file = variant.run.file
+    compiled = compile_variant_file(job.spec.name, variant.name, file.path, file.source,
+                                    variant.run.declared["inspect"], job.arch)
+    return build(compiled, None, decl), inspect(job.spec.name, job.compare_with, job.arch)
+
+
 class WorkerThread(QThread):
     """A QThread running one worker object's event loop; ``shutdown`` quits and joins it."""
 

@@ -1,0 +1,34 @@
+"""A user's histogram variant (docs/user-variants.md), run in its child process: the file's
+``run(data, n, bins, launch)`` gets the device bytes (zero-padded to a multiple of 4, so they can be read
+as uint32 words), their count, 256 zeroed uint32 bins and the launch, and is timed like the built-ins."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from kernels.harness.bench import Outcome
+from kernels.histogram.problem import BINS
+from kernels.timing import time_kernel
+from kernels.user_variants.launch_args import UserLaunch, calls_needed
+
+
+def time_run(problem, resolved, backend, repeats, call, tick):
+    """Every call gets its own zeroed bins (rows of one array zeroed before timing; the built-ins time
+    their zeroing launch too); the first call (the warm-up) is the one verified."""
+    backend.activate()
+    data = problem.device_bytes()
+    slots = calls_needed(repeats)
+    bins = cuda.to_device(np.zeros((slots, BINS), np.uint32))
+    launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
+    views = [bins[i] for i in range(slots)]
+    done = [0]
+
+    def once():
+        tick()
+        i = min(done[0], slots - 1)
+        done[0] += 1
+        call(data, problem.n, views[i], launch)
+
+    timing = time_kernel(backend, once, repeats)
+    return Outcome(bins[0].copy_to_host(), timing, resolved.block, resolved.grid)

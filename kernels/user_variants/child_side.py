@@ -1,0 +1,169 @@
+"""The child process's side of a user variant file: import it from its text, check what it declares, and
+run it through its algorithm's ``UserTarget.time_run``. Only the child imports a user's file; every
+answer is plain data (a dict) so that nothing of the file's own code is pickled back to the app."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import linecache
+import re
+import sys
+import traceback
+import types
+
+from kernels.launch import LaunchRule, resolve
+
+_MODULES: dict[str, types.ModuleType] = {}  # by sha256 of the text: a re-run without edits compiles nothing
+
+
+class BadFile(Exception):
+    """The file does not load or compile: ``where`` is 'path:line: what'."""
+
+
+def serve(payload: dict, send) -> dict:
+    """One job: {'job': 'load' | 'run', 'path', 'source', ...}; returns {'declared': ...}, {'outcome': ...},
+    {'bad_file': line} or {'error': line}."""
+    if payload["job"] == "warm":
+        return {"warm": _warm(payload["backend"])}
+    path, source = payload["path"], payload["source"]
+    try:
+        import numba.cuda  # noqa: F401  (before the watchdog's clock matters: the file's own code comes next)
+
+        send("tick", None)
+        module = import_file(path, source)
+        declared = _declared(module, path)
+        if payload["job"] == "load":
+            return {"declared": declared}
+        return {"outcome": _run(module, declared, payload, send)}
+    except BadFile as exc:
+        return {"bad_file": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - whatever the user's code raises is reported, never fatal
+        if _is_compile_error(exc):
+            return {"bad_file": where(exc, path)}
+        return {"error": where(exc, path)}
+
+
+def _warm(backend) -> str:
+    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for."""
+    from numba import cuda
+
+    backend.activate()
+    if backend.is_gpu:
+        cuda.current_context()
+    return "ready"
+
+
+def import_file(path: str, source: str) -> types.ModuleType:
+    """The file imported from ``source`` as a module of its own (once per text); BadFile when it raises."""
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key in _MODULES:
+        return _MODULES[key]
+    name = f"user_variant_{key[:16]}"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    # numba and inspect read a kernel's source through linecache: give them this text, not the disk's
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    sys.modules[name] = module
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the user's file, in this child only
+    except BaseException as exc:
+        del sys.modules[name]
+        raise BadFile(where(exc, path)) from None
+    _MODULES[key] = module
+    return module
+
+
+def _declared(module, path: str) -> dict:
+    """TARGET, NAME, SUPPORTS and LAUNCH checked; LAUNCH comes back without functions defined in the file
+    (the app cannot unpickle them), which only the child uses to resolve launches."""
+    from kernels.registry import ALGORITHMS
+
+    def bad(what: str):
+        raise BadFile(f"{path}:{_line_of(module, path, what)}: {what}")
+
+    targets = {a.name: a for a in ALGORITHMS if a.user is not None}
+    target = getattr(module, "TARGET", None)
+    if target not in targets:
+        bad(f"TARGET must be one of {', '.join(map(repr, targets))}, not {target!r}")
+    spec = targets[target]
+    name = getattr(module, "NAME", None)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,47}", name):
+        bad(f"NAME must be a short name of letters, digits and - _ . + (no spaces or commas), not {name!r}")
+    if name in {v.name for v in spec.variants}:
+        bad(f"NAME {name!r} is a built-in {target} variant; give yours another name")
+    supports = getattr(module, "SUPPORTS", {})
+    if not isinstance(supports, dict) or any(k not in spec.user.supports for k in supports) or any(
+            not isinstance(v, (tuple, list)) or not all(isinstance(x, str) for x in v) for v in supports.values()):
+        keys = ", ".join(spec.user.supports) or "none"
+        bad(f"SUPPORTS must be a dict of tuples of names, keys among: {keys}; got {supports!r}")
+    rule = getattr(module, "LAUNCH", None)
+    if rule is not None and not isinstance(rule, LaunchRule):
+        bad(f"LAUNCH must be a kernels.launch.LaunchRule, not {type(rule).__name__}")
+    if not callable(getattr(module, "run", None)):
+        bad(f"the file must define run(...): {spec.user.arguments}")
+    inspect = getattr(module, "INSPECT", None)
+    if inspect is not None and not (isinstance(inspect, dict) and isinstance(inspect.get("kernel"), str)
+                                    and isinstance(inspect.get("signature"), str)):
+        bad(f"INSPECT must be a dict with 'kernel' and 'signature' (and optional 'args', 'item', "
+            f"'dynamic_shared_per_thread'), not {inspect!r}")
+    if inspect is not None:
+        inspect = {k: (list(v) if isinstance(v, tuple) else v) for k, v in inspect.items()}
+    rule = rule or spec.user.default_launch
+    if rule.grid_for_n is not None and getattr(rule.grid_for_n, "__module__", "") == module.__name__:
+        rule = dataclasses.replace(rule, grid_for_n=None)
+    return {"target": target, "name": name, "supports": {k: tuple(v) for k, v in supports.items()}, "launch": rule,
+            "doc": (module.__doc__ or "").strip().split("\n")[0], "inspect": inspect}
+
+
+def _run(module, declared: dict, payload: dict, send):
+    from kernels import timing
+    from kernels.registry import by_name
+
+    spec = by_name(declared["target"])
+    rule = getattr(module, "LAUNCH", None) or spec.user.default_launch
+    problem, backend = payload["problem"], payload["backend"]
+    resolved = resolve(rule, payload["launch"], backend.limits, n=problem.n, variant=declared["name"])
+    with timing.measurement(payload["policy"]):
+        return spec.user.time_run(problem, resolved, backend, payload["repeats"], module.run,
+                                  lambda: send("tick", None))
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:
+        return False
+    return isinstance(exc, NumbaError)
+
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def where(exc: BaseException, path: str) -> str:
+    """'path:line: Type: message' with the line in the user's file the error comes from (the last frame in
+    it, or the line numba's message names), else 'path: ...'."""
+    from kernels.harness.bench import one_line
+
+    line = None
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        line = exc.lineno
+    if line is None:
+        named = [int(m.group(2)) for m in _FILE_LINE.finditer(str(exc)) if m.group(1) == path]
+        line = named[-1] if named else None
+    if line is None:
+        frames = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+        line = frames[-1] if frames else None
+    message = one_line(exc)
+    if isinstance(exc, SyntaxError):
+        message = f"SyntaxError: {exc.msg}"
+    return f"{path}:{line}: {message}" if line else f"{path}: {message}"
+
+
+def _line_of(module, path: str, what: str) -> int:
+    """The line that assigns the name a declaration message is about (1 when the file never assigns it)."""
+    word = what.split()[0]
+    for number, text in enumerate(linecache.getlines(path), 1):
+        if re.match(rf"{word}\s*=|def {word}\b", text):
+            return number
+    return 1

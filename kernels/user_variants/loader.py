@@ -1,0 +1,183 @@
+"""The app's side of a user variant file: read it, check its syntax (compiling is not running), ask a child
+process what it declares, and wrap it as a :class:`Variant` whose ``run`` sends each job to that child under
+a watchdog. The file's own code runs only in the child."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import os
+import threading
+
+from kernels.backend import Skip, SkipKind
+from kernels.errors import InputError
+from kernels.harness.variants import Variant
+from kernels.service.child import SimulatorProcess, Stalled
+
+OPTION = "--variant-file"
+MAX_BYTES = 1 << 20  # a variant file is source code: a megabyte is plenty
+DEFAULT_WATCHDOG_S = 10.0
+
+_CHILDREN: dict[tuple, SimulatorProcess] = {}
+_CHILDREN_LOCK = threading.Lock()
+
+
+class UserFileError(InputError):
+    """The file does not load or compile; the message is 'path:line: what'."""
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantFile:
+    path: str
+    source: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    @property
+    def short_hash(self) -> str:
+        return self.sha256[:12]
+
+
+def read(path, option: str = OPTION) -> VariantFile:
+    """The file's text through the one input reader, its syntax checked here (``compile`` runs nothing):
+    a syntax error is one UserFileError naming the file and line."""
+    from kernels.io.reader import read_bytes
+
+    path = os.fspath(path)
+    raw = read_bytes(path, option, MAX_BYTES, "a variant file is source code")
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise UserFileError(f"{path}:{exc.lineno}: SyntaxError: {exc.msg}") from None
+    except ValueError as exc:  # e.g. a NUL byte
+        raise UserFileError(f"{path}: {exc}") from None
+    return VariantFile(path, source)
+
+
+def child_for(backend) -> SimulatorProcess:
+    """The child process that runs user files for ``backend`` (the simulator's, or one on the real GPU),
+    shared by every file; started on first use."""
+    key = (backend.is_gpu, backend.device)
+    with _CHILDREN_LOCK:
+        if key not in _CHILDREN:
+            _CHILDREN[key] = SimulatorProcess(simulate=not backend.is_gpu, name="user-variants")
+        return _CHILDREN[key]
+
+
+def end_children() -> None:
+    with _CHILDREN_LOCK:
+        for child in _CHILDREN.values():
+            child.end()
+
+
+def _ask(backend, payload: dict, watchdog_s: float, should_stop=lambda: False) -> dict:
+    return child_for(backend).call("user", payload, should_stop, watchdog_s=watchdog_s)
+
+
+def warm(backend, watchdog_s: float = 60.0) -> None:
+    """Start the child for ``backend`` and let it import numba (and make its CUDA context) now, so that the
+    first Run waits only for its own compile."""
+    _ask(backend, {"job": "warm", "backend": backend}, watchdog_s)
+
+
+def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lambda: False) -> Variant:
+    """The file as one more GPU variant of its TARGET (UserFileError when it does not load). Its ``run``
+    is a :class:`UserRun`."""
+    file = read(path)
+    try:
+        answer = _ask(backend, {"job": "load", "path": file.path, "source": file.source}, watchdog_s, should_stop)
+    except Stalled as exc:  # its import never ended
+        raise Stalled(exc.seconds, file.path) from None
+    if "bad_file" in answer or "error" in answer:
+        raise UserFileError(answer.get("bad_file") or answer["error"])
+    declared = answer["declared"]
+    runner = UserRun(file, declared, watchdog_s)
+    description = (f"user variant {file.path} (sha256 {file.short_hash})"
+                   + (f": {declared['doc']}" if declared["doc"] else ""))
+    return Variant(declared["name"], description, "gpu", run=runner, launch=declared["launch"])
+
+
+def is_user(variant: Variant) -> bool:
+    return isinstance(variant.run, UserRun)
+
+
+class UserRun:
+    """A user variant's ``run(problem, launch, backend, repeats)``: ships the problem (without its device
+    copies) to the child, which times the file's ``run``; the raw result is scored here, so the harness
+    verifies it against the algorithm's reference as for any variant. ``bad_file`` keeps the last
+    load or compile error (the CLI exits 2 on it)."""
+
+    def __init__(self, file: VariantFile, declared: dict, watchdog_s: float):
+        self.file, self.declared, self.watchdog_s = file, declared, watchdog_s
+        self.bad_file: str = ""
+        self.should_stop = lambda: False
+
+    @property
+    def target(self) -> str:
+        return self.declared["target"]
+
+    def __call__(self, problem, launch, backend, repeats):
+        from kernels import timing
+        from kernels.harness.bench import Outcome
+        from kernels.registry import by_name
+
+        spec = by_name(self.target)
+        for key, values in self.declared["supports"].items():
+            have = getattr(problem, spec.user.supports[key])
+            if have not in values:
+                return Skip(SkipKind.NOT_APPLICABLE, f"{self.declared['name']} supports {key} {', '.join(values)}; "
+                                                     f"not {have}")
+        payload = {"job": "run", "path": self.file.path, "source": self.file.source, "problem": detached(problem),
+                   "launch": launch, "backend": backend, "repeats": repeats, "policy": timing.current_policy()}
+        try:
+            answer = _ask(backend, payload, self.watchdog_s, self.should_stop)
+        except Stalled as exc:
+            raise Stalled(exc.seconds, self.file.path) from None
+        if "bad_file" in answer:
+            self.bad_file = answer["bad_file"]
+            raise UserFileError(self.bad_file)
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        out: Outcome = answer["outcome"]
+        note = f"user variant {self.file.path} sha256 {self.file.short_hash}"
+        return dataclasses.replace(out, result=spec.user.score(problem, out.result), note=note)
+
+
+def detached(problem):
+    """A shallow copy of ``problem`` without its device copies (they belong to this process's GPU context)."""
+    twin = copy.copy(problem)
+    for key, value in vars(problem).items():
+        if key.startswith("_device"):
+            setattr(twin, key, {} if isinstance(value, dict) else None)
+    return twin
+
+
+def kernel_decl(variant: Variant):
+    """What the inspector compiles for a loaded user variant (its file's INSPECT), as a KernelDecl: its
+    launch rule's block, the dynamic shared memory INSPECT declares per thread, and (a user's kernel has no
+    traffic model of its own) the traffic model of its algorithm's first inspectable built-in, said in
+    the note. UserFileError when the file declares no INSPECT."""
+    from kernels.harness.kernel_decl import KernelDecl
+    from kernels.registry import by_name
+
+    run: UserRun = variant.run
+    spec = run.declared["inspect"]
+    if spec is None:
+        raise UserFileError(f"{run.file.path}: declares no INSPECT = {{'kernel': ..., 'signature': ...}} to compile "
+                            "(docs/user-variants.md)")
+    model = next(v for v in by_name(run.target).variants if v.inspect is not None)
+    per_thread = int(spec.get("dynamic_shared_per_thread", 0))
+    block = variant.launch.block if isinstance(variant.launch.block, tuple) else (variant.launch.block,)
+    args = spec.get("args")
+    return KernelDecl(run.file.path, spec["kernel"], tuple(args) if args is not None else None, spec["signature"],
+                      block, lambda threads: per_thread * threads, model.inspect.traffic, model.inspect.default_n,
+                      item=spec.get("item"), grid=model.inspect.grid,
+                      note=f"user variant {run.file.path} sha256 {run.file.short_hash}; traffic modelled as "
+                           f"{model.name}'s")

@@ -1,0 +1,286 @@
+"""The variant editor (docs/user-variants.md): write a kernel of your own, Run it, and see it verified and
+timed beside the built-ins in its benchmark panel, or compared with a built-in in the Inspector.
+
+The text is a CodeEditor (code_editor.py: Python highlighting, line numbers). New from a built-in
+writes its template; Open, Save and Save As go through the one reader and writer; every edit is autosaved
+(after a pause) to the editor's folder under the cache folder, with a recent list (variant_files.py).
+Run saves the buffer and hands it to a VariantWorker (workers.py): the file's code runs only in the
+user-variant child process, under the watchdog set here (seconds, saved in the settings)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from PyQt6.QtCore import Qt, QTimer, pyqtSignal
+from PyQt6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from raytracer_app.gui import variant_files
+from raytracer_app.gui.code_editor import CodeEditor
+from raytracer_app.gui.workers import VariantJob, VariantWorker, WorkerThread
+
+WATCHDOG_KEY = "variants/watchdog_s"
+AUTOSAVE_MS = 1500
+
+
+def error_line(text: str, path: str) -> int | None:
+    """The line a 'path:line: ...' message names in ``path``."""
+    m = re.match(rf"{re.escape(path)}:(\d+):", text)
+    return int(m.group(1)) if m else None
+
+
+class VariantEditor(QWidget):
+    """``rowReady(target_title, row)``: a Run's row for that benchmark panel; ``compared(a, b)``: the file's
+    and a built-in's KernelReports for the Inspector's Compare tab; ``message(text)`` for the status line."""
+
+    rowReady = pyqtSignal(str, object)
+    compared = pyqtSignal(object, object)
+    message = pyqtSignal(str)
+
+    def __init__(self, model, panels: dict, settings=None):
+        super().__init__()
+        from kernels.registry import ALGORITHMS
+        from raytracer_app.gui.settings import make_settings, read
+
+        self.model, self.panels = model, panels
+        self.settings = settings if settings is not None else make_settings()
+        self.targets = {a.name: a for a in ALGORITHMS if a.user is not None}
+        self.path: str | None = None  # the file Save writes; None for a new buffer
+        self.running = False
+        self.worker = VariantWorker()
+        self.thread = WorkerThread(self.worker, "variant-editor")
+        self.worker.rowReady.connect(self._row)
+        self.worker.failed.connect(self._failed)
+        self.worker.compared.connect(self._compared)
+        self.worker.finished.connect(self._finished)
+        self.thread.start()
+
+        self.editor = CodeEditor()
+        self.target_box, self.from_box, self.compare_box = QComboBox(), QComboBox(), QComboBox()
+        self.target_box.addItems(list(self.targets))
+        self.target_box.currentTextChanged.connect(self._fill_variants)
+        self.recent_box = QComboBox()
+        self.recent_box.setToolTip("files opened or saved last")
+        self.recent_box.activated.connect(lambda i: i > 0 and self.open(self.recent_box.itemText(i)))
+        self.watchdog = QDoubleSpinBox()
+        self.watchdog.setRange(0.5, 600)
+        self.watchdog.setSuffix(" s")
+        self.watchdog.setValue(read(self.settings, WATCHDOG_KEY, 10.0, float, 0.5, 600))
+        self.watchdog.setToolTip("a call of run() that takes longer is stopped (its process ended) and reported")
+        self.watchdog.valueChanged.connect(lambda v: self.settings.setValue(WATCHDOG_KEY, v))
+        buttons = {}
+        for text, slot in (("New", self.new_from), ("Open…", self.open), ("Save", self.save),
+                           ("Save As…", self.save_as), ("Run", self.run), ("Inspect vs", self.inspect)):
+            buttons[text] = QPushButton(text)
+            buttons[text].clicked.connect(lambda _=False, s=slot: s())
+        self.run_button, self.inspect_button = buttons["Run"], buttons["Inspect vs"]
+        self.status = QLabel("New writes a runnable copy of a built-in; Run verifies and times it beside the built-ins")
+        self.status.setWordWrap(True)
+        top, bottom = QHBoxLayout(), QHBoxLayout()
+        for w in (self.target_box, QLabel("from"), self.from_box, buttons["New"], buttons["Open…"],
+                  buttons["Save"], buttons["Save As…"], self.recent_box):
+            top.addWidget(w)
+        top.addStretch(1)
+        for w in (buttons["Run"], QLabel("watchdog"), self.watchdog, buttons["Inspect vs"], self.compare_box):
+            bottom.addWidget(w)
+        bottom.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(top)
+        lay.addWidget(self.editor, 1)
+        lay.addLayout(bottom)
+        lay.addWidget(self.status)
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_MS)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.editor.textChanged.connect(self._edited)
+        self._fill_variants()
+        self._fill_recent(variant_files.recent())
+
+    # ------------------------------------------------------------------ buffers and files
+    @property
+    def target(self) -> str:
+        return self.target_box.currentText()
+
+    def _fill_variants(self) -> None:
+        from kernels.user_variants import templates
+
+        names = templates.names(self.target)
+        for box in (self.from_box, self.compare_box):
+            box.clear()
+            box.addItems(names)
+            if "best" in names:
+                box.setCurrentText("best")
+
+    def _fill_recent(self, paths) -> None:
+        self.recent_box.clear()
+        self.recent_box.addItem("Recent…")
+        self.recent_box.addItems(paths)
+
+    def _edited(self) -> None:
+        self.editor.mark_line(None) if self.editor.error_line else None
+        self.autosave_timer.start()
+
+    def new_from(self, variant: str | None = None) -> None:
+        from kernels.user_variants import templates
+
+        variant = variant or self.from_box.currentText()
+        self.editor.setPlainText(templates.source(self.target, variant))
+        self.path = None
+        self._say(f"a copy of {self.target} {variant}: edit it, then Run")
+
+    def open(self, path: str | None = None) -> bool:
+        from raytracer_app.gui.dialogs import ask_path
+
+        path = path or ask_path(self, "Open variant file", "Python (*.py);;All files (*)", save=False,
+                                settings=self.settings)
+        if not path:
+            return False
+        try:
+            text = variant_files.read_text(path)
+        except Exception as exc:  # noqa: BLE001 - a message, never a crash
+            self._say(str(exc), error=True)
+            return False
+        declared = re.search(r"^TARGET\s*=\s*['\"](\w+)['\"]", text, re.M)
+        if declared and declared.group(1) in self.targets:  # its row goes to that target's panel
+            self.target_box.setCurrentText(declared.group(1))
+        self.editor.setPlainText(text)
+        self.path = os.path.abspath(path)
+        self._fill_recent(variant_files.remember(self.path))
+        self._say(f"opened {self.path}")
+        return True
+
+    def save(self) -> bool:
+        return self.save_as(self.path) if self.path else self.save_as()
+
+    def save_as(self, path: str | None = None) -> bool:
+        from raytracer_app.gui.dialogs import ask_path
+
+        path = path or ask_path(self, "Save variant file", "Python (*.py)", self._name() + ".py",
+                                settings=self.settings)
+        if not path:
+            return False
+        try:
+            variant_files.write_text(path, self.editor.toPlainText(), "Save Variant")
+        except Exception as exc:  # noqa: BLE001
+            self._say(str(exc), error=True)
+            return False
+        self.path = os.path.abspath(path)
+        self._fill_recent(variant_files.remember(self.path))
+        self._say(f"saved {self.path}")
+        return True
+
+    def _name(self) -> str:
+        m = re.search(r"^NAME\s*=\s*['\"]([^'\"]+)['\"]", self.editor.toPlainText(), re.M)
+        return m.group(1) if m else "my-variant"
+
+    def autosave(self) -> str | None:
+        """The buffer written to the editor's folder (what Run loads); None when that folder is unusable."""
+        self.autosave_timer.stop()
+        path = variant_files.autosave_path(os.path.basename(self.path) if self.path else self._name())
+        if path is None:
+            return None
+        try:
+            return str(variant_files.write_text(path, self.editor.toPlainText(), "autosave"))
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"autosave failed: {exc}", error=True)
+            return None
+
+    # ------------------------------------------------------------------ run and inspect
+    def _job(self, compare_with: str | None = None) -> VariantJob | None:
+        if self.running:
+            return None
+        path = self.autosave()
+        if path is None:
+            self._say("the editor's folder cannot be written; Save the file first", error=True)
+            return None
+        spec = self.targets[self.target]
+        panel = self.panels.get(spec.title)
+        n = panel.n.value() if panel is not None else spec.size.default_for(self.model.backend, gui=True)
+        options = {k: c.currentText() for k, c in panel.options.items()} if panel is not None else {}
+        repeats = panel.repeats.value() if panel is not None else 2
+        self.editor.mark_line(None)
+        return VariantJob(path, self.model.backend, spec, n, options, repeats, self.watchdog.value(), compare_with)
+
+    def run(self) -> bool:
+        """Save, load and compile the file in its child process, verify and time it at the panel's size."""
+        job = self._job()
+        if job is None:
+            return False
+        self._start(job, f"running {os.path.basename(job.path)} at n = {job.n:,} on {self.model.backend.label}…")
+        return True
+
+    def inspect(self) -> bool:
+        """Compile the file and the chosen built-in for the Inspector's Compare tab."""
+        job = self._job(self.compare_box.currentText())
+        if job is None:
+            return False
+        self._start(job, f"compiling {os.path.basename(job.path)} and {job.compare_with} for {job.arch}…")
+        return True
+
+    def _start(self, job: VariantJob, text: str) -> None:
+        self.running = True
+        self.run_button.setEnabled(False)
+        self.inspect_button.setEnabled(False)
+        self._path_running = job.path
+        self._say(text)
+        self.worker.start(job)
+
+    def _row(self, row) -> None:
+        from kernels.harness import bench
+
+        self.rowReady.emit(self.targets[self.target].title, row)
+        verdict = {bench.FAILED: "FAILED", bench.ERROR: "error"}.get(row.verified, row.verified)
+        timing = f"{row.timing.median_ms:.4f} ms" if row.timing else "no timing"
+        self._say(f"{row.variant}: {verdict}, {timing} ({row.note})", error=not row.ok)
+
+    def _failed(self, text: str) -> None:
+        self.editor.mark_line(error_line(text, getattr(self, "_path_running", "")))
+        self._say(text, error=True)
+
+    def _compared(self, mine, built_in) -> None:
+        self.compared.emit(mine, built_in)
+        self._say(f"{mine.variant} and {built_in.variant} are side by side in the Inspector's Compare tab")
+
+    def _finished(self) -> None:
+        self.running = False
+        self.run_button.setEnabled(True)
+        self.inspect_button.setEnabled(True)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Shown: start the child process now, so that Run waits only for its own compile."""
+        super().showEvent(event)
+        if getattr(self, "_warmed", None) is not self.model.backend:
+            self._warmed = self.model.backend
+            self.worker.warm(self.model.backend)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet("color: #c00000" if error else "")
+        self.message.emit(f"Variant editor: {text}")
+
+    def shutdown(self) -> bool:
+        from kernels.user_variants import loader
+
+        self.worker.stop()
+        done = self.thread.shutdown(timeout_ms=500)
+        loader.end_children()
+        return done
+
+
+def install(window) -> None:
+    """The editor as a dock of ``window`` (hidden until View > Variant Editor), its rows going to the
+    benchmark panels and its comparisons to the Inspector."""
+    from PyQt6.QtWidgets import QDockWidget
+
+    editor = VariantEditor(window.model, window.panels, window.settings)
+    dock = QDockWidget("Variant editor", window)
+    dock.setObjectName("dock-variant-editor")
+    dock.setWidget(editor)
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    dock.hide()
+    editor.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
+    editor.rowReady.connect(lambda title, row: window.panels[title].add_user_row(row))
+    editor.compared.connect(lambda a, b: window.ensure_inspector().show_compared(a, b))
+    window.variant_editor, window.variant_dock = editor, dock

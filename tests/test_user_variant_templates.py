@@ -1,0 +1,88 @@
+"""`variant new`: a template of every built-in GPU variant of both targets verifies as it is in the
+simulator (those the simulator cannot run are skipped, as the built-ins are) and compiles for sm_90."""
+
+import csv
+
+import pytest
+
+from kernels.inspector import toolchain
+from kernels.registry import ALGORITHMS
+from kernels.user_variants import templates
+from raytracer_app.cli import main
+
+CASES = [(a.name, v) for a in ALGORITHMS if a.user is not None for v in a.variants if v.kind == "gpu"]
+needs_compiler = pytest.mark.skipif(bool(toolchain.missing()), reason="the compiler packages are not installed "
+                                    f"({toolchain.EXTRA_HINT})")
+
+
+def test_every_built_in_gpu_variant_has_a_template():
+    assert sorted((t, v.name) for t, v in CASES) == sorted((t, name) for t in ("reduction", "histogram")
+                                                          for name in templates.names(t))
+
+
+def _new(tmp_path, capsys, target, variant):
+    path = tmp_path / f"{target}-{variant}.py"
+    assert main(["variant", "new", target, "--from", variant, str(path)]) == 0
+    capsys.readouterr()
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target, variant", CASES, ids=lambda x: getattr(x, "name", x))
+def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, variant):
+    if variant.sim_skip:
+        pytest.skip(f"{target} {variant.name}: {variant.sim_skip}")
+    path = _new(tmp_path, capsys, target, variant.name)
+    out_csv = tmp_path / "rows.csv"
+    ops = ("sum", "dot") if target == "reduction" else (None,)
+    for op in ops:
+        extra = ["--op", op, "--dtype", "float32" if op == "dot" else "int32"] if op else []
+        code = main(["bench", target, "--backend", "sim", "--n", "1001", "--block", "64", "--repeats", "1",
+                     "--variant-file", str(path), "--variants", f"my-{variant.name}", "--csv", str(out_csv), *extra])
+        out, err = capsys.readouterr()
+        assert code == 0, out + err
+        with open(out_csv, newline="") as f:
+            (row,) = list(csv.DictReader(f))
+        assert row["variant"] == f"my-{variant.name}" and row["verified"] == "yes", row
+
+
+@pytest.mark.slow
+@needs_compiler
+@pytest.mark.parametrize("target, variant", CASES, ids=lambda x: getattr(x, "name", x))
+def test_the_template_compiles_for_sm90(tmp_path, target, variant):
+    import ast
+
+    from kernels.inspector.compiler import compile_variant_file
+
+    text = templates.source(target, variant.name)
+    inspect = ast.literal_eval(next(line for line in text.splitlines() if line.startswith("INSPECT = "))
+                               .split(" = ", 1)[1].split("  #")[0])
+    compiled = compile_variant_file(target, f"my-{variant.name}", str(tmp_path / "t.py"), text, inspect, "sm_90")
+    assert ".entry" in compiled.ptx and "registers" in compiled.ptxas_report.lower()
+
+
+def test_an_unknown_built_in_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["variant", "new", "reduction", "--from", "numpy", str(tmp_path / "x.py")]) == 2
+    assert "built-in GPU variants are" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_compiler
+def test_inspect_a_variant_file_beside_a_built_in(tmp_path, capsys):
+    path = _new(tmp_path, capsys, "reduction", "sequential")
+    code = main(["inspect", "reduction", "--variant-file", str(path), "--compare", "best", "--backend", "sim"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "my-sequential" in out and "best" in out and "registers per thread" in out
+    code = main(["inspect", "reduction", "--variant-file", str(path), "--show", "source", "--backend", "sim"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"({path}, line" in out and "def sequential(a, b, block_partials):" in out  # the file's own lines
+
+
+def test_inspect_a_file_without_inspect_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "v.py"
+    path.write_text('from numba import cuda\nTARGET = "reduction"\nNAME = "v"\n\n\ndef run(a, b, out, launch, op):\n'
+                    '    pass\n')
+    assert main(["inspect", "reduction", "--variant-file", str(path), "--backend", "sim"]) == 2
+    assert "declares no INSPECT" in capsys.readouterr().err

@@ -1,0 +1,129 @@
+"""The variant editor (pytest-qt, offscreen, settings and caches in temporary folders): New from a built-in,
+Save and the recent list, autosave under the cache folder, a syntax error shown at its line, and Run adding a
+verified row to the benchmark panel beside the built-ins (in the simulator)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PyQt6.QtCore import QSettings  # noqa: E402
+
+WAIT = 120_000  # ms: the user-variant child process starts, imports numba and runs the simulator
+
+
+@pytest.fixture(autouse=True)
+def folders(tmp_path, monkeypatch):
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(tmp_path / "cache"))
+    yield tmp_path
+
+
+@pytest.fixture
+def editor(qtbot, cuda_backend):
+    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.variant_editor import VariantEditor
+
+    e = VariantEditor(RenderModel(cuda_backend), {})
+    qtbot.addWidget(e)
+    yield e
+    e.shutdown()
+
+
+def test_new_from_a_built_in_highlights_numbers_lines_and_autosaves(editor, folders):
+    editor.target_box.setCurrentText("reduction")
+    editor.new_from("sequential")
+    text = editor.editor.toPlainText()
+    assert 'NAME = "my-sequential"' in text or "NAME = 'my-sequential'" in text
+    assert "def sequential(a, b, block_partials):" in text
+    assert editor.editor.gutter_width() > 0 and editor.editor.blockCount() == text.count("\n") + 1
+    block = editor.editor.document().findBlockByNumber(0)
+    assert block.layout().formats(), "the docstring line is highlighted"
+    path = editor.autosave()
+    assert path.startswith(str(folders / "cache" / "variants")) and open(path).read() == text
+
+
+def test_save_open_and_the_recent_list(editor, folders):
+    editor.new_from("best")
+    target = folders / "mine.py"
+    assert editor.save_as(str(target))
+    assert target.read_text() == editor.editor.toPlainText()
+    assert editor.recent_box.itemText(1) == str(target)
+    editor.editor.setPlainText("")
+    assert editor.open(str(target)) and editor.editor.toPlainText() == target.read_text()
+
+
+def test_run_shows_a_syntax_error_at_its_line(qtbot, editor):
+    editor.new_from("sequential")
+    lines = editor.editor.toPlainText().splitlines()
+    broken = next(i for i, t in enumerate(lines) if t.startswith("def run("))
+    lines[broken] = lines[broken].replace("):", ":")
+    editor.editor.setPlainText("\n".join(lines))
+    assert editor.run()
+    qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+    assert "SyntaxError" in editor.status.text() and editor.editor.error_line == broken + 1
+
+
+@pytest.mark.slow
+def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
+    from raytracer_app.gui.main_window import MainWindow
+
+    w = MainWindow(cuda_backend)
+    w.show()
+    try:
+        panel = w.panels["Reduction"]
+        panel.n.setValue(1000)
+        panel.repeats.setValue(1)
+        editor = w.variant_editor
+        editor.target_box.setCurrentText("reduction")
+        editor.new_from("sequential")
+        assert editor.run()
+        qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+        rows = [row for row, _ in panel.rows]
+        assert [r.variant for r in rows] == ["my-sequential"], editor.status.text()
+        assert rows[0].verified == "yes" and "user variant" in rows[0].note
+        assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "my-sequential"
+        assert len(panel.chart.points) == 1
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
+
+
+def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, editor):
+    editor.new_from("sequential")
+    editor.editor.setPlainText(editor.editor.toPlainText().replace("            i += stride\n", "            i += 0\n"))
+    editor.watchdog.setValue(3)
+    rows = []
+    editor.rowReady.connect(lambda title, row: rows.append(row))
+    assert editor.run()
+    qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+    assert len(rows) == 1 and rows[0].verified == "error" and "stopped by the watchdog" in rows[0].note
+    assert "stopped by the watchdog" in editor.status.text()
+    from raytracer_app.gui.settings import make_settings
+
+    assert float(make_settings().value("variants/watchdog_s")) == 3.0  # the setting is kept
+
+
+@pytest.mark.slow
+def test_inspect_vs_puts_the_file_beside_a_built_in_in_the_inspector(qtbot, cuda_backend):
+    from kernels.inspector import toolchain
+    from raytracer_app.gui.main_window import MainWindow
+
+    if toolchain.missing():
+        pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
+    w = MainWindow(cuda_backend)
+    w.show()
+    try:
+        editor = w.variant_editor
+        editor.new_from("sequential")
+        editor.compare_box.setCurrentText("best")
+        assert editor.inspect()
+        qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+        dock = w.inspector
+        assert dock is not None and dock.compare_table.rowCount() > 5, editor.status.text()
+        headers = [dock.compare_table.horizontalHeaderItem(c).text() for c in (1, 2)]
+        assert headers == ["my-sequential", "best"] and "registers" in dock.compare_status.text()
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
