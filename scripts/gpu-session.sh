@@ -3,7 +3,7 @@
 # Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
-#   compare-runs (two identical reduction runs as result files, compared) cpu-twins pack
+#   compare-runs (two identical reduction runs as result files, compared) cpu-twins lessons pack
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -98,6 +98,15 @@ for stage in "$@"; do
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
+    lessons)
+      # the lesson tables, timed on this GPU, with the static evidence for its own architecture (the inspect
+      # extra); the reduction at both of its sizes, 2^22 and 2^26 ints
+      timeout 500 python3 -m raytracer_app lesson reduction --backend cuda --markdown "$OUT/lesson-reduction.md" \
+        --csv "$OUT/lesson-reduction.csv" 2>&1 | tee "$OUT/lesson-reduction.log"
+      timeout 300 python3 -m raytracer_app lesson constant-memory --backend cuda --markdown "$OUT/lesson-constant-memory.md" \
+        --csv "$OUT/lesson-constant-memory.csv" 2>&1 | tee "$OUT/lesson-constant-memory.log"
+      timeout 300 python3 -m raytracer_app lesson atomics --backend cuda --markdown "$OUT/lesson-atomics.md" \
+        --csv "$OUT/lesson-atomics.csv" 2>&1 | tee "$OUT/lesson-atomics.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     *) echo "unknown stage $stage" ;;
