@@ -138,8 +138,11 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     finally:
         if own_child:
             simulator.end()
-    wanted = {(s.variant, evidence.block_of(s.launch(r.n))) for r in results for s in (r.step,)}
-    facts, note = evidence.collect(lesson.target, wanted, arch, evidence_cache) if results else ({}, "")
+    wanted = {(r.step.variant, evidence.block_of(r.step.launch(r.n))) for r in results}
+    if stop():  # a compile cannot be interrupted: a stopped lesson does not start one
+        facts, note = {}, "stopped before the evidence was compiled"
+    else:
+        facts, note = evidence.collect(lesson.target, wanted, arch, evidence_cache) if results else ({}, "")
     for r in results:
         r.facts = facts.get((r.step.variant, evidence.block_of(r.step.launch(r.n))), {})
     for r in results:
@@ -188,6 +191,22 @@ def _figures(lesson: Lesson, results: list[StepResult], r: StepResult, peak) -> 
     first = next((b for b in results if b.n == r.n and b.index == lesson.cumulative_from), None)
     if first is not None and first.time_ms:
         r.cumulative = first.time_ms / r.time_ms
+
+
+OUTCOMES = ("faster", "about the same", "slower")
+
+
+def outcome(r: StepResult) -> tuple[str, str] | None:
+    """What a step did, as a learner guesses it ('faster', 'about the same', 'slower'), and against what:
+    this GPU's measurement, else the published figure (labelled so); None when neither exists."""
+    if r.step_speedup is not None:
+        speedup, source = r.step_speedup, "this GPU"
+    elif not r.measured and r.step.published is not None and r.step.published.step is not None:
+        speedup, source = r.step.published.step, "the published figure (not measured here)"
+    else:
+        return None
+    kind = OUTCOMES[0] if speedup >= PAYS else OUTCOMES[2] if speedup <= 1 / PAYS else OUTCOMES[1]
+    return kind, source
 
 
 def verdict(lesson: Lesson, r: StepResult, base: StepResult | None) -> str:

@@ -51,6 +51,11 @@ class Menus:
         inspector.setToolTip("a GPU variant's source, PTX, SASS, resources, occupancy and roofline; open it from "
                              "a benchmark panel by clicking a variant's name, a table row or a bar")
         view.addAction(inspector)
+        lessons = w.lessons_dock.toggleViewAction()
+        lessons.setText("Lesso&ns")
+        lessons.setToolTip("replay a lesson's optimisation steps (Harris's reduction, constant memory, atomics): "
+                           "guess each step, run it, see why it paid or not")
+        view.addAction(lessons)
         render = bar.addMenu("&Render")
         self._action(render, "Render &Now", lambda: w.request_render(force=True), "Ctrl+R")
         self.compare = self._action(render, "&Compare Memory", w.compare_memory, "Ctrl+M",
