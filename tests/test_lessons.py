@@ -175,3 +175,22 @@ def test_cli_bad_options_exit_2_with_one_line(argv, message, capsys, monkeypatch
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("raytracer-app: error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_a_lesson_without_published_figures_has_no_paper_columns(monkeypatch):
+    from kernels.lessons.constant_memory import CONSTANT_MEMORY
+
+    monkeypatch.setattr(lesson_run, "_run_step", lambda *args: bench.Row("x", "uniform", "", 20, "cuda", "test GPU",
+                                                                         verified=bench.PASSED))
+    monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(None, "not measured"))
+    monkeypatch.setattr(lesson_run.evidence, "collect", lambda *args, **kw: ({}, ""))
+    run = lesson_run.run_lesson(CONSTANT_MEMORY, FakeGPU(), sizes=[20], arch="sm_90")
+    text, md = report.text(run), report.markdown(run)
+    assert "paper" not in text and "paper" not in md and "source: Jason Sanders" in text
+    assert len(run.results) == 6 and all(r.step_speedup is None for r in run.results)  # no timing: no speedup
+
+
+def test_outcomes_a_learner_guesses(monkeypatch):
+    run, _ = fake_run(monkeypatch, times=[8.0, 4.0, 4.1, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0])
+    got = [lesson_run.outcome(r) for r in run.at(2**22)[:4]]
+    assert got == [None, ("faster", "this GPU"), ("about the same", "this GPU"), ("slower", "this GPU")]

@@ -31,9 +31,11 @@ def header_lines(run: LessonRun) -> list[str]:
     lines = [f"lesson: {lesson.title}", f"backend: {run.backend}; {run.how}"]
     if run.peak is not None and run.peak.gbps:
         lines.append(f"copy bandwidth: {run.peak.gbps:.1f} GB/s measured with a {run.peak.how}; %copy is against it")
-    if lesson.source:
+    if lesson.source and has_published(lesson):
         published = f" ({lesson.published_device})" if lesson.published_device else ""
         lines.append(f"paper columns: {lesson.source}{published}; printed figures, not measured here")
+    elif lesson.source:
+        lines.append(f"source: {lesson.source}")
     lines.append(f"evidence: static, from the kernel inspector's compile for {run.arch}"
                  + (f" ({run.evidence_note})" if run.evidence_note else "")
                  + "; measured counters (bank conflicts, branch efficiency, DRAM %) need a profiler and are not shown")
@@ -126,9 +128,11 @@ def markdown(run: LessonRun) -> str:
            + (f" ({run.evidence_note})" if run.evidence_note else "")]
     if run.peak is not None and run.peak.gbps:
         out.append(f"- copy bandwidth: {run.peak.gbps:.1f} GB/s ({run.peak.how})")
-    if lesson.source:
+    if lesson.source and has_published(lesson):
         out.append(f"- published columns: {lesson.source}"
                    + (f", {lesson.published_device}" if lesson.published_device else "") + "; not measured here")
+    elif lesson.source:
+        out.append(f"- source: {lesson.source}")
     here = "this GPU" if run.measured else "(no GPU: not timed)"
     paper = has_published(lesson)
     columns = ["step", "verified", f"{here} ms", "GB/s", "% spec", "% copy", "step", "cumulative"]
