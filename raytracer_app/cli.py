@@ -1,4 +1,4 @@
-"""The command line: ``raytracer-app [gui] | render | bench | compare | inspect | devices``.
+"""The command line: ``raytracer-app [gui] | render | bench | compare | inspect | lesson | devices``.
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_variant
 
     cli_variant.add_parser(sub)
+    from raytracer_app import cli_lesson
+
+    cli_lesson.add_parser(sub, _common, _int_list, _int)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -362,6 +365,10 @@ def _dispatch(args) -> int:
 
         return cli_variant.run(args)
     backend = backends.resolve(args.backend, args.device)
+    if args.command == "lesson":
+        from raytracer_app.cli_lesson import run as lesson_command
+
+        return lesson_command(args, backend)
     if args.command == "render":
         from raytracer_app.cli_render import render_command
 

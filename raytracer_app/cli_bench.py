@@ -49,7 +49,8 @@ def _bench(args, backend, algorithm, users) -> int:
     all_variants = (*algorithm.variants, *users)
     if args.list:
         for v in all_variants:
-            extra = "; ".join(x for x in (f"seed {v.seed}" if v.seed else "", v.rules) if x)
+            source = f"seed {v.seed}" if v.seed[:1].isdigit() else v.seed  # a seed number, or a paper
+            extra = "; ".join(x for x in (source, v.rules) if x)
             print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
         return 0
     if getattr(args, "whole_call", False):

@@ -4,7 +4,7 @@
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
 #   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated)
-#   cpu-twins user-variant pack
+#   cpu-twins user-variant lessons pack
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
 #   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
@@ -129,6 +129,15 @@ for stage in "$@"; do
         2>&1 | tee -a "$OUT/user-variant.log"
       QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --cold \
         2>&1 | tee -a "$OUT/user-variant.log" ;;
+    lessons)
+      # the lesson tables, timed on this GPU, with the static evidence for its own architecture (the inspect
+      # extra); the reduction at both of its sizes, 2^22 and 2^26 ints
+      timeout 500 python3 -m raytracer_app lesson reduction --backend cuda --markdown "$OUT/lesson-reduction.md" \
+        --csv "$OUT/lesson-reduction.csv" 2>&1 | tee "$OUT/lesson-reduction.log"
+      timeout 300 python3 -m raytracer_app lesson constant-memory --backend cuda --markdown "$OUT/lesson-constant-memory.md" \
+        --csv "$OUT/lesson-constant-memory.csv" 2>&1 | tee "$OUT/lesson-constant-memory.log"
+      timeout 300 python3 -m raytracer_app lesson atomics --backend cuda --markdown "$OUT/lesson-atomics.md" \
+        --csv "$OUT/lesson-atomics.csv" 2>&1 | tee "$OUT/lesson-atomics.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
     counters)

@@ -23,6 +23,8 @@ BY_NAME = {v.name: v for v in R.VARIANTS}
 GPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "gpu"]
 SIM_GPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "gpu" and not v.sim_skip]
 SHUFFLE_VARIANTS = ["warp-shuffle", "best"]
+# Mark Harris, "Optimizing Parallel Reduction in CUDA" (2007): kernels 2, 4, 5, 6, 7 (1 and 3 are the seeds')
+HARRIS_VARIANTS = ["interleaved-strided", "first-add-load", "unroll-last-warp", "complete-unroll", "multiple-elements"]
 CPU_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "cpu"]
 PEER_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "peer"]
 SMALL = Launch(block=32, grid=5)
@@ -91,6 +93,45 @@ def test_gpu_variant_int32_is_exact(cuda_backend, name, op):
 def test_gpu_variant_float32_dot_within_tolerance(cuda_backend, name):
     problem = R.make_problem("dot", "float32", 1200, seed=4)
     assert_matches_numpy(problem, run_variant(name, problem, SMALL, cuda_backend).result)
+
+
+@pytest.mark.parametrize("dtype", R.DTYPES)
+@pytest.mark.parametrize("op", R.OPS)
+@pytest.mark.parametrize("name", HARRIS_VARIANTS)
+def test_harris_kernels_every_op_and_dtype(cuda_backend, name, op, dtype):
+    problem = R.make_problem(op, dtype, 700, seed=14)  # 64 x 3 threads: several passes of the loop each
+    out = run_variant(name, problem, Launch(block=64, grid=3), cuda_backend)
+    assert (out.block, out.grid) == (64, 3)
+    assert_matches_numpy(problem, out.result)
+
+
+@pytest.mark.parametrize("name, grid", [("interleaved-strided", 5), ("first-add-load", 3), ("unroll-last-warp", 3),
+                                        ("complete-unroll", 3), ("multiple-elements", None)])
+def test_harris_kernels_default_launch_is_the_papers(cuda_backend, name, grid):
+    # 128 threads per block; one element per thread (kernel 2), two (kernels 4-6), a fixed grid (kernel 7)
+    problem = R.make_problem("sumsq", "int32", 600, seed=15)
+    out = run_variant(name, problem, Launch(), cuda_backend)
+    assert out.block == 128
+    expected = grid if grid is not None else round(16 * cuda_backend.limits.sm_count)
+    assert out.grid == expected
+    assert_matches_numpy(problem, out.result)
+
+
+def test_complete_unroll_is_compiled_once_per_block_size(cuda_backend):
+    from kernels.reduction import gpu_harris
+
+    assert gpu_harris.complete_unroll_kernel("sum", "int32", 64) is gpu_harris.complete_unroll_kernel("sum", "int32", 64)
+    assert gpu_harris.complete_unroll_kernel("sum", "int32", 64) is not gpu_harris.complete_unroll_kernel("sum", "int32", 32)
+    with pytest.raises(ValueError, match="power-of-two block"):
+        gpu_harris.complete_unroll_kernel("sum", "int32", 96)
+
+
+@pytest.mark.parametrize("name", ["unroll-last-warp", "complete-unroll"])
+def test_last_warp_stage_survives_extreme_values(cuda_backend, name):
+    # every slot of the last warp carries a large partial: a lost or doubled step shows as a wrong sum
+    problem = R.make_problem("sum", "int32", None, data=np.full(320, 2**31 - 1, np.int64))
+    out = run_variant(name, problem, Launch(block=32, grid=2), cuda_backend)
+    assert out.result == 320 * (2**31 - 1)
 
 
 @pytest.mark.parametrize("name", ["per-thread-partials", "block-serial", "two-kernel", "last-block"])
@@ -394,12 +435,15 @@ def test_every_variant_is_described_and_runnable(variant):
     assert variant.run is not None and variant.kind in ("gpu", "cpu", "peer")
     if variant.kind == "gpu":
         assert variant.launch is not None and variant.rules  # its launch rule, in words
-        assert variant.seed or variant.name == "best"  # every seed kernel names its seed
+        assert variant.seed or variant.name == "best"  # every seed kernel names its seed (or the paper)
+    if variant.name in HARRIS_VARIANTS:
+        assert 'Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007)' in variant.description
 
 
 @pytest.mark.parametrize("variant", [v for v in R.VARIANTS if v.kind == "gpu"], ids=lambda v: v.name)
 @pytest.mark.parametrize("n", [1, 1000, 10**8])
 def test_every_gpu_variant_default_launch_resolves_and_satisfies_its_own_rule(cuda_backend, variant, n):
+    n = min(n, R.ALGORITHM.size.maximum[cuda_backend.kind])  # a size this backend accepts
     limits = cuda_backend.limits
     r = variant.resolve(Launch(), limits, n)
     assert 1 <= r.block <= limits.max_threads_per_block and r.grid >= 1

@@ -75,6 +75,7 @@ class LaunchRule:
     shape_2d: bool = False
     fixed: bool = False  # the block is part of what the variant teaches (the book's 1x1): a user's is ignored
     note: str = ""  # where the default comes from, e.g. "as in the seed"
+    grid_text: str = ""  # the default grid in words where ``grid_for_n`` alone computes it, e.g. "n / block"
 
     def describe(self) -> str:
         """The rule in words, for --list, tooltips and the README."""
@@ -93,6 +94,8 @@ class LaunchRule:
             grid = "as many as the GPU holds at once" + (f" ({grid} without a GPU)" if grid else "")
         if self.grid_for_n and self.grid:
             grid += " (fewer when the input fills fewer)"
+        if self.grid_text:
+            grid = self.grid_text
         parts.append(f"default {self.block} threads x {grid} blocks" + (f", {self.note}" if self.note else ""))
         if self.items:
             multiple = f", a multiple of {self.items_multiple}" if self.items_multiple > 1 else ""

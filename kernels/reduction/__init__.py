@@ -45,6 +45,27 @@ SEED_TREE_LAUNCH = LaunchRule(block=256, grid=32, grid_for_n=_seed_grid, min_blo
 GRID_BARRIER_LAUNCH = LaunchRule(block=1024, grid_sm=2, min_block=MIN_BLOCK, note="as in seed 004")
 # 8 x 256 = 2048 threads per SM, a full wave if registers allow
 WARP_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS)
+# Harris 2007: 128 threads per block in all of the paper's tests; kernels 1-3 one element per thread,
+# kernels 4-6 two, kernel 7 a fixed grid (16 blocks of 128 threads fill an SM of 2048 threads).
+PAPER_BLOCK = 128
+
+
+def _one_per_thread(n: int, block: int) -> int:
+    return -(-n // block)
+
+
+def _two_per_thread(n: int, block: int) -> int:
+    return -(-n // (2 * block))
+
+
+PAPER_ONE_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_for_n=_one_per_thread, min_block=MIN_BLOCK,
+                              block_rule=BLOCK_POWER_OF_TWO, grid_text="n / block (one element per thread)",
+                              note="as in the paper")
+PAPER_TWO_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_for_n=_two_per_thread, min_block=MIN_BLOCK,
+                              block_rule=BLOCK_POWER_OF_TWO, grid_text="n / (2 x block) (two elements per thread)",
+                              note="as in the paper")
+PAPER_FIXED_GRID_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_sm=16, min_block=MIN_BLOCK,
+                                     block_rule=BLOCK_POWER_OF_TWO, note="a fixed grid, as in the paper")
 BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, tiles=True,
                          items=(DEFAULT_ITEMS_PER_THREAD, 4, MAX_ITEMS_PER_THREAD), items_multiple=4)
 
@@ -75,14 +96,21 @@ def _no_shared(threads: int) -> int:
 
 
 def _inspect(function: str, dynamic=_acc_per_thread, signature=_RED_SIG, args=("sum", "int32"), grid=32,
-             **traffic) -> KernelDecl:
-    return KernelDecl("kernels.reduction.gpu", function, args, signature, (256,), dynamic, _traffic(**traffic),
-                      _RED_N, grid=grid)
+             note: str = "", module: str = "kernels.reduction.gpu", **traffic) -> KernelDecl:
+    return KernelDecl(module, function, args, signature, (256,), dynamic, _traffic(**traffic),
+                      _RED_N, grid=grid, note=note)
+
+
+_UNROLLED_NOTE = (f"compiled for {PAPER_BLOCK} threads per block: the block size is a constant of this kernel, "
+                  "so another --block inspects this compile at that launch")
 
 
 # --- the variants -------------------------------------------------------------------------------------------
 
 _SHUFFLE_SKIP = "the CUDA simulator has no warp shuffles"
+HARRIS = 'Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007)'
+_HARRIS_MODULE = "kernels.reduction.gpu_harris"
+_ONE_PASS = "a grid-stride loop keeps any grid correct; at the default grid each thread makes one pass"
 
 
 def _gpu(name: str, description: str, seed: str, launch: LaunchRule, run: str, inspect: KernelDecl,
@@ -118,6 +146,38 @@ VARIANTS: tuple[Variant, ...] = (
     _gpu("sequential",
          "Sequential tree, if t < stride: the active threads are contiguous, so whole warps retire early",
          "002 (better version), 003 (dot)", SEED_TREE_LAUNCH, "run_sequential", _inspect("sequential_kernel")),
+    _gpu("interleaved-strided",
+         "Harris kernel 2: interleaved tree with a strided index, index = 2*s*t: the active threads are "
+         "contiguous (no divergence) but their shared-memory addresses spread, so they conflict on banks; "
+         f"{_ONE_PASS}; {HARRIS}",
+         "Harris 2007, kernel 2", PAPER_ONE_LAUNCH, "run_interleaved_strided",
+         _inspect("interleaved_strided_kernel", module=_HARRIS_MODULE, grid=_RED_N // PAPER_BLOCK)),
+    _gpu("first-add-load",
+         "Harris kernel 4: kernel 3's sequential tree with half the blocks, each thread adding two elements as "
+         f"it loads them (i and i + block), so no thread idles in the first step; {_ONE_PASS}; {HARRIS}",
+         "Harris 2007, kernel 4", PAPER_TWO_LAUNCH, "run_first_add_load",
+         _inspect("first_add_load_kernel", module=_HARRIS_MODULE, grid=_RED_N // (2 * PAPER_BLOCK))),
+    _gpu("unroll-last-warp",
+         "Harris kernel 5: kernel 4 with the tree stopping at 32 live threads; warp 0 does the last six steps "
+         "unrolled with no syncthreads. Written with syncwarp between a step's reads and its writes: the paper's "
+         "volatile warp-synchronous code assumed lockstep lanes, which Volta's independent thread scheduling "
+         f"ended (a race since then); {HARRIS}",
+         "Harris 2007, kernel 5", PAPER_TWO_LAUNCH, "run_unroll_last_warp",
+         _inspect("unroll_last_warp_kernel", module=_HARRIS_MODULE, grid=_RED_N // (2 * PAPER_BLOCK))),
+    _gpu("complete-unroll",
+         "Harris kernel 6: kernel 5 with the block size a constant of the compiled kernel (the paper's C++ "
+         "template: one kernel compiled per block size, cached), so the whole tree is straight-line code with "
+         f"static shared memory; {_ONE_PASS}; {HARRIS}",
+         "Harris 2007, kernel 6", PAPER_TWO_LAUNCH, "run_complete_unroll",
+         _inspect("complete_unroll_kernel", module=_HARRIS_MODULE, dynamic=_no_shared, args=("sum", "int32", PAPER_BLOCK),
+                  grid=_RED_N // (2 * PAPER_BLOCK), note=_UNROLLED_NOTE)),
+    _gpu("multiple-elements",
+         "Harris kernel 7: kernel 6's code at a small fixed grid (16 blocks of 128 threads per SM), so the "
+         "grid-stride loop adds many elements per thread in registers before the unrolled tree (Brent's "
+         f"theorem: O(n / log n) threads); {HARRIS}",
+         "Harris 2007, kernel 7", PAPER_FIXED_GRID_LAUNCH, "run_multiple_elements",
+         _inspect("complete_unroll_kernel", module=_HARRIS_MODULE, dynamic=_no_shared, args=("sum", "int32", PAPER_BLOCK),
+                  grid=16 * _H100_SMS, note=_UNROLLED_NOTE)),
     _gpu("two-kernel",
          "Per-block partials, then the same kernel on one block reduces them: the launch boundary is the "
          "grid-wide barrier (default grid 2 x SMs, block 1024)",

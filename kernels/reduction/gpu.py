@@ -399,3 +399,4 @@ def best_kernel(op: str, dtype: str, items: int):
                     result[1 - slot] = 0
 
     return best
+

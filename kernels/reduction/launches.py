@@ -15,7 +15,7 @@ from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
 from kernels.launch import Launch, resident_blocks, tuning
-from kernels.reduction import BEST_KERNEL, BEST_LAUNCH, VARIANTS, gpu
+from kernels.reduction import BEST_KERNEL, BEST_LAUNCH, VARIANTS, gpu, gpu_harris
 from kernels.timing import time_kernel
 
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
@@ -37,12 +37,13 @@ def run_per_thread_partials(problem, launch, backend, repeats):
     return Outcome(problem.as_result(total), elapsed, block, grid)
 
 
-def _block_partials_runner(name: str, factory_name: str):
-    """Runner for the kernels that leave one partial per block for the host to add (seeds 000 b/c, 002, 003)."""
+def _block_partials_runner(name: str, factory_name: str, module=gpu):
+    """Runner for the kernels that leave one partial per block for the host to add (seeds 000 b/c, 002, 003,
+    Harris's kernels 2, 4 and 5)."""
 
     def run(problem, launch, backend, repeats):
         block, grid, _, d_a, d_b = _prepare(name, problem, launch, backend)
-        kernel = getattr(gpu, factory_name)(problem.op, problem.dtype)
+        kernel = getattr(module, factory_name)(problem.op, problem.dtype)
         partials = cuda.device_array(grid, problem.accumulator)
         configured = kernel[grid, block, 0, block * problem.accumulator.itemsize]  # dynamic shared memory
         elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials), repeats)
@@ -107,6 +108,29 @@ run_block_serial = _block_partials_runner("block-serial", "block_serial_kernel")
 run_tree_mask = _block_partials_runner("tree-mask", "tree_mask_kernel")
 run_interleaved_divergent = _block_partials_runner("interleaved-divergent", "interleaved_divergent_kernel")
 run_sequential = _block_partials_runner("sequential", "sequential_kernel")
+run_interleaved_strided = _block_partials_runner("interleaved-strided", "interleaved_strided_kernel", gpu_harris)
+run_first_add_load = _block_partials_runner("first-add-load", "first_add_load_kernel", gpu_harris)
+run_unroll_last_warp = _block_partials_runner("unroll-last-warp", "unroll_last_warp_kernel", gpu_harris)
+
+
+def _unrolled_runner(name: str):
+    """Runner for Harris's kernels 6 and 7: the kernel compiled for the launch's block size (static shared
+    memory), one partial per block for the host to add."""
+
+    def run(problem, launch, backend, repeats):
+        block, grid, _, d_a, d_b = _prepare(name, problem, launch, backend)
+        kernel = gpu_harris.complete_unroll_kernel(problem.op, problem.dtype, block)
+        partials = cuda.device_array(grid, problem.accumulator)
+        configured = kernel[grid, block]
+        elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials), repeats)
+        total = partials.copy_to_host().sum()
+        return Outcome(problem.as_result(total), elapsed, block, grid)
+
+    return run
+
+
+run_complete_unroll = _unrolled_runner("complete-unroll")
+run_multiple_elements = _unrolled_runner("multiple-elements")
 run_warp_shuffle = _two_slot_runner("warp-shuffle", lambda op, dtype, items: gpu.warp_shuffle_kernel(op, dtype))
 _run_best_tiles = _two_slot_runner("best", gpu.best_kernel)
 

@@ -78,6 +78,10 @@ class MainWindow(QMainWindow):
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.inspector_dock.hide()
         self.inspector_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_inspector())
+        self.lessons = None  # built when first shown (see ensure_lessons)
+        self.lessons_dock = self._dock("Lessons", None, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.lessons_dock.hide()
+        self.lessons_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_lessons())
         self.workspaces = Workspaces(self, self.view)
         self.workspaces.add("Render", [self.controls_dock], view=True, tip="the render view and its Controls")
         self.workspaces.add("Benchmarks", docks, tip="the benchmark panels")
@@ -85,6 +89,7 @@ class MainWindow(QMainWindow):
                             "occupancy, roofline and comparisons")
         variant_editor.install(self)  # self.variant_editor in a hidden dock (View > Variant Editor)
         self.workspaces.add("Editor", [self.variant_dock], tip="your own variant: edit, Run, Inspect vs a built-in")
+        self.workspaces.add("Lessons", [self.lessons_dock], tip="a lesson's steps: guess, run, see why each paid")
         self.count_curve = None
         self.model.restore()  # the saved values; the controls follow its changed signal
         backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
@@ -260,6 +265,16 @@ class MainWindow(QMainWindow):
         self.ensure_inspector()
 
     # ------------------------------------------------------------------ inspector, sphere count curve
+    def ensure_lessons(self):
+        if self.lessons is None and not self._closing:
+            from raytracer_app.gui.lessons_panel import LessonsPanel
+
+            self.lessons = LessonsPanel(lambda: self.model.backend)
+            self.lessons.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+            self.lessons_dock.setWidget(layout.scrolling(self.lessons))
+            wheel_guard.guard_tree(self.lessons)
+        return self.lessons
+
     def ensure_inspector(self):
         """The Inspector dock's contents, built on first need and wired to every benchmark panel."""
         if self.inspector is None and not self._closing:
@@ -348,7 +363,8 @@ class MainWindow(QMainWindow):
     def busy(self) -> bool:
         """A benchmark or a render is still running in a worker thread."""
         curve = self.count_curve is not None and self.count_curve.running()
-        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve
+        lessons = self.lessons is not None and self.lessons.busy()
+        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve or lessons
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Stop every worker and join its thread. Rows and frames are short, so this usually waits for
@@ -364,6 +380,8 @@ class MainWindow(QMainWindow):
                 panel.measure.stop()  # ends its ncu child process
             if self.count_curve is not None:
                 self.count_curve.cancel()
+            if self.lessons is not None:
+                self.lessons.worker.stop()
         if self.busy() and now < self._close_deadline:
             event.ignore()
             self.statusBar().showMessage("stopping the running work before closing…")
@@ -377,6 +395,7 @@ class MainWindow(QMainWindow):
         threads += [self.render_thread, self.variant_editor.thread]
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
+        threads += [self.lessons.thread] if self.lessons is not None else []
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
                 ORPHANS.append(thread)  # keep it referenced: destroying a running QThread aborts

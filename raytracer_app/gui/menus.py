@@ -60,6 +60,11 @@ class Menus:
         editor.setText("Variant &Editor")
         editor.setToolTip("your own variant: edit a copy of a built-in, Run to verify and time it beside the built-ins")
         view.addAction(editor)
+        lessons = w.lessons_dock.toggleViewAction()
+        lessons.setText("Lesso&ns")
+        lessons.setToolTip("replay a lesson's optimisation steps (Harris's reduction, constant memory, atomics): "
+                           "guess each step, run it, see why it paid or not")
+        view.addAction(lessons)
         render = bar.addMenu("&Render")
         self._action(render, "Render &Now", lambda: w.request_render(force=True), "Ctrl+R")
         self.compare = self._action(render, "&Compare Memory", w.compare_memory, "Ctrl+M",

@@ -1,0 +1,166 @@
+"""A lesson's results as a text table (the CLI), CSV and a Markdown report with device, versions and date.
+Columns measured on this machine and columns copied from a source are named so, and a run that was not
+timed (no GPU) shows no timing at all."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from kernels.lessons import evidence
+from kernels.lessons.run import LessonRun, StepResult
+
+CSV_COLUMNS = (
+    "lesson", "n", "step", "label", "variant", "backend", "device", "measured", "verified",
+    "median_ms", "gbps", "pct_of_spec", "pct_of_copy", "step_speedup", "cumulative_speedup",
+    "published_ms", "published_gbps", "published_step", "published_cumulative", "published_device",
+    "evidence_arch", "evidence", "verdict", "date", "app_version", "numba_version", "numba_cuda_version",
+)
+
+
+def _f(x, digits: int = 2) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def _cell(x, width: int, digits: int = 2) -> str:
+    return f"{_f(x, digits) or '-':>{width}}"
+
+
+def header_lines(run: LessonRun) -> list[str]:
+    lesson = run.lesson
+    lines = [f"lesson: {lesson.title}", f"backend: {run.backend}; {run.how}"]
+    if run.peak is not None and run.peak.gbps:
+        lines.append(f"copy bandwidth: {run.peak.gbps:.1f} GB/s measured with a {run.peak.how}; %copy is against it")
+    if lesson.source and has_published(lesson):
+        published = f" ({lesson.published_device})" if lesson.published_device else ""
+        lines.append(f"paper columns: {lesson.source}{published}; printed figures, not measured here")
+    elif lesson.source:
+        lines.append(f"source: {lesson.source}")
+    lines.append(f"evidence: static, from the kernel inspector's compile for {run.arch}"
+                 + (f" ({run.evidence_note})" if run.evidence_note else "")
+                 + "; measured counters (bank conflicts, branch efficiency, DRAM %) need a profiler and are not shown")
+    return lines
+
+
+def has_published(lesson) -> bool:
+    return any(s.published is not None for s in lesson.steps)
+
+
+def table_header(run: LessonRun) -> str:
+    here = "this GPU" if run.measured else "(no GPU)"
+    line = (f"{'step':<44} {'verified':>8}  {here + ' ms':>12} {'GB/s':>8} {'%spec':>6} {'%copy':>6} {'step x':>7} "
+            f"{'cum x':>7}")
+    if has_published(run.lesson):
+        line += f"  {'paper ms':>8} {'paper GB/s':>10} {'step x':>6} {'cum x':>6}"
+    return line
+
+
+def table_line(r: StepResult, published: bool = True) -> str:
+    p = r.step.published
+    line = (f"{r.step.title[:44]:<44} {r.verified:>8}  {_cell(r.time_ms, 12, 4)} {_cell(r.gbps, 8, 1)} "
+            f"{_cell(r.pct_of_spec, 6, 1)} {_cell(r.pct_of_copy, 6, 1)} {_cell(r.step_speedup, 7)} {_cell(r.cumulative, 7)}")
+    if published:
+        line += (f"  {_cell(p and p.time_ms, 8, 3)} {_cell(p and p.gbps, 10, 3)} {_cell(p and p.step, 6)} "
+                 f"{_cell(p and p.cumulative, 6)}")
+    return line
+
+
+def explanation_lines(run: LessonRun, n: int) -> list[str]:
+    lines = []
+    for r in run.at(n):
+        lines.append(f"{r.step.title}: {r.step.idea}")
+        if r.facts:
+            lines.append(f"    evidence ({run.arch}): {evidence.describe(r.facts, run.lesson.evidence)}")
+        lines.append(f"    -> {r.verdict}")
+    return lines
+
+
+def text(run: LessonRun) -> str:
+    out = header_lines(run)
+    for n in run.sizes:
+        out += ["", f"n = {n:,}", table_header(run)] + [table_line(r, has_published(run.lesson)) for r in run.at(n)]
+        out += [""]
+        out += explanation_lines(run, n)
+    return "\n".join(out) + "\n"
+
+
+def csv_rows(run: LessonRun) -> list[dict]:
+    rows = []
+    for r in run.results:
+        p = r.step.published
+        rows.append({
+            "lesson": run.lesson.name, "n": r.n, "step": r.index + 1, "label": r.step.name, "variant": r.step.variant,
+            "backend": run.backend, "device": run.device, "measured": "yes" if r.measured else "no",
+            "verified": r.verified, "median_ms": _f(r.time_ms, 6), "gbps": _f(r.gbps, 3),
+            "pct_of_spec": _f(r.pct_of_spec, 1), "pct_of_copy": _f(r.pct_of_copy, 1),
+            "step_speedup": _f(r.step_speedup, 3), "cumulative_speedup": _f(r.cumulative, 3),
+            "published_ms": _f(p and p.time_ms, 3), "published_gbps": _f(p and p.gbps, 3),
+            "published_step": _f(p and p.step), "published_cumulative": _f(p and p.cumulative),
+            "published_device": run.lesson.published_device if p else "",
+            "evidence_arch": run.arch if r.facts else "",
+            "evidence": "; ".join(f"{k}={v}" for k, v in r.facts.items() if k in run.lesson.evidence),
+            "verdict": r.verdict, "date": run.date, "app_version": run.versions["app"],
+            "numba_version": run.versions["numba"], "numba_cuda_version": run.versions["numba_cuda"],
+        })
+    return rows
+
+
+def csv_text(run: LessonRun) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(csv_rows(run))
+    return buf.getvalue()
+
+
+def _md(x) -> str:
+    return str(x).replace("|", "\\|")
+
+
+def markdown(run: LessonRun) -> str:
+    lesson = run.lesson
+    v = run.versions
+    out = [f"# {lesson.title}", "", lesson.summary + ".", "",
+           f"- device: {run.device} ({run.backend})", f"- how: {run.how}",
+           f"- date: {run.date}",
+           f"- versions: raytracer-app {v['app']}, numba {v['numba']}, numba-cuda {v['numba_cuda']}",
+           f"- evidence: static, the kernel inspector's compile for {run.arch}"
+           + (f" ({run.evidence_note})" if run.evidence_note else "")]
+    if run.peak is not None and run.peak.gbps:
+        out.append(f"- copy bandwidth: {run.peak.gbps:.1f} GB/s ({run.peak.how})")
+    if lesson.source and has_published(lesson):
+        out.append(f"- published columns: {lesson.source}"
+                   + (f", {lesson.published_device}" if lesson.published_device else "") + "; not measured here")
+    elif lesson.source:
+        out.append(f"- source: {lesson.source}")
+    here = "this GPU" if run.measured else "(no GPU: not timed)"
+    paper = has_published(lesson)
+    columns = ["step", "verified", f"{here} ms", "GB/s", "% spec", "% copy", "step", "cumulative"]
+    columns += ["paper ms", "paper GB/s", "paper step", "paper cumulative"] if paper else []
+    for n in run.sizes:
+        out += ["", f"## n = {n:,}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for r in run.at(n):
+            p = r.step.published
+            cells = [r.step.title, r.verified, _f(r.time_ms, 4), _f(r.gbps, 1), _f(r.pct_of_spec, 1),
+                     _f(r.pct_of_copy, 1), _x(r.step_speedup), _x(r.cumulative)]
+            if paper:
+                cells += [_f(p and p.time_ms, 3), _f(p and p.gbps, 3), _x(p and p.step), _x(p and p.cumulative)]
+            out.append("| " + " | ".join(_md(c) or "" for c in cells) + " |")
+        out += ["", "### Steps", ""]
+        for r in run.at(n):
+            facts = evidence.describe(r.facts, lesson.evidence)
+            out.append(f"- **{_md(r.step.title)}** ({r.step.variant}): {r.step.idea}"
+                       + (f" Evidence ({run.arch}): {facts}." if facts else "") + f" *{r.verdict}.*")
+    return "\n".join(out) + "\n"
+
+
+def _x(x) -> str:
+    return "" if x is None else f"{x:.2f}x"
+
+
+def write(path, content: str, option: str, others=()):
+    """Write a report through the one output writer (atomic; refuses links and non-regular files);
+    ``others``: (option, path) pairs of the run's other files, never written over."""
+    from kernels.io.writer import write_output
+
+    return write_output(path, content, option, others)

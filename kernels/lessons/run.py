@@ -1,0 +1,233 @@
+"""Running a lesson: every step through the benchmark harness, then the figures, evidence and verdicts.
+
+On a GPU each step is timed as ``bench`` times it (CUDA events, the same size and repeats for every step,
+verified against the problem's independent reference). Without one, each step is verified in the CUDA
+simulator at the lesson's small size (in this process when it runs the simulator, else in the simulator's
+child process) and no timing is reported: the simulator's say nothing about a GPU."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kernels.errors import InputError
+from kernels.harness import bench
+from kernels.lessons import evidence
+from kernels.lessons.lesson import Lesson, Step
+
+PAYS = 1.1  # a step speedup at or above this pays; at or below 1 / PAYS it costs
+MEMORY_BOUND_PCT = 60.0  # a baseline at this share of the copy bandwidth leaves little to gain
+
+
+@dataclass
+class StepResult:
+    index: int
+    step: Step
+    n: int
+    row: bench.Row | None
+    measured: bool
+    step_speedup: float | None = None
+    cumulative: float | None = None
+    pct_of_copy: float | None = None
+    facts: dict = field(default_factory=dict)  # the static evidence of this step's kernel
+    verdict: str = ""
+
+    @property
+    def verified(self) -> str:
+        return self.row.verified if self.row is not None else bench.SKIPPED
+
+    @property
+    def time_ms(self) -> float | None:
+        return self.row.timing.median_ms if self.measured and self.row is not None and self.row.timing else None
+
+    @property
+    def gbps(self) -> float | None:
+        return self.row.gbps if self.measured and self.row is not None else None
+
+    @property
+    def pct_of_spec(self) -> float | None:
+        return self.row.pct_of_spec if self.measured and self.row is not None else None
+
+
+@dataclass
+class LessonRun:
+    lesson: Lesson
+    backend: str  # the backend's label
+    device: str
+    measured: bool  # timed on a GPU; False: verified in the simulator only
+    how: str  # how the steps ran, in words
+    arch: str  # the architecture of the static evidence
+    peak: bench.Peak | None
+    results: list[StepResult]
+    evidence_note: str = ""
+    date: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
+    versions: dict = field(default_factory=bench.versions)
+
+    @property
+    def sizes(self) -> list[int]:
+        return sorted({r.n for r in self.results}, key=[r.n for r in self.results].index)
+
+    def at(self, n: int) -> list[StepResult]:
+        return [r for r in self.results if r.n == n]
+
+    @property
+    def failed(self) -> list[StepResult]:
+        return [r for r in self.results if r.verified in (bench.FAILED, bench.ERROR)]
+
+
+def _algorithm(lesson: Lesson):
+    from kernels.registry import by_name
+
+    algorithm = by_name(lesson.target)
+    known = {v.name for v in algorithm.variants}
+    unknown = [s.variant for s in lesson.steps if s.variant not in known]
+    if unknown:
+        raise ValueError(f"lesson {lesson.name} names unknown {lesson.target} variants {unknown}")
+    return algorithm
+
+
+def sizes_for(lesson: Lesson, backend, sizes=None) -> list[int]:
+    """The sizes a lesson runs at: the given ones (checked against the backend, or the simulator when the
+    steps are verified there), else the lesson's own (its small size without a GPU)."""
+    from kernels.backend import Backend
+
+    algorithm = _algorithm(lesson)
+    checker = backend if backend.is_gpu else Backend("sim")
+    chosen = list(sizes) if sizes else (list(lesson.sizes) if backend.is_gpu else [lesson.sim_size])
+    return [algorithm.size.check(n, checker) for n in chosen]
+
+
+def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, arch: str | None = None,
+               on_step: Callable[[StepResult], None] | None = None, should_stop: Callable[[], bool] | None = None,
+               simulator=None, evidence_cache=None) -> LessonRun:
+    """Run ``lesson`` on ``backend``. ``simulator``: a :class:`kernels.service.child.SimulatorProcess` for the
+    cpu backend's verification (one is started and ended here when not given). ``arch``: the architecture of
+    the static evidence (default sm_90, or the GPU's own)."""
+    from kernels.backend import Backend
+    from kernels.inspector.bench_columns import device_arch
+    from kernels.inspector.compiler import check_arch
+
+    algorithm = _algorithm(lesson)
+    sizes = sizes_for(lesson, backend, sizes)
+    run_backend = backend if backend.runs_cuda_kernels else Backend("sim")
+    repeats = run_backend.caps.check_repeats(repeats)
+    arch = check_arch(arch or device_arch(backend))
+    measured = backend.is_gpu
+    peak = bench.copy_peak(backend) if measured and algorithm.measures_copy_peak else None
+    own_child = simulator is None and not backend.runs_cuda_kernels
+    if own_child:
+        from kernels.service.child import SimulatorProcess
+
+        simulator = SimulatorProcess()
+    stop = should_stop or (lambda: False)
+    results: list[StepResult] = []
+    try:
+        for n in sizes:
+            for i, step in enumerate(lesson.steps):
+                if stop():
+                    break
+                row = _run_step(algorithm, lesson, step, n, run_backend, repeats, peak, simulator, stop)
+                if row is None:
+                    break
+                result = StepResult(i, step, n, row, measured and row.ok)
+                results.append(result)
+                _figures(lesson, results, result, peak)
+                if on_step:
+                    on_step(result)
+    finally:
+        if own_child:
+            simulator.end()
+    wanted = {(r.step.variant, evidence.block_of(r.step.launch(r.n))) for r in results}
+    if stop():  # a compile cannot be interrupted: a stopped lesson does not start one
+        facts, note = {}, "stopped before the evidence was compiled"
+    else:
+        facts, note = evidence.collect(lesson.target, wanted, arch, evidence_cache) if results else ({}, "")
+    for r in results:
+        r.facts = facts.get((r.step.variant, evidence.block_of(r.step.launch(r.n))), {})
+    for r in results:
+        r.verdict = verdict(lesson, r, _baseline(results, r))
+    how = ("timed on the GPU (CUDA events), verified" if measured else
+           "verified in the CUDA simulator; not timed: the simulator's timings say nothing about a GPU")
+    return LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note)
+
+
+def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> bench.Row | None:
+    options = {**lesson.options, **step.options}
+    launch = step.launch(n)
+    if simulator is not None:
+        from kernels.service.child import Cancelled
+
+        fields = dict(algorithm=algorithm.name, backend=backend, sizes=[n], options=options, launches=[launch],
+                      variant_names=[step.variant], repeats=repeats, want_peak=False)
+        try:
+            rows = simulator.call("bench", fields, stop)
+        except Cancelled:
+            return None
+        return rows[0] if rows else None
+    resolved = algorithm.options_for(options, backend)
+    algorithm.check_memory(n, resolved, backend)
+    problem = algorithm.make_problem(n, resolved, 0)
+    variant = next(v for v in algorithm.variants if v.name == step.variant)
+    rows = bench.run([problem], [variant], [launch], backend, repeats, peak=peak, unit=algorithm.unit)
+    return rows[0]
+
+
+def _baseline(results: list[StepResult], r: StepResult) -> StepResult | None:
+    index = r.step.baseline if r.step.baseline is not None else r.index - 1
+    if index < 0 or index == r.index:
+        return None
+    return next((b for b in results if b.n == r.n and b.index == index), None)
+
+
+def _figures(lesson: Lesson, results: list[StepResult], r: StepResult, peak) -> None:
+    if r.time_ms is None:
+        return
+    if peak is not None and peak.gbps and r.gbps:
+        r.pct_of_copy = 100.0 * r.gbps / peak.gbps
+    base = _baseline(results, r)
+    if base is not None and base.time_ms:
+        r.step_speedup = base.time_ms / r.time_ms
+    first = next((b for b in results if b.n == r.n and b.index == lesson.cumulative_from), None)
+    if first is not None and first.time_ms:
+        r.cumulative = first.time_ms / r.time_ms
+
+
+OUTCOMES = ("faster", "about the same", "slower")
+
+
+def outcome(r: StepResult) -> tuple[str, str] | None:
+    """What a step did, as a learner guesses it ('faster', 'about the same', 'slower'), and against what:
+    this GPU's measurement, else the published figure (labelled so); None when neither exists."""
+    if r.step_speedup is not None:
+        speedup, source = r.step_speedup, "this GPU"
+    elif not r.measured and r.step.published is not None and r.step.published.step is not None:
+        speedup, source = r.step.published.step, "the published figure (not measured here)"
+    else:
+        return None
+    kind = OUTCOMES[0] if speedup >= PAYS else OUTCOMES[2] if speedup <= 1 / PAYS else OUTCOMES[1]
+    return kind, source
+
+
+def verdict(lesson: Lesson, r: StepResult, base: StepResult | None) -> str:
+    """One sentence: whether the step paid here and the evidence's reason."""
+    published = r.step.published
+    paper = f" (the paper: {published.step:.2f}x)" if published and published.step else ""
+    if r.verified != bench.PASSED:
+        return f"{r.verified}: {r.row.note if r.row is not None else 'not run'}"
+    diff = evidence.difference(r.facts, base.facts, lesson.evidence) if base is not None and r.facts and base.facts else ""
+    static = f"; static evidence: {diff}" if diff else ""
+    if base is None:
+        return "the baseline the next steps are compared with"
+    if not r.measured or r.step_speedup is None:
+        return f"verified, not measured here{paper}{static}"
+    s = r.step_speedup
+    if s >= PAYS:
+        return f"pays here: {s:.2f}x over {base.step.name}{paper}{static}"
+    reason = static
+    if base.pct_of_copy is not None and base.pct_of_copy >= MEMORY_BOUND_PCT:
+        reason = (f"; {base.step.name} already moved data at {base.pct_of_copy:.0f}% of the measured copy bandwidth, "
+                  f"so memory, not this idea, sets the time{static}")
+    if s > 1 / PAYS:
+        return f"no longer pays here: {s:.2f}x over {base.step.name}{paper}{reason}"
+    return f"costs here: {s:.2f}x over {base.step.name}{paper}{reason}"

@@ -1,0 +1,73 @@
+"""`raytracer-app lesson NAME`: a lesson's steps run in order on this machine (timed on a GPU, verified in
+the CUDA simulator without one), beside the published figures, with the inspector's static evidence and a
+sentence per step on whether it still pays; optionally written as CSV and as a Markdown report."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from kernels.errors import InputError
+
+
+def add_parser(subparsers, common, int_list, positive_int) -> None:
+    from kernels.lessons.catalog import LESSONS, names
+
+    p = subparsers.add_parser("lesson", help="replay a lesson's optimisation steps on this machine: "
+                              + "; ".join(f"{lesson.name} ({lesson.title})" for lesson in LESSONS))
+    p.add_argument("name", metavar="NAME", choices=names(), help="|".join(names()))
+    p.add_argument("--n", type=int_list("--n"), default=None,
+                   help="sizes N1,N2,... in the lesson's unit (default: the lesson's own on a GPU, e.g. 2^22 and "
+                        "2^26 ints for the reduction; its small simulator size without one)")
+    p.add_argument("--arch", default=None, help="architecture sm_XY of the static evidence (default: the GPU's "
+                                                "own, sm_90 without one)")
+    p.add_argument("--repeats", type=positive_int("--repeats", 1), default=None,
+                   help="timed repeats of each step after a warm-up (default 10, 2 in the simulator)")
+    p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (overwritten)")
+    p.add_argument("--markdown", default=None, help="write the lesson as a Markdown report with device, versions "
+                                                    "and date to this file (overwritten)")
+    common(p)
+
+
+def _check_outputs(args) -> None:
+    from kernels.io.writer import check_output
+
+    if args.csv and args.markdown and os.path.abspath(args.csv) == os.path.abspath(args.markdown):
+        raise InputError("--csv and --markdown name the same file")
+    for option, path, other in (("--csv", args.csv, ("--markdown", args.markdown)),
+                                ("--markdown", args.markdown, ("--csv", args.csv))):
+        if path and os.path.exists(check_output(path, option, [other])):
+            print(f"{option} {path} exists: it will be overwritten")
+
+
+def run(args, backend) -> int:
+    from kernels.inspector.compiler import check_arch
+    from kernels.lessons import report
+    from kernels.lessons.catalog import by_name
+    from kernels.lessons.run import run_lesson, sizes_for
+
+    lesson = by_name(args.name)
+    if args.arch is not None:
+        check_arch(args.arch)
+    sizes = sizes_for(lesson, backend, args.n)
+    _check_outputs(args)
+    print(f"lesson {lesson.name}: {lesson.summary}")
+    print(f"running {len(lesson.steps)} steps at n = {', '.join(f'{n:,}' for n in sizes)} on {backend.label}"
+          + ("" if backend.is_gpu else " (no GPU: each step is verified in the CUDA simulator)"), flush=True)
+
+    def on_step(result):
+        print(f"  {result.step.title}: {result.verified}", file=sys.stderr, flush=True)
+
+    lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step)
+    print(report.text(lesson_run), end="")
+    for option, path, content in (("--csv", args.csv, lambda: report.csv_text(lesson_run)),
+                                  ("--markdown", args.markdown, lambda: report.markdown(lesson_run))):
+        if path:
+            others = [(o, p) for o, p in (("--csv", args.csv), ("--markdown", args.markdown)) if o != option]
+            report.write(path, content(), option, others)
+            print(f"wrote {option[2:]} to {path}")
+    if lesson_run.failed:
+        print(f"{len(lesson_run.failed)} of {len(lesson_run.results)} steps failed verification or raised",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,369 @@
+"""The Lessons place: pick a lesson, guess each step's outcome (faster / about the same / slower) before it
+runs, run it on the window's backend, and see per step the table, the explanation with its evidence and
+verdict, a chart of cumulative speedup (the published figures and yours) and the score of your guesses;
+export the lesson as CSV or Markdown.
+
+The lesson runs on its own worker thread (:class:`LessonWorker`); without a GPU its steps run in the
+simulator's child process, so Stop ends them at once. On a GPU the compute lock keeps renders out of the
+timings. Guesses are scored against this GPU's measurement, or without one against the published figure,
+and the score says which."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import traceback
+
+import pyqtgraph as pg
+from PyQt6.QtCore import QObject, Qt, pyqtSignal, pyqtSlot
+from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
+                             QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from kernels.errors import InputError, whole
+from kernels.lessons import catalog, evidence, report
+from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
+from kernels.service.child import Cancelled, SimulatorProcess
+from raytracer_app.gui.workers import COMPUTE_LOCK, WorkerThread, describe
+
+NO_GUESS = "guess…"
+COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "cumulative x", "paper step x",
+           "paper cumulative x", "outcome")
+GUESS, TIME, OUTCOME = 1, 3, 10
+
+
+class LessonWorker(QObject):
+    """Runs one lesson at a time through :func:`kernels.lessons.run.run_lesson`, streaming its steps."""
+
+    stepDone = pyqtSignal(object)  # StepResult
+    finished = pyqtSignal(object, bool)  # LessonRun or None, stopped
+    failed = pyqtSignal(str)
+    _start = pyqtSignal(object)
+
+    def __init__(self):
+        super().__init__()
+        self._stop = threading.Event()
+        self._running = threading.Event()
+        self.sim = SimulatorProcess()  # the steps' simulator runs: Stop ends this child at once
+        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
+
+    def start(self, lesson, backend, sizes, arch) -> None:
+        self._stop.clear()
+        self._running.set()
+        self._start.emit((lesson, backend, sizes, arch))
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def running(self) -> bool:
+        return self._running.is_set()
+
+    @pyqtSlot(object)
+    def _run(self, request) -> None:
+        lesson, backend, sizes, arch = request
+        result = None
+        try:
+            lock = COMPUTE_LOCK if backend.is_gpu else contextlib.nullcontext()
+            with lock:
+                result = run_lesson(lesson, backend, sizes, None, arch, on_step=self.stepDone.emit,
+                                    should_stop=self._stop.is_set, simulator=None if backend.is_gpu else self.sim)
+        except Cancelled:
+            pass
+        except Exception as exc:  # one line in the panel
+            if not isinstance(exc, InputError):
+                traceback.print_exc()
+            self.failed.emit(describe(exc))
+        finally:
+            self._running.clear()
+            self.finished.emit(result, self._stop.is_set())
+
+
+class LessonsPanel(QWidget):
+    """``backend_of()`` gives the window's current backend when a lesson starts."""
+
+    message = pyqtSignal(str)
+
+    def __init__(self, backend_of, parent=None):
+        super().__init__(parent)
+        self.backend_of = backend_of
+        self.run_result = None
+        self.results: dict[tuple[int, int], object] = {}  # (n, step index) -> StepResult
+        self.row_of: dict[tuple[int, int], int] = {}
+        self.sizes: list[int] = []
+
+        self.lesson_box = QComboBox()
+        for lesson in catalog.LESSONS:
+            self.lesson_box.addItem(lesson.title, lesson.name)
+        self.sizes_edit = QLineEdit()
+        self.sizes_edit.setToolTip("sizes N1,N2,... in the lesson's unit; empty: the lesson's own")
+        self.arch_box = QComboBox()
+        self.arch_box.addItem("the GPU's own (sm_90 without one)", None)
+        from kernels.inspector.occupancy import LIMITS
+
+        for arch in sorted(LIMITS, key=lambda a: int(a.split("_")[1])):
+            self.arch_box.addItem(arch, arch)
+        self.arch_box.setToolTip("the architecture the static evidence is compiled for")
+        self.run_button, self.stop_button = QPushButton("Run lesson"), QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.csv_button, self.md_button = QPushButton("Export CSV…"), QPushButton("Export Markdown…")
+        for b in (self.csv_button, self.md_button):
+            b.setEnabled(False)
+        self.progress = QProgressBar()
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.score = QLabel()
+        self.status = QLabel()
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.explanation = QLabel()
+        self.explanation.setWordWrap(True)
+        self.explanation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.chart = pg.PlotWidget()
+        self.chart.setLabel("bottom", "step")
+        self.chart.setLabel("left", "cumulative speedup")
+        self.chart.addLegend()
+
+        top = QHBoxLayout()
+        for w in (QLabel("Lesson"), self.lesson_box, QLabel("n"), self.sizes_edit, QLabel("evidence for"),
+                  self.arch_box, self.run_button, self.stop_button, self.csv_button, self.md_button):
+            top.addWidget(w)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.addWidget(self.chart)
+        lower.addWidget(self.explanation)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(lower)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.progress)
+        lay.addWidget(split, 1)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.score, 1)
+        bottom.addWidget(self.status)
+        lay.addLayout(bottom)
+
+        self.worker = LessonWorker()
+        self.thread = WorkerThread(self.worker, "lesson")
+        self.worker.stepDone.connect(self._step_done)
+        self.worker.finished.connect(self._finished)
+        self.worker.failed.connect(self._failed)
+        self.thread.start()
+        self.lesson_box.currentIndexChanged.connect(lambda _: self.prepare())
+        self.run_button.clicked.connect(self.start)
+        # a lambda, so the click sets the flag at once instead of queueing behind the running lesson
+        self.stop_button.clicked.connect(lambda: self.worker.stop())
+        self.csv_button.clicked.connect(lambda: self.export("csv"))
+        self.md_button.clicked.connect(lambda: self.export("markdown"))
+        self.table.currentCellChanged.connect(lambda row, *_: self._explain(row))
+        self.prepare()
+
+    # ------------------------------------------------------------------ the table before a run
+    @property
+    def lesson(self):
+        return catalog.by_name(self.lesson_box.currentData())
+
+    def _given_sizes(self) -> list[int] | None:
+        text = self.sizes_edit.text().strip()
+        return [whole(t, "n") for t in text.split(",") if t.strip()] if text else None
+
+    def prepare(self) -> None:
+        """One row per step and size, each with a guess to make before it runs."""
+        lesson, backend = self.lesson, self.backend_of()
+        try:
+            self.sizes = sizes_for(lesson, backend, self._given_sizes())
+        except InputError as exc:
+            self._say(str(exc))
+            return
+        self.results.clear()
+        self.row_of.clear()
+        self.run_result = None
+        self.table.setRowCount(0)
+        for n in self.sizes:
+            for i, step in enumerate(lesson.steps):
+                row = self.table.rowCount()
+                self.table.insertRow(row)
+                self.row_of[(n, i)] = row
+                title = step.title if len(self.sizes) == 1 else f"{step.title} (n={n:,})"
+                self._set(row, 0, title)
+                guess = QComboBox()
+                guess.addItems([NO_GUESS, *OUTCOMES])
+                guess.currentIndexChanged.connect(lambda _: self._update_score())
+                self.table.setCellWidget(row, GUESS, guess)
+                p = step.published
+                self._set(row, 8, _x(p and p.step))
+                self._set(row, 9, _x(p and p.cumulative))
+        timed = "this GPU ms" if backend.is_gpu else "ms (no GPU: not timed)"
+        self.table.setHorizontalHeaderItem(TIME, QTableWidgetItem(timed))
+        self.table.resizeColumnsToContents()
+        where = ("timed on the GPU" if backend.is_gpu else
+                 "no GPU: each step is verified in the CUDA simulator, nothing is timed; guesses are scored "
+                 "against the published figures")
+        self.summary.setText(f"{lesson.summary}. {where}." + (f" Published: {lesson.source}." if lesson.source else ""))
+        self.progress.setRange(0, len(self.sizes) * len(lesson.steps))
+        self.progress.setValue(0)
+        self._draw_chart()
+        self._update_score()
+
+    # ------------------------------------------------------------------ running
+    def start(self) -> None:
+        if self.worker.running():
+            return
+        try:
+            sizes = sizes_for(self.lesson, self.backend_of(), self._given_sizes())
+        except InputError as exc:
+            self._say(str(exc))
+            return
+        if sizes != self.sizes or len(self.row_of) != len(sizes) * len(self.lesson.steps):
+            self.prepare()  # a new table: the guesses made for the old one do not apply
+        else:
+            self._clear_results()  # the same table: keep the guesses made for it
+        if not self.row_of:
+            return
+        self.run_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.lesson_box.setEnabled(False)
+        self._say("")
+        self.worker.start(self.lesson, self.backend_of(), self.sizes, self.arch_box.currentData())
+
+    def _clear_results(self) -> None:
+        self.results.clear()
+        self.run_result = None
+        for row in self.row_of.values():
+            self.table.cellWidget(row, GUESS).setEnabled(True)
+            for column in (2, TIME, 4, 5, 6, 7, OUTCOME):
+                self._set(row, column, "")
+        self.progress.setValue(0)
+        self._draw_chart()
+        self._update_score()
+
+    def busy(self) -> bool:
+        return self.worker.running()
+
+    @pyqtSlot(object)
+    def _step_done(self, r) -> None:
+        row = self.row_of.get((r.n, r.index))
+        if row is None:
+            return
+        self.results[(r.n, r.index)] = r
+        self.table.cellWidget(row, GUESS).setEnabled(False)  # predict, then measure: no changing it now
+        cells = {2: r.verified, TIME: _f(r.time_ms, 4), 4: _f(r.gbps, 1), 5: _f(r.pct_of_copy, 1),
+                 6: _x(r.step_speedup), 7: _x(r.cumulative)}
+        for column, value in cells.items():
+            self._set(row, column, value)
+        self.progress.setValue(len(self.results))
+        self._update_score()
+        self._draw_chart()
+
+    @pyqtSlot(object, bool)
+    def _finished(self, result, stopped: bool) -> None:
+        self.run_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self.lesson_box.setEnabled(True)
+        if result is not None:
+            self.run_result = result
+            for r in result.results:
+                self.results[(r.n, r.index)] = r  # now with their evidence and verdicts
+            self.csv_button.setEnabled(True)
+            self.md_button.setEnabled(True)
+        if stopped:
+            self._say("stopped")
+        self._explain(self.table.currentRow())
+
+    @pyqtSlot(str)
+    def _failed(self, text: str) -> None:
+        self._say(text)
+
+    # ------------------------------------------------------------------ score, chart, explanation
+    def score_counts(self) -> tuple[int, int, str]:
+        """(right, scored, against what) over the steps that ran and were guessed."""
+        right = scored = 0
+        against = ""
+        for key, r in self.results.items():
+            guess = self.table.cellWidget(self.row_of[key], GUESS).currentText()
+            result = outcome(r)
+            if result is None or guess == NO_GUESS:
+                continue
+            scored += 1
+            right += guess == result[0]
+            against = result[1]
+        return right, scored, against
+
+    def _update_score(self) -> None:
+        for key, r in self.results.items():
+            result = outcome(r)
+            guess = self.table.cellWidget(self.row_of[key], GUESS).currentText()
+            mark = "" if result is None or guess == NO_GUESS else " ✓" if guess == result[0] else " ✗"
+            self._set(self.row_of[key], OUTCOME, (result[0] + mark) if result else "not measured")
+        right, scored, against = self.score_counts()
+        self.score.setText(f"score: {right} of {scored} guesses right" + (f" (against {against})" if against else "")
+                           if scored else "score: make a guess per step before it runs; it is scored once the step has run")
+
+    def _draw_chart(self) -> None:
+        self.chart.clear()
+        steps = self.lesson.steps
+        paper = [(i + 1, 1.0 if i == 0 else s.published.cumulative) for i, s in enumerate(steps)
+                 if s.published is not None and (i == 0 or s.published.cumulative)]
+        if paper:
+            self.chart.plot([x for x, _ in paper], [y for _, y in paper], pen=pg.mkPen("#888", width=2),
+                            symbol="o", name="published")
+        colours = ("#1f77b4", "#d62728", "#2ca02c")
+        for k, n in enumerate(self.sizes):
+            mine = [(i + 1, r.cumulative) for (m, i), r in sorted(self.results.items()) if m == n and r.cumulative]
+            if mine:
+                self.chart.plot([x for x, _ in mine], [y for _, y in mine], pen=pg.mkPen(colours[k % 3], width=2),
+                                symbol="s", name=f"this GPU, n={n:,}")
+
+    def _explain(self, row: int) -> None:
+        key = next((k for k, v in self.row_of.items() if v == row), None)
+        if key is None:
+            self.explanation.setText("")
+            return
+        step = self.lesson.steps[key[1]]
+        parts = [f"<b>{step.title}</b> ({step.variant})", step.idea]
+        r = self.results.get(key)
+        if r is not None and r.facts:
+            arch = self.run_result.arch if self.run_result else ""
+            parts.append(f"Evidence ({arch}, static): {evidence.describe(r.facts, self.lesson.evidence)}")
+        if r is not None and r.verdict:
+            parts.append(f"<i>{r.verdict}</i>")
+        self.explanation.setText("<br><br>".join(parts))
+
+    # ------------------------------------------------------------------ export
+    def export(self, kind: str, path: str | None = None) -> None:
+        """Write the last run as CSV or Markdown (``path``, else asked for)."""
+        if self.run_result is None:
+            return
+        if path is None:
+            from raytracer_app.gui.dialogs import ask_path
+
+            suffix = "csv" if kind == "csv" else "md"
+            path = ask_path(self, f"Export the lesson as {kind}", f"{kind} (*.{suffix})",
+                            f"lesson-{self.run_result.lesson.name}.{suffix}")
+            if not path:
+                return
+        content = report.csv_text(self.run_result) if kind == "csv" else report.markdown(self.run_result)
+        try:
+            report.write(path, content, f"the {kind} file")
+        except Exception as exc:  # a refused or failed write: one line here
+            self._say(describe(exc))
+            return
+        self._say(f"wrote {path}")
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        if text:
+            self.message.emit(text)
+
+    def _set(self, row: int, column: int, text: str) -> None:
+        item = QTableWidgetItem(text)
+        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        self.table.setItem(row, column, item)
+
+
+def _f(x, digits: int) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def _x(x) -> str:
+    return "" if not x else f"{x:.2f}x"

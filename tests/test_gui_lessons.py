@@ -1,0 +1,112 @@
+"""The Lessons place (pytest-qt, offscreen): the table has a row per step before the run, guesses lock when
+a step runs, the lesson runs on the worker (the simulator's child process without a GPU), the score counts
+the guesses against the published figures and says so, Stop ends a run, and the exports go through the
+writer. No timing asserts."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PyQt6.QtCore import QSettings  # noqa: E402
+
+from kernels.backend import Backend  # noqa: E402
+from kernels.lessons.reduction_ladder import REDUCTION  # noqa: E402
+
+WAIT = 240_000  # ms: seven kernels in the simulator's child on a slow shared machine
+
+
+@pytest.fixture(autouse=True)
+def settings_dir(tmp_path):
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def panel(qtbot, monkeypatch):
+    from kernels.inspector import toolchain
+    from raytracer_app.gui.lessons_panel import LessonsPanel
+
+    # the static evidence needs a real compile (tests/test_inspector.py covers it); here the table and score
+    monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    p = LessonsPanel(lambda: Backend("cpu"))
+    qtbot.addWidget(p)
+    yield p
+    p.worker.stop()
+    p.thread.shutdown(timeout_ms=WAIT)
+
+
+def cell(p, row, column):
+    item = p.table.item(row, column)
+    return item.text() if item is not None else ""
+
+
+def test_rows_guesses_run_and_score(qtbot, panel, tmp_path):
+    p = panel
+    assert p.lesson.name == "reduction"
+    p.sizes_edit.setText("512")
+    p.prepare()
+    assert p.table.rowCount() == len(REDUCTION.steps)
+    assert [cell(p, r, 0) for r in range(p.table.rowCount())] == [s.title for s in REDUCTION.steps]
+    assert cell(p, 1, 8) == "2.33x" and cell(p, 6, 9) == "30.04x"  # the paper's columns, before any run
+    assert "not timed" in p.table.horizontalHeaderItem(3).text()
+    # kernel 2 was 2.33x faster on the G80, kernel 3 2.01x: one right guess, one wrong
+    p.table.cellWidget(1, 1).setCurrentText("faster")
+    p.table.cellWidget(2, 1).setCurrentText("slower")
+    p.start()
+    qtbot.waitUntil(lambda: not p.busy() and p.run_result is not None, timeout=WAIT)
+    assert [cell(p, r, 2) for r in range(9)] == ["yes"] * 7 + ["skipped"] * 2
+    assert all(cell(p, r, 3) == "" for r in range(9))  # nothing timed without a GPU
+    assert not p.table.cellWidget(1, 1).isEnabled()  # the guess is locked once its step ran
+    assert cell(p, 1, 10) == "faster ✓" and cell(p, 2, 10) == "faster ✗"
+    assert cell(p, 0, 10) == "not measured"  # the first step has no step speedup to guess
+    assert p.score_counts()[:2] == (1, 2)
+    assert p.score.text() == "score: 1 of 2 guesses right (against the published figure (not measured here))"
+    p.table.setCurrentCell(3, 0)
+    assert "first add during global load" in p.explanation.text() and "verified, not measured here" in p.explanation.text()
+    p.export("csv", str(tmp_path / "lesson.csv"))
+    rows = list(csv.DictReader((tmp_path / "lesson.csv").open()))
+    assert [r["variant"] for r in rows] == [s.variant for s in REDUCTION.steps]
+    p.export("markdown", str(tmp_path / "lesson.md"))
+    assert "- device: " in (tmp_path / "lesson.md").read_text()
+    assert p.status.text() == f"wrote {tmp_path / 'lesson.md'}"
+
+
+def test_stop_ends_a_running_lesson(qtbot, panel):
+    p = panel
+    p.sizes_edit.setText("4096")
+    p.start()
+    qtbot.waitUntil(p.busy, timeout=10_000)
+    p.stop_button.click()
+    qtbot.waitUntil(lambda: not p.busy(), timeout=30_000)
+    assert p.run_button.isEnabled()
+    assert p.status.text() == "stopped"
+    assert len(p.results) < len(REDUCTION.steps)
+
+
+def test_a_bad_size_is_one_line_in_the_panel(qtbot, panel):
+    said = []
+    panel.message.connect(said.append)
+    panel.sizes_edit.setText("100000")
+    panel.prepare()
+    assert said and "out of range; allowed 1..65536 elements in the simulator" in said[-1]
+
+
+def test_view_menu_opens_the_lessons_dock(qtbot, cpu_backend):
+    from raytracer_app.gui.lessons_panel import LessonsPanel
+    from raytracer_app.gui.main_window import MainWindow
+
+    w = MainWindow(cpu_backend)
+    w.show()
+    try:
+        action = next(a for a in w.menuBar().actions() if a.text() == "&View").menu()
+        lessons = next(a for a in action.actions() if a.text() == "Lesso&ns")
+        assert w.lessons is None  # nothing built before it is shown
+        lessons.trigger()
+        qtbot.waitUntil(lambda: isinstance(w.lessons, LessonsPanel) and w.lessons.isVisible(), timeout=10_000)
+        assert w.lessons.table.rowCount() == len(REDUCTION.steps)
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: w.render_thread.isFinished() and w.lessons.thread.isFinished(), timeout=60_000)
