@@ -68,6 +68,13 @@ def measure(args, folder: str) -> int:
     while first is not None and first.preview and frame_shown() is first and time.perf_counter() < deadline:
         app.processEvents()  # the kernel's own first frame follows the preview by itself
     kernel_first_s = time.perf_counter() - T_LAUNCH
+    # Qt's offscreen screen is 800x800: the window must outgrow it for a 1024x1024 view, and the window's
+    # own check once shown (layout.check_fit) would fit it back onto that screen mid-count
+    from PyQt6.QtCore import QRect
+
+    from raytracer_app.gui import layout
+
+    layout.available_geometry = lambda _window: QRect(0, 0, 4096, 4096)
     view = fit_view(app, window, VIEW_SIZE)
     window.continuous_action.setChecked(True)
     # counted from the next frame on, so the rate is a steady one
@@ -82,6 +89,9 @@ def measure(args, folder: str) -> int:
         if frame is not None and (not shown or shown[-1] is not frame):
             shown.append(frame)
     window.continuous_action.setChecked(False)
+    if (window.view.spheres.width(), window.view.spheres.height()) != view:
+        print(f"the view changed size while counting: {view} -> {window.view.spheres.width()}x"
+              f"{window.view.spheres.height()}", file=sys.stderr)
     kernel = frame.kernel.median_ms if frame is not None else float("nan")
     print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}, "
           f"{frame.image.shape[1] if frame else 0}x{frame.image.shape[0] if frame else 0}: first frame "
