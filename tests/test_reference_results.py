@@ -148,3 +148,13 @@ def test_the_script_is_registered_and_plans_the_runs(tmp_path):
     assert all("--json" in cmd and "--backend" in cmd for cmd in plan)
     assert script.plan("cuda", None)[-1][-3:] == ["--repeats", "5", "--json"]  # the window's curve's repeats
     assert "--repeats" not in script.plan("cuda", None)[0]  # the others: bench's own default
+
+
+@pytest.mark.parametrize("target", ["reduction", "histogram", "hashtable", "raytrace"])
+def test_the_shipped_files_load_and_name_an_h100_and_an_h200(target):
+    # the real files under assets/reference-results/, made on the GPU machines (not the fixture)
+    found = reference_results.listed(target)
+    assert [label for label, _ in found] == ["H100", "H200"]
+    for label, path in found:
+        ref = reference_results.load(path, target)
+        assert label in ref.result.device["name"] and ref.result.rows
