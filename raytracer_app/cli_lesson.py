@@ -1,6 +1,7 @@
 """`raytracer-app lesson NAME`: a lesson's steps run in order on this machine (timed on a GPU, verified in
 the CUDA simulator without one), beside the published figures, with the inspector's static evidence and a
-sentence per step on whether it still pays; optionally written as CSV and as a Markdown report."""
+sentence per step on whether it still pays; with --counters, each step's measured counters (Nsight Compute);
+optionally written as CSV and as a Markdown report."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def add_parser(subparsers, common, int_list, positive_int) -> None:
                                                 "own, sm_90 without one)")
     p.add_argument("--repeats", type=positive_int("--repeats", 1), default=None,
                    help="timed repeats of each step after a warm-up (default 10, 2 in the simulator)")
+    p.add_argument("--counters", action="store_true",
+                   help="read every step's hardware counters with Nsight Compute (ncu) once, as bench --counters "
+                        "does, and cite them in the evidence and verdicts (needs a CUDA GPU and ncu)")
     p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (overwritten)")
     p.add_argument("--markdown", default=None, help="write the lesson as a Markdown report with device, versions "
                                                     "and date to this file (overwritten)")
@@ -50,6 +54,10 @@ def run(args, backend) -> int:
     if args.arch is not None:
         check_arch(args.arch)
     sizes = sizes_for(lesson, backend, args.n)
+    if args.counters:  # refused with the counters module's one line before anything runs
+        from kernels.lessons.measured import check
+
+        check(backend)
     _check_outputs(args)
     print(f"lesson {lesson.name}: {lesson.summary}")
     print(f"running {len(lesson.steps)} steps at n = {', '.join(f'{n:,}' for n in sizes)} on {backend.label}"
@@ -58,7 +66,11 @@ def run(args, backend) -> int:
     def on_step(result):
         print(f"  {result.step.title}: {result.verified}", file=sys.stderr, flush=True)
 
-    lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step)
+    def on_counters(text):
+        print(f"counters: {text}", file=sys.stderr, flush=True)
+
+    lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step,
+                            counters=args.counters, on_counters=on_counters)
     print(report.text(lesson_run), end="")
     for option, path, content in (("--csv", args.csv, lambda: report.csv_text(lesson_run)),
                                   ("--markdown", args.markdown, lambda: report.markdown(lesson_run))):

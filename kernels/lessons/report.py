@@ -7,14 +7,14 @@ from __future__ import annotations
 import csv
 import io
 
-from kernels.lessons import evidence
+from kernels.lessons import evidence, measured
 from kernels.lessons.run import LessonRun, StepResult
 
 CSV_COLUMNS = (
     "lesson", "n", "step", "label", "variant", "backend", "device", "measured", "verified",
     "median_ms", "gbps", "pct_of_spec", "pct_of_copy", "step_speedup", "cumulative_speedup",
     "published_ms", "published_gbps", "published_step", "published_cumulative", "published_device",
-    "evidence_arch", "evidence", "verdict", "date", "app_version", "numba_version", "numba_cuda_version",
+    "evidence_arch", "evidence", *measured.CSV_COLUMNS, "verdict", "date", "app_version", "numba_version", "numba_cuda_version",
 )
 
 
@@ -37,9 +37,27 @@ def header_lines(run: LessonRun) -> list[str]:
     elif lesson.source:
         lines.append(f"source: {lesson.source}")
     lines.append(f"evidence: static, from the kernel inspector's compile for {run.arch}"
-                 + (f" ({run.evidence_note})" if run.evidence_note else "")
-                 + "; measured counters (bank conflicts, branch efficiency, DRAM %) need a profiler and are not shown")
+                 + (f" ({run.evidence_note})" if run.evidence_note else "") + "; " + counters_text(run))
     return lines
+
+
+def counters_text(run: LessonRun) -> str:
+    if run.counters:
+        return f"measured counters read by {run.counters}, each step's kernels once, before the timed runs"
+    return ("measured counters (bank conflicts, branch efficiency, DRAM %) need a profiler and are not shown "
+            "(--counters reads them with Nsight Compute on a GPU)")
+
+
+def evidence_text(run: LessonRun, r: StepResult) -> str:
+    """The static facts, then the measured figures (or why a step asked for counters has none)."""
+    parts = []
+    if r.facts:
+        parts.append(f"({run.arch}): {evidence.describe(r.facts, run.lesson.evidence)}")
+    if r.counters is not None:
+        parts.append(f"measured: {measured.describe(r.counters)}")
+    elif r.counters_note:
+        parts.append(f"no counters: {r.counters_note}")
+    return "; ".join(parts)
 
 
 def has_published(lesson) -> bool:
@@ -69,8 +87,9 @@ def explanation_lines(run: LessonRun, n: int) -> list[str]:
     lines = []
     for r in run.at(n):
         lines.append(f"{r.step.title}: {r.step.idea}")
-        if r.facts:
-            lines.append(f"    evidence ({run.arch}): {evidence.describe(r.facts, run.lesson.evidence)}")
+        shown = evidence_text(run, r)
+        if shown:
+            lines.append(f"    evidence {shown}")
         lines.append(f"    -> {r.verdict}")
     return lines
 
@@ -99,6 +118,7 @@ def csv_rows(run: LessonRun) -> list[dict]:
             "published_device": run.lesson.published_device if p else "",
             "evidence_arch": run.arch if r.facts else "",
             "evidence": "; ".join(f"{k}={v}" for k, v in r.facts.items() if k in run.lesson.evidence),
+            **measured.csv_cells(r.counters, r.counters_note),
             "verdict": r.verdict, "date": run.date, "app_version": run.versions["app"],
             "numba_version": run.versions["numba"], "numba_cuda_version": run.versions["numba_cuda"],
         })
@@ -125,7 +145,7 @@ def markdown(run: LessonRun) -> str:
            f"- date: {run.date}",
            f"- versions: raytracer-app {v['app']}, numba {v['numba']}, numba-cuda {v['numba_cuda']}",
            f"- evidence: static, the kernel inspector's compile for {run.arch}"
-           + (f" ({run.evidence_note})" if run.evidence_note else "")]
+           + (f" ({run.evidence_note})" if run.evidence_note else "") + "; " + counters_text(run)]
     if run.peak is not None and run.peak.gbps:
         out.append(f"- copy bandwidth: {run.peak.gbps:.1f} GB/s ({run.peak.how})")
     if lesson.source and has_published(lesson):
@@ -137,6 +157,7 @@ def markdown(run: LessonRun) -> str:
     paper = has_published(lesson)
     columns = ["step", "verified", f"{here} ms", "GB/s", "% spec", "% copy", "step", "cumulative"]
     columns += ["paper ms", "paper GB/s", "paper step", "paper cumulative"] if paper else []
+    columns += list(MD_COUNTERS) if run.counters else []
     for n in run.sizes:
         out += ["", f"## n = {n:,}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         for r in run.at(n):
@@ -145,13 +166,22 @@ def markdown(run: LessonRun) -> str:
                      _f(r.pct_of_copy, 1), _x(r.step_speedup), _x(r.cumulative)]
             if paper:
                 cells += [_f(p and p.time_ms, 3), _f(p and p.gbps, 3), _x(p and p.step), _x(p and p.cumulative)]
+            if run.counters:
+                got = measured.csv_cells(r.counters, "")
+                cells += [got["dram_pct"], got["achieved_occupancy_pct"], got["bank_conflicts_per_request"],
+                          got["instructions"], got["branch_efficiency_pct"], got["top_stall"]]
             out.append("| " + " | ".join(_md(c) or "" for c in cells) + " |")
         out += ["", "### Steps", ""]
         for r in run.at(n):
-            facts = evidence.describe(r.facts, lesson.evidence)
+            shown = evidence_text(run, r)
             out.append(f"- **{_md(r.step.title)}** ({r.step.variant}): {r.step.idea}"
-                       + (f" Evidence ({run.arch}): {facts}." if facts else "") + f" *{r.verdict}.*")
+                       + (f" Evidence {_md(shown)}." if shown else "") + f" *{_md(r.verdict)}.*")
     return "\n".join(out) + "\n"
+
+
+# the Markdown table's measured columns, when the run read counters (the CSV's, shorter)
+MD_COUNTERS = ("DRAM % of peak", "achieved occupancy %", "bank conflicts / request", "executed instructions",
+               "branch efficiency %", "top stall")
 
 
 def _x(x) -> str:

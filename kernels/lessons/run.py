@@ -13,7 +13,7 @@ from typing import Callable
 
 from kernels.errors import InputError
 from kernels.harness import bench
-from kernels.lessons import evidence
+from kernels.lessons import evidence, measured as counters_of
 from kernels.lessons.lesson import Lesson, Step
 
 PAYS = 1.1  # a step speedup at or above this pays; at or below 1 / PAYS it costs
@@ -32,6 +32,8 @@ class StepResult:
     pct_of_copy: float | None = None
     facts: dict = field(default_factory=dict)  # the static evidence of this step's kernel
     verdict: str = ""
+    counters: object = None  # the step's Measured record (kernels.counters.metrics), when --counters read one
+    counters_note: str = ""  # why a step asked for counters has none
 
     @property
     def verified(self) -> str:
@@ -61,6 +63,7 @@ class LessonRun:
     peak: bench.Peak | None
     results: list[StepResult]
     evidence_note: str = ""
+    counters: str = ""  # how the counters were read ('' when they were not asked for)
     date: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
     versions: dict = field(default_factory=bench.versions)
 
@@ -100,10 +103,13 @@ def sizes_for(lesson: Lesson, backend, sizes=None) -> list[int]:
 
 def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, arch: str | None = None,
                on_step: Callable[[StepResult], None] | None = None, should_stop: Callable[[], bool] | None = None,
-               simulator=None, evidence_cache=None) -> LessonRun:
+               simulator=None, evidence_cache=None, counters: bool = False,
+               on_counters: Callable[[str], None] | None = None) -> LessonRun:
     """Run ``lesson`` on ``backend``. ``simulator``: a :class:`kernels.service.child.SimulatorProcess` for the
     cpu backend's verification (one is started and ended here when not given). ``arch``: the architecture of
-    the static evidence (default sm_90, or the GPU's own)."""
+    the static evidence (default sm_90, or the GPU's own). ``counters``: read every step's counters with
+    Nsight Compute first (:mod:`.measured`; raises CannotMeasure, an InputError, before anything runs when
+    they cannot be read here); ``on_counters`` receives its progress lines."""
     from kernels.backend import Backend
     from kernels.inspector.bench_columns import device_arch
     from kernels.inspector.compiler import check_arch
@@ -113,6 +119,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     run_backend = backend if backend.runs_cuda_kernels else Backend("sim")
     repeats = run_backend.caps.check_repeats(repeats)
     arch = check_arch(arch or device_arch(backend))
+    if counters:
+        counters_of.check(backend)
     measured = backend.is_gpu
     peak = bench.copy_peak(backend) if measured and algorithm.measures_copy_peak else None
     own_child = simulator is None and not backend.runs_cuda_kernels
@@ -121,6 +129,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
 
         simulator = SimulatorProcess()
     stop = should_stop or (lambda: False)
+    # before the timed runs, as `bench --counters` does: ncu's replays must not heat the GPU between them
+    read = counters_of.measure_steps(lesson, sizes, backend, on_counters, stop) if counters else {}
     results: list[StepResult] = []
     try:
         for n in sizes:
@@ -145,11 +155,16 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
         facts, note = evidence.collect(lesson.target, wanted, arch, evidence_cache) if results else ({}, "")
     for r in results:
         r.facts = facts.get((r.step.variant, evidence.block_of(r.step.launch(r.n))), {})
+        if counters:
+            got = read.get((r.n, r.index), "not measured: stopped")
+            r.counters, r.counters_note = (None, got) if isinstance(got, str) else (got, "")
     for r in results:
         r.verdict = verdict(lesson, r, _baseline(results, r))
     how = ("timed on the GPU (CUDA events), verified" if measured else
            "verified in the CUDA simulator; not timed: the simulator's timings say nothing about a GPU")
-    return LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note)
+    how_counters = f"Nsight Compute (ncu --clock-control {counters_of.CLOCK_CONTROL})" if counters else ""
+    return LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note,
+                     how_counters)
 
 
 def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> bench.Row | None:
@@ -217,6 +232,9 @@ def verdict(lesson: Lesson, r: StepResult, base: StepResult | None) -> str:
         return f"{r.verified}: {r.row.note if r.row is not None else 'not run'}"
     diff = evidence.difference(r.facts, base.facts, lesson.evidence) if base is not None and r.facts and base.facts else ""
     static = f"; static evidence: {diff}" if diff else ""
+    changed = counters_of.difference(r.counters, base.counters) if base is not None and r.counters and base.counters else ""
+    if changed:  # the measured change explains the step better than what the compiler emitted
+        static = f"; measured: {changed}"
     if base is None:
         return "the baseline the next steps are compared with"
     if not r.measured or r.step_speedup is None:
@@ -225,7 +243,11 @@ def verdict(lesson: Lesson, r: StepResult, base: StepResult | None) -> str:
     if s >= PAYS:
         return f"pays here: {s:.2f}x over {base.step.name}{paper}{static}"
     reason = static
-    if base.pct_of_copy is not None and base.pct_of_copy >= MEMORY_BOUND_PCT:
+    dram = base.counters.dram_pct if base.counters is not None else None
+    if dram is not None and dram >= MEMORY_BOUND_PCT:
+        reason = (f"; {base.step.name} already moved data at {dram:.0f}% of DRAM peak (measured), "
+                  f"so memory, not this idea, sets the time{static}")
+    elif base.pct_of_copy is not None and base.pct_of_copy >= MEMORY_BOUND_PCT:
         reason = (f"; {base.step.name} already moved data at {base.pct_of_copy:.0f}% of the measured copy bandwidth, "
                   f"so memory, not this idea, sets the time{static}")
     if s > 1 / PAYS:
