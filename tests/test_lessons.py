@@ -278,6 +278,7 @@ def test_measured_evidence_and_verdicts_cite_the_measured_change(monkeypatch):
                "executed instructions 17.73M, branch efficiency 99.3%, top stall long_scoreboard" in ln for ln in lines)
     # 2 -> 3: conflicts per request 16.4M / 4M = 4.10, then none
     assert "measured: bank conflicts per request 4.10 -> 0.00" in steps[2].verdict
+    assert steps[2].verdict.endswith("DRAM 20.0% -> 9.9% of peak")  # three changes cited; occupancy's left out
     assert steps[1].verdict.startswith("pays here: 2.00x over interleaved-divergent (the paper: 2.33x); measured: "
                                        "bank conflicts per request 0.43 -> 4.10, executed instructions 17.73M -> 12.00M")
     # 4 -> 5 (1.05x): the base read DRAM at 70% of its peak, and unrolling cut instructions 9M -> 6M

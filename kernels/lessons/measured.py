@@ -21,6 +21,8 @@ BRANCH_POINTS = 2.0
 INSTRUCTIONS_RATIO = 1.1
 DRAM_POINTS = 5.0
 OCCUPANCY_POINTS = 5.0
+MAX_CITED = 3  # the first changes in the order below: what the kernel does (conflicts, branches, instructions)
+# before what follows from it (DRAM, occupancy); more would bury the reason
 
 
 def check(backend) -> None:
@@ -109,7 +111,8 @@ def describe(m) -> str:
 
 def difference(step, base) -> str:
     """The measured changes from a baseline's record to a step's that are large enough to explain it, e.g.
-    'bank conflicts per request 2.10 -> 0.05, executed instructions 9.40M -> 4.20M'; '' when none is."""
+    'bank conflicts per request 2.10 -> 0.05, executed instructions 9.40M -> 4.20M'; '' when none is. At most
+    MAX_CITED of them."""
     changed = []
     c0, c1 = base.conflicts_per_request, step.conflicts_per_request
     if c0 is not None and c1 is not None and max(c0, c1) >= CONFLICTS_MIN and \
@@ -127,7 +130,7 @@ def difference(step, base) -> str:
     o0, o1 = base.occupancy_pct, step.occupancy_pct
     if o0 is not None and o1 is not None and abs(o1 - o0) >= OCCUPANCY_POINTS:
         changed.append(f"achieved occupancy {o0:.1f}% -> {o1:.1f}%")
-    return ", ".join(changed)
+    return ", ".join(changed[:MAX_CITED])
 
 
 def csv_cells(m, note: str) -> dict:
