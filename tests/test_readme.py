@@ -128,6 +128,8 @@ def test_cli_examples_in_the_docs_run(block, tmp_path):
     has: the CPU backend without a GPU) and exits 0, a block's lines in order in one temporary folder."""
     for line in block:
         argv = shlex.split(line)[1:]
+        if argv[0] == "lesson":  # about a minute on the CPU: tests/test_lessons.py runs this very command
+            pytest.skip("the lesson CLI on the CPU runs in tests/test_lessons.py (its slow CLI test)")
         if argv[0] == "inspect":
             from kernels.inspector import toolchain
 

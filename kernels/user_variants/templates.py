@@ -180,7 +180,8 @@ def source(target: str, variant: str, name: str | None = None) -> str:
     """The variant file's text for ``target``'s built-in GPU variant ``variant``."""
     known = names(target)
     if variant not in known:
-        raise InputError(f"--from {variant!r}: {target}'s built-in GPU variants are {', '.join(known)}")
+        raise InputError(f"--from {variant!r}: templates exist for {target}'s seed variants, warp-shuffle and "
+                         f"best: {', '.join(known)}")
     from kernels.registry import by_name
 
     template = TEMPLATES[target][0][variant]
