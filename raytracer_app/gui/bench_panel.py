@@ -19,11 +19,10 @@ from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.chart_export import describe
 from raytracer_app.gui.charts import BenchChart, row_value
-from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.measure import MeasureControl
 from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
 from raytracer_app.gui.reference_picker import ReferencePicker
-from raytracer_app.gui.saving import in_background, message_of
+from raytracer_app.gui.saving import export_to, message_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
 
@@ -531,15 +530,11 @@ class BenchPanel(QWidget):
         if not self.rows:  # a header-only file helps no one
             self._say("nothing to export yet: Run first (no file written)", error=True)
             return False
+        rows = [r for r, _ in self.rows]
+        path = export_to(self, lambda p: bench.write_csv(rows, p, "Export CSV"),
+                         lambda exc: self._say(f"cannot export: {message_of(exc)}", error=True),
+                         "Export results", "CSV (*.csv)", f"{self.spec.name}.csv", path)
         if path is None:
-            path = ask_path(self, "Export results", "CSV (*.csv)", f"{self.spec.name}.csv")
-            if not path:
-                return False
-        try:
-            rows = [r for r, _ in self.rows]
-            in_background(lambda: bench.write_csv(rows, path, "Export CSV"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            self._say(f"cannot export: {message_of(exc)}", error=True)
             return False
         self._say(f"{len(self.rows)} row(s) written to {path}")
         return True

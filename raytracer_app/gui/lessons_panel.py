@@ -334,21 +334,15 @@ class LessonsPanel(QWidget):
         """Write the last run as CSV or Markdown (``path``, else asked for)."""
         if self.run_result is None:
             return
-        if path is None:
-            from raytracer_app.gui.dialogs import ask_path
+        from raytracer_app.gui.saving import export_to
 
-            suffix = "csv" if kind == "csv" else "md"
-            path = ask_path(self, f"Export the lesson as {kind}", f"{kind} (*.{suffix})",
-                            f"lesson-{self.run_result.lesson.name}.{suffix}")
-            if not path:
-                return
+        suffix = "csv" if kind == "csv" else "md"
         content = report.csv_text(self.run_result) if kind == "csv" else report.markdown(self.run_result)
-        try:
-            report.write(path, content, f"the {kind} file")
-        except Exception as exc:  # a refused or failed write: one line here
-            self._say(describe(exc))
-            return
-        self._say(f"wrote {path}")
+        path = export_to(self, lambda p: report.write(p, content, f"the {kind} file"),
+                         lambda exc: self._say(describe(exc)), f"Export the lesson as {kind}",
+                         f"{kind} (*.{suffix})", f"lesson-{self.run_result.lesson.name}.{suffix}", path)
+        if path is not None:
+            self._say(f"wrote {path}")
 
     def _say(self, text: str) -> None:
         self.status.setText(text)

@@ -11,7 +11,7 @@ from PyQt6.QtWidgets import QTableWidgetItem
 from kernels.harness import compare, results
 from kernels.harness.results_read import read_result
 from raytracer_app.gui.dialogs import ask_path
-from raytracer_app.gui.saving import in_background, message_of
+from raytracer_app.gui.saving import export_to, in_background, message_of
 
 DELTA_TIP = ("this row against the loaded baseline: (median / baseline median - 1) x 100; positive is slower. "
              "Load a baseline with Load baseline… (a result file of bench --json, or a run saved by the GUI)")
@@ -118,15 +118,11 @@ class PanelResults:
         if self.last is None:
             panel._say("nothing to export yet: Run first", error=True)
             return False
-        if path is None:
-            path = ask_path(panel, "Export results as JSON", "Result JSON (*.json)", f"{panel.spec.name}.json")
-            if not path:
-                return False
         last = self.last
-        try:
-            in_background(lambda: results.write_result(path, last, "Export JSON"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
-            panel._say(f"cannot export: {message_of(exc)}", error=True)
+        path = export_to(panel, lambda p: results.write_result(p, last, "Export JSON"),
+                         lambda exc: panel._say(f"cannot export: {message_of(exc)}", error=True),
+                         "Export results as JSON", "Result JSON (*.json)", f"{panel.spec.name}.json", path)
+        if path is None:
             return False
         panel._say(f"{len(last.rows)} row(s) with their samples written to {path}")
         return True

@@ -1,5 +1,5 @@
 """What the GUI's file actions share: slow work off the GUI thread, Qt images as PNG bytes for the app's
-one output writer, and an error as the one line the status bar shows."""
+one output writer, an error as the one line the status bar shows, and the Export… actions' ask-then-write."""
 
 from __future__ import annotations
 
@@ -45,3 +45,21 @@ def in_background(work):
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+def export_to(parent, write, on_error, title: str, filters: str, name: str, path=None):
+    """An Export… action: ``path`` (else one asked for in a dialog that starts in the last folder), then
+    ``write(path)`` off the GUI thread. A refused path or a failed write goes to ``on_error(exc)``. Returns
+    the path written, or None when cancelled or failed."""
+    if path is None:
+        from raytracer_app.gui.dialogs import ask_path
+
+        path = ask_path(parent, title, filters, name)
+        if not path:
+            return None
+    try:
+        in_background(lambda: write(path))
+    except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+        on_error(exc)
+        return None
+    return path
