@@ -11,11 +11,10 @@ and the score says which."""
 from __future__ import annotations
 
 import contextlib
-import threading
 import traceback
 
 import pyqtgraph as pg
-from PyQt6.QtCore import QObject, Qt, pyqtSignal, pyqtSlot
+from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
                              QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -23,7 +22,7 @@ from kernels.errors import InputError, whole
 from kernels.lessons import catalog, evidence, report
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.service.child import Cancelled, SimulatorProcess
-from raytracer_app.gui.workers import COMPUTE_LOCK, WorkerThread, describe
+from raytracer_app.gui.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
 COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "cumulative x", "paper step x",
@@ -31,31 +30,19 @@ COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "
 GUESS, TIME, OUTCOME = 1, 3, 10
 
 
-class LessonWorker(QObject):
+class LessonWorker(JobWorker):
     """Runs one lesson at a time through :func:`kernels.lessons.run.run_lesson`, streaming its steps."""
 
     stepDone = pyqtSignal(object)  # StepResult
     finished = pyqtSignal(object, bool)  # LessonRun or None, stopped
     failed = pyqtSignal(str)
-    _start = pyqtSignal(object)
 
     def __init__(self):
         super().__init__()
-        self._stop = threading.Event()
-        self._running = threading.Event()
         self.sim = SimulatorProcess()  # the steps' simulator runs: Stop ends this child at once
-        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def start(self, lesson, backend, sizes, arch) -> None:
-        self._stop.clear()
-        self._running.set()
-        self._start.emit((lesson, backend, sizes, arch))
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def running(self) -> bool:
-        return self._running.is_set()
+        super().start((lesson, backend, sizes, arch))
 
     @pyqtSlot(object)
     def _run(self, request) -> None:

@@ -5,43 +5,29 @@ read (no GPU, no ncu); a refusal found only when ncu runs (no permission) is the
 
 from __future__ import annotations
 
-import threading
-
-from PyQt6.QtCore import QObject, Qt, pyqtSignal, pyqtSlot
+from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import QPushButton
 
-from raytracer_app.gui.workers import WorkerThread, describe
+from raytracer_app.gui.workers import JobWorker, WorkerThread, describe
 
 
-class MeasureWorker(QObject):
+class MeasureWorker(JobWorker):
     progress = pyqtSignal(int, int, str)
     done = pyqtSignal(object, bool)  # {variant: Measured or reason}, stopped
     failed = pyqtSignal(str)
-    _start = pyqtSignal(object)
-
-    def __init__(self):
-        super().__init__()
-        self._stop = threading.Event()
-        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
-
-    def start(self, job: dict) -> None:
-        self._stop.clear()
-        self._start.emit(job)
-
-    def stop(self) -> None:
-        self._stop.set()
 
     @pyqtSlot(object)
     def _run(self, job: dict) -> None:
         from kernels.counters.measure import measure
 
+        got = {}
         try:
             got = measure(on_progress=lambda d, t, text: self.progress.emit(d, t, text),
                           should_stop=self._stop.is_set, **job)
         except Exception as exc:  # noqa: BLE001 - CannotMeasure's one line, or what broke
             self.failed.emit(describe(exc))
-            self.done.emit({}, self._stop.is_set())
-            return
+        finally:
+            self._running.clear()
         self.done.emit(got, self._stop.is_set())
 
 

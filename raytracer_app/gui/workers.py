@@ -203,25 +203,20 @@ def _locked(run):
     return locked_run
 
 
-class BenchWorker(QObject):
-    """Runs BenchJobs through ``kernels.harness.bench.run`` in its own thread, streaming rows as they come."""
+class JobWorker(QObject):
+    """A worker object living on its own thread that runs one job at a time: ``start(job)`` queues
+    ``_run(job)`` there; ``stop()`` sets ``_stop``, which the job polls; ``running()`` is true from ``start``
+    until the job clears ``_running`` (before it reports that it finished)."""
 
-    started = pyqtSignal(object)  # the job
-    peakReady = pyqtSignal(object)  # bench.Peak
-    rowReady = pyqtSignal(object)  # bench.Row
-    progress = pyqtSignal(int, int)  # done, total
-    finished = pyqtSignal(object, bool)  # rows, stopped
-    failed = pyqtSignal(str)
     _start = pyqtSignal(object)
 
     def __init__(self):
         super().__init__()
         self._stop = threading.Event()
         self._running = threading.Event()
-        self.sim = SimulatorProcess()  # simulator runs happen in this child: Stop ends it at once
         self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
-    def start(self, job: BenchJob) -> None:
+    def start(self, job) -> None:
         self._stop.clear()
         self._running.set()
         self._start.emit(job)
@@ -231,6 +226,21 @@ class BenchWorker(QObject):
 
     def running(self) -> bool:
         return self._running.is_set()
+
+
+class BenchWorker(JobWorker):
+    """Runs BenchJobs through ``kernels.harness.bench.run`` in its own thread, streaming rows as they come."""
+
+    started = pyqtSignal(object)  # the job
+    peakReady = pyqtSignal(object)  # bench.Peak
+    rowReady = pyqtSignal(object)  # bench.Row
+    progress = pyqtSignal(int, int)  # done, total
+    finished = pyqtSignal(object, bool)  # rows, stopped
+    failed = pyqtSignal(str)
+
+    def __init__(self):
+        super().__init__()
+        self.sim = SimulatorProcess()  # simulator runs happen in this child: Stop ends it at once
 
     def _relay(self, kind: str, value) -> None:
         if kind == "peak":
@@ -279,7 +289,7 @@ class VariantJob:
     arch: str = "sm_90"
 
 
-class VariantWorker(QObject):
+class VariantWorker(JobWorker):
     """Loads, verifies and times a user's variant file (in its child process: kernels.user_variants), or
     compiles it beside a built-in for the Inspector, in its own thread."""
 
@@ -287,13 +297,10 @@ class VariantWorker(QObject):
     failed = pyqtSignal(str)  # one line; 'path:line: ...' when the file does not load or compile
     compared = pyqtSignal(object, object)  # KernelReport of the file, of the built-in
     finished = pyqtSignal()
-    _start = pyqtSignal(object)
     _warm = pyqtSignal(object)
 
     def __init__(self):
         super().__init__()
-        self._stop = threading.Event()
-        self._start.connect(self._run, Qt.ConnectionType.QueuedConnection)
         self._warm.connect(self._warm_up, Qt.ConnectionType.QueuedConnection)
 
     def warm(self, backend) -> None:
@@ -308,13 +315,6 @@ class VariantWorker(QObject):
             loader.warm(backend)
         except Exception:  # noqa: BLE001 - a Run starts the child again and says what is wrong
             pass
-
-    def start(self, job: VariantJob) -> None:
-        self._stop.clear()
-        self._start.emit(job)
-
-    def stop(self) -> None:
-        self._stop.set()
 
     @pyqtSlot(object)
     def _run(self, job: VariantJob) -> None:
@@ -340,6 +340,7 @@ class VariantWorker(QObject):
         except Exception as exc:  # a file that does not load: one line, with its file and line
             self.failed.emit(describe(exc))
         finally:
+            self._running.clear()
             self.finished.emit()
 
 
