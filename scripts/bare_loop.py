@@ -1,6 +1,6 @@
 """The bare loop the desktop app is measured against: the same sphere kernel drawing the same frames
 (1024x1024, 20 spheres, seed 0) into one pyqtgraph ImageItem, and nothing else: launch, copy back into
-one of two pinned host buffers, setImage, let Qt paint. Prints frames per second.
+one of the pinned host buffers, setImage, let Qt paint. Prints frames per second.
 
     QT_QPA_PLATFORM=offscreen python scripts/bare_loop.py [--backend cuda|cpu] [--memory M] [--seconds S]
 
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
 
 
 def _cuda_frames(scene, width, height, memory, block):
-    """A function drawing one frame into the next of two pinned buffers, returning that buffer."""
+    """A function drawing one frame into the next pinned buffer (as the window does), returning it."""
     import numpy as np
     from numba import cuda
 

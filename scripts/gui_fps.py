@@ -6,6 +6,7 @@ sized so that the render view is 1024x1024 px, the frame painted 1:1 as scripts/
 RAYTRACER_FAST_START=0; the time to the kernel's first frame is printed too.
 
     QT_QPA_PLATFORM=offscreen python scripts/gui_fps.py [--backend auto|cuda|cpu] [--memory M] [--seconds S]
+        [--profile N]   (also print the GUI thread's N most expensive functions over the count)
 
 The window opens through the app's own start (raytracer_app.gui.open_window), with a throw-away QSettings
 folder, so your settings are neither read nor changed. Launch is this script's first line: the Python
@@ -30,6 +31,8 @@ def main() -> int:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--memory", default="constant", choices=MEMORIES)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print the GUI thread's N most expensive functions (own time) over the count")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gui-fps-") as folder:
         return measure(args, folder)
@@ -81,13 +84,25 @@ def measure(args, folder: str) -> int:
     second = frame_shown()
     while frame_shown() is second and time.perf_counter() < deadline:
         app.processEvents()
+    # counted inside a Qt event loop, as the app runs (app.exec): a Python loop polling processEvents here
+    # would hold the GIL the render worker needs between its GPU waits, and slow the window it measures
+    from PyQt6.QtCore import QEventLoop, QTimer
+
     shown = []
-    end = time.perf_counter() + args.seconds
-    while time.perf_counter() < end:
-        app.processEvents()
-        frame = frame_shown()
-        if frame is not None and (not shown or shown[-1] is not frame):
+
+    def count(frame, request):  # connected after the window's own slot: the frame is shown by now
+        if not frame.preview and request.kind == "spheres":
             shown.append(frame)
+
+    profile = _start_profile() if args.profile else None
+    window.worker.frameReady.connect(count)
+    loop = QEventLoop()
+    QTimer.singleShot(round(args.seconds * 1000), loop.quit)
+    loop.exec()
+    window.worker.frameReady.disconnect(count)
+    frame = shown[-1] if shown else frame_shown()
+    if profile is not None:
+        _print_profile(profile, args.profile, len(shown))
     window.continuous_action.setChecked(False)
     if (window.view.spheres.width(), window.view.spheres.height()) != view:
         print(f"the view changed size while counting: {view} -> {window.view.spheres.width()}x"
@@ -104,6 +119,22 @@ def measure(args, folder: str) -> int:
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:
         app.processEvents()
     return 0
+
+
+def _start_profile():
+    import cProfile
+
+    profile = cProfile.Profile()  # this thread only: the GUI thread, where the window's own work is done
+    profile.enable()
+    return profile
+
+
+def _print_profile(profile, top: int, frames: int) -> None:
+    import pstats
+
+    profile.disable()
+    print(f"GUI thread over {frames} frames, by own time (the count's polling loop included):")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("tottime").print_stats(top)
 
 
 VIEW_SIZE = (1024, 1024)  # the render view's size for the frames-per-second count: the frame's own

@@ -396,6 +396,67 @@ def test_render_worker_coalesces_requests(qtbot):
         assert thread.shutdown()
 
 
+def test_render_worker_renders_one_frame_ahead_and_holds_it_until_the_ack(qtbot):
+    """While the GUI shows frame 0 (no ack yet), the worker renders the next request but delivers it only
+    on the ack, and renders nothing further until then: one result in flight, one held."""
+    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+
+    worker = RenderWorker()
+    rendered, shown = [], []
+
+    def fake_render(request, memory=None, repeats=None):
+        rendered.append(request)
+        return f"frame {request}"
+
+    worker._render_frame = fake_render
+    thread = WorkerThread(worker, "test-render-ahead")
+    worker.frameReady.connect(lambda frame, request: shown.append(request))  # no ack: the GUI is busy
+    thread.start()
+    try:
+        worker.submit(0)
+        qtbot.waitUntil(lambda: shown == [0], timeout=WAIT)
+        worker.submit(1)
+        qtbot.waitUntil(lambda: rendered == [0, 1], timeout=WAIT)  # rendered ahead...
+        worker.submit(2)
+        qtbot.wait(100)
+        assert shown == [0] and rendered == [0, 1] and not worker.idle()  # ...held; 2 waits for the ack
+        worker.ack()
+        qtbot.waitUntil(lambda: shown == [0, 1] and rendered == [0, 1, 2], timeout=WAIT)
+        worker.ack()
+        qtbot.waitUntil(lambda: shown == [0, 1, 2], timeout=WAIT)
+        worker.ack()
+        qtbot.waitUntil(worker.idle, timeout=WAIT)
+    finally:
+        assert thread.shutdown()
+
+
+def test_a_frame_view_calls_back_after_the_paint_or_at_once_when_hidden(qtbot):
+    """The window acks a frame once it is painted (so a frame rendered ahead never replaces an unpainted
+    one); a hidden view cannot paint and answers at once."""
+    import numpy as np
+
+    from raytracer_app.gui.render_view import FrameView
+
+    class Shown:
+        image = np.zeros((8, 8, 4), np.uint8)
+
+    view = FrameView()
+    qtbot.addWidget(view)
+    calls = []
+    view.show_frame(Shown())
+    view.when_painted(lambda: calls.append("hidden"))
+    assert calls == ["hidden"]
+    view.resize(64, 64)
+    view.show()
+    qtbot.waitExposed(view)
+    paints = []
+    view.item.painted = lambda: (paints.append(1), view._painted())
+    view.show_frame(Shown())
+    view.when_painted(lambda: calls.append("painted"))
+    qtbot.waitUntil(lambda: calls == ["hidden", "painted"], timeout=WAIT)
+    assert paints  # it came from the paint, not the fallback timer (which would leave paints empty)
+
+
 def test_the_menus_are_built_for_the_window(qtbot, make_window, cpu_backend):
     """menus.Menus builds the menu bar: four menus, the actions the window keeps using by name, and the File
     and Help handlers on the Menus object."""

@@ -172,16 +172,29 @@ def test_frame_time_is_never_below_kernel_time(cuda_backend, cpu_backend):
         assert frame.frame_ms >= frame.kernel.median_ms
 
 
-def test_gpu_frames_alternate_between_two_host_buffers(cuda_backend):
-    """A frame handed out is not overwritten by the next one (double buffering)."""
+def test_gpu_frames_rotate_through_three_host_buffers(cuda_backend):
+    """A frame handed out is not overwritten by the next two (the window shows frame N while N+1 waits to
+    be shown and N+2 renders); the fourth reuses the first one's buffer."""
     r = SphereRenderer(cuda_backend)
-    a_scene, b_scene = small_scene(seed=4), small_scene(seed=5)
-    a = r.render(a_scene, (16, 8), block=(8, 8)).image
-    kept = a.copy()
-    b = r.render(b_scene, (16, 8), block=(8, 8)).image
-    np.testing.assert_array_equal(a, kept)
-    assert not np.shares_memory(a, b)
-    np.testing.assert_array_equal(b, spheres_reference(b_scene.spheres, 16, 8))
+    scenes = [small_scene(seed=s) for s in (4, 5, 6)]
+    frames = [r.render(scene, (16, 8), block=(8, 8)).image for scene in scenes[:1]]
+    kept = frames[0].copy()
+    frames += [r.render(scene, (16, 8), block=(8, 8)).image for scene in scenes[1:]]
+    np.testing.assert_array_equal(frames[0], kept)
+    assert not any(np.shares_memory(frames[i], frames[j]) for i in range(3) for j in range(i + 1, 3))
+    for frame, scene in zip(frames, scenes):
+        np.testing.assert_array_equal(frame, spheres_reference(scene.spheres, 16, 8))
+    assert np.shares_memory(r.render(scenes[0], (16, 8), block=(8, 8)).image, frames[0])
+
+
+def test_constant_frames_follow_another_writer_of_the_constant_array(cuda_backend):
+    """A renderer skips re-copying an unchanged scene into constant memory, but not after another writer
+    (another renderer, a benchmark) copied its own spheres there in between."""
+    first, second = SphereRenderer(cuda_backend), SphereRenderer(cuda_backend)
+    a, b = small_scene(seed=4), small_scene(seed=5)
+    for renderer, scene in ((first, a), (first, a), (second, b), (first, a)):
+        image = renderer.render(scene, (24, 16), memory="constant", block=(8, 8)).image
+        assert np.abs(image.astype(int) - spheres_reference(scene.spheres, 24, 16)).max() <= 1
 
 
 def test_generated_scenes_are_deterministic_and_follow_the_book():

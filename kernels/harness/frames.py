@@ -25,8 +25,8 @@ class Frame:
     ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere); ``frame_ms`` is the
     median time of one whole frame: the launch, the kernel and the copy back to the host, measured over
     the same repeats as the kernel, so it is never shorter than its kernel (see :func:`time_frames`).
-    On the GPU path ``image`` lies in one of two pinned host buffers used in turn (:class:`HostFrames`),
-    so the next frame never overwrites it."""
+    On the GPU path ``image`` lies in one of three pinned host buffers used in turn (:class:`HostFrames`),
+    so the next two frames never overwrite it."""
 
     image: np.ndarray
     kernel: Timing
@@ -52,9 +52,11 @@ class Frame:
 
 
 class HostFrames:
-    """Two page-locked (pinned) host images per shape, handed out in turn: the GPU copies a frame into
-    pinned memory by DMA at full link speed, and a frame handed out stays intact while the next one is
-    rendered into the other buffer (a viewer shows or saves frame N while frame N+1 is copied back)."""
+    """Three page-locked (pinned) host images per shape, handed out in turn: the GPU copies a frame into
+    pinned memory by DMA at full link speed, and a frame handed out stays intact while the next two are
+    rendered (a viewer shows or saves frame N while frame N+1 waits to be shown and N+2 is copied back)."""
+
+    COUNT = 3
 
     def __init__(self):
         self._buffers: list[np.ndarray] = []
@@ -64,9 +66,9 @@ class HostFrames:
         from numba import cuda
 
         if not self._buffers or self._buffers[0].shape != (height, width):
-            self._buffers = [cuda.pinned_array((height, width), np.uint32) for _ in range(2)]
+            self._buffers = [cuda.pinned_array((height, width), np.uint32) for _ in range(self.COUNT)]
         buffer = self._buffers[self._turn]
-        self._turn ^= 1
+        self._turn = (self._turn + 1) % self.COUNT
         return buffer
 
 

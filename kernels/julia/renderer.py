@@ -20,7 +20,7 @@ class JuliaRenderer:
         self.limits = backend.limits
         self._image_dev = None
         self._warm: set = set()
-        self._host_frames = HostFrames()  # pinned, double-buffered
+        self._host_frames = HostFrames()  # pinned, three in turn
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
                block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:

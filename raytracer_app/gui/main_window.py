@@ -27,6 +27,7 @@ from raytracer_app.gui.workspaces import Workspaces, commit_typed
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
 VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
+STATUS_EVERY_S = 0.1  # rendering continuously, the status line changes at most this often
 
 # which tabs a model change makes stale
 STALE = {"backend": ("spheres", "julia"), "settings": ("spheres", "julia"), "block": ("spheres", "julia"),
@@ -51,6 +52,7 @@ class MainWindow(QMainWindow):
         self.last: dict = {}  # tab -> (Frame, RenderRequest) last shown
         self.stale = {"spheres": True, "julia": True}
         self.continuous = False
+        self._status_at = 0.0  # when the status line last changed (see STATUS_EVERY_S)
         self.display_ms: dict = {}  # tab -> milliseconds the last frame took to display
         self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
@@ -169,6 +171,7 @@ class MainWindow(QMainWindow):
     def _tab_shown(self) -> None:
         """The status line describes the visible tab; Render Continuously follows it."""
         self.fps = FpsMeter()
+        self._status_at = 0.0  # the new tab's first frame shows its figures at once
         self._update_status(self.model.tab)
         if self.continuous:
             self.stale[self.model.tab] = True
@@ -186,8 +189,10 @@ class MainWindow(QMainWindow):
             self.worker.submit(self.model.request())
 
     def _frame_ready(self, frame, request) -> None:
+        view = self.view.view(request.kind)
+        if self.continuous:  # the worker renders the next frame while this one is shown and painted
+            self.request_render(force=True)
         try:
-            view = self.view.view(request.kind)
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
             self.display_ms[request.kind] = display_ms
@@ -201,13 +206,14 @@ class MainWindow(QMainWindow):
                 self.first_frame_loaded = tuple(m for m in ("numba", "numba.cuda") if m in sys.modules)
                 QTimer.singleShot(0, self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
-            if request.kind == self.model.tab:
-                self._update_status(request.kind)
+            now = time.perf_counter()
+            if request.kind == self.model.tab and (not self.continuous or now - self._status_at >= STATUS_EVERY_S):
+                self._status_at = now  # rendering continuously, the text changes at a readable rate, and
+                self._update_status(request.kind)  # the status bar is not repainted with every frame
         finally:
             self.work = None
-            self.worker.ack()
-        if self.continuous:  # the visible tab, which may be another one than this frame's
-            self.request_render(force=True)
+            # a frame rendered ahead is shown once this one is on screen, so every counted frame is painted
+            view.when_painted(self.worker.ack)
 
     def _render_failed(self, text: str, request) -> None:
         self.work = None
@@ -247,6 +253,7 @@ class MainWindow(QMainWindow):
     def set_continuous(self, on: bool) -> None:
         self.continuous = on
         self.fps = FpsMeter()
+        self._update_status(self.model.tab)  # the last frame's figures, which the throttle may have skipped
         if on:
             self.request_render(force=True)
 

@@ -8,9 +8,12 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PyQt6 import sip
-from PyQt6.QtCore import QRectF, Qt, pyqtSignal
+from PyQt6.QtCore import QRectF, Qt, QTimer, pyqtSignal
 from PyQt6.QtGui import QImage
 from PyQt6.QtWidgets import QTabWidget
+
+
+PAINT_WAIT_MS = 100  # the longest a shown frame holds back the next one waiting for its paint
 
 
 class FrameImageItem(pg.ImageItem):
@@ -24,6 +27,7 @@ class FrameImageItem(pg.ImageItem):
         super().__init__(axisOrder="row-major")
         self.last_paint_ms = 0.0
         self._qimage_array = None  # the array the QImage reads from
+        self.painted = None  # called after each paint (FrameView.when_painted)
 
     def render(self):
         img = self.image
@@ -40,6 +44,8 @@ class FrameImageItem(pg.ImageItem):
         t0 = time.perf_counter()
         super().paint(painter, *args)
         self.last_paint_ms = (time.perf_counter() - t0) * 1e3
+        if self.painted is not None:
+            self.painted()
 
 
 class PanZoomViewBox(pg.ViewBox):
@@ -77,6 +83,10 @@ class FrameView(pg.GraphicsView):
         self.vb.setDefaultPadding(0.0)
         self.setCentralItem(self.vb)
         self.item = FrameImageItem()
+        self.item.painted = self._painted
+        self._after_paint: list = []
+        self._paint_wait = QTimer(self, singleShot=True, interval=PAINT_WAIT_MS)
+        self._paint_wait.timeout.connect(self._painted)
         self.vb.addItem(self.item)
         self.frame = None
         self._shape = None
@@ -91,6 +101,21 @@ class FrameView(pg.GraphicsView):
             self._shape = frame.image.shape
             self.reset_view()
         return (time.perf_counter() - t0) * 1e3 + self.item.last_paint_ms
+
+    def when_painted(self, callback) -> None:
+        """Call ``callback`` once the frame now set is painted; at once when this view is hidden, and after
+        PAINT_WAIT_MS at the latest (a minimised window or an image panned out of view never paints)."""
+        if not self.isVisible():
+            callback()
+            return
+        self._after_paint.append(callback)
+        self._paint_wait.start()
+
+    def _painted(self) -> None:
+        self._paint_wait.stop()
+        callbacks, self._after_paint = self._after_paint, []
+        for callback in callbacks:
+            callback()
 
     def reset_view(self) -> None:
         """Fit the whole image, and keep fitting it as the window resizes (until the user zooms or pans

@@ -12,7 +12,7 @@ import traceback
 from collections import deque
 from dataclasses import dataclass
 
-from PyQt6.QtCore import QObject, Qt, QThread, pyqtSignal, pyqtSlot
+from PyQt6.QtCore import QObject, Qt, QThread, QTimer, pyqtSignal, pyqtSlot
 
 from kernels.harness import bench
 from kernels.errors import InputError
@@ -36,8 +36,11 @@ class RenderWorker(QObject):
     """Renders RenderRequests and runs CompareRequests in its own thread.
 
     Coalescing: ``submit`` overwrites one pending slot, so only the newest request is rendered. At most
-    one result is in flight to the GUI: after emitting, the worker waits for ``ack()`` (the GUI calls it
-    once the frame is shown), so the GUI never has a queue of frames to work through."""
+    one result is in flight to the GUI, which calls ``ack()`` once the frame is shown, so the GUI never has
+    a queue of frames to work through. The worker may render one frame ahead meanwhile: a result that
+    finishes while another awaits its ack is held and delivered on that ack, and nothing more is rendered
+    until then. So the GPU renders frame N+1 while the GUI paints frame N (the renderers keep three host
+    buffers for this: shown, held and rendering)."""
 
     frameReady = pyqtSignal(object, object)  # Frame, RenderRequest
     renderFailed = pyqtSignal(str, object)  # message, request
@@ -53,7 +56,9 @@ class RenderWorker(QObject):
         self._lock = threading.Lock()
         self._pending = None
         self._jobs: deque = deque()
-        self._busy = False  # a drain is scheduled or running, or a result awaits ack()
+        self._running = False  # a drain is scheduled or running
+        self._unacked = False  # a result was delivered to the GUI and awaits ack()
+        self._held = None  # (signal, args): a result finished while another awaited its ack
         self._renderers: dict = {}
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
         self.sim = SimulatorProcess()  # simulator renders run in this child, so they can be ended
@@ -75,9 +80,14 @@ class RenderWorker(QObject):
             self._schedule_locked()
 
     def ack(self) -> None:
-        """The GUI has handled the last result: the next request may run."""
+        """The GUI has handled the last result: a held one is delivered, and the next request may run."""
         with self._lock:
-            self._busy = False
+            held, self._held = self._held, None
+            self._unacked = held is not None
+        if held is not None:  # from the event loop, not from inside the caller's slot; before the next
+            signal, args = held  # request's `started`, which the worker posts once scheduled below
+            QTimer.singleShot(0, lambda: signal.emit(*args))
+        with self._lock:
             self._schedule_locked()
 
     def prewarm(self, request) -> None:
@@ -89,7 +99,7 @@ class RenderWorker(QObject):
 
     def idle(self) -> bool:
         with self._lock:
-            return not self._busy and self._pending is None and not self._jobs
+            return not (self._running or self._unacked or self._held or self._pending is not None or self._jobs)
 
     def cancel(self) -> None:
         """Drop waiting requests and end the running one (a simulator render at once; a CPU or GPU kernel
@@ -97,13 +107,26 @@ class RenderWorker(QObject):
         with self._lock:
             self._pending = None
             self._jobs.clear()
-            if self._busy:
+            if self._running:
                 self._cancel.set()
 
     def _schedule_locked(self) -> None:
-        if not self._busy and (self._pending is not None or self._jobs):
-            self._busy = True
+        if not self._running and self._held is None and (self._pending is not None or self._jobs):
+            self._running = True
             self._wake.emit()
+
+    def _deliver(self, signal, *args) -> None:
+        """Report a finished request: to the GUI now, or held until the GUI acks the result before it."""
+        with self._lock:
+            self._running = False
+            now = not self._unacked
+            if now:
+                self._unacked = True
+            else:
+                self._held = (signal, args)
+            self._schedule_locked()
+        if now:
+            signal.emit(*args)
 
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
@@ -119,7 +142,7 @@ class RenderWorker(QObject):
             if job is None:
                 self._pending = None
             if job is None and request is None:
-                self._busy = False
+                self._running = False
                 return
             self._cancel.clear()
         self.started.emit(job or request)
@@ -145,19 +168,19 @@ class RenderWorker(QObject):
                 with self._lock:  # the kernel's own frame follows, unless a newer request replaced it
                     if self._pending is None:
                         self._pending = request
-                self.frameReady.emit(preview, request)
+                self._deliver(self.frameReady, preview, request)
                 return
         try:
             frame = self._render_frame(request)
         except Cancelled:
-            self.cancelled.emit(request)
+            self._deliver(self.cancelled, request)
             return
         except Exception as exc:  # reported to the GUI; the next request renders normally
             if not isinstance(exc, InputError):
                 traceback.print_exc()
-            self.renderFailed.emit(describe(exc), request)
+            self._deliver(self.renderFailed, describe(exc), request)
             return
-        self.frameReady.emit(frame, request)
+        self._deliver(self.frameReady, frame, request)
 
     def _preview(self, request):
         """The fast start's preview of the first request (kernels/service/first_frame.py), or None."""
@@ -171,14 +194,14 @@ class RenderWorker(QObject):
         try:
             frames = tuple(self._render_frame(job.render, memory=m, repeats=job.repeats) for m in ("global", "constant"))
         except Cancelled:
-            self.cancelled.emit(job)
+            self._deliver(self.cancelled, job)
             return
         except Exception as exc:
             if not isinstance(exc, InputError):
                 traceback.print_exc()
-            self.compareFailed.emit(describe(exc), job)
+            self._deliver(self.compareFailed, describe(exc), job)
             return
-        self.compareReady.emit(frames, job)
+        self._deliver(self.compareReady, frames, job)
 
 
 @dataclass
