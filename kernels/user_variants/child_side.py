@@ -13,8 +13,14 @@ import traceback
 import types
 
 from kernels.launch import LaunchRule, resolve
+from kernels.user_variants.launch_args import detached
+from kernels.user_variants.phases import Phases
 
 _MODULES: dict[str, types.ModuleType] = {}  # by sha256 of the text: a re-run without edits compiles nothing
+# the last problem shipped, by its token: a re-run (or another file on the same problem) is not sent its
+# arrays again. Its host arrays only: each run copies them to the device afresh, so a kernel that writes
+# into its input cannot spoil the next run's.
+_PROBLEM: dict = {}
 
 
 class BadFile(Exception):
@@ -24,8 +30,13 @@ class BadFile(Exception):
 def serve(payload: dict, send) -> dict:
     """One job: {'job': 'load' | 'run', 'path', 'source', ...}; returns {'declared': ...}, {'outcome': ...},
     {'bad_file': line} or {'error': line}."""
+    if payload.get("problem") is not None:
+        _PROBLEM.clear()
+        _PROBLEM[payload["problem_token"]] = payload["problem"]
     if payload["job"] == "warm":
         return {"warm": _warm(payload["backend"])}
+    if payload["job"] == "run" and payload["problem_token"] not in _PROBLEM:
+        return {"need_problem": True}
     path, source = payload["path"], payload["source"]
     try:
         import numba.cuda  # noqa: F401  (before the watchdog's clock matters: the file's own code comes next)
@@ -35,7 +46,8 @@ def serve(payload: dict, send) -> dict:
         declared = _declared(module, path)
         if payload["job"] == "load":
             return {"declared": declared}
-        return {"outcome": _run(module, declared, payload, send)}
+        phases = Phases()
+        return {"outcome": _run(module, declared, payload, send, phases), "phases": dict(phases)}
     except BadFile as exc:
         return {"bad_file": str(exc)}
     except Exception as exc:  # noqa: BLE001 - whatever the user's code raises is reported, never fatal
@@ -116,17 +128,17 @@ def _declared(module, path: str) -> dict:
             "doc": (module.__doc__ or "").strip().split("\n")[0], "inspect": inspect}
 
 
-def _run(module, declared: dict, payload: dict, send):
+def _run(module, declared: dict, payload: dict, send, phases: Phases):
     from kernels import timing
     from kernels.registry import by_name
 
     spec = by_name(declared["target"])
     rule = getattr(module, "LAUNCH", None) or spec.user.default_launch
-    problem, backend = payload["problem"], payload["backend"]
+    problem, backend = detached(_PROBLEM[payload["problem_token"]]), payload["backend"]
     resolved = resolve(rule, payload["launch"], backend.limits, n=problem.n, variant=declared["name"])
     with timing.measurement(payload["policy"]):
         return spec.user.time_run(problem, resolved, backend, payload["repeats"], module.run,
-                                  lambda: send("tick", None))
+                                  lambda: send("tick", None), phases=phases)
 
 
 def _is_compile_error(exc: BaseException) -> bool:
