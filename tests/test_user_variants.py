@@ -176,3 +176,10 @@ def test_the_problem_is_shipped_once_and_each_run_says_its_phases(tmp_path, monk
         assert [p is None for p in sent] == [True, True, False]  # load; the run, answered 'need_problem'; again
     finally:
         loader.end_children()
+
+
+def test_the_childs_warm_up_kernel_runs():
+    """What the child compiles on a GPU before any Run (here in the simulator): 32 threads add one each."""
+    from kernels.user_variants.warmup import first_compile
+
+    assert first_compile() == 32

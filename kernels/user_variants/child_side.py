@@ -57,12 +57,23 @@ def serve(payload: dict, send) -> dict:
 
 
 def _warm(backend) -> str:
-    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for."""
+    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for.
+    On a GPU also numba's compiler itself: a first compile in a process pays once for setting up numba's
+    CUDA target and NVVM and for linking; a tiny kernel pays it here, so a Run's compile is its file's own.
+    The timer's sleeping kernel is loaded too."""
     from numba import cuda
+
+    import kernels.device_functions.vector_loads  # noqa: F401 - what the templates import
+    import kernels.launch  # noqa: F401
+    from kernels import timing
 
     backend.activate()
     if backend.is_gpu:
         cuda.current_context()
+        from kernels.user_variants.warmup import first_compile
+
+        first_compile()
+        timing.EventTimer()
     return "ready"
 
 
