@@ -7,7 +7,8 @@ settings and cache folders; its buffer is the template of a built-in (`variant n
     QT_QPA_PLATFORM=offscreen python scripts/variant_run_time.py [--backend auto|cuda|sim] [--target reduction]
         [--from VARIANT] [--n N] [--repeats R] [--runs K] [--cold]
 
---from defaults to best, or sequential in the simulator (best's warp shuffles do not run there); --n to
+--from defaults to best, or in the simulator (where best's warp shuffles do not run) the target's first GPU
+variant that runs there; --n to
 2^24, or the simulator's default size there. Without --cold the editor warms its child process when it is
 shown (as in the app: the dock is opened before Run: the child started, numba imported, the CUDA context
 made, the panel's problem made and shipped) and the script waits for that first; with --cold the first
@@ -57,7 +58,8 @@ def measure(args, folder: str) -> int:
     backend = backends.resolve(args.backend)
     spec = by_name(args.target)
     sim = backend.is_simulator
-    args.variant = args.variant or ("sequential" if sim else "best")
+    runnable = [v.name for v in spec.variants if v.kind == "gpu" and not (sim and v.sim_skip)]
+    args.variant = args.variant or ("best" if "best" in runnable else runnable[0])
     args.n = args.n or (spec.size.default_for(backend, gui=True) if sim else 1 << 24)
     args.repeats = args.repeats or (2 if sim else 20)
     model = RenderModel(backend)
@@ -83,7 +85,7 @@ def measure(args, folder: str) -> int:
         t0 = time.perf_counter()
         warmed = []
         editor.worker.warmed.connect(warmed.append)
-        editor.worker.warm(backend, editor._problem_job())  # what showing the dock starts in the background
+        editor.worker.warm(backend, editor.problem_job())  # what showing the dock starts in the background
         wait(lambda: warmed)
         print(f"child process ready (numba imported{', CUDA context made' if backend.is_gpu else ''}, the problem "
               f"made and shipped): {time.perf_counter() - t0:.2f} s, before Run")

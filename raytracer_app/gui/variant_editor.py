@@ -202,9 +202,9 @@ class VariantEditor(QWidget):
             self._say("the editor's folder cannot be written; Save the file first", error=True)
             return None
         self.editor.mark_line(None)
-        return self._problem_job(path, compare_with)
+        return self.problem_job(path, compare_with)
 
-    def _problem_job(self, path: str = "", compare_with: str | None = None) -> VariantJob:
+    def problem_job(self, path: str = "", compare_with: str | None = None) -> VariantJob:
         """A job on the benchmark panel's problem now: its size, options and repeats."""
         spec = self.targets[self.target]
         panel = self.panels.get(spec.title)
@@ -268,7 +268,7 @@ class VariantEditor(QWidget):
     def warm(self) -> None:
         """Start (or keep) the child for the model's backend, with the panel's problem made and shipped."""
         if self.isVisible() and not self.running:
-            self.worker.warm(self.model.backend, self._problem_job())
+            self.worker.warm(self.model.backend, self.problem_job())
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
