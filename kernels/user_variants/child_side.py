@@ -28,7 +28,9 @@ class BadFile(Exception):
 
 
 def serve(payload: dict, send) -> dict:
-    """One job: {'job': 'load' | 'run', 'path', 'source', ...}; returns {'declared': ...}, {'outcome': ...},
+    """One job: {'job': 'warm' | 'load' | 'run', 'path', 'source', ...}, any of them carrying a problem to
+    keep ('problem', 'problem_token'); returns {'warm': ...}, {'declared': ...}, {'outcome': ..., 'phases':
+    ...}, {'need_problem': True} (a run on a problem this child does not hold: ask again with it),
     {'bad_file': line} or {'error': line}."""
     if payload.get("problem") is not None:
         _PROBLEM.clear()
