@@ -116,9 +116,11 @@ for stage in "$@"; do
       mkdir -p "$OUT/reference-results"
       python3 scripts/reference_results.py --backend cuda --out "$OUT/reference-results" 2>&1 | tee "$OUT/reference-results.log" ;;
     user-variant)
-      # your own variant: the best template beside the built-in best (default launch: best tunes, the template
-      # runs its LAUNCH; then both at 256 x 8), and the editor's Run -> row time (warm child, then cold)
-      tpl=$(mktemp -d)/my-best.py
+      # your own variant: the best template beside the built-in best in one command (default launch: best tunes,
+      # the template runs its LAUNCH; then both at 256 x 8; compare the noise columns), and the editor's Run ->
+      # row time at 2^24 with its phases (child warmed as when the editor is shown, then cold), and in the
+      # simulator at its size
+      tpl=$(mktemp -d)/best_template.py
       app variant new reduction --from best "$tpl" 2>&1 | tee "$OUT/user-variant.log"
       TIMEFORMAT="bench wall time (start, child, compile, both rows): %R s"
       { time app bench reduction --backend cuda --n 16777216 --variant-file "$tpl" --variants best,my-best \
@@ -128,6 +130,8 @@ for stage in "$@"; do
       QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --runs 3 \
         2>&1 | tee -a "$OUT/user-variant.log"
       QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend cuda --n 16777216 --repeats 20 --cold \
+        2>&1 | tee -a "$OUT/user-variant.log"
+      QT_QPA_PLATFORM=offscreen python3 scripts/variant_run_time.py --backend sim --runs 2 \
         2>&1 | tee -a "$OUT/user-variant.log" ;;
     lessons)
       # the lesson tables, timed on this GPU, with the static evidence for its own architecture (the inspect

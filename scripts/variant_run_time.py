@@ -1,14 +1,18 @@
 """Time the variant editor's Run as a user sees it: from pressing Run to the row in the benchmark panel's
 table and chart (save, load and compile in the user-variant child process, verify, time), then a re-run
-without edits. The editor runs offscreen beside a real benchmark panel, with throw-away settings and cache
-folders; its buffer is the template of a built-in (`variant new`).
+without edits, each with its phases (start, load, problem, ship, copy, compile, time, verify: what the
+editor's status line shows). The editor runs offscreen beside a real benchmark panel, with throw-away
+settings and cache folders; its buffer is the template of a built-in (`variant new`).
 
     QT_QPA_PLATFORM=offscreen python scripts/variant_run_time.py [--backend auto|cuda|sim] [--target reduction]
-        [--from best] [--n N] [--repeats R] [--runs K] [--cold]
+        [--from VARIANT] [--n N] [--repeats R] [--runs K] [--cold]
 
-Without --cold the editor starts its child process when it is shown (as in the app: the dock is opened
-before Run) and the script waits for that first; with --cold the first Run also starts the child process
-(a new interpreter, numba's import, the CUDA context).
+--from defaults to best, or in the simulator (where best's warp shuffles do not run) the target's first GPU
+variant that runs there; --n to
+2^24, or the simulator's default size there. Without --cold the editor warms its child process when it is
+shown (as in the app: the dock is opened before Run: the child started, numba imported, the CUDA context
+made, the panel's problem made and shipped) and the script waits for that first; with --cold the first
+Run does all of that itself.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--target", default="reduction")
-    parser.add_argument("--from", dest="variant", default="best")
-    parser.add_argument("--n", type=int, default=1 << 24)
-    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--from", dest="variant")
+    parser.add_argument("--n", type=int)
+    parser.add_argument("--repeats", type=int)
     parser.add_argument("--runs", type=int, default=2, help="the first Run, then re-runs without edits")
     parser.add_argument("--cold", action="store_true", help="do not start the child process before the first Run")
     args = parser.parse_args()
@@ -53,6 +57,11 @@ def measure(args, folder: str) -> int:
 
     backend = backends.resolve(args.backend)
     spec = by_name(args.target)
+    sim = backend.is_simulator
+    runnable = [v.name for v in spec.variants if v.kind == "gpu" and not (sim and v.sim_skip)]
+    args.variant = args.variant or ("best" if "best" in runnable else runnable[0])
+    args.n = args.n or (spec.size.default_for(backend, gui=True) if sim else 1 << 24)
+    args.repeats = args.repeats or (2 if sim else 20)
     model = RenderModel(backend)
     panel = BenchPanel(spec, model, TimingLog())
     panel.n.setMaximum(max(panel.n.maximum(), args.n))
@@ -74,11 +83,12 @@ def measure(args, folder: str) -> int:
 
     if not args.cold:
         t0 = time.perf_counter()
-        from kernels.user_variants import loader
-
-        loader.warm(backend)  # what showing the dock starts in the background
-        print(f"child process ready (numba imported{', CUDA context made' if backend.is_gpu else ''}): "
-              f"{time.perf_counter() - t0:.2f} s, before Run")
+        warmed = []
+        editor.worker.warmed.connect(warmed.append)
+        editor.worker.warm(backend, editor.problem_job())  # what showing the dock starts in the background
+        wait(lambda: warmed)
+        print(f"child process ready (numba imported{', CUDA context made' if backend.is_gpu else ''}, the problem "
+              f"made and shipped): {time.perf_counter() - t0:.2f} s, before Run")
     code = 0
     for k in range(args.runs):
         rows_before = len(panel.rows)
@@ -96,8 +106,11 @@ def measure(args, folder: str) -> int:
         what = "first Run (load + compile" + (", child start)" if args.cold and k == 0 else ")") if k == 0 \
             else "re-run without edits"
         timing = f"median {row.timing.median_ms:.4f} ms" if row.timing else "no timing"
-        print(f"run {k + 1}, {what}: {t_row:.2f} s from Run to the row; {row.variant} {row.verified}, {timing}, "
-              f"chart points {len(panel.chart.points)}")
+        noise = f", noise {row.timing.noise:.0%}" if row.timing and row.timing.noise is not None else ""
+        print(f"run {k + 1}, {what}: {t_row:.2f} s from Run to the row; {row.variant} {row.verified}, {timing}"
+              f"{noise}, chart points {len(panel.chart.points)}")
+        if editor.last_phases is not None:
+            print(f"  phases: {editor.last_phases.text()} (sum {sum(editor.last_phases.values()):.2f} s)")
         code = code or (0 if row.ok else 1)
     editor.shutdown()
     panel.shutdown()

@@ -1,5 +1,6 @@
 """`variant new`: a template of every built-in GPU variant of both targets verifies as it is in the
-simulator (those the simulator cannot run are skipped, as the built-ins are) and compiles for sm_90."""
+simulator (those the simulator cannot run are skipped, as the built-ins are) and compiles for sm_90 and sm_80.
+The cases are the registry's GPU variants: a new built-in without a template fails here."""
 
 import csv
 
@@ -10,23 +11,25 @@ from kernels.registry import ALGORITHMS
 from kernels.user_variants import templates
 from raytracer_app.cli import main
 
-# every seed variant, warp-shuffle and best (issue 24); Harris's paper kernels (the lesson's steps) have none
-CASES = [(a.name, v) for a in ALGORITHMS if a.user is not None for v in a.variants
-         if v.kind == "gpu" and not v.seed.startswith("Harris")]
+# every built-in GPU variant of every algorithm that takes variant files (issue 24)
+CASES = [(a.name, v) for a in ALGORITHMS if a.user is not None for v in a.variants if v.kind == "gpu"]
 needs_compiler = pytest.mark.skipif(bool(toolchain.missing()), reason="the compiler packages are not installed "
                                     f"({toolchain.EXTRA_HINT})")
 
 
-def test_a_paper_kernel_has_no_template_and_says_which_do(tmp_path, capsys):
-    assert main(["variant", "new", "reduction", "--from", "interleaved-strided", str(tmp_path / "t.py")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "templates exist for reduction's seed variants" in err
-    assert not (tmp_path / "t.py").exists()
+def test_a_paper_kernel_has_a_template(tmp_path, capsys):
+    path = tmp_path / "t.py"
+    assert main(["variant", "new", "reduction", "--from", "complete-unroll", str(path)]) == 0
+    text = path.read_text()
+    # the paper's launch rule (grid n / 2 block) and the per-block-size compile travel with the copy
+    assert "def _two_per_thread(n: int, block: int)" in text and "grid_for_n=_two_per_thread" in text
+    assert "complete_unroll_kernel(op, a.dtype.name, launch.block)" in text
 
 
 def test_every_built_in_gpu_variant_has_a_template():
-    assert sorted((t, v.name) for t, v in CASES) == sorted((t, name) for t in ("reduction", "histogram")
-                                                          for name in templates.names(t))
+    targets = {a.name for a in ALGORITHMS if a.user is not None}
+    assert targets == {"reduction", "histogram"}
+    assert sorted((t, v.name) for t, v in CASES) == sorted((t, name) for t in targets for name in templates.names(t))
 
 
 def _new(tmp_path, capsys, target, variant):
@@ -43,8 +46,9 @@ def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, varian
         pytest.skip(f"{target} {variant.name}: {variant.sim_skip}")
     path = _new(tmp_path, capsys, target, variant.name)
     out_csv = tmp_path / "rows.csv"
-    # dot (two inputs, float32) once, on the seed's sequential tree: each run starts a child process
-    ops = (("sum", "dot") if variant.name == "sequential" else ("sum",)) if target == "reduction" else (None,)
+    # dot (two inputs, float32) once, on the seed's sequential tree and on Harris's two-per-thread load
+    two_ops = variant.name in ("sequential", "complete-unroll")
+    ops = (("sum", "dot") if two_ops else ("sum",)) if target == "reduction" else (None,)
     for op in ops:
         extra = ["--op", op, "--dtype", "float32" if op == "dot" else "int32"] if op else []
         code = main(["bench", target, "--backend", "sim", "--n", "1001", "--block", "64", "--repeats", "1",
@@ -58,8 +62,9 @@ def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, varian
 
 @pytest.mark.slow
 @needs_compiler
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 @pytest.mark.parametrize("target, variant", CASES, ids=lambda x: getattr(x, "name", x))
-def test_the_template_compiles_for_sm90(tmp_path, target, variant):
+def test_the_template_compiles(tmp_path, target, variant, arch):
     import ast
 
     from kernels.inspector.compiler import compile_variant_file
@@ -67,13 +72,13 @@ def test_the_template_compiles_for_sm90(tmp_path, target, variant):
     text = templates.source(target, variant.name)
     inspect = ast.literal_eval(next(line for line in text.splitlines() if line.startswith("INSPECT = "))
                                .split(" = ", 1)[1].split("  #")[0])
-    compiled = compile_variant_file(target, f"my-{variant.name}", str(tmp_path / "t.py"), text, inspect, "sm_90")
+    compiled = compile_variant_file(target, f"my-{variant.name}", str(tmp_path / "t.py"), text, inspect, arch)
     assert ".entry" in compiled.ptx and "registers" in compiled.ptxas_report.lower()
 
 
 def test_an_unknown_built_in_is_one_line_exit_2(tmp_path, capsys):
     assert main(["variant", "new", "reduction", "--from", "numpy", str(tmp_path / "x.py")]) == 2
-    assert "templates exist for reduction's seed variants" in capsys.readouterr().err
+    assert "templates exist for every built-in GPU variant of reduction" in capsys.readouterr().err
 
 
 @pytest.mark.slow

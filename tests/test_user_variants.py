@@ -144,3 +144,42 @@ def test_numba_compile_errors_are_bad_files_naming_their_line():
                       'File "/home/me/mine.py", line 12:\ndef kernel(a, out):\n    <source elided>')
     assert child_side._is_compile_error(exc) and not child_side._is_compile_error(ValueError("x"))
     assert child_side.where(exc, "/home/me/mine.py").startswith("/home/me/mine.py:12: TypingError: ")
+
+
+def test_the_problem_is_shipped_once_and_each_run_says_its_phases(tmp_path, monkeypatch):
+    """A second run on the same problem (a re-run, or another file) sends the child no arrays; a new child
+    (after a watchdog kill or a crash) asks for them again. Every run reports its phases."""
+    from kernels import backend
+    from kernels.harness import bench as harness
+    from kernels.registry import by_name
+    from kernels.user_variants import loader
+
+    sent = []
+    ask = loader._ask
+    monkeypatch.setattr(loader, "_ask", lambda b, payload, *a: sent.append(payload.get("problem")) or ask(b, payload, *a))
+    sim = backend.resolve("sim")
+    spec = by_name("reduction")
+    problem = spec.make_problem(1000, spec.options_for({}, sim), 0)
+    try:
+        variant = loader.load(write(tmp_path, GOOD), sim)
+        for _ in range(2):
+            sent.clear()
+            (row,) = harness.run([problem], [variant], [harness.Launch(block=64, grid=2)], sim, 1)
+            assert row.verified == "yes" and row.result == row.expected
+            assert set(variant.run.phases) >= {"ship", "copy", "time"} and "compile" not in variant.run.phases
+            assert row.timing.repeats == 1  # the simulator: one call, verified and timed
+        assert sent == [None]  # the second run: one ask, without the arrays
+        loader.end_children()
+        sent.clear()
+        loader.load(variant.run.file.path, sim)
+        harness.run([problem], [variant], [harness.Launch(block=64, grid=2)], sim, 1)
+        assert [p is None for p in sent] == [True, True, False]  # load; the run, answered 'need_problem'; again
+    finally:
+        loader.end_children()
+
+
+def test_the_childs_warm_up_kernel_runs():
+    """What the child compiles on a GPU before any Run (here in the simulator): 32 threads add one each."""
+    from kernels.user_variants.warmup import first_compile
+
+    assert first_compile() == 32

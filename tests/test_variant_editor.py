@@ -85,6 +85,12 @@ def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
         assert rows[0].verified == "yes" and "user variant" in rows[0].note
         assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "my-sequential"
         assert len(panel.chart.points) == 1
+        # where the time went: the first Run made the problem (the dock was never shown to warm it)
+        assert "Run to row" in editor.status.text() and {"load", "problem", "time", "verify"} <= set(editor.last_phases)
+        assert editor.run()  # a re-run without edits: the problem and its reference are kept
+        qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+        assert len(panel.rows) == 2 and panel.rows[1][0].verified == "yes", editor.status.text()
+        assert "problem" not in editor.last_phases and "load" in editor.last_phases
     finally:
         w.close()
         qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
@@ -100,6 +106,9 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, edit
     qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
     assert len(rows) == 1 and rows[0].verified == "error" and "stopped by the watchdog" in rows[0].note
     assert "stopped by the watchdog" in editor.status.text()
+    from kernels.user_variants import loader
+
+    qtbot.waitUntil(lambda: loader.is_warm(editor.model.backend), timeout=WAIT)  # a fresh child, warmed again
     from raytracer_app.gui.settings import make_settings
 
     assert float(make_settings().value("variants/watchdog_s")) == 3.0  # the setting is kept

@@ -9,17 +9,21 @@ from numba import cuda
 
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
-from kernels.timing import time_kernel
-from kernels.user_variants.launch_args import UserLaunch, calls_needed
+from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
+from kernels.user_variants.phases import Phases
 
 
-def time_run(problem, resolved, backend, repeats, call, tick):
+def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed bins (rows of one array zeroed before timing; the built-ins time
-    their zeroing launch too); the first call (the warm-up) is the one verified."""
+    their zeroing launch too); the first call is the one verified (on a GPU it
+    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    phases = Phases() if phases is None else phases
     backend.activate()
-    data = problem.device_bytes()
-    slots = calls_needed(repeats)
-    bins = cuda.to_device(np.zeros((slots, BINS), np.uint32))
+    with phases.of("copy"):
+        data = problem.device_bytes()
+        slots = calls_needed(repeats)
+        bins = cuda.to_device(np.zeros((slots, BINS), np.uint32))
+        cuda.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [bins[i] for i in range(slots)]
     done = [0]
@@ -30,5 +34,5 @@ def time_run(problem, resolved, backend, repeats, call, tick):
         done[0] += 1
         call(data, problem.n, views[i], launch)
 
-    timing = time_kernel(backend, once, repeats)
+    timing = timed_calls(backend, once, repeats, phases)
     return Outcome(bins[0].copy_to_host(), timing, resolved.block, resolved.grid)

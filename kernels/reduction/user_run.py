@@ -8,16 +8,20 @@ import numpy as np
 from numba import cuda
 
 from kernels.harness.bench import Outcome
-from kernels.timing import time_kernel
-from kernels.user_variants.launch_args import UserLaunch, calls_needed
+from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
+from kernels.user_variants.phases import Phases
 
 
-def time_run(problem, resolved, backend, repeats, call, tick):
+def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed accumulator (slots of one array zeroed before timing, so no memset
-    is timed); the first call (the warm-up) is the one verified."""
-    d_a, d_b = problem.device_inputs(backend)
-    slots = calls_needed(repeats)
-    out = cuda.to_device(np.zeros(slots, problem.accumulator))
+    is timed); the first call is the one verified (on a GPU it
+    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    phases = Phases() if phases is None else phases
+    with phases.of("copy"):
+        d_a, d_b = problem.device_inputs(backend)
+        slots = calls_needed(repeats)
+        out = cuda.to_device(np.zeros(slots, problem.accumulator))
+        cuda.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [out[i:i + 1] for i in range(slots)]  # sliced now: less Python inside the timed launches
     done = [0]
@@ -28,5 +32,5 @@ def time_run(problem, resolved, backend, repeats, call, tick):
         done[0] += 1
         call(d_a, d_b, views[i], launch, problem.op)
 
-    timing = time_kernel(backend, once, repeats)
+    timing = timed_calls(backend, once, repeats, phases)
     return Outcome(out[0:1].copy_to_host()[0], timing, resolved.block, resolved.grid)

@@ -159,3 +159,9 @@ class SimulatorProcess:
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id (None when none runs): a new one after a restart."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.is_alive() else None

@@ -13,8 +13,14 @@ import traceback
 import types
 
 from kernels.launch import LaunchRule, resolve
+from kernels.user_variants.launch_args import detached
+from kernels.user_variants.phases import Phases
 
 _MODULES: dict[str, types.ModuleType] = {}  # by sha256 of the text: a re-run without edits compiles nothing
+# the last problem shipped, by its token: a re-run (or another file on the same problem) is not sent its
+# arrays again. Its host arrays only: each run copies them to the device afresh, so a kernel that writes
+# into its input cannot spoil the next run's.
+_PROBLEM: dict = {}
 
 
 class BadFile(Exception):
@@ -22,10 +28,17 @@ class BadFile(Exception):
 
 
 def serve(payload: dict, send) -> dict:
-    """One job: {'job': 'load' | 'run', 'path', 'source', ...}; returns {'declared': ...}, {'outcome': ...},
+    """One job: {'job': 'warm' | 'load' | 'run', 'path', 'source', ...}, any of them carrying a problem to
+    keep ('problem', 'problem_token'); returns {'warm': ...}, {'declared': ...}, {'outcome': ..., 'phases':
+    ...}, {'need_problem': True} (a run on a problem this child does not hold: ask again with it),
     {'bad_file': line} or {'error': line}."""
+    if payload.get("problem") is not None:
+        _PROBLEM.clear()
+        _PROBLEM[payload["problem_token"]] = payload["problem"]
     if payload["job"] == "warm":
         return {"warm": _warm(payload["backend"])}
+    if payload["job"] == "run" and payload["problem_token"] not in _PROBLEM:
+        return {"need_problem": True}
     path, source = payload["path"], payload["source"]
     try:
         import numba.cuda  # noqa: F401  (before the watchdog's clock matters: the file's own code comes next)
@@ -35,7 +48,8 @@ def serve(payload: dict, send) -> dict:
         declared = _declared(module, path)
         if payload["job"] == "load":
             return {"declared": declared}
-        return {"outcome": _run(module, declared, payload, send)}
+        phases = Phases()
+        return {"outcome": _run(module, declared, payload, send, phases), "phases": dict(phases)}
     except BadFile as exc:
         return {"bad_file": str(exc)}
     except Exception as exc:  # noqa: BLE001 - whatever the user's code raises is reported, never fatal
@@ -45,12 +59,23 @@ def serve(payload: dict, send) -> dict:
 
 
 def _warm(backend) -> str:
-    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for."""
+    """numba imported and (on a GPU) its context made, ahead of the first file: what a Run would wait for.
+    On a GPU also numba's compiler itself: a first compile in a process pays once for setting up numba's
+    CUDA target and NVVM and for linking; a tiny kernel pays it here, so a Run's compile is its file's own.
+    The timer's sleeping kernel is loaded and launched once too, so no timed sample is its first launch."""
     from numba import cuda
+
+    import kernels.device_functions.vector_loads  # noqa: F401 - what the templates import
+    import kernels.launch  # noqa: F401
+    from kernels import timing
 
     backend.activate()
     if backend.is_gpu:
         cuda.current_context()
+        from kernels.user_variants.warmup import first_compile
+
+        first_compile()
+        timing.EventTimer()(lambda: None)  # its sleeping kernel loaded and launched once, its events made
     return "ready"
 
 
@@ -116,17 +141,17 @@ def _declared(module, path: str) -> dict:
             "doc": (module.__doc__ or "").strip().split("\n")[0], "inspect": inspect}
 
 
-def _run(module, declared: dict, payload: dict, send):
+def _run(module, declared: dict, payload: dict, send, phases: Phases):
     from kernels import timing
     from kernels.registry import by_name
 
     spec = by_name(declared["target"])
     rule = getattr(module, "LAUNCH", None) or spec.user.default_launch
-    problem, backend = payload["problem"], payload["backend"]
+    problem, backend = detached(_PROBLEM[payload["problem_token"]]), payload["backend"]
     resolved = resolve(rule, payload["launch"], backend.limits, n=problem.n, variant=declared["name"])
     with timing.measurement(payload["policy"]):
         return spec.user.time_run(problem, resolved, backend, payload["repeats"], module.run,
-                                  lambda: send("tick", None))
+                                  lambda: send("tick", None), phases=phases)
 
 
 def _is_compile_error(exc: BaseException) -> bool:

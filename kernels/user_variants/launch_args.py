@@ -1,8 +1,10 @@
-"""What a variant file's ``run`` receives as its launch, and how many calls a timing makes (each call gets
-its own zeroed result). Imports no numba."""
+"""What a variant file's ``run`` receives as its launch, how many calls a timing makes (each call gets
+its own zeroed result), and the problem as it crosses to the child process. Imports no numba."""
 
 from __future__ import annotations
 
+import copy
+import time
 from typing import NamedTuple
 
 from kernels import timing
@@ -16,10 +18,49 @@ class UserLaunch(NamedTuple):
     items: int | None
 
 
-def calls_needed(repeats: int, warmup: int = 1) -> int:
+# the first call compiles (untimed, the one verified); the timer then makes its own warm-up call, as it does
+# for every built-in, so no timed sample is the first launch after the compile
+WARMUP_CALLS = 2
+
+
+def calls_needed(repeats: int, warmup: int = WARMUP_CALLS) -> int:
     """Calls of ``run`` one timing makes at most under the current measurement policy."""
+    from kernels.backend import simulator_active
+
+    if simulator_active():
+        return 1
     policy = timing.current_policy()
     samples = repeats
     if policy.tolerance is not None:
         samples = max(repeats, policy.max_repeats or 10 * repeats)
     return warmup + samples + 1
+
+
+def detached(problem):
+    """A shallow copy of ``problem`` without its device copies (they belong to one process's GPU context)."""
+    twin = copy.copy(problem)
+    for key, value in vars(problem).items():
+        if key.startswith("_device"):
+            setattr(twin, key, {} if isinstance(value, dict) else None)
+    return twin
+
+
+def timed_calls(backend, once, repeats: int, phases) -> timing.Timing:
+    """Call ``once`` (the file's run on the next zeroed result) as a timing does: on a GPU the first call
+    compiles, untimed (the 'compile' phase), then the timer warms up and times ``repeats`` calls as it does
+    every built-in's ('time'). In the simulator, which compiles nothing and runs every thread in Python
+    (seconds a launch), one call is verified and is the timing's one sample: a simulator's time says
+    nothing of speed, and another call would only double the wait."""
+    from numba import cuda
+
+    if backend.is_simulator:
+        with phases.of("time"):
+            t0 = time.perf_counter()
+            once()
+            cuda.synchronize()
+        return timing.Timing(((time.perf_counter() - t0) * 1e3,), "wall")
+    with phases.of("compile"):
+        once()
+        cuda.synchronize()
+    with phases.of("time"):
+        return timing.time_kernel(backend, once, repeats)

@@ -4,16 +4,19 @@ a watchdog. The file's own code runs only in the child."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import os
 import threading
+import time
+import uuid
 
 from kernels.backend import Skip, SkipKind
 from kernels.errors import InputError
 from kernels.harness.variants import Variant
 from kernels.service.child import SimulatorProcess, Stalled
+from kernels.user_variants.launch_args import detached
+from kernels.user_variants.phases import Phases
 
 OPTION = "--variant-file"
 MAX_BYTES = 1 << 20  # a variant file is source code: a megabyte is plenty
@@ -21,6 +24,7 @@ DEFAULT_WATCHDOG_S = 10.0
 
 _CHILDREN: dict[tuple, SimulatorProcess] = {}
 _CHILDREN_LOCK = threading.Lock()
+_SHIPPED: dict[tuple, tuple] = {}  # child key -> (its process id, the token of the problem it holds)
 
 
 class UserFileError(InputError):
@@ -81,10 +85,34 @@ def _ask(backend, payload: dict, watchdog_s: float, should_stop=lambda: False) -
     return child_for(backend).call("user", payload, should_stop, watchdog_s=watchdog_s)
 
 
-def warm(backend, watchdog_s: float = 60.0) -> None:
+def warm(backend, problem=None, watchdog_s: float = 60.0) -> None:
     """Start the child for ``backend`` and let it import numba (and make its CUDA context) now, so that the
-    first Run waits only for its own compile."""
-    _ask(backend, {"job": "warm", "backend": backend}, watchdog_s)
+    first Run waits only for its own compile; with ``problem``, ship it now too (the child keeps it for the
+    runs on it)."""
+    payload = {"job": "warm", "backend": backend}
+    key, child = (backend.is_gpu, backend.device), child_for(backend)
+    if problem is not None and _SHIPPED.get(key) != (child.pid, problem_token(problem)):
+        payload.update(problem=detached(problem), problem_token=problem_token(problem))
+    _ask(backend, payload, watchdog_s)
+    if "problem" in payload:
+        _SHIPPED[key] = (child.pid, payload["problem_token"])
+
+
+def is_warm(backend) -> bool:
+    """Whether the child for ``backend`` runs (started, and not ended by a watchdog or a crash)."""
+    with _CHILDREN_LOCK:
+        child = _CHILDREN.get((backend.is_gpu, backend.device))
+    return child is not None and child.running()
+
+
+def problem_token(problem) -> str:
+    """The problem's name in the child's cache: given once per problem object, so the child is sent its
+    arrays once however many runs and files use it."""
+    token = getattr(problem, "_user_token", None)
+    if token is None:
+        token = uuid.uuid4().hex
+        problem._user_token = token
+    return token
 
 
 def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lambda: False) -> Variant:
@@ -118,6 +146,7 @@ class UserRun:
         self.file, self.declared, self.watchdog_s = file, declared, watchdog_s
         self.bad_file: str = ""
         self.should_stop = lambda: False
+        self.phases = Phases()  # the last call's: ship (pickling, the pipe), and the child's copy, compile, time
 
     @property
     def target(self) -> str:
@@ -134,12 +163,20 @@ class UserRun:
             if have not in values:
                 return Skip(SkipKind.NOT_APPLICABLE, f"{self.declared['name']} supports {key} {', '.join(values)}; "
                                                      f"not {have}")
-        payload = {"job": "run", "path": self.file.path, "source": self.file.source, "problem": detached(problem),
-                   "launch": launch, "backend": backend, "repeats": repeats, "policy": timing.current_policy()}
+        # the problem's arrays go only when the child does not hold them yet (a new problem, a new child)
+        payload = {"job": "run", "path": self.file.path, "source": self.file.source, "problem": None,
+                   "problem_token": problem_token(problem), "launch": launch, "backend": backend,
+                   "repeats": repeats, "policy": timing.current_policy()}
+        t0 = time.perf_counter()
         try:
             answer = _ask(backend, payload, self.watchdog_s, self.should_stop)
+            if answer.get("need_problem"):
+                payload["problem"] = detached(problem)
+                answer = _ask(backend, payload, self.watchdog_s, self.should_stop)
         except Stalled as exc:
             raise Stalled(exc.seconds, self.file.path) from None
+        child = answer.get("phases", {})
+        self.phases = Phases(child, ship=max(0.0, time.perf_counter() - t0 - sum(child.values())))
         if "bad_file" in answer:
             self.bad_file = answer["bad_file"]
             raise UserFileError(self.bad_file)
@@ -148,15 +185,6 @@ class UserRun:
         out: Outcome = answer["outcome"]
         note = f"user variant {self.file.path} sha256 {self.file.short_hash}"
         return dataclasses.replace(out, result=spec.user.score(problem, out.result), note=note)
-
-
-def detached(problem):
-    """A shallow copy of ``problem`` without its device copies (they belong to this process's GPU context)."""
-    twin = copy.copy(problem)
-    for key, value in vars(problem).items():
-        if key.startswith("_device"):
-            setattr(twin, key, {} if isinstance(value, dict) else None)
-    return twin
 
 
 def kernel_decl(variant: Variant):

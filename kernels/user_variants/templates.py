@@ -27,6 +27,7 @@ class Template:
     run: str  # the run function, written from the built-in's launch function
     inspect: dict  # what `inspect --variant-file` compiles (kernel factory, its arguments, signature)
     rewrites: tuple[tuple[str, str], ...] = ()  # (exact old text, new text)
+    before: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (module, names) copied first: what module imports
 
 
 _ZERO_OTHER_SLOT_WARP = ("        if cuda.grid(1) == 0:\n            result[1 - slot] = 0\n", "")
@@ -34,10 +35,17 @@ _ZERO_OTHER_SLOT_BEST = ("                if cuda.blockIdx.x == 0:\n            
 _RED_SHARED = ("ACCUMULATOR", "WARP_SIZE", "FULL_WARP", "term_function", "thread_partial_function",
                "block_tree_sum", "load_from_l2", "warp_sum")
 _RED_SIG = "void(int32[::1], int32[::1], int64[::1])"
+_HARRIS = "kernels.reduction.gpu_harris"
+# Harris's kernels 4-7 read two elements per thread (pair_partial_function); 5-7 end with the unrolled last warp
+_HARRIS_PAIR = ("pair_partial_function",)
+_HARRIS_WARP = (*_HARRIS_PAIR, "warp_barrier", "warp_step", "last_warp_sum")
 _SLOT_SIG = "void(int32[::1], int32[::1], int64[::1], int64)"
 
 
-def _block_partials(factory: str) -> Template:
+def _block_partials(factory: str, harris: bool = False) -> Template:
+    if harris:  # gpu_harris imports its building blocks from gpu.py: those come first
+        return dataclasses.replace(_block_partials(factory), module=_HARRIS, names=(factory,),
+                                   before=(("kernels.reduction.gpu", _RED_SHARED),))
     return Template("kernels.reduction.gpu", (*_RED_SHARED, factory), f'''
 def run(a, b, out, launch, op):
     """One partial per block (dynamic shared memory of block x 8 bytes, as the seeds' extern __shared__),
@@ -47,6 +55,21 @@ def run(a, b, out, launch, op):
     kernel[launch.grid, launch.block, 0, launch.block * out.dtype.itemsize](a, b, partials)
     add_partials[-(-launch.grid // 256), 256](partials, out)
 ''', {"kernel": factory, "args": ["sum", "int32"], "signature": _RED_SIG, "dynamic_shared_per_thread": 8})
+
+
+def _unrolled(variant: str) -> Template:
+    """Harris's kernels 6 and 7: one kernel compiled per block size (static shared memory), one partial per
+    block, added into out by add_partials; they differ only in their launch rules."""
+    return Template(_HARRIS, (*_HARRIS_WARP, "complete_unroll_kernel"), f'''
+def run(a, b, out, launch, op):
+    """{variant}: the kernel compiled for this launch's block size (a constant of the kernel), one partial
+    per block, then add_partials adds them into out (the built-in adds them on the host, untimed)."""
+    kernel = complete_unroll_kernel(op, a.dtype.name, launch.block)
+    partials = scratch("partials", launch.grid, out.dtype)
+    kernel[launch.grid, launch.block](a, b, partials)
+    add_partials[-(-launch.grid // 256), 256](partials, out)
+''', {"kernel": "complete_unroll_kernel", "args": ["sum", "int32", 128], "signature": _RED_SIG},
+        before=(("kernels.reduction.gpu", _RED_SHARED),))
 
 
 REDUCTION = {
@@ -63,6 +86,13 @@ def run(a, b, out, launch, op):
     "tree-mask": _block_partials("tree_mask_kernel"),
     "interleaved-divergent": _block_partials("interleaved_divergent_kernel"),
     "sequential": _block_partials("sequential_kernel"),
+    "interleaved-strided": _block_partials("interleaved_strided_kernel", harris=True),
+    "first-add-load": dataclasses.replace(_block_partials("first_add_load_kernel", harris=True),
+                                          names=(*_HARRIS_PAIR, "first_add_load_kernel")),
+    "unroll-last-warp": dataclasses.replace(_block_partials("unroll_last_warp_kernel", harris=True),
+                                            names=(*_HARRIS_WARP, "unroll_last_warp_kernel")),
+    "complete-unroll": _unrolled("complete-unroll"),
+    "multiple-elements": _unrolled("multiple-elements"),
     "two-kernel": Template("kernels.reduction.gpu", (*_RED_SHARED, "block_sums_kernel"), '''
 def run(a, b, out, launch, op):
     """Per-block sums, then the same kernel on one block over the 64-bit partials, straight into out."""
@@ -180,15 +210,16 @@ def source(target: str, variant: str, name: str | None = None) -> str:
     """The variant file's text for ``target``'s built-in GPU variant ``variant``."""
     known = names(target)
     if variant not in known:
-        raise InputError(f"--from {variant!r}: templates exist for {target}'s seed variants, warp-shuffle and "
-                         f"best: {', '.join(known)}")
+        raise InputError(f"--from {variant!r}: templates exist for every built-in GPU variant of {target}: "
+                         f"{', '.join(known)}")
     from kernels.registry import by_name
 
     template = TEMPLATES[target][0][variant]
     algorithm = by_name(target)
     built_in = next(v for v in algorithm.variants if v.name == variant)
     name = name or f"my-{variant}"
-    code = _copied(template.module, template.names)
+    code = "\n\n".join(_copied(module, wanted) for module, wanted in (*template.before,
+                                                                       (template.module, template.names)))
     for old, new in template.rewrites:
         if old not in code:
             raise RuntimeError(f"the template of {target} {variant} no longer matches its built-in's source: "

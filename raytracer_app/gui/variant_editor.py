@@ -4,8 +4,10 @@ timed beside the built-ins in its benchmark panel, or compared with a built-in i
 The text is a CodeEditor (code_editor.py: Python highlighting, line numbers). New from a built-in
 writes its template; Open, Save and Save As go through the one reader and writer; every edit is autosaved
 (after a pause) to the editor's folder under the cache folder, with a recent list (variant_files.py).
-Run saves the buffer and hands it to a VariantWorker (workers.py): the file's code runs only in the
-user-variant child process, under the watchdog set here (seconds, saved in the settings)."""
+Run saves the buffer and hands it to a VariantWorker (variant_worker.py): the file's code runs only in the
+user-variant child process, under the watchdog set here (seconds, saved in the settings). Shown, New or
+Open warms that child with the panel's problem, so a Run waits for little more than its compile; the
+status line says where a Run's time went."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from PyQt6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPus
 
 from raytracer_app.gui import variant_files
 from raytracer_app.gui.code_editor import CodeEditor
-from raytracer_app.gui.workers import VariantJob, VariantWorker, WorkerThread
+from raytracer_app.gui.variant_worker import VariantJob, VariantWorker
+from raytracer_app.gui.workers import WorkerThread
 
 WATCHDOG_KEY = "variants/watchdog_s"
 AUTOSAVE_MS = 1500
@@ -47,6 +50,7 @@ class VariantEditor(QWidget):
         self.targets = {a.name: a for a in ALGORITHMS if a.user is not None}
         self.path: str | None = None  # the file Save writes; None for a new buffer
         self.running = False
+        self.last_phases = None  # the last Run's Phases: where its time went
         self.worker = VariantWorker()
         self.thread = WorkerThread(self.worker, "variant-editor")
         self.worker.rowReady.connect(self._row)
@@ -129,6 +133,7 @@ class VariantEditor(QWidget):
         self.editor.setPlainText(templates.source(self.target, variant))
         self.path = None
         self._say(f"a copy of {self.target} {variant}: edit it, then Run")
+        self.warm()
 
     def open(self, path: str | None = None) -> bool:
         from raytracer_app.gui.dialogs import ask_path
@@ -149,6 +154,7 @@ class VariantEditor(QWidget):
         self.path = os.path.abspath(path)
         self._fill_recent(variant_files.remember(self.path))
         self._say(f"opened {self.path}")
+        self.warm()
         return True
 
     def save(self) -> bool:
@@ -195,12 +201,16 @@ class VariantEditor(QWidget):
         if path is None:
             self._say("the editor's folder cannot be written; Save the file first", error=True)
             return None
+        self.editor.mark_line(None)
+        return self.problem_job(path, compare_with)
+
+    def problem_job(self, path: str = "", compare_with: str | None = None) -> VariantJob:
+        """A job on the benchmark panel's problem now: its size, options and repeats."""
         spec = self.targets[self.target]
         panel = self.panels.get(spec.title)
         n = panel.n.value() if panel is not None else spec.size.default_for(self.model.backend, gui=True)
         options = {k: c.currentText() for k, c in panel.options.items()} if panel is not None else {}
         repeats = panel.repeats.value() if panel is not None else 2
-        self.editor.mark_line(None)
         return VariantJob(path, self.model.backend, spec, n, options, repeats, self.watchdog.value(), compare_with)
 
     def run(self) -> bool:
@@ -227,13 +237,15 @@ class VariantEditor(QWidget):
         self._say(text)
         self.worker.start(job)
 
-    def _row(self, row) -> None:
+    def _row(self, row, phases) -> None:
         from kernels.harness import bench
 
+        self.last_phases = phases
         self.rowReady.emit(self.targets[self.target].title, row)
         verdict = {bench.FAILED: "FAILED", bench.ERROR: "error"}.get(row.verified, row.verified)
         timing = f"{row.timing.median_ms:.4f} ms" if row.timing else "no timing"
-        self._say(f"{row.variant}: {verdict}, {timing} ({row.note})", error=not row.ok)
+        self._say(f"{row.variant}: {verdict}, {timing} ({row.note}); Run to row {sum(phases.values()):.2f} s: "
+                  f"{phases.text()}", error=not row.ok)
 
     def _failed(self, text: str) -> None:
         self.editor.mark_line(error_line(text, getattr(self, "_path_running", "")))
@@ -251,9 +263,12 @@ class VariantEditor(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Shown: start the child process now, so that Run waits only for its own compile."""
         super().showEvent(event)
-        if getattr(self, "_warmed", None) is not self.model.backend:
-            self._warmed = self.model.backend
-            self.worker.warm(self.model.backend)
+        self.warm()
+
+    def warm(self) -> None:
+        """Start (or keep) the child for the model's backend, with the panel's problem made and shipped."""
+        if self.isVisible() and not self.running:
+            self.worker.warm(self.model.backend, self.problem_job())
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
