@@ -144,3 +144,19 @@ def test_every_shipped_lesson_reference_loads_and_matches_its_steps(lesson):
         assert run.lesson is lesson and run.measured, path.name
         assert {r.index for r in run.results} == set(range(len(lesson.steps))), path.name
         assert references.short_device(run.device) in ("H100", "H200"), path.name
+
+
+def test_the_script_plans_the_lesson_references(tmp_path):
+    import sys
+
+    from tests.test_reference_results import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import reference_results as script
+
+    plan = script.lesson_plan("cuda", None, ["reduction", "atomics"], counters=True)
+    assert plan == [["raytracer-app", "lesson", "reduction", "--backend", "cuda", "--counters", "--json"],
+                    ["raytracer-app", "lesson", "atomics", "--backend", "cuda", "--counters", "--json"]]
+    assert script.lesson_plan("cuda", 5, ["reduction"], counters=False)[0][-3:] == ["--repeats", "5", "--json"]
+    with pytest.raises(SystemExit):
+        script.main(["--out", str(tmp_path / "out"), "--lessons", "nope"])
