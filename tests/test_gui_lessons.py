@@ -25,12 +25,14 @@ def settings_dir(tmp_path):
 
 
 @pytest.fixture
-def panel(qtbot, monkeypatch):
+def panel(qtbot, monkeypatch, tmp_path):
     from kernels.inspector import toolchain
     from raytracer_app.gui.lessons_panel import LessonsPanel
 
     # the static evidence needs a real compile (tests/test_inspector.py covers it); here the table and score
     monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    # the shipped references are tested below and in tests/test_lesson_references.py; here none
+    monkeypatch.setenv("RAYTRACER_LESSON_REFERENCES", str(tmp_path / "none"))
     p = LessonsPanel(lambda: Backend("cpu"))
     qtbot.addWidget(p)
     yield p

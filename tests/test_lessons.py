@@ -142,7 +142,8 @@ def test_reports_from_a_measured_run(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(tmp_path, capsys):
+def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RAYTRACER_LESSON_REFERENCES", str(tmp_path / "none"))  # the shipped ones: elsewhere
     out_csv, out_md = tmp_path / "lesson.csv", tmp_path / "lesson.md"
     code = main(["lesson", "reduction", "--backend", "cpu", "--n", "512", "--csv", str(out_csv),
                  "--markdown", str(out_md)])
