@@ -73,8 +73,8 @@ def run_lesson(cmd: list[str], out: Path, timeout: float) -> Path:
     scratch = out / f"lesson-{name}.json"
     done = _run(cmd, scratch, out, timeout)
     if done.returncode == 2 and "--counters" in cmd:
-        print(f"lesson {name}: no counters here ({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else '?'}); "
-              "running it without them")
+        why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"
+        print(f"lesson {name}: no counters here ({why}); running it without them")
         cmd = [c for c in cmd if c != "--counters"]
         done = _run(cmd, scratch, out, timeout)
     if done.returncode != 0 or not scratch.exists():

@@ -126,8 +126,9 @@ def csv_rows(run: LessonRun, source: str = THIS_MACHINE) -> list[dict]:
     for r in run.results:
         p = r.step.published
         rows.append({
-            "lesson": run.lesson.name, "source": source, "n": r.n, "step": r.index + 1, "label": r.step.name, "variant": r.step.variant,
-            "backend": run.backend, "device": run.device, "measured": ("yes" if source == THIS_MACHINE else "reference") if r.measured else "no",
+            "lesson": run.lesson.name, "source": source, "n": r.n, "step": r.index + 1, "label": r.step.name,
+            "variant": r.step.variant, "backend": run.backend, "device": run.device,
+            "measured": ("yes" if source == THIS_MACHINE else "reference") if r.measured else "no",
             "verified": r.verified, "median_ms": _f(r.time_ms, 6), "gbps": _f(r.gbps, 3),
             "pct_of_spec": _f(r.pct_of_spec, 1), "pct_of_copy": _f(r.pct_of_copy, 1),
             "step_speedup": _f(r.step_speedup, 3), "cumulative_speedup": _f(r.cumulative, 3),

@@ -248,6 +248,7 @@ class LessonsPanel(QWidget):
             self._clear_results()  # the same table: keep the guesses made for it
         if not self.row_of:
             return
+        self._refresh_counters(self.backend_of())  # the window's backend may have changed since the table was made
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.lesson_box.setEnabled(False)
