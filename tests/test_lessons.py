@@ -170,6 +170,8 @@ def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(t
     (["lesson", "reduction", "--backend", "cpu", "--arch", "sm_70"], "architecture 'sm_70' is not supported"),
     (["lesson", "atomics", "--block", "64"], "--block does not apply to `lesson`"),
     (["lesson", "reduction", "--backend", "cpu", "--csv", "x.out", "--markdown", "x.out"], "name the same file"),
+    (["lesson", "reduction", "--backend", "cpu", "--json", "x.out", "--csv", "x.out"],
+     "--csv and --json name the same file"),
 ])
 def test_cli_bad_options_exit_2_with_one_line(argv, message, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
