@@ -1,7 +1,8 @@
 """`raytracer-app lesson NAME`: a lesson's steps run in order on this machine (timed on a GPU, verified in
 the CUDA simulator without one), beside the published figures, with the inspector's static evidence and a
 sentence per step on whether it still pays; with --counters, each step's measured counters (Nsight Compute);
-optionally written as CSV and as a Markdown report."""
+optionally written as CSV, as a Markdown report and as a lesson result file (--json). Without a GPU the
+tables show the project's reference results (kernels.lessons.references), labelled with their device."""
 
 from __future__ import annotations
 
@@ -30,23 +31,35 @@ def add_parser(subparsers, common, int_list, positive_int) -> None:
     p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (overwritten)")
     p.add_argument("--markdown", default=None, help="write the lesson as a Markdown report with device, versions "
                                                     "and date to this file (overwritten)")
+    p.add_argument("--json", default=None, help="write every step's figures and the run's header (device, versions, "
+                                                "commit, command, date) as a lesson result file (docs/results.md)")
     common(p)
+
+
+OUTPUTS = ("--csv", "--markdown", "--json")
+
+
+def _outputs(args) -> list[tuple[str, str]]:
+    return [(o, p) for o, p in zip(OUTPUTS, (args.csv, args.markdown, args.json)) if p]
 
 
 def _check_outputs(args) -> None:
     from kernels.io.writer import check_output
 
-    if args.csv and args.markdown and os.path.abspath(args.csv) == os.path.abspath(args.markdown):
-        raise InputError("--csv and --markdown name the same file")
-    for option, path, other in (("--csv", args.csv, ("--markdown", args.markdown)),
-                                ("--markdown", args.markdown, ("--csv", args.csv))):
-        if path and os.path.exists(check_output(path, option, [other])):
+    chosen = _outputs(args)
+    for k, (option, path) in enumerate(chosen):
+        for other, other_path in chosen[k + 1:]:
+            if os.path.abspath(path) == os.path.abspath(other_path):
+                raise InputError(f"{option} and {other} name the same file")
+    for option, path in chosen:
+        if os.path.exists(check_output(path, option, [o for o in chosen if o[0] != option])):
             print(f"{option} {path} exists: it will be overwritten")
 
 
 def run(args, backend) -> int:
     from kernels.inspector.compiler import check_arch
     from kernels.lessons import report
+    from kernels.lessons import references, report_refs, results
     from kernels.lessons.catalog import by_name
     from kernels.lessons.run import run_lesson, sizes_for
 
@@ -71,13 +84,22 @@ def run(args, backend) -> int:
 
     lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step,
                             counters=args.counters, on_counters=on_counters)
-    print(report.text(lesson_run), end="")
-    for option, path, content in (("--csv", args.csv, lambda: report.csv_text(lesson_run)),
-                                  ("--markdown", args.markdown, lambda: report.markdown(lesson_run))):
-        if path:
-            others = [(o, p) for o, p in (("--csv", args.csv), ("--markdown", args.markdown)) if o != option]
-            report.write(path, content(), option, others)
-            print(f"wrote {option[2:]} to {path}")
+    shown = []
+    if not lesson_run.measured:  # no measurement here: the shipped references, each labelled with its device
+        shown, refused = references.load(lesson)
+        for line in refused:
+            print(f"reference not shown: {line}", file=sys.stderr)
+        if not shown:
+            print(f"no reference results shipped for lesson {lesson.name} (made by scripts/reference_results.py "
+                  "--lessons on a GPU)")
+    print(report_refs.text(lesson_run, shown), end="")
+    contents = {"--csv": lambda: report_refs.csv_text(lesson_run, shown),
+                "--markdown": lambda: report_refs.markdown(lesson_run, shown),
+                "--json": lambda: results.to_json(lesson_run, getattr(args, "argv", None))}
+    for option, path in _outputs(args):
+        others = [o for o in _outputs(args) if o[0] != option]
+        report.write(path, contents[option](), option, others)
+        print(f"wrote {option[2:]} to {path}")
     if lesson_run.failed:
         print(f"{len(lesson_run.failed)} of {len(lesson_run.results)} steps failed verification or raised",
               file=sys.stderr)

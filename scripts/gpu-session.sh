@@ -9,6 +9,9 @@
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
 #   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
 #   assets/reference-results/)
+#   lesson-references (the lessons' reference files, DEVICE-lesson-NAME.json with counters where ncu reads them,
+#   LESSONS=a,b for some of them only,
+#   under $OUT/reference-results/: copy them into assets/reference-results/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -115,6 +118,10 @@ for stage in "$@"; do
     reference-results)
       mkdir -p "$OUT/reference-results"
       python3 scripts/reference_results.py --backend cuda --out "$OUT/reference-results" 2>&1 | tee "$OUT/reference-results.log" ;;
+    lesson-references)
+      mkdir -p "$OUT/reference-results"
+      python3 scripts/reference_results.py --backend cuda --lessons "${LESSONS:-all}" --counters --out "$OUT/reference-results" \
+        2>&1 | tee "$OUT/lesson-references.log" ;;
     user-variant)
       # your own variant: the best template beside the built-in best in one command (default launch: best tunes,
       # the template runs its LAUNCH; then both at 256 x 8; compare the noise columns), and the editor's Run ->

@@ -25,12 +25,14 @@ def settings_dir(tmp_path):
 
 
 @pytest.fixture
-def panel(qtbot, monkeypatch):
+def panel(qtbot, monkeypatch, tmp_path):
     from kernels.inspector import toolchain
     from raytracer_app.gui.lessons_panel import LessonsPanel
 
     # the static evidence needs a real compile (tests/test_inspector.py covers it); here the table and score
     monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    # the shipped references are tested below and in tests/test_lesson_references.py; here none
+    monkeypatch.setenv("RAYTRACER_LESSON_REFERENCES", str(tmp_path / "none"))
     p = LessonsPanel(lambda: Backend("cpu"))
     qtbot.addWidget(p)
     yield p
@@ -110,3 +112,79 @@ def test_view_menu_opens_the_lessons_dock(qtbot, cpu_backend):
     finally:
         w.close()
         qtbot.waitUntil(lambda: w.render_thread.isFinished() and w.lessons.thread.isFinished(), timeout=60_000)
+
+
+# --- the references without a GPU, and the counters option ------------------------------------------------------
+
+
+def test_without_gpu_the_references_show_labelled_and_counters_are_off_with_the_reason(qtbot, monkeypatch,
+                                                                                      tmp_path):
+    from kernels.inspector import toolchain
+    from kernels.lessons import references
+    from raytracer_app.gui.lessons_panel import COLUMNS, LessonsPanel
+    from tests.test_lesson_references import H100, reference_file
+
+    import kernels.counters.tool as tool
+
+    why_not = tool.why_not
+    reference_file(monkeypatch, tmp_path, counters=True)  # made with ncu faked; this test's machine has none
+    monkeypatch.setattr(tool, "why_not", why_not)
+    monkeypatch.setenv(references.ENV, str(tmp_path))
+    monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    p = LessonsPanel(lambda: Backend("cpu"))
+    qtbot.addWidget(p)
+    try:
+        headings = [p.table.horizontalHeaderItem(c).text() for c in range(p.table.columnCount())]
+        assert headings[len(COLUMNS):] == ["H100 ms", "H100 step x", "H100 cum x"]
+        tip = p.table.horizontalHeaderItem(len(COLUMNS)).toolTip()
+        assert f"reference, measured on {H100} on " in tip and "(not this machine)" in tip and "4,194,304" in tip
+        # tests.test_lessons.TIMES: 8 ms then 4 ms, 2x; nothing of this machine is timed
+        assert [cell(p, 1, len(COLUMNS) + k) for k in range(3)] == ["4.0000", "2.00x", "2.00x"]
+        assert cell(p, 1, 3) == "" and "not timed" in p.table.horizontalHeaderItem(3).text()
+        assert "H100 columns are a reference, measured on" in p.summary.text()
+        names = [item.name() for item in p.chart.getPlotItem().listDataItems()]
+        assert "published" in names and any(n.startswith("H100 reference (not this machine)") for n in names)
+        p.table.setCurrentCell(1, 0)
+        text = p.explanation.text()
+        assert "References (not this machine, n = 4,194,304): on an H100: 2.00x" in text
+        assert "H100 reference, measured: DRAM" in text
+        # counters need a GPU: the option is off, and says why
+        assert not p.counters_box.isEnabled() and not p.counters_box.isChecked()
+        assert "counters cannot be read: needs a CUDA GPU" in p.counters_box.toolTip()
+    finally:
+        p.worker.stop()
+        p.thread.shutdown(timeout_ms=WAIT)
+
+
+def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_path):
+    from kernels.lessons import references
+    from kernels.lessons import run as lesson_run
+    from kernels.harness import bench
+    from raytracer_app.gui.lessons_panel import LessonsPanel
+    from tests.test_lessons import FakeGPU, fake_counters, fake_run
+
+    calls = fake_counters(monkeypatch)  # ncu replaced at the seam `lesson --counters` uses; why_not says ''
+    fake_run(monkeypatch)  # timings and static evidence given (a fake GPU)
+    monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(20.0, "test copy"))
+    monkeypatch.setattr(lesson_run, "sizes_for", lambda lesson, backend, sizes=None: [2**22])
+    monkeypatch.setattr("raytracer_app.gui.lessons_panel.sizes_for", lambda lesson, backend, sizes=None: [2**22])
+    monkeypatch.setenv(references.ENV, str(tmp_path / "none"))
+    p = LessonsPanel(lambda: FakeGPU())
+    qtbot.addWidget(p)
+    try:
+        assert p.counters_box.isEnabled() and p.table.columnCount() == 11  # a GPU: no reference columns
+        p.counters_box.setChecked(True)
+        p.arch_box.setCurrentIndex(p.arch_box.findData("sm_90"))  # the fake GPU has no architecture to ask
+        calls.clear()
+        with qtbot.waitSignal(p.worker.finished, timeout=30_000):
+            p.start()
+        qtbot.waitUntil(lambda: not p.busy(), timeout=30_000)
+        assert p.run_result is not None, p.status.text()
+        assert calls and p.run_result.counters.startswith("Nsight Compute")
+        p.table.setCurrentCell(1, 0)
+        text = p.explanation.text()
+        assert "measured: DRAM 20.0% of peak" in text and "bank conflicts per request" in text
+        assert "pays here: 2.00x over interleaved-divergent" in text and "measured:" in p.run_result.results[1].verdict
+    finally:
+        p.worker.stop()
+        p.thread.shutdown(timeout_ms=WAIT)

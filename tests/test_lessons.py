@@ -142,7 +142,8 @@ def test_reports_from_a_measured_run(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(tmp_path, capsys):
+def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RAYTRACER_LESSON_REFERENCES", str(tmp_path / "none"))  # the shipped ones: elsewhere
     out_csv, out_md = tmp_path / "lesson.csv", tmp_path / "lesson.md"
     code = main(["lesson", "reduction", "--backend", "cpu", "--n", "512", "--csv", str(out_csv),
                  "--markdown", str(out_md)])
@@ -169,6 +170,8 @@ def test_cli_lesson_on_the_cpu_backend_verifies_every_step_and_shows_the_paper(t
     (["lesson", "reduction", "--backend", "cpu", "--arch", "sm_70"], "architecture 'sm_70' is not supported"),
     (["lesson", "atomics", "--block", "64"], "--block does not apply to `lesson`"),
     (["lesson", "reduction", "--backend", "cpu", "--csv", "x.out", "--markdown", "x.out"], "name the same file"),
+    (["lesson", "reduction", "--backend", "cpu", "--json", "x.out", "--csv", "x.out"],
+     "--csv and --json name the same file"),
 ])
 def test_cli_bad_options_exit_2_with_one_line(argv, message, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)

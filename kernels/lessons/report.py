@@ -11,7 +11,7 @@ from kernels.lessons import evidence, measured
 from kernels.lessons.run import LessonRun, StepResult
 
 CSV_COLUMNS = (
-    "lesson", "n", "step", "label", "variant", "backend", "device", "measured", "verified",
+    "lesson", "source", "n", "step", "label", "variant", "backend", "device", "measured", "verified",
     "median_ms", "gbps", "pct_of_spec", "pct_of_copy", "step_speedup", "cumulative_speedup",
     "published_ms", "published_gbps", "published_step", "published_cumulative", "published_device",
     "evidence_arch", "evidence", *measured.CSV_COLUMNS, "verdict", "date", "app_version", "numba_version", "numba_cuda_version",
@@ -73,13 +73,24 @@ def table_header(run: LessonRun) -> str:
     return line
 
 
+def table_published(step) -> str:
+    """The paper's four cells of a step in the text table."""
+    p = step.published
+    return (f"{_cell(p and p.time_ms, 8, 3)} {_cell(p and p.gbps, 10, 3)} {_cell(p and p.step, 6)} "
+            f"{_cell(p and p.cumulative, 6)}")
+
+
+def published_cells(step) -> list[str]:
+    """The paper's four cells of a step in the Markdown table."""
+    p = step.published
+    return [_f(p and p.time_ms, 3), _f(p and p.gbps, 3), _x(p and p.step), _x(p and p.cumulative)]
+
+
 def table_line(r: StepResult, published: bool = True) -> str:
-    p = r.step.published
     line = (f"{r.step.title[:44]:<44} {r.verified:>8}  {_cell(r.time_ms, 12, 4)} {_cell(r.gbps, 8, 1)} "
             f"{_cell(r.pct_of_spec, 6, 1)} {_cell(r.pct_of_copy, 6, 1)} {_cell(r.step_speedup, 7)} {_cell(r.cumulative, 7)}")
     if published:
-        line += (f"  {_cell(p and p.time_ms, 8, 3)} {_cell(p and p.gbps, 10, 3)} {_cell(p and p.step, 6)} "
-                 f"{_cell(p and p.cumulative, 6)}")
+        line += "  " + table_published(r.step)
     return line
 
 
@@ -94,8 +105,11 @@ def explanation_lines(run: LessonRun, n: int) -> list[str]:
     return lines
 
 
-def text(run: LessonRun) -> str:
-    out = header_lines(run)
+def text(run: LessonRun, header_extra=(), tables=None) -> str:
+    """The CLI's text; ``tables``: lines in place of this run's own tables (kernels.lessons.report_refs)."""
+    out = header_lines(run) + list(header_extra)
+    if tables is not None:
+        return "\n".join(out + tables) + "\n"
     for n in run.sizes:
         out += ["", f"n = {n:,}", table_header(run)] + [table_line(r, has_published(run.lesson)) for r in run.at(n)]
         out += [""]
@@ -103,13 +117,18 @@ def text(run: LessonRun) -> str:
     return "\n".join(out) + "\n"
 
 
-def csv_rows(run: LessonRun) -> list[dict]:
+THIS_MACHINE = "this machine"
+
+
+def csv_rows(run: LessonRun, source: str = THIS_MACHINE) -> list[dict]:
+    """One row per step and size; ``source``: where the figures were measured (a reference names its device)."""
     rows = []
     for r in run.results:
         p = r.step.published
         rows.append({
-            "lesson": run.lesson.name, "n": r.n, "step": r.index + 1, "label": r.step.name, "variant": r.step.variant,
-            "backend": run.backend, "device": run.device, "measured": "yes" if r.measured else "no",
+            "lesson": run.lesson.name, "source": source, "n": r.n, "step": r.index + 1, "label": r.step.name,
+            "variant": r.step.variant, "backend": run.backend, "device": run.device,
+            "measured": ("yes" if source == THIS_MACHINE else "reference") if r.measured else "no",
             "verified": r.verified, "median_ms": _f(r.time_ms, 6), "gbps": _f(r.gbps, 3),
             "pct_of_spec": _f(r.pct_of_spec, 1), "pct_of_copy": _f(r.pct_of_copy, 1),
             "step_speedup": _f(r.step_speedup, 3), "cumulative_speedup": _f(r.cumulative, 3),
@@ -125,11 +144,12 @@ def csv_rows(run: LessonRun) -> list[dict]:
     return rows
 
 
-def csv_text(run: LessonRun) -> str:
+def csv_text(run: LessonRun, extra_rows=()) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(csv_rows(run))
+    w.writerows(extra_rows)
     return buf.getvalue()
 
 
@@ -137,7 +157,8 @@ def _md(x) -> str:
     return str(x).replace("|", "\\|")
 
 
-def markdown(run: LessonRun) -> str:
+def markdown(run: LessonRun, header_extra=(), tables=None) -> str:
+    """The Markdown report; ``tables``: lines in place of this run's own tables (kernels.lessons.report_refs)."""
     lesson = run.lesson
     v = run.versions
     out = [f"# {lesson.title}", "", lesson.summary + ".", "",
@@ -153,19 +174,21 @@ def markdown(run: LessonRun) -> str:
                    + (f", {lesson.published_device}" if lesson.published_device else "") + "; not measured here")
     elif lesson.source:
         out.append(f"- source: {lesson.source}")
-    here = "this GPU" if run.measured else "(no GPU: not timed)"
+    out += [f"- {line}" for line in header_extra]
     paper = has_published(lesson)
+    if tables is not None:
+        return "\n".join(out + tables) + "\n"
+    here = "this GPU" if run.measured else "(no GPU: not timed)"
     columns = ["step", "verified", f"{here} ms", "GB/s", "% spec", "% copy", "step", "cumulative"]
     columns += ["paper ms", "paper GB/s", "paper step", "paper cumulative"] if paper else []
     columns += list(MD_COUNTERS) if run.counters else []
     for n in run.sizes:
         out += ["", f"## n = {n:,}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         for r in run.at(n):
-            p = r.step.published
             cells = [r.step.title, r.verified, _f(r.time_ms, 4), _f(r.gbps, 1), _f(r.pct_of_spec, 1),
                      _f(r.pct_of_copy, 1), _x(r.step_speedup), _x(r.cumulative)]
             if paper:
-                cells += [_f(p and p.time_ms, 3), _f(p and p.gbps, 3), _x(p and p.step), _x(p and p.cumulative)]
+                cells += published_cells(r.step)
             if run.counters:
                 got = measured.csv_cells(r.counters, "")
                 cells += [got["dram_pct"], got["achieved_occupancy_pct"], got["bank_conflicts_per_request"],

@@ -66,6 +66,10 @@ class LessonRun:
     counters: str = ""  # how the counters were read ('' when they were not asked for)
     date: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
     versions: dict = field(default_factory=bench.versions)
+    device_info: dict = field(default_factory=dict)  # a result file's device header (kernels.harness.results)
+    commit: str | None = None  # set when read back from a lesson result file
+    command: list | None = None
+    source: str = ""  # the lesson result file it was read from ('' when it ran here)
 
     @property
     def sizes(self) -> list[int]:
@@ -163,8 +167,15 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     how = ("timed on the GPU (CUDA events), verified" if measured else
            "verified in the CUDA simulator; not timed: the simulator's timings say nothing about a GPU")
     how_counters = f"Nsight Compute (ncu --clock-control {counters_of.CLOCK_CONTROL})" if counters else ""
-    return LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note,
-                     how_counters)
+    from kernels.harness.results import device_info
+
+    out = LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note,
+                    how_counters)
+    try:
+        out.device_info = device_info(backend, peak)
+    except AttributeError:  # a backend stand-in without the driver's figures: the name alone (result files)
+        out.device_info = {"name": backend.device_name, "backend": backend.kind}
+    return out
 
 
 def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> bench.Row | None:

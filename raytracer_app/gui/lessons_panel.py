@@ -1,7 +1,9 @@
 """The Lessons place: pick a lesson, guess each step's outcome (faster / about the same / slower) before it
 runs, run it on the window's backend, and see per step the table, the explanation with its evidence and
 verdict, a chart of cumulative speedup (the published figures and yours) and the score of your guesses;
-export the lesson as CSV or Markdown.
+export the lesson as CSV or Markdown. Without a GPU the table, chart and explanation add the project's
+reference results (:mod:`.lesson_references`), each labelled with the device and date it was measured on;
+with a GPU and Nsight Compute, *Measure counters* reads every step's counters first, as `lesson --counters`.
 
 The lesson runs on its own worker thread (:class:`LessonWorker`); without a GPU its steps run in the
 simulator's child process, so Stop ends them at once. On a GPU the compute lock keeps renders out of the
@@ -15,13 +17,14 @@ import traceback
 
 import pyqtgraph as pg
 from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
-from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
+from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
                              QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from kernels.errors import InputError, whole
-from kernels.lessons import catalog, evidence, report
+from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.service.child import Cancelled, SimulatorProcess
+from raytracer_app.gui import lesson_references as shown_refs
 from raytracer_app.gui.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
@@ -36,23 +39,25 @@ class LessonWorker(JobWorker):
     stepDone = pyqtSignal(object)  # StepResult
     finished = pyqtSignal(object, bool)  # LessonRun or None, stopped
     failed = pyqtSignal(str)
+    counting = pyqtSignal(str)  # the counters' progress, one line
 
     def __init__(self):
         super().__init__()
         self.sim = SimulatorProcess()  # the steps' simulator runs: Stop ends this child at once
 
-    def start(self, lesson, backend, sizes, arch) -> None:
-        super().start((lesson, backend, sizes, arch))
+    def start(self, lesson, backend, sizes, arch, counters: bool = False) -> None:
+        super().start((lesson, backend, sizes, arch, counters))
 
     @pyqtSlot(object)
     def _run(self, request) -> None:
-        lesson, backend, sizes, arch = request
+        lesson, backend, sizes, arch, counters = request
         result = None
         try:
             lock = COMPUTE_LOCK if backend.is_gpu else contextlib.nullcontext()
             with lock:
                 result = run_lesson(lesson, backend, sizes, None, arch, on_step=self.stepDone.emit,
-                                    should_stop=self._stop.is_set, simulator=None if backend.is_gpu else self.sim)
+                                    should_stop=self._stop.is_set, simulator=None if backend.is_gpu else self.sim,
+                                    counters=counters, on_counters=self.counting.emit)
         except Cancelled:
             pass
         except Exception as exc:  # one line in the panel
@@ -76,6 +81,7 @@ class LessonsPanel(QWidget):
         self.results: dict[tuple[int, int], object] = {}  # (n, step index) -> StepResult
         self.row_of: dict[tuple[int, int], int] = {}
         self.sizes: list[int] = []
+        self.references: list = []  # the shipped references shown without a GPU (kernels.lessons.references)
 
         self.lesson_box = QComboBox()
         for lesson in catalog.LESSONS:
@@ -89,6 +95,7 @@ class LessonsPanel(QWidget):
         for arch in sorted(LIMITS, key=lambda a: int(a.split("_")[1])):
             self.arch_box.addItem(arch, arch)
         self.arch_box.setToolTip("the architecture the static evidence is compiled for")
+        self.counters_box = QCheckBox("Measure counters (Nsight Compute)")
         self.run_button, self.stop_button = QPushButton("Run lesson"), QPushButton("Stop")
         self.stop_button.setEnabled(False)
         self.csv_button, self.md_button = QPushButton("Export CSV…"), QPushButton("Export Markdown…")
@@ -112,7 +119,7 @@ class LessonsPanel(QWidget):
 
         top = QHBoxLayout()
         for w in (QLabel("Lesson"), self.lesson_box, QLabel("n"), self.sizes_edit, QLabel("evidence for"),
-                  self.arch_box, self.run_button, self.stop_button, self.csv_button, self.md_button):
+                  self.arch_box, self.counters_box, self.run_button, self.stop_button, self.csv_button, self.md_button):
             top.addWidget(w)
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.chart)
@@ -135,6 +142,7 @@ class LessonsPanel(QWidget):
         self.worker.stepDone.connect(self._step_done)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
+        self.worker.counting.connect(lambda text: self.status.setText(f"counters: {text}"))
         self.thread.start()
         self.lesson_box.currentIndexChanged.connect(lambda _: self.prepare())
         self.run_button.clicked.connect(self.start)
@@ -165,6 +173,8 @@ class LessonsPanel(QWidget):
         self.results.clear()
         self.row_of.clear()
         self.run_result = None
+        self._refresh_counters(backend)
+        self._load_references(lesson, backend)
         self.table.setRowCount(0)
         for n in self.sizes:
             for i, step in enumerate(lesson.steps):
@@ -180,17 +190,48 @@ class LessonsPanel(QWidget):
                 p = step.published
                 self._set(row, 8, _x(p and p.step))
                 self._set(row, 9, _x(p and p.cumulative))
+                for k, text in enumerate(shown_refs.cells(self.references, i)):
+                    self._set(row, len(COLUMNS) + k, text)
         timed = "this GPU ms" if backend.is_gpu else "ms (no GPU: not timed)"
         self.table.setHorizontalHeaderItem(TIME, QTableWidgetItem(timed))
         self.table.resizeColumnsToContents()
         where = ("timed on the GPU" if backend.is_gpu else
                  "no GPU: each step is verified in the CUDA simulator, nothing is timed; guesses are scored "
                  "against the published figures")
-        self.summary.setText(f"{lesson.summary}. {where}." + (f" Published: {lesson.source}." if lesson.source else ""))
+        self.summary.setText(f"{lesson.summary}. {where}." + (f" Published: {lesson.source}." if lesson.source else "")
+                             + shown_refs.summary(self.references))
         self.progress.setRange(0, len(self.sizes) * len(lesson.steps))
         self.progress.setValue(0)
         self._draw_chart()
         self._update_score()
+
+    def _refresh_counters(self, backend) -> None:
+        """The counters option: offered where `lesson --counters` could work (a GPU and ncu), as the benchmark
+        panels' Measure is; otherwise off, with the reason as its tooltip."""
+        from kernels.counters.tool import why_not
+
+        why = why_not(backend)
+        self.counters_box.setEnabled(not why)
+        if why:
+            self.counters_box.setChecked(False)
+        self.counters_box.setToolTip(why or "read every step's hardware counters with Nsight Compute once, before "
+                                            "the timed runs, and cite them in the evidence (as lesson --counters)")
+
+    def _load_references(self, lesson, backend) -> None:
+        """Without a GPU, the lesson's shipped references (read off the GUI thread) and their columns."""
+        self.references = []
+        if not backend.is_gpu:
+            from raytracer_app.gui.saving import in_background
+
+            self.references, refused = in_background(lambda: references.load(lesson))
+            if refused:
+                self._say("reference not shown: " + "; ".join(refused))
+        extra = shown_refs.headings(self.references)
+        self.table.setColumnCount(len(COLUMNS) + len(extra))
+        for k, (heading, tip) in enumerate(extra):
+            item = QTableWidgetItem(heading)
+            item.setToolTip(tip)
+            self.table.setHorizontalHeaderItem(len(COLUMNS) + k, item)
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
@@ -207,11 +248,13 @@ class LessonsPanel(QWidget):
             self._clear_results()  # the same table: keep the guesses made for it
         if not self.row_of:
             return
+        self._refresh_counters(self.backend_of())  # the window's backend may have changed since the table was made
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.lesson_box.setEnabled(False)
         self._say("")
-        self.worker.start(self.lesson, self.backend_of(), self.sizes, self.arch_box.currentData())
+        self.worker.start(self.lesson, self.backend_of(), self.sizes, self.arch_box.currentData(),
+                          self.counters_box.isEnabled() and self.counters_box.isChecked())
 
     def _clear_results(self) -> None:
         self.results.clear()
@@ -300,6 +343,9 @@ class LessonsPanel(QWidget):
             if mine:
                 self.chart.plot([x for x, _ in mine], [y for _, y in mine], pen=pg.mkPen(colours[k % 3], width=2),
                                 symbol="s", name=f"this GPU, n={n:,}")
+        for k, (name, points) in enumerate(shown_refs.series(self.references)):
+            self.chart.plot([x for x, _ in points], [y for _, y in points], name=name, symbol="t",
+                            pen=pg.mkPen(("#9467bd", "#17becf", "#8c564b")[k % 3], width=2, style=Qt.PenStyle.DashLine))
 
     def _explain(self, row: int) -> None:
         key = next((k for k, v in self.row_of.items() if v == row), None)
@@ -309,11 +355,12 @@ class LessonsPanel(QWidget):
         step = self.lesson.steps[key[1]]
         parts = [f"<b>{step.title}</b> ({step.variant})", step.idea]
         r = self.results.get(key)
-        if r is not None and r.facts:
-            arch = self.run_result.arch if self.run_result else ""
-            parts.append(f"Evidence ({arch}, static): {evidence.describe(r.facts, self.lesson.evidence)}")
+        shown = report.evidence_text(self.run_result, r) if r is not None and self.run_result is not None else ""
+        if shown:  # the static facts, then the measured counters, as the CLI's evidence line
+            parts.append(f"Evidence {shown}")
         if r is not None and r.verdict:
             parts.append(f"<i>{r.verdict}</i>")
+        parts += shown_refs.explanation(self.references, key[1])
         self.explanation.setText("<br><br>".join(parts))
 
     # ------------------------------------------------------------------ export
@@ -324,7 +371,8 @@ class LessonsPanel(QWidget):
         from raytracer_app.gui.saving import export_to
 
         suffix = "csv" if kind == "csv" else "md"
-        content = report.csv_text(self.run_result) if kind == "csv" else report.markdown(self.run_result)
+        refs, run = self.references, self.run_result
+        content = report_refs.csv_text(run, refs) if kind == "csv" else report_refs.markdown(run, refs)
         path = export_to(self, lambda p: report.write(p, content, f"the {kind} file"),
                          lambda exc: self._say(describe(exc)), f"Export the lesson as {kind}",
                          f"{kind} (*.{suffix})", f"lesson-{self.run_result.lesson.name}.{suffix}", path)

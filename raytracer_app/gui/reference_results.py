@@ -5,17 +5,12 @@ the panels and the sphere count curve ask this module; a file that cannot be rea
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernels.harness.results import device_slug, short_device
+
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "assets" / "reference-results"
-
-
-def short_device(name: str) -> str:
-    """'NVIDIA H100 80GB HBM3' -> 'H100', 'NVIDIA H200' -> 'H200'; the whole name when no model is found."""
-    found = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Za-z]?)\b", name)
-    return found.group(1) if found else name
 
 
 @dataclass
@@ -44,8 +39,7 @@ class Reference:
 def file_name(device: str, target: str) -> str:
     """'NVIDIA H100 80GB HBM3', 'reduction' -> 'nvidia-h100-80gb-hbm3-reduction.json' (scripts/reference_results.py
     names its files so, and :func:`listed` reads the device back from the name)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "device"
-    return f"{slug}-{target}.json"
+    return f"{device_slug(device)}-{target}.json"
 
 
 def listed(target: str, folder: Path | None = None) -> list[tuple[str, Path]]:
@@ -54,8 +48,9 @@ def listed(target: str, folder: Path | None = None) -> list[tuple[str, Path]]:
     folder = Path(folder) if folder is not None else REFERENCE_DIR
     if not folder.is_dir():
         return []
+    # a lesson's reference (DEVICE-lesson-reduction.json, kernels.lessons.references) is not a bench result
     found = [(short_device(p.name[: -len(f"-{target}.json")].replace("-", " ").upper()), p)
-             for p in folder.glob(f"*-{target}.json") if p.is_file()]
+             for p in folder.glob(f"*-{target}.json") if p.is_file() and not p.name.endswith(f"-lesson-{target}.json")]
     return sorted(found)
 
 
