@@ -225,6 +225,9 @@ class Driver:
             self.fail("the benchmark did not complete")
             return
         panel.table.scrollToTop()
+        ghosts = panel.table.measured_count()
+        if ghosts < panel.table.rowCount():  # the last measured rows and the reference's ghost rows below them
+            panel.table.scrollToItem(panel.table.item(max(ghosts - 2, 0), 0), panel.table.ScrollHint.PositionAtTop)
         if self.args is not None and self.args.open_inspector:
             self.open_inspector()
             return
