@@ -140,7 +140,8 @@ class Driver:
     def dock_widths(self) -> str:
         w = self.window
         return (f"window {w.width()}x{w.height()}: Controls {w.controls_dock.width()} px, view {w.view.width()} px, "
-                f"{BENCH_PANEL} dock {w.bench_docks[0].width()} px")
+                f"{BENCH_PANEL} dock {w.bench_docks[0].width()} px (settings, chart, table heights "
+                f"{w.panels[BENCH_PANEL].split.sizes()})")
 
     def shrink_maximize(self) -> None:
         """--shrink-maximize: shrink the window, maximize it, and say the docks' widths at each step."""

@@ -39,14 +39,31 @@ def test_docks_get_their_share_back_when_the_window_grows_again(qtbot, make_wind
     settle(qtbot, w)
     full = w.size()
     before = widths(w)
+    panel = layout.contents(w.bench_docks[0])
+    heights = panel.split.sizes()  # settings, chart, table
     assert before[1] >= 0.2 * w.width()  # side by side: the panels have their share
-    w.resize(1000, 700)  # shrunk (the docks narrow with the window)...
+    w.resize(900, 450)  # shrunk (the docks narrow with the window)...
     qtbot.wait(50)
     assert widths(w)[1] < before[1]
+    # the heights a small window left under X11 and a window manager: the settings squeezed to a sliver
+    # (growing again gave them the same share of the new height)
+    panel.split.setSizes([40, 300, 40])
     w.resize(full)  # ...and grown again, as maximizing does
     qtbot.waitUntil(lambda: abs(widths(w)[1] - before[1]) <= 8, timeout=WAIT)
     assert abs(widths(w)[0] - before[0]) <= 8
     assert not layout.DockShares.of(w).dragged
+    # and the panel's settings, chart and table their heights (not all the new height to the chart)
+    qtbot.waitUntil(lambda: all(abs(a - b) <= 8 for a, b in zip(panel.split.sizes(), heights)), timeout=WAIT)
+    # a panel whose handles the user moved keeps its heights
+    panel.split.moveSplitter(heights[0] - 40, 1)  # what dragging the handle does
+    moved = panel.split.sizes()
+    assert panel.split_dragged
+    w.resize(1000, 600)
+    qtbot.wait(50)
+    w.resize(full)
+    qtbot.waitUntil(lambda: abs(widths(w)[1] - before[1]) <= 8, timeout=WAIT)
+    qtbot.wait(50)
+    assert panel.split.sizes() != heights and panel.split.sizes()[0] <= moved[0] + 8
 
 
 def test_docks_the_user_sized_keep_their_width(qtbot, make_window, cpu_backend, screen):

@@ -146,6 +146,8 @@ class BenchPanel(QWidget):
         self.split.addWidget(lower)
         self.split.addWidget(self.table)
         self.split.setChildrenCollapsible(False)
+        self.split_dragged = False  # the user moved a handle: the window's resizes keep their heights
+        self.split.splitterMoved.connect(lambda *_: setattr(self, "split_dragged", True))
         lay.addWidget(self.split, 1)
         model.changed.connect(lambda group: group == "backend" and self._backend_changed())
         self._backend_changed()

@@ -215,11 +215,17 @@ class DockShares(QObject):
             if self._widths() != self._pressed and self.window.width() == self._width:
                 self.dragged = True
             self._pressed = None
-        elif kind == QEvent.Type.Resize and self.window.width() != self._width:
-            self._width = self.window.width()
-            if not self.dragged and not self._pending:
-                self._pending = True
-                QTimer.singleShot(0, self.apply)  # once the window's layout has its new size
+        elif kind == QEvent.Type.Resize:
+            if self.window.width() != self._width:
+                self._width = self.window.width()
+                if not self.dragged and not self._pending:
+                    self._pending = True
+                    QTimer.singleShot(0, self.apply)  # once the window's layout has its new size
+            # a panel's heights too (the settings squeezed by a small window stay so when it grows back),
+            # unless the user moved its handles
+            for panel in self.window.panels.values():
+                if not panel.split_dragged:
+                    _ProportionWhenShown.arm(panel)
         return False
 
     def applies(self) -> bool:
