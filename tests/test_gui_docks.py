@@ -64,6 +64,8 @@ def test_docks_get_their_share_back_when_the_window_grows_again(qtbot, make_wind
     qtbot.waitUntil(lambda: abs(widths(w)[1] - before[1]) <= 8, timeout=WAIT)
     qtbot.wait(50)
     assert panel.split.sizes() != heights and panel.split.sizes()[0] <= moved[0] + 8
+    w.reset_layout()  # View > Reset Layout: the default heights again, and kept from then on
+    assert not panel.split_dragged
 
 
 def test_docks_the_user_sized_keep_their_width(qtbot, make_window, cpu_backend, screen):

@@ -159,6 +159,7 @@ def apply_default_layout(window, wide: bool | None = None) -> bool:
     window.resize(size)
     DockShares.of(window).reset(wide)
     for panel in window.panels.values():  # each panel's heights once it is shown at its own size
+        panel.split_dragged = False
         _ProportionWhenShown.arm(panel)
     return wide
 
