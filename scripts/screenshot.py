@@ -30,6 +30,17 @@ assets/inspector.png):
    click on it does), so that line and its PTX and SASS are highlighted;
 4. makes the dock most of the window's height and grabs the dock alone (its part of the X screen, or
    ``dock.grab()``). It fails when the compiler packages are missing (no PTX or SASS to show).
+
+Options for checking the layout (issue 20) rather than the README's pictures:
+
+- ``--shrink-maximize``: after placing the window, shrink it (900x600), then maximize it, and print the
+  docks' widths before and after (they should get their share back);
+- ``--reference H100``: the benchmark panel shows that device's shipped reference results (ghost points
+  and ghost rows);
+- ``--open-inspector``: after the benchmark, open View > Inspector and inspect reduction best for sm_90
+  (as with --inspector), then grab the whole window;
+- ``--workspace Benchmarks``: the workspace shown when the window is grabbed (on a small screen each owns
+  the window).
 """
 
 from __future__ import annotations
@@ -67,6 +78,12 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=SEED, help=f"seed of the random scene (default {SEED})")
     p.add_argument("--scene", help="show this scene preset of assets/scenes instead (book-20, crowd-200, ...)")
     p.add_argument("--size", default="{}x{}".format(*WINDOW), help="window size WxH (default %(default)s)")
+    p.add_argument("--shrink-maximize", action="store_true",
+                   help="shrink the window, maximize it again and print the docks' widths before and after")
+    p.add_argument("--reference", help="show this device's shipped reference results in the panel (e.g. H100)")
+    p.add_argument("--open-inspector", action="store_true",
+                   help="after the benchmark, open the Inspector (reduction best, sm_90) and grab the whole window")
+    p.add_argument("--workspace", help="the workspace shown when grabbing (Render, Benchmarks, Inspector)")
     args = p.parse_args(argv)
     args.size = tuple(int(v) for v in args.size.lower().split("x"))
     if args.out is None:
@@ -77,8 +94,9 @@ def parse_args(argv=None):
 class Driver:
     """Steps the running app through the scenario with event-loop callbacks (no blocking waits)."""
 
-    def __init__(self, out: Path, scene: str | None, size=WINDOW):
+    def __init__(self, out: Path, scene: str | None, size=WINDOW, args=None):
         self.out, self.scene, self.size = out, scene, size
+        self.args = args
         self.frames_left = 0
         self.window = None
         self.ok = False
@@ -114,7 +132,32 @@ class Driver:
         w.bench_docks[list(w.panels).index(BENCH_PANEL)].raise_()
         self.log(f"window on {QApplication.platformName()} display, screen {screen.width()}x{screen.height()}, "
                  f"backend {w.model.backend.label}")
-        self.begin()
+        if self.args is not None and self.args.shrink_maximize:
+            self.shrink_maximize()
+        else:
+            self.begin()
+
+    def dock_widths(self) -> str:
+        w = self.window
+        return (f"window {w.width()}x{w.height()}: Controls {w.controls_dock.width()} px, view {w.view.width()} px, "
+                f"{BENCH_PANEL} dock {w.bench_docks[0].width()} px (settings, chart, table heights "
+                f"{w.panels[BENCH_PANEL].split.sizes()})")
+
+    def shrink_maximize(self) -> None:
+        """--shrink-maximize: shrink the window, maximize it, and say the docks' widths at each step."""
+        from PyQt6.QtCore import QTimer
+
+        w = self.window
+        self.log("placed: " + self.dock_widths())
+        w.showNormal()
+        w.resize(900, 600)
+
+        def maximize():
+            self.log("shrunk: " + self.dock_widths())
+            w.showMaximized()
+            QTimer.singleShot(1500, lambda: (self.log("maximized: " + self.dock_widths()), self.begin()))
+
+        QTimer.singleShot(1000, maximize)
 
     def begin(self) -> None:
         """The scenario, once the window is placed: the scene, frames per second, the benchmark."""
@@ -164,6 +207,12 @@ class Driver:
         panel.metric.setCurrentText("GB/s")
         panel.show_peak.setChecked(True)
         panel.runFinished.connect(self.bench_done)
+        if self.args is not None and self.args.reference:
+            choice = f"show {self.args.reference} reference"
+            if panel.reference.findText(choice) < 0:
+                self.fail(f"no {choice!r} in the {BENCH_PANEL} panel")
+                return
+            panel.reference.setCurrentText(choice)
         self.log(f"{BENCH_PANEL}: sweep N up to {BENCH_N}, variants {', '.join(panel.selected_variants())}")
         if not panel.run():
             self.fail(f"{BENCH_PANEL} panel did not start: {panel.status.text()}")
@@ -177,7 +226,40 @@ class Driver:
             self.fail("the benchmark did not complete")
             return
         panel.table.scrollToTop()
+        ghosts = panel.table.measured_count()
+        if ghosts < panel.table.rowCount():  # the last measured rows and the reference's ghost rows below them
+            panel.table.scrollToItem(panel.table.item(max(ghosts - 2, 0), 0), panel.table.ScrollHint.PositionAtTop)
+        if self.args is not None and self.args.open_inspector:
+            self.open_inspector()
+            return
+        self.show_workspace()
         QTimer.singleShot(300, self.grab)  # let the last chart update and the status line repaint
+
+    def show_workspace(self) -> None:
+        if self.args is not None and self.args.workspace:
+            self.window.workspaces.select(self.args.workspace)
+            if self.args.workspace == "Benchmarks":
+                self.window.bench_docks[list(self.window.panels).index(BENCH_PANEL)].raise_()
+
+    def open_inspector(self) -> None:
+        """--open-inspector: View > Inspector, reduction best for sm_90, then the whole window is grabbed."""
+        w = self.window
+        w.inspector_dock.toggleViewAction().trigger()
+        panel = w.inspector.panel
+        w.inspector.tabs.setCurrentWidget(panel)
+        for box, value in zip((panel.target_box, panel.variant_box, panel.arch_box), INSPECT):
+            box.setCurrentText(value)
+        panel.reportShown.connect(self._inspected)
+        panel.worker.failed.connect(lambda message, _: self.fail(f"the Inspector could not inspect: {message}"))
+        panel.inspect_button.click()
+
+    def _inspected(self, report) -> None:
+        from PyQt6.QtCore import QTimer
+
+        self.window.inspector.panel.reportShown.disconnect(self._inspected)
+        self.log(f"Inspector: {report.target} {report.variant} {report.arch} shown")
+        self.show_workspace()
+        QTimer.singleShot(600, self.grab)
 
     def grab(self) -> None:
         from PyQt6.QtCore import QRect, Qt
@@ -205,7 +287,7 @@ class Driver:
             return
         self.ok = True
         self.log(f"{how} grab {image.width()}x{image.height()} written to {self.out} "
-                 f"({self.out.stat().st_size} bytes)")
+                 f"({self.out.stat().st_size} bytes); " + self.dock_widths())
         w.close()
 
     def grabbed(self):
@@ -331,7 +413,7 @@ def main(argv=None) -> int:
     s.setValue(Keys.SEED, args.seed)
     s.sync()
 
-    driver = (InspectorDriver if args.inspector else Driver)(args.out.resolve(), args.scene, args.size)
+    driver = (InspectorDriver if args.inspector else Driver)(args.out.resolve(), args.scene, args.size, args)
     QTimer.singleShot(0, driver.start)
     guard = QTimer()
     guard.setSingleShot(True)

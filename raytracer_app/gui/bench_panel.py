@@ -7,34 +7,25 @@ from __future__ import annotations
 import time
 
 from PyQt6.QtCore import Qt, QTimer, pyqtSignal
-from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
-    QWidget,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QMenu, QProgressBar,
+    QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QToolButton, QVBoxLayout, QWidget,
 )
 
 from kernels.harness import bench
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.chart_export import describe
-from raytracer_app.gui.charts import BenchChart, row_value
+from raytracer_app.gui.charts import BenchChart
 from raytracer_app.gui.measure import MeasureControl
-from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP, PanelResults
+from raytracer_app.gui.panel_results import PanelResults
+from raytracer_app.gui.panel_table import (  # noqa: F401 - the table's names, as the panel's
+    FAILED_BG, IN_CACHE_TIP, PCT_TIP, SKIPPED_FG, TABLE_COLUMNS, ResultsTable, verified_text,
+)
 from raytracer_app.gui.reference_picker import ReferencePicker
 from raytracer_app.gui.saving import export_to, message_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
-
-# what a reader looks for first comes first; launch details and the note go to the right
-TABLE_COLUMNS = ("variant", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms", "max ms", "block",
-                 "grid", "note")
-PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
-           "GPU, numpy's copy on the CPU): the bytes the kernel reads per second divided by it. Above 100 % is "
-           "no error: a copy reads and writes every byte, so a read-only kernel (a reduction, a histogram) moves "
-           "half the copy's traffic per byte of input and can pass it (the reason at large N); and an input that "
-           "fits in the L2 cache (marked \"in cache\") is read from the cache, not memory.")
-
 
 def no_launch_tip(spec) -> str:
     """Why the launch controls are off, naming this panel's own variants that take no launch."""
@@ -47,18 +38,7 @@ def no_launch_tip(spec) -> str:
 
 
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
-IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
-                "its GB/s measure the cache, not memory.")
 CHART_PX = 260  # the chart's height in a fresh layout, where the panel has room
-FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
-
-
-def verified_text(row) -> str:
-    if row.verified == bench.FAILED:
-        return f"FAILED: got {row.result}, expected {row.expected}" + (f" ({row.note})" if row.note else "")
-    if row.verified in (bench.SKIPPED, bench.ERROR) and row.note:
-        return f"{row.verified}: {row.note}"
-    return row.verified
 
 
 def eta_text(elapsed: float, done: int, total: int) -> str:
@@ -67,10 +47,6 @@ def eta_text(elapsed: float, done: int, total: int) -> str:
         return ""
     left = elapsed / done * (total - done)
     return f", about {left / 60:.0f} min left" if left >= 120 else f", about {left:.0f} s left"
-
-
-def _fmt(x, digits=4):
-    return "" if x is None else f"{x:.{digits}f}"
 
 
 class BenchPanel(QWidget):
@@ -83,7 +59,6 @@ class BenchPanel(QWidget):
         super().__init__()
         self.spec, self.model, self.log = spec, model, log
         self.rows: list = []
-        self.columns = tuple(spec.rate_unit if c == "GB/s" else c for c in TABLE_COLUMNS)
         self._started_at = 0.0
         self._running_text = ""
         self._elapsed = QTimer(self)
@@ -131,18 +106,7 @@ class BenchPanel(QWidget):
         self.stop_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setFormat("%v / %m")
-        csv_button, png_button = QPushButton("Export CSV…"), QPushButton("Export chart…")
-        png_button.setToolTip("the chart as PNG (at least 1600 px wide, or twice its size on screen: you choose) or "
-                              "SVG, with target, options, N, backend, device and date in its title and metadata")
-        csv_button.clicked.connect(lambda: self.export_csv())
-        png_button.clicked.connect(lambda: self.export_chart())
-        baseline_button, json_button = QPushButton("Load baseline…"), QPushButton("Export JSON…")
-        baseline_button.setToolTip("draw a saved result (bench --json, or a run this app saved) behind this panel's "
-                                   "rows, with Δ% and a verdict for the rows that match")
-        json_button.setToolTip("the last run with every repeat's time, for raytracer-app compare or a baseline "
-                               "(every run is also saved under the cache folder's results/)")
-        baseline_button.clicked.connect(lambda: self.load_baseline())
-        json_button.clicked.connect(lambda: self.export_json())
+        self.files = self._files_button()  # Load baseline and the exports: one button, so the row fits a dock
         self.measure = MeasureControl(self)  # Nsight Compute's counters for the selected GPU variants
         for w in (self.run_button, self.stop_button, self.measure.button, self.progress):
             row.addWidget(w, 1 if w is self.progress else 0)
@@ -151,10 +115,12 @@ class BenchPanel(QWidget):
         self.log_y.setToolTip("a logarithmic y axis: values far below the copy-bandwidth line stay readable")
         self.log_y.toggled.connect(lambda on: self.chart.set_log_y(on))
         self.reference = ReferencePicker(spec.name)
-        self.reference.chosen.connect(lambda ref: self.chart.set_reference(
-            ref.result.rows if ref else [], f"{ref.label} reference" if ref else ""))
+        # as narrow as a dock needs: the longest choice shows in the open list and the tooltip
+        self.reference.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reference.setMinimumContentsLength(len("show H100 reference"))
+        self.reference.chosen.connect(self._reference_chosen)
         self.reference.said.connect(lambda text, error: self._say(text, error=error))
-        for w in (self.log_y, self.reference, baseline_button, csv_button, json_button, png_button):
+        for w in (self.log_y, self.reference, self.files):
             exports.addWidget(w)
         exports.insertStretch(1, 1)
         self.status = QLabel("")
@@ -165,17 +131,8 @@ class BenchPanel(QWidget):
 
         self.chart = BenchChart(spec.rate_unit)
         self.chart.setMinimumSize(200, 140)
-        self.table = QTableWidget(0, len(self.columns))
-        self.table.setHorizontalHeaderLabels(self.columns)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeaderItem(self.columns.index("% copy BW")).setToolTip(PCT_TIP)
-        self.table.horizontalHeaderItem(self.columns.index("Δ%")).setToolTip(DELTA_TIP)
-        self.table.horizontalHeaderItem(self.columns.index("verdict")).setToolTip(VERDICT_TIP)
-        self.table.horizontalHeaderItem(self.columns.index("verified")).setToolTip(
-            "yes: the result matches an independent reference; FAILED / skipped / error say why")
-        self.table.verticalHeader().hide()
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = ResultsTable(spec.rate_unit)
+        self.columns = self.table.columns
         self.split = QSplitter(Qt.Orientation.Vertical)
         lower = QWidget()
         low = QVBoxLayout(lower)
@@ -189,9 +146,43 @@ class BenchPanel(QWidget):
         self.split.addWidget(lower)
         self.split.addWidget(self.table)
         self.split.setChildrenCollapsible(False)
+        self.split_dragged = False  # the user moved a handle: the window's resizes keep their heights
+        self.split.splitterMoved.connect(lambda *_: setattr(self, "split_dragged", True))
         lay.addWidget(self.split, 1)
         model.changed.connect(lambda group: group == "backend" and self._backend_changed())
         self._backend_changed()
+
+    def _files_button(self) -> QToolButton:
+        """"Files ▾": Load baseline and the exports in a menu (a row of four buttons is wider than a dock)."""
+        button = QToolButton()
+        button.setText("Files")
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        button.setToolTip("Load baseline…, Export CSV…, Export JSON…, Export chart…")
+        menu = QMenu(button)
+        menu.setToolTipsVisible(True)
+        for text, call, tip in (
+                ("Load baseline…", self.load_baseline, "draw a saved result (bench --json, or a run this app saved) "
+                 "behind this panel's rows, with Δ% and a verdict for the rows that match"),
+                ("Export CSV…", self.export_csv, "this panel's measured rows (the reference's ghost rows are left out)"),
+                ("Export CSV with reference rows…", lambda: self.export_csv(with_reference=True),
+                 "the measured rows and the GPU reference's rows shown as ghost rows (their device in the device column)"),
+                ("Export JSON…", self.export_json, "the last run with every repeat's time, for raytracer-app compare or "
+                 "a baseline (every run is also saved under the cache folder's results/)"),
+                ("Export chart…", self.export_chart, "the chart as PNG (at least 1600 px wide, or twice its size on "
+                 "screen: you choose) or SVG, with target, options, N, backend, device and date in its title and "
+                 "metadata")):
+            action = menu.addAction(text)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _=False, call=call: call())
+        button.setMenu(menu)
+        return button
+
+    def _reference_chosen(self, ref) -> None:
+        """The GPU reference as ghosts: points or bars in the chart, ghost rows in the table."""
+        rows, label = (ref.result.rows, f"{ref.label} reference") if ref else ([], "")
+        self.chart.set_reference(rows, label)
+        self.table.set_ghosts(rows, label)
 
     def _settings_box(self) -> QGroupBox:
         box = QGroupBox("Run")
@@ -242,7 +233,8 @@ class BenchPanel(QWidget):
         self.metric.addItems([self.spec.rate_unit, "ms"])
         self.metric.currentTextChanged.connect(self.chart_metric)
         form.addRow("Chart", self.metric)
-        self.show_peak = QCheckBox("measure copy bandwidth (line on the chart)")
+        self.show_peak = QCheckBox("copy bandwidth line")
+        self.show_peak.setToolTip("measure the device's copy bandwidth before the run and draw it on the chart")
         self.show_peak.setChecked(True)
         form.addRow(self.show_peak)
         self._launch_enabled(True)
@@ -360,7 +352,7 @@ class BenchPanel(QWidget):
         self.job = BenchJob(self.spec, self.model.backend, sizes, options, launches, names, self.repeats.value(),
                             want_peak=self.show_peak.isChecked() and self.spec.measures_copy_peak)
         self.rows = []
-        self.table.setRowCount(0)
+        self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
         what = ", ".join(f"{k} {v}" for k, v in options.items())
         self.chart.set_info(describe(
@@ -435,35 +427,14 @@ class BenchPanel(QWidget):
         self.chart.set_metric(metric)
 
     def _add_table_row(self, row) -> None:
-        t = row.timing
-        rate = row_value(row, self.spec.rate_unit) if self.spec.rate_unit != "GB/s" else None
-        in_cache = row.cache_resident == "yes"  # then GB/s measures the cache, not memory: say so beside %
-        pct = _fmt(row.pct_of_peak, 1) + (" (in cache)" if in_cache and row.pct_of_peak is not None else "")
-        values = (row.variant, row.n, _fmt(t and t.median_ms), "", "", _fmt(rate[0] if rate else row.gbps, 2),
-                  verified_text(row), pct, _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
-        r = self.table.rowCount()
-        self.table.insertRow(r)
-        for c, v in enumerate(values):
-            item = QTableWidgetItem(str(v))
-            if row.verified == bench.FAILED:
-                item.setBackground(FAILED_BG)
-                item.setForeground(QColor(160, 0, 0))
-            elif row.verified == bench.ERROR:
-                item.setForeground(QColor(200, 0, 0))
-            elif row.verified == bench.SKIPPED:
-                item.setForeground(SKIPPED_FG)
-            item.setToolTip(verified_text(row) if c == TABLE_COLUMNS.index("verified") else
-                            PCT_TIP + (IN_CACHE_TIP if in_cache else "") if c == TABLE_COLUMNS.index("% copy BW")
-                            else str(v))
-            self.table.setItem(r, c, item)
+        r = self.table.add_measured(row)
         self.results.set_cells(r, row)  # Δ% and verdict
         if row.variant in self.measure.results:
             self.measure.show_in_table()
-        self.table.scrollToBottom()
 
     def refresh_baseline_cells(self) -> None:
         """After a baseline was loaded: every row's Δ% and verdict again."""
-        for r, (row, _) in enumerate(self.rows[: self.table.rowCount()]):
+        for r, (row, _) in enumerate(self.rows[: self.table.measured_count()]):
             self.results.set_cells(r, row)
 
     def _progress(self, done: int, total: int) -> None:
@@ -526,17 +497,20 @@ class BenchPanel(QWidget):
                 combo.setCurrentText(text)
 
     # ------------------------------------------------------------------ export
-    def export_csv(self, path=None) -> bool:
-        if not self.rows:  # a header-only file helps no one
-            self._say("nothing to export yet: Run first (no file written)", error=True)
+    def export_csv(self, path=None, with_reference: bool = False) -> bool:
+        """The measured rows as CSV; ``with_reference``: and the reference's ghost rows (only when asked)."""
+        rows = [r for r, _ in self.rows] + (self.table.ghost_rows if with_reference else [])
+        if not rows:  # a header-only file helps no one
+            self._say("nothing to export yet: Run first (no file written)" if not with_reference else
+                      "nothing to export: no rows and no GPU reference shown (no file written)", error=True)
             return False
-        rows = [r for r, _ in self.rows]
         path = export_to(self, lambda p: bench.write_csv(rows, p, "Export CSV"),
                          lambda exc: self._say(f"cannot export: {message_of(exc)}", error=True),
                          "Export results", "CSV (*.csv)", f"{self.spec.name}.csv", path)
         if path is None:
             return False
-        self._say(f"{len(self.rows)} row(s) written to {path}")
+        ghosts = f" ({len(rows) - len(self.rows)} of them reference rows)" if with_reference else ""
+        self._say(f"{len(rows)} row(s) written to {path}{ghosts}")
         return True
 
     def export_json(self, path=None) -> bool:

@@ -313,7 +313,8 @@ class BenchChart(pg.PlotWidget):
         if self.ghost_points:
             self.legend.addItem(pg.PlotDataItem(pen=ghost_pen()), f"baseline: {self.ghost_label} (dashed)")
         if self.reference_points:
-            self.legend.addItem(pg.PlotDataItem(pen=reference_pen()), f"{self.reference_label} (dashed blue)")
+            # "(dashed)": its blue pen is drawn beside the label, and a shorter label fits a narrow dock's legend
+            self.legend.addItem(pg.PlotDataItem(pen=reference_pen()), f"{self.reference_label} (dashed)")
         if self.metric == "GB/s" and self.peak_gbps:
             # far above every value the line would squash them to the floor: then it stays out of the
             # y range (the legend still gives its figure) unless the axis is logarithmic

@@ -153,17 +153,96 @@ def apply_default_layout(window, wide: bool | None = None) -> bool:
     window.inspector_dock.hide()
     for dock in (controls, *benches):
         dock.show()
+    _resize_docks(window, width, controls_px, wide)
+    benches[0].raise_()
+    window.layout().activate()  # the docks' new minimum sizes take effect now, so the size can go back
+    window.resize(size)
+    DockShares.of(window).reset(wide)
+    for panel in window.panels.values():  # each panel's heights once it is shown at its own size
+        panel.split_dragged = False
+        _ProportionWhenShown.arm(panel)
+    return wide
+
+
+def _resize_docks(window, width: int, controls_px: int, wide: bool) -> None:
+    """The default widths for a window ``width`` wide: Controls ``controls_px``, and side by side (``wide``)
+    the panels what the render view's share leaves."""
+    controls, benches = window.controls_dock, window.bench_docks
     if wide:
         bench_px = max(300, int(width * (1 - VIEW_SHARE)) - controls_px)
         window.resizeDocks([controls, benches[0]], [controls_px, bench_px], Qt.Orientation.Horizontal)
     else:
         window.resizeDocks([controls], [controls_px], Qt.Orientation.Horizontal)
-    benches[0].raise_()
-    window.layout().activate()  # the docks' new minimum sizes take effect now, so the size can go back
-    window.resize(size)
-    for panel in window.panels.values():  # each panel's heights once it is shown at its own size
-        _ProportionWhenShown.arm(panel)
-    return wide
+
+
+class DockShares(QObject):
+    """Keeps the docks' default share of the window's width when the window is resized (shrunk, then
+    maximized again: QMainWindow gives all the new width to the render view, leaving the docks as narrow as
+    the small window made them), until the user drags a dock's edge: from then on their widths are the
+    user's (``dragged``, saved with the layout) until View > Reset Layout."""
+
+    @classmethod
+    def of(cls, window) -> "DockShares":
+        shares = window.findChild(cls, "dock-shares", Qt.FindChildOption.FindDirectChildrenOnly)
+        if shares is None:
+            shares = cls(window)
+            shares.setObjectName("dock-shares")
+            window.installEventFilter(shares)
+        return shares
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.wide = False
+        self.dragged = False
+        self._width = window.width()
+        self._pressed: list[int] | None = None
+        self._pending = False
+
+    def reset(self, wide: bool, dragged: bool = False) -> None:
+        self.wide, self.dragged, self._width = wide, dragged, self.window.width()
+
+    def _widths(self) -> list[int]:
+        return [dock.width() for dock in (self.window.controls_dock, *self.window.bench_docks)]
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
+        kind = event.type()
+        # a press on the window itself, between its docks and the view, is on a separator (QMainWindow
+        # moves it): the user sizes the docks when their widths change before the release
+        if (kind == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton
+                and obj.childAt(event.position().toPoint()) is None):
+            self._pressed = self._widths()
+        elif kind == QEvent.Type.MouseButtonRelease and self._pressed is not None:
+            if self._widths() != self._pressed and self.window.width() == self._width:
+                self.dragged = True
+            self._pressed = None
+        elif kind == QEvent.Type.Resize:
+            if self.window.width() != self._width:
+                self._width = self.window.width()
+                if not self.dragged and not self._pending:
+                    self._pending = True
+                    QTimer.singleShot(0, self.apply)  # once the window's layout has its new size
+            # a panel's heights too (the settings squeezed by a small window stay so when it grows back),
+            # unless the user moved its handles
+            for panel in self.window.panels.values():
+                if not panel.split_dragged:
+                    _ProportionWhenShown.arm(panel)
+        return False
+
+    def applies(self) -> bool:
+        w = self.window
+        controls, bench = w.controls_dock, w.bench_docks[0]
+        return (not self.dragged and not controls.isFloating() and not bench.isFloating()
+                and w.dockWidgetArea(controls) == Qt.DockWidgetArea.LeftDockWidgetArea
+                and w.dockWidgetArea(bench) == Qt.DockWidgetArea.RightDockWidgetArea)
+
+    def apply(self) -> None:
+        """The default widths for the window's width now (nothing when the user sized or moved the docks)."""
+        self._pending = False
+        if self.applies():
+            w = self.window
+            wide = self.wide and not w.workspaces.separate
+            _resize_docks(w, max(w.width(), 800), max(CONTROLS_PX, _controls_need(w)), wide)
 
 
 class _ProportionWhenShown(QObject):
@@ -203,6 +282,7 @@ def save_layout(window) -> None:
     s.setValue(_key(window, "state"), window.saveState())
     s.setValue(_key(window, "separate"), window.workspaces.separate)
     s.setValue(_key(window, "workspace"), window.workspaces.current().name)
+    s.setValue(_key(window, "dragged"), DockShares.of(window).dragged)
 
 
 def restore_layout(window) -> bool:
@@ -224,6 +304,7 @@ def restore_layout(window) -> bool:
     name = read(s, _key(window, "workspace"), "Render", str)
     window.workspaces.select(name if name in window.workspaces.names() else "Render")
     window.workspaces.apply()
+    DockShares.of(window).reset(is_wide(window), read(s, _key(window, "dragged"), False, bool))
     return True
 
 

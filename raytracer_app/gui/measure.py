@@ -8,6 +8,7 @@ from __future__ import annotations
 from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import QPushButton
 
+from raytracer_app.gui.panel_table import is_ghost
 from raytracer_app.gui.workers import JobWorker, WorkerThread, describe
 
 
@@ -141,7 +142,7 @@ class MeasureControl(QObject):
         table = self.panel.table
         for r in range(table.rowCount()):
             item = table.item(r, 0)
-            if item is not None and item.text() in self.results:
+            if item is not None and item.text() in self.results and not is_ghost(item):  # measured here only
                 item.setToolTip(counters_tooltip(item.text(), self.results[item.text()], self._n))
 
     def shutdown(self) -> None:

@@ -24,7 +24,8 @@ class Keys:
     CONTINUOUS = "view/continuous"
     GEOMETRY = "window/geometry"  # before layouts were kept per screen size: no longer read
     STATE = "window/state"
-    LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'geometry' | 'state' | 'separate' | 'workspace')
+    LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'geometry' | 'state' | 'separate' | 'workspace' |
+    # 'dragged')
     SIZE = "render/size_{}"  # .format(tab)
     BLOCK_X = "render/block_x"
     BLOCK_Y = "render/block_y"
