@@ -51,8 +51,11 @@ def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, varian
     ops = (("sum", "dot") if two_ops else ("sum",)) if target == "reduction" else (None,)
     for op in ops:
         extra = ["--op", op, "--dtype", "float32" if op == "dot" else "int32"] if op else []
+        # the simulator runs every thread in Python: on a loaded 2-core CI machine one run can pass the
+        # default 10 s watchdog, which is for kernels that never end, not for slow ones
         code = main(["bench", target, "--backend", "sim", "--n", "1001", "--block", "64", "--repeats", "1",
-                     "--variant-file", str(path), "--variants", f"my-{variant.name}", "--csv", str(out_csv), *extra])
+                     "--variant-timeout", "120", "--variant-file", str(path), "--variants", f"my-{variant.name}",
+                     "--csv", str(out_csv), *extra])
         out, err = capsys.readouterr()
         assert code == 0, out + err
         with open(out_csv, newline="") as f:

@@ -203,7 +203,9 @@ class MainWindow(QMainWindow):
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
                 # what the first picture needed (scripts/gui_fps.py and the start-up tests report it)
-                self.first_frame_loaded = tuple(m for m in ("numba", "numba.cuda") if m in sys.modules)
+                loaded = self.worker.first_frame_loaded  # noted by the worker before it rendered ahead
+                self.first_frame_loaded = loaded if loaded is not None else tuple(
+                    m for m in ("numba", "numba.cuda") if m in sys.modules)
                 QTimer.singleShot(0, self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             now = time.perf_counter()

@@ -7,6 +7,7 @@ threads must never launch at once (and on the CPU two parallel kernels would onl
 
 from __future__ import annotations
 
+import sys
 import threading
 import traceback
 from collections import deque
@@ -63,6 +64,9 @@ class RenderWorker(QObject):
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
         self.sim = SimulatorProcess()  # simulator renders run in this child, so they can be ended
         self._preview_first = True  # the first request is answered by the fast start's preview first
+        # what the first frame needed (numba, numba.cuda), noted before the next frame, rendered ahead,
+        # starts loading more
+        self.first_frame_loaded: tuple | None = None
         self._wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
         self._prewarm.connect(self._warm, Qt.ConnectionType.QueuedConnection)
 
@@ -168,6 +172,7 @@ class RenderWorker(QObject):
                 with self._lock:  # the kernel's own frame follows, unless a newer request replaced it
                     if self._pending is None:
                         self._pending = request
+                self._note_first_frame()
                 self._deliver(self.frameReady, preview, request)
                 return
         try:
@@ -180,7 +185,12 @@ class RenderWorker(QObject):
                 traceback.print_exc()
             self._deliver(self.renderFailed, describe(exc), request)
             return
+        self._note_first_frame()
         self._deliver(self.frameReady, frame, request)
+
+    def _note_first_frame(self) -> None:
+        if self.first_frame_loaded is None:
+            self.first_frame_loaded = tuple(m for m in ("numba", "numba.cuda") if m in sys.modules)
 
     def _preview(self, request):
         """The fast start's preview of the first request (kernels/service/first_frame.py), or None."""
