@@ -33,16 +33,7 @@ def from_json(doc, label: str = "result") -> Result:
             doc = json.loads(doc)
         except ValueError as exc:
             raise InputError(f"{label} is not valid JSON: {str(exc).splitlines()[0]}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(f"{label} is not a raytracer-app result file (schema {found!r}, expected {SCHEMA!r})")
-    if doc.get("version") != VERSION:
-        raise InputError(f"{label} is a result file of version {doc.get('version')!r}; this raytracer-app "
-                         f"reads version {VERSION}")
-    _finite(doc, label, "")
-    missing = [k for k in HEADER_FIELDS if k not in doc]
-    if missing:
-        raise InputError(f"{label} lacks the header field(s) {', '.join(missing)}")
+    check_header(doc, label, "result file", SCHEMA, VERSION, HEADER_FIELDS)
     _type(doc, "target", (str,), label)
     _type(doc, "date", (str,), label)
     _type(doc, "device", (dict,), label)
@@ -56,6 +47,22 @@ def from_json(doc, label: str = "result") -> Result:
     return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
                   versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
                   options=doc["options"])
+
+
+def check_header(doc, label: str, kind: str, schema: str, version: int, fields: tuple) -> None:
+    """The checks every result file's top level passes (bench results and lesson results alike): its
+    schema and version, finite numbers throughout, and the header ``fields`` present; InputError naming
+    ``label`` otherwise."""
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"{label} is not a raytracer-app {kind} (schema {found!r}, expected {schema!r})")
+    if doc.get("version") != version:
+        raise InputError(f"{label} is a {kind} of version {doc.get('version')!r}; this raytracer-app "
+                         f"reads version {version}")
+    _finite(doc, label, "")
+    missing = [k for k in fields if k not in doc]
+    if missing:
+        raise InputError(f"{label} lacks the header field(s) {', '.join(missing)}")
 
 
 def _finite(value, label: str, where: str) -> None:

@@ -76,20 +76,11 @@ def read(path, option: str):
 
 
 def from_json(doc, label: str = "lesson result", source: str = ""):
-    from kernels.harness.results_read import _finite, _row, _type
+    from kernels.harness.results_read import _row, _type, check_header
     from kernels.lessons.catalog import LESSONS
     from kernels.lessons.run import LessonRun, StepResult
 
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(f"{label} is not a raytracer-app lesson result file (schema {found!r}, expected {SCHEMA!r})")
-    if doc.get("version") != VERSION:
-        raise InputError(f"{label} is a lesson result file of version {doc.get('version')!r}; this raytracer-app "
-                         f"reads version {VERSION}")
-    _finite(doc, label, "")
-    missing = [k for k in HEADER_FIELDS if k not in doc]
-    if missing:
-        raise InputError(f"{label} lacks the header field(s) {', '.join(missing)}")
+    check_header(doc, label, "lesson result file", SCHEMA, VERSION, HEADER_FIELDS)
     for key, types in (("lesson", (str,)), ("date", (str,)), ("device", (dict,)), ("versions", (dict,)),
                        ("sizes", (list,)), ("measured", (bool,)), ("how", (str,)), ("evidence_arch", (str,)),
                        ("steps", (list,))):
