@@ -188,8 +188,8 @@ def test_gpu_frames_rotate_through_three_host_buffers(cuda_backend):
 
 
 def test_constant_frames_follow_another_writer_of_the_constant_array(cuda_backend):
-    """A renderer skips re-copying an unchanged scene into constant memory, but not after another writer
-    (another renderer, a benchmark) copied its own spheres there in between."""
+    """Frames of one scene stay right after another writer (another renderer, a benchmark) copied its own
+    spheres into the constant array in between: ConstantArray.write skips only bytes still in place."""
     first, second = SphereRenderer(cuda_backend), SphereRenderer(cuda_backend)
     a, b = small_scene(seed=4), small_scene(seed=5)
     for renderer, scene in ((first, a), (first, a), (second, b), (first, a)):

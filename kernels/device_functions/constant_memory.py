@@ -24,7 +24,6 @@ class ConstantArray:
         self.name, self.length = name, length
         self.host = np.zeros(length, np.float32)  # the simulator's "constant memory"
         self._written: dict[tuple[int, int, int], bytes] = {}  # (kernel, device, offset) -> bytes last written
-        self.generation = 0  # counts the copies made: a writer that saw no change since its write may skip it
         self._get = None
 
     @property
@@ -79,7 +78,6 @@ class ConstantArray:
             raise ValueError(f"{values.size} values at {offset} do not fit the constant array of {self.length}")
         if kernel is None or simulator_active():
             self.host[offset:offset + values.size] = values
-            self.generation += 1
             return True
         from numba import cuda
 
@@ -95,6 +93,5 @@ class ConstantArray:
                 raise ValueError(f"constant symbol {self.name} has {size} bytes, expected {self.length * 4}")
             cuda.driver.host_to_device(symbol.view(offset * 4), values, len(data))
             self._written[key] = data
-            self.generation += 1
             written = True
         return written

@@ -28,7 +28,6 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
-        self._constant_written = None  # (kernel id, spheres, CONSTANT_SPHERES.generation) after our last write
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:
@@ -93,12 +92,8 @@ class SphereRenderer:
             launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
         else:
             kernel = gpu_kernel(memory)
-            written = (id(kernel), scene.spheres, CONSTANT_SPHERES.generation)
-            if self._constant_written is None or not _same_write(self._constant_written, written):
-                for offset, values in constant_values(scene.spheres):
-                    CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
-                # nobody has copied into the array since: the next frame of this scene skips the packing
-                self._constant_written = (id(kernel), scene.spheres.copy(), CONSTANT_SPHERES.generation)
+            for offset, values in constant_values(scene.spheres):
+                CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         warmup = 0 if memory in self._warm else 1
         host = self._host_frames.next_buffer(height, width)
@@ -136,9 +131,3 @@ class SphereRenderer:
             self._scene_dev = cuda.to_device(pack_spheres(spheres))
             self._scene_host = spheres.copy()
         return self._scene_dev
-
-
-def _same_write(before, now) -> bool:
-    """Whether the constant array still holds what ``before`` recorded: same kernel, same spheres, and no
-    copy into it since (by this renderer or any other writer, e.g. a benchmark)."""
-    return before[0] == now[0] and before[2] == now[2] and np.array_equal(before[1], now[1])

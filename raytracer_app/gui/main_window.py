@@ -3,7 +3,6 @@ built by menus.Menus."""
 
 from __future__ import annotations
 
-import sys
 import time
 
 from PyQt6.QtCore import Qt, QTimer
@@ -203,9 +202,8 @@ class MainWindow(QMainWindow):
             if self.first_frame_s is None:
                 self.first_frame_s = time.perf_counter() - self.t_launch
                 # what the first picture needed (scripts/gui_fps.py and the start-up tests report it)
-                loaded = self.worker.first_frame_loaded  # noted by the worker before it rendered ahead
-                self.first_frame_loaded = loaded if loaded is not None else tuple(
-                    m for m in ("numba", "numba.cuda") if m in sys.modules)
+                # noted by the worker when it handed this frame out, before it rendered ahead
+                self.first_frame_loaded = self.worker.first_frame_loaded or ()
                 QTimer.singleShot(0, self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             now = time.perf_counter()
