@@ -67,7 +67,8 @@ def frame_metadata(frame) -> dict[str, str]:
         "raytracer:device": frame.device,
         "raytracer:size": f"{frame.size[0]}x{frame.size[1]}",
         "raytracer:block": "" if frame.block is None else f"{frame.block[0]}x{frame.block[1]}",
-        "raytracer:kernel_ms": f"{frame.kernel.median_ms:.4f} ({frame.kernel.method}, n={frame.kernel.repeats})",
+        "raytracer:kernel_ms": ("not timed (rendered continuously between timed frames)" if frame.kernel is None else
+                                f"{frame.kernel.median_ms:.4f} ({frame.kernel.method}, n={frame.kernel.repeats})"),
         "raytracer:frame_ms": f"{frame.frame_ms:.3f}",
     })
     return meta

@@ -107,13 +107,16 @@ def measure(args, folder: str) -> int:
     if (window.view.spheres.width(), window.view.spheres.height()) != view:
         print(f"the view changed size while counting: {view} -> {window.view.spheres.width()}x"
               f"{window.view.spheres.height()}", file=sys.stderr)
-    kernel = frame.kernel.median_ms if frame is not None else float("nan")
+    timed = window.timed.get("spheres")  # continuous frames on a GPU are timed a few times a second only
+    kernel = timed.kernel.median_ms if timed is not None else float("nan")
+    n_timed = sum(f.kernel is not None for f in shown)
     print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}, "
           f"{frame.image.shape[1] if frame else 0}x{frame.image.shape[0] if frame else 0}: first frame "
           f"{window.first_frame_s:.2f} s after launch ({'preview' if first is not None and first.preview else 'kernel'}, "
           f"{loaded_at_first} by then), kernel's first frame {kernel_first_s:.2f} s; "
           f"{len(shown) / args.seconds:.0f} frames per second shown "
-          f"over {args.seconds:.0f} s (last kernel {kernel:.3f} ms, {frame.kernel.method if frame else ''}); "
+          f"over {args.seconds:.0f} s ({n_timed} of them timed; last kernel {kernel:.3f} ms, "
+          f"{timed.kernel.method if timed else ''}); "
           f"{view_text(window.view.spheres)}")
     window.close()  # stops the workers; wait for them as the app does on quit
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:

@@ -379,7 +379,7 @@ def test_render_worker_coalesces_requests(qtbot):
         release.wait(WAIT / 1000)
         return f"frame {request}"
 
-    worker._render_frame = fake_render
+    worker._start_frame = lambda request, memory=None, repeats=None: lambda: fake_render(request)
     thread = WorkerThread(worker, "test-render")
     worker.frameReady.connect(lambda frame, request: (shown.append(request), worker.ack()))
     thread.start()
@@ -408,7 +408,7 @@ def test_render_worker_renders_one_frame_ahead_and_holds_it_until_the_ack(qtbot)
         rendered.append(request)
         return f"frame {request}"
 
-    worker._render_frame = fake_render
+    worker._start_frame = lambda request, memory=None, repeats=None: lambda: fake_render(request)
     thread = WorkerThread(worker, "test-render-ahead")
     worker.frameReady.connect(lambda frame, request: shown.append(request))  # no ack: the GUI is busy
     thread.start()
@@ -424,6 +424,42 @@ def test_render_worker_renders_one_frame_ahead_and_holds_it_until_the_ack(qtbot)
         qtbot.waitUntil(lambda: shown == [0, 1] and rendered == [0, 1, 2], timeout=WAIT)
         worker.ack()
         qtbot.waitUntil(lambda: shown == [0, 1, 2], timeout=WAIT)
+        worker.ack()
+        qtbot.waitUntil(worker.idle, timeout=WAIT)
+    finally:
+        assert thread.shutdown()
+
+
+def test_render_worker_queues_the_next_frame_before_handing_over_the_finished_one(qtbot):
+    """A finished frame goes to the GUI only once the next request's GPU work is queued (the GUI holds the
+    GIL through its repaint, so a launch after the hand-over would wait for it): the order is launch 2,
+    then frame 1 shown, then frame 2 completed; and ``started`` follows the hand-over."""
+    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+
+    worker = RenderWorker()
+    events = []
+
+    def start(request, memory=None, repeats=None):
+        events.append(("launch", request))
+        return lambda: (events.append(("done", request)), f"frame {request}")[1]
+
+    worker._start_frame = start
+    thread = WorkerThread(worker, "test-render-handoff")
+    worker.frameReady.connect(lambda frame, request: events.append(("shown", request)))
+    worker.started.connect(lambda request: events.append(("started", request)))
+    thread.start()
+    try:
+        worker.submit(0)
+        qtbot.waitUntil(lambda: ("shown", 0) in events, timeout=WAIT)
+        worker.submit(1)
+        qtbot.waitUntil(lambda: ("done", 1) in events, timeout=WAIT)  # held: 0 is not acked
+        worker.submit(2)
+        worker.ack()
+        qtbot.waitUntil(lambda: ("done", 2) in events and ("shown", 1) in events, timeout=WAIT)
+        after = events[events.index(("done", 1)) + 1:]
+        assert after.index(("launch", 2)) < after.index(("shown", 1)) < after.index(("started", 2))
+        worker.ack()
+        qtbot.waitUntil(lambda: ("shown", 2) in events, timeout=WAIT)  # nothing waits: handed over at once
         worker.ack()
         qtbot.waitUntil(worker.idle, timeout=WAIT)
     finally:

@@ -5,6 +5,8 @@ layout.available_geometry); QSettings in a temp dir; no timing asserts."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -229,6 +231,43 @@ def test_fps_is_shown_only_while_rendering_continuously(qtbot, make_window, cpu_
     qtbot.waitUntil(lambda: w.worker.idle(), timeout=WAIT)
     w.request_render(force=True)
     qtbot.waitUntil(lambda: w.status["fps"].text() == "", timeout=WAIT)
+
+
+def test_continuous_frames_are_timed_a_few_times_a_second_and_the_status_keeps_the_last_timing(
+        qtbot, make_window, cpu_backend, monkeypatch):
+    import dataclasses
+
+    from kernels.timing import Timing
+    from raytracer_app.png import frame_metadata
+
+    preset(**{"render/size_spheres": "32x32"})
+    w = make_window(cpu_backend)
+    frame = wait_frame(qtbot, w)
+    submitted = []
+    submit = w.worker.submit
+    monkeypatch.setattr(w.worker, "submit", lambda r: (submitted.append((r.timed, time.perf_counter())), submit(r)))
+    w.timed_every_s = 0.2
+    w.continuous_action.setChecked(True)
+    qtbot.waitUntil(lambda: len(submitted) >= 30 and submitted[-1][1] - submitted[0][1] > 0.5, timeout=WAIT)
+    w.continuous_action.setChecked(False)
+    qtbot.waitUntil(lambda: w.worker.idle(), timeout=WAIT)
+    timed_at = [t for timed, t in submitted if timed]
+    assert submitted[0][0] and len(timed_at) < len(submitted)  # the first is timed, most are not
+    assert all(b - a >= 0.2 for a, b in zip(timed_at[1:], timed_at[2:]))
+    assert len(timed_at) >= 2  # and again once timed_every_s has passed
+    # an untimed frame (what a GPU returns for them) keeps the last timed kernel in the status line
+    frame, request = w.last["spheres"]
+    rows = len(w.log.rows)
+    untimed = dataclasses.replace(frame, kernel=None, frame_ms=0.5, frame_timing=Timing((0.5,), "wall"))
+    w.continuous_action.setChecked(True)  # the status line follows every frame at its rate
+    w._status_at = 0.0
+    w._frame_ready(untimed, request)
+    w.continuous_action.setChecked(False)
+    assert w.status["kernel"].text() == f"kernel {frame.kernel.median_ms:.2f} ms (wall)"
+    assert w.status["frame"].text() == f"frame {0.5 + w.display_ms['spheres']:.1f} ms"  # this frame's own time
+    assert len(w.log.rows) == rows  # no row without a kernel time
+    assert "not timed" in frame_metadata(untimed)["raytracer:kernel_ms"]
+    qtbot.waitUntil(lambda: w.worker.idle(), timeout=WAIT)
 
 
 def test_launch_text_follows_what_applies(qtbot, make_window, cpu_backend, cuda_backend):

@@ -94,6 +94,16 @@ def test_gpu_book_view_at_1000(cuda_backend, launch):
     assert (frame.image != ref).any(axis=2).mean() < 0.001
 
 
+@pytest.mark.gpu
+def test_gpu_untimed_julia_frame_is_the_timed_image(cuda_backend):
+    r = JuliaRenderer(cuda_backend)
+    timed = r.render(JuliaParams(), (300, 200))
+    untimed = r.render(JuliaParams(), (300, 200), timed=False)
+    assert timed.kernel is not None and untimed.kernel is None
+    np.testing.assert_array_equal(untimed.image, timed.image)
+    assert (timed.image != julia_book_picture(300, 200)).any(axis=2).mean() < 0.001
+
+
 RABBIT = complex(-0.123, 0.745)  # Douady's rabbit: not symmetric under a mirror, only under a half turn
 
 

@@ -303,6 +303,19 @@ def test_gpu_all_memories_identical_at_1024(cuda_backend, n):
 
 
 @pytest.mark.gpu
+def test_gpu_untimed_frames_draw_the_same_image_without_a_kernel_time(cuda_backend):
+    scene = generate_scene(20, seed=3)
+    r = SphereRenderer(cuda_backend)
+    for memory in ("global", "constant", "shared", "binned"):
+        timed = r.render(scene, (256, 256), memory=memory)
+        untimed = r.render(scene, (256, 256), memory=memory, timed=False, repeats=3)
+        assert timed.kernel.method == "cuda-events" and untimed.kernel is None and untimed.outside_kernel_ms is None
+        assert untimed.frame_timing.repeats == 3 and untimed.frame_ms > 0
+        np.testing.assert_array_equal(untimed.image, timed.image)
+    assert np.abs(timed.image.astype(int) - spheres_reference(scene.spheres, 256, 256)).max() <= 1
+
+
+@pytest.mark.gpu
 def test_gpu_binned_tiles_identical_to_global_at_100k_spheres(cuda_backend):
     scene = generate_scene(100_000, seed=5)
     r = SphereRenderer(cuda_backend)

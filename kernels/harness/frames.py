@@ -23,14 +23,15 @@ SIM_IMAGE_SIZE = (32, 32)  # the simulator's default: every GPU thread runs in P
 class Frame:
     """One rendered image: row-major RGBA uint8 of shape (height, width, 4), row 0 at the top.
 
-    ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere); ``frame_ms`` is the
-    median time of one whole frame: the launch, the kernel and the copy back to the host, measured over
-    the same repeats as the kernel, so it is never shorter than its kernel (see :func:`time_frames`).
+    ``kernel`` is the kernel-only timing (CUDA events on a GPU, wall time elsewhere), None for a GPU frame
+    rendered untimed; ``frame_ms`` is the median time of one whole frame: the launch, the kernel and the
+    copy back to the host, measured over the same repeats as the kernel, so it is never shorter than its
+    kernel (see :func:`time_frames`).
     On the GPU path ``image`` lies in one of three pinned host buffers used in turn (:class:`HostFrames`),
     so the next two frames never overwrite it."""
 
     image: np.ndarray
-    kernel: Timing
+    kernel: Timing | None
     frame_ms: float
     backend: str
     device: str
@@ -41,8 +42,11 @@ class Frame:
     preview: bool = False  # drawn by the numpy reference before the kernel was ready: no kernel time
 
     @property
-    def outside_kernel_ms(self) -> float:
-        """Time per frame spent outside the kernel (launch and copy back), median over the repeats."""
+    def outside_kernel_ms(self) -> float | None:
+        """Time per frame spent outside the kernel (launch and copy back), median over the repeats; None
+        when the kernel was not timed."""
+        if self.kernel is None:
+            return None
         if self.frame_timing is None:
             return max(0.0, self.frame_ms - self.kernel.median_ms)
         return statistics.median(f - k for f, k in zip(self.frame_timing.samples_ms, self.kernel.samples_ms))
@@ -73,13 +77,18 @@ class HostFrames:
         return buffer
 
 
-def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: int, warmup: int = 1) -> tuple[Timing, Timing]:
+def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: int, warmup: int = 1,
+                timed: bool = True) -> tuple[Timing | None, Timing]:
     """Kernel and whole-frame timings taken from the same ``repeats`` frames, the last image left in
     ``host``. Each frame's time is its host launch time, plus its kernel, plus its copy back, so no frame
     is ever shorter than its own kernel (and the frames' median is never below the kernels' median).
 
     On a GPU the kernel is timed with CUDA events behind a short sleeping kernel that keeps the GPU busy
     while Python queues the launch (see kernels.timing), then the image is copied into pinned ``host``.
+    That sleep (0.2 ms) and the event calls cost a frame far more than its kernel at hundreds of frames a
+    second, so ``timed=False`` skips them: the kernel is not timed (None) and each frame is the wall time of
+    its launch and copy back, as a viewer without timing renders. Elsewhere timing costs nothing and
+    ``timed`` is ignored.
     In the simulator the kernel is wall time up to a synchronize. On the CPU (``image_dev`` None) the kernel writes
     host memory itself: a frame is its kernel."""
     check_repeats(repeats)
@@ -91,6 +100,13 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
 
         if warmup:
             cuda.synchronize()
+        if not timed:
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                launch()
+                image_dev.copy_to_host(host)  # waits for the kernel
+                frame_ms.append((time.perf_counter() - t0) * 1e3)
+            return None, Timing(tuple(frame_ms), "wall")
         timer = _event_timer(backend)
         for _ in range(repeats):
             k, launched = timer(launch)
@@ -117,6 +133,23 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
         kernel_ms.append((t1 - t0) * 1e3)
         frame_ms.append((t2 - t0) * 1e3)
     return Timing(tuple(kernel_ms), "wall"), Timing(tuple(frame_ms), "wall")
+
+
+def launch_untimed(launch, image_dev, host: np.ndarray, stream):
+    """Queue one untimed GPU frame and return the call that completes it: ``launch()`` (on the default
+    stream), then the copy back into pinned ``host`` on ``stream``, asynchronous, so the caller can do other
+    work while the GPU draws (a viewer shows the previous frame). The legacy default stream orders the copy
+    after the kernel. The completing call waits for the copy (without the GIL) and returns the frame's wall
+    time from launch to the copy's end."""
+    t0 = time.perf_counter()
+    launch()
+    image_dev.copy_to_host(host, stream=stream)
+
+    def wait() -> Timing:
+        stream.synchronize()
+        return Timing(((time.perf_counter() - t0) * 1e3,), "wall")
+
+    return wait
 
 
 _TIMERS = threading.local()  # per thread: the backend and its EventTimer

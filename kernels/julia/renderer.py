@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend
-from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
+from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
 from kernels.launch import check_block, grid_for
 
@@ -21,34 +21,19 @@ class JuliaRenderer:
         self._image_dev = None
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
+        self._stream = None  # the stream untimed frames are copied back on (see start)
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
-               block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:
-        """One frame; on the host ``twin`` picks the CPU code ('simd' or 'scalar': the same image)."""
-        params.checked()
-        width, height = check_size(*size)
-        check_launch(launch)
-        check_twin(twin)
-        f = DTYPES[params.precision]
-        args = (f(params.c.real), f(params.c.imag), f(params.center[0]), f(params.center[1]),
-                f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
-                np.int32(COLORMAPS.index(params.colormap)))
+               block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
+        """One frame; on the host ``twin`` picks the CPU code ('simd' or 'scalar': the same image). On a GPU,
+        ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
+        width, height, args = self._checked(params, size, launch, twin)
         if self.backend.runs_cuda_kernels:
-            from numba import cuda
-
-            from kernels.julia.gpu import gpu_kernel
-
-            block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
-            grid = grid_for(width, height, block)
-            self.backend.activate()
-            if self._image_dev is None or self._image_dev.shape != (height, width):
-                self._image_dev = cuda.device_array((height, width), np.uint32)
-            image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+            launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
             warm_key = params.precision
             warmup = 0 if warm_key in self._warm else 1
-            launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
-            host = self._host_frames.next_buffer(height, width)
-            timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup)
+            timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup,
+                                             timed)
             image = rgba_view(host)
         else:
             if twin == "simd":
@@ -64,6 +49,51 @@ class JuliaRenderer:
             image = rgba_view(pixels)
             block = grid = None
         self._warm.add(warm_key)
+        return self._frame(image, timing, frame_time, params, launch, twin, block, grid)
+
+    def start(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
+              block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True):
+        """Begin one frame; calling the result completes it (see SphereRenderer.start: a single untimed
+        frame of a warm kernel on a GPU is queued here, anything else drawn by the call)."""
+        if timed or repeats != 1 or not self.backend.is_gpu or params.precision not in self._warm:
+            return lambda: self.render(params, size, launch, block, repeats, twin, timed)
+        width, height, args = self._checked(params, size, launch, twin)
+        launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
+        if self._stream is None:
+            from numba import cuda
+
+            self._stream = cuda.stream()
+        wait = launch_untimed(launch_kernel, image_dev, host, self._stream)
+        return lambda: self._frame(rgba_view(host), None, wait(), params, launch, twin, block, grid)
+
+    def _checked(self, params, size, launch, twin):
+        """(width, height, the kernel's arguments after the image) once every value is valid."""
+        params.checked()
+        width, height = check_size(*size)
+        check_launch(launch)
+        check_twin(twin)
+        f = DTYPES[params.precision]
+        args = (f(params.c.real), f(params.c.imag), f(params.center[0]), f(params.center[1]),
+                f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
+                np.int32(COLORMAPS.index(params.colormap)))
+        return width, height, args
+
+    def _prepare_gpu(self, params, width, height, launch, block, args):
+        """(launch, device image, the next pinned host image, block, grid) for one GPU frame."""
+        from numba import cuda
+
+        from kernels.julia.gpu import gpu_kernel
+
+        block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
+        grid = grid_for(width, height, block)
+        self.backend.activate()
+        if self._image_dev is None or self._image_dev.shape != (height, width):
+            self._image_dev = cuda.device_array((height, width), np.uint32)
+        image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+        launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
+        return launch_kernel, image_dev, self._host_frames.next_buffer(height, width), block, grid
+
+    def _frame(self, image, timing, frame_time, params, launch, twin, block, grid) -> Frame:
         meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}",
                 "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
                 "iterations": params.iterations, "colormap": params.colormap, "precision": params.precision,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend
-from kernels.harness.frames import Frame, HostFrames, check_size, rgba_view, time_frames
+from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
 from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
 from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
@@ -28,20 +28,17 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
+        self._stream = None  # the stream untimed frames are copied back on (see start)
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
-               pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0]) -> Frame:
-        """One frame; on the host ``twin`` picks the CPU code ('tiles' or 'rows': the same image)."""
-        width, height = check_size(*size)
-        check_memory(memory)
-        check_count(scene.count, self.max_spheres(memory))
-        check_pattern(pattern)
-        check_twin(twin)
+               pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
+        """One frame; on the host ``twin`` picks the CPU code ('tiles' or 'rows': the same image). On a GPU,
+        ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
+        width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
-            block = check_block(tuple(block), self.limits)
             image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered,
-                                                                    repeats)
+                                                                    repeats, timed)
         else:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
@@ -58,6 +55,32 @@ class SphereRenderer:
             image = rgba_view(pixels)
             memory, block, grid = "host", None, None
             self._warm.add(("host", twin))
+        return self._frame(image, kernel_time, frame_time, scene, memory, pattern, twin, block, grid)
+
+    def start(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
+              pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True):
+        """Begin one frame; calling the result completes it and returns the Frame. A single untimed frame of
+        a kernel already warm on a GPU is queued here (launch and copy back, see :func:`launch_untimed`), so
+        the caller can show the previous frame while the GPU draws; anything else is drawn by the call."""
+        if timed or repeats != 1 or not self.backend.is_gpu or memory not in self._warm:
+            return lambda: self.render(scene, size, memory, block, pattern, repeats, twin, timed)
+        width, height, block = self._checked(scene, size, memory, block, pattern, twin)
+        launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, pattern == "staggered")
+        wait = launch_untimed(launch, image_dev, host, self._copy_stream())
+        return lambda: self._frame(rgba_view(host), None, wait(), scene, memory, pattern, twin, block, grid)
+
+    def _checked(self, scene, size, memory, block, pattern, twin):
+        """(width, height, block) once every value is valid (InputError naming the first that is not)."""
+        width, height = check_size(*size)
+        check_memory(memory)
+        check_count(scene.count, self.max_spheres(memory))
+        check_pattern(pattern)
+        check_twin(twin)
+        if self.backend.runs_cuda_kernels:
+            block = check_block(tuple(block), self.limits)
+        return width, height, block
+
+    def _frame(self, image, kernel_time, frame_time, scene, memory, pattern, twin, block, grid) -> Frame:
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
         if memory == "host":
             meta["twin"] = twin
@@ -68,7 +91,16 @@ class SphereRenderer:
         """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
         return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
 
-    def _render_gpu(self, scene, width, height, memory, block, staggered, repeats):
+    def _render_gpu(self, scene, width, height, memory, block, staggered, repeats, timed=True):
+        launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, staggered)
+        warmup = 0 if memory in self._warm else 1
+        kernel_time, frame_time = time_frames(self.backend, launch, image_dev, host, repeats, warmup, timed)
+        self._warm.add(memory)
+        return rgba_view(host), kernel_time, frame_time, grid
+
+    def _prepare_gpu(self, scene, width, height, memory, block, staggered):
+        """(launch, device image, the next pinned host image, grid) for one frame: the scene uploaded (or
+        written to constant memory) and the kernel configured."""
         from numba import cuda
 
         from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
@@ -95,11 +127,14 @@ class SphereRenderer:
             for offset, values in constant_values(scene.spheres):
                 CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
-        warmup = 0 if memory in self._warm else 1
-        host = self._host_frames.next_buffer(height, width)
-        kernel_time, frame_time = time_frames(self.backend, launch, image_dev, host, repeats, warmup)
-        self._warm.add(memory)
-        return rgba_view(host), kernel_time, frame_time, grid
+        return launch, image_dev, self._host_frames.next_buffer(height, width), grid
+
+    def _copy_stream(self):
+        if self._stream is None:
+            from numba import cuda
+
+            self._stream = cuda.stream()
+        return self._stream
 
     def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:

@@ -21,12 +21,19 @@ def renderers_for(renderers: dict, backend):
 
 def render_frame(renderers: dict, r, memory=None, repeats=None):
     """Render RenderRequest ``r`` (optionally with another memory or repeat count) into a Frame."""
+    return start_frame(renderers, r, memory, repeats)()
+
+
+def start_frame(renderers: dict, r, memory=None, repeats=None):
+    """Begin rendering RenderRequest ``r``; calling the result completes it and returns the Frame. An untimed
+    frame on a GPU is queued at once, so the caller can do other work meanwhile (renderers' ``start``)."""
     spheres, julia = renderers_for(renderers, r.backend)
     if r.kind == "spheres":
-        return spheres.render(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
-                              pattern=r.pattern, repeats=repeats or r.repeats)
+        return spheres.start(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
+                             pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed)
     block = r.block if r.launch == "2d" else (1, 1)
-    return julia.render(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats)
+    return julia.start(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats,
+                       timed=r.timed)
 
 
 def warm_renderers(renderers: dict, request) -> None:

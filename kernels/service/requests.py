@@ -25,6 +25,9 @@ class RenderRequest:
     launch: str = "2d"
     repeats: int = 1
     seq: int = 0
+    # False: on a GPU, render without CUDA events (no head-start kernel, no event waits), so the frame's
+    # kernel is not timed; Render Continuously times only some frames (the status line's, at its rate)
+    timed: bool = True
 
 
 def warm_request(backend: Backend, tab: str = "spheres") -> RenderRequest:

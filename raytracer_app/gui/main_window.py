@@ -27,6 +27,9 @@ CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or rend
 VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
 STATUS_EVERY_S = 0.1  # rendering continuously, the status line changes at most this often
+# rendering continuously, a frame is timed with CUDA events this often, so the status line always has a
+# recent kernel time; the frames between are rendered untimed (kernels.harness.frames.time_frames)
+TIMED_EVERY_S = STATUS_EVERY_S / 2
 
 # which tabs a model change makes stale
 STALE = {"backend": ("spheres", "julia"), "settings": ("spheres", "julia"), "block": ("spheres", "julia"),
@@ -49,6 +52,9 @@ class MainWindow(QMainWindow):
         self.log = TimingLog()
         self.fps = FpsMeter()
         self.last: dict = {}  # tab -> (Frame, RenderRequest) last shown
+        self.timed: dict = {}  # tab -> the last Frame shown with a timed kernel
+        self.timed_every_s = TIMED_EVERY_S
+        self._timed_at = 0.0  # when a continuous frame was last requested timed
         self.stale = {"spheres": True, "julia": True}
         self.continuous = False
         self._status_at = 0.0  # when the status line last changed (see STATUS_EVERY_S)
@@ -171,6 +177,7 @@ class MainWindow(QMainWindow):
         """The status line describes the visible tab; Render Continuously follows it."""
         self.fps = FpsMeter()
         self._status_at = 0.0  # the new tab's first frame shows its figures at once
+        self._timed_at = 0.0
         self._update_status(self.model.tab)
         if self.continuous:
             self.stale[self.model.tab] = True
@@ -178,25 +185,32 @@ class MainWindow(QMainWindow):
     def _update_status(self, tab: str) -> None:
         status_line.update(self, tab)
 
-    def request_render(self, force: bool = False) -> None:
-        """Render the current tab (coalesced: a newer request replaces one still waiting)."""
+    def request_render(self, force: bool = False, timed: bool = True) -> None:
+        """Render the current tab (coalesced: a newer request replaces one still waiting); ``timed=False``:
+        a GPU leaves its kernel untimed."""
         if self._closing:
             return
         tab = self.model.tab
         if force or self.stale[tab]:
             self.stale[tab] = False
-            self.worker.submit(self.model.request())
+            self.worker.submit(self.model.request(timed=timed))
 
     def _frame_ready(self, frame, request) -> None:
         view = self.view.view(request.kind)
         if self.continuous:  # the worker renders the next frame while this one is shown and painted
-            self.request_render(force=True)
+            now = time.perf_counter()
+            timed = now - self._timed_at >= self.timed_every_s
+            if timed:
+                self._timed_at = now
+            self.request_render(force=True, timed=timed)
         try:
             display_ms = view.show_frame(frame)
             self.last[request.kind] = (frame, request)
             self.display_ms[request.kind] = display_ms
             if not frame.preview:  # a preview is no measurement: never logged, never counted
-                self.log.add_frame(frame_row(frame))
+                if frame.kernel is not None:  # an untimed frame has no row to log
+                    self.timed[request.kind] = frame
+                    self.log.add_frame(frame_row(frame))
                 if request.kind == self.model.tab:
                     self.fps.tick()
             if self.first_frame_s is None:

@@ -128,9 +128,10 @@ class RenderModel(QObject):
         side = self.backend.caps.max_image_side
         return min(w, side), min(h, side)
 
-    def request(self, repeats: int = 1) -> RenderRequest:
+    def request(self, repeats: int = 1, timed: bool = True) -> RenderRequest:
         self._seq += 1
-        common = dict(backend=self.backend, size=self.effective_size(), block=self.block, repeats=repeats, seq=self._seq)
+        common = dict(backend=self.backend, size=self.effective_size(), block=self.block, repeats=repeats, seq=self._seq,
+                      timed=timed)
         if self.tab == "spheres":
             return RenderRequest("spheres", scene=self.scene, memory=self.memory, pattern=self.pattern, **common)
         return RenderRequest("julia", julia=self.julia, launch=self.launch, **common)

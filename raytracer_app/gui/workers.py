@@ -20,7 +20,7 @@ from kernels.errors import InputError
 from kernels.service.bench import run_bench
 from kernels.service.child import Cancelled, ChildFailed, SimulatorProcess
 from kernels.service.first_frame import first_frame
-from kernels.service.render import render_frame, warm_renderers
+from kernels.service.render import start_frame, warm_renderers
 
 COMPUTE_LOCK = threading.RLock()
 ORPHANS: list = []  # worker threads still inside a kernel when their window closed (see run_gui)
@@ -41,7 +41,13 @@ class RenderWorker(QObject):
     a queue of frames to work through. The worker may render one frame ahead meanwhile: a result that
     finishes while another awaits its ack is held and delivered on that ack, and nothing more is rendered
     until then. So the GPU renders frame N+1 while the GUI paints frame N (the renderers keep three host
-    buffers for this: shown, held and rendering)."""
+    buffers for this: shown, held and rendering).
+
+    Handing over: when a finished frame may go to the GUI and another request waits, the worker first
+    queues that request's GPU work (an untimed frame is launched and copied back asynchronously, see
+    ``start_frame``) and only then hands the finished frame over. Both threads need the GIL, and the GUI
+    holds it through a whole repaint (PyQt keeps it in C++ calls): a launch started after the hand-over
+    would wait for the repaint, and the GPU would idle through it."""
 
     frameReady = pyqtSignal(object, object)  # Frame, RenderRequest
     renderFailed = pyqtSignal(str, object)  # message, request
@@ -60,6 +66,7 @@ class RenderWorker(QObject):
         self._running = False  # a drain is scheduled or running
         self._unacked = False  # a result was delivered to the GUI and awaits ack()
         self._held = None  # (signal, args): a result finished while another awaited its ack
+        self._handoff = None  # (signal, args): to emit as soon as the next request's GPU work is queued
         self._renderers: dict = {}
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
         self.sim = SimulatorProcess()  # simulator renders run in this child, so they can be ended
@@ -88,11 +95,12 @@ class RenderWorker(QObject):
         with self._lock:
             held, self._held = self._held, None
             self._unacked = held is not None
-        if held is not None:  # from the event loop, not from inside the caller's slot; before the next
-            signal, args = held  # request's `started`, which the worker posts once scheduled below
-            QTimer.singleShot(0, lambda: signal.emit(*args))
-        with self._lock:
+            if held is not None:
+                held = self._hand_over_locked(held)
             self._schedule_locked()
+        if held is not None:  # from the event loop, not from inside the caller's slot
+            signal, args = held
+            QTimer.singleShot(0, lambda: signal.emit(*args))
 
     def prewarm(self, request) -> None:
         """Get the kernel of RenderRequest ``request`` ready now, on the worker thread, by rendering a tiny
@@ -119,18 +127,33 @@ class RenderWorker(QObject):
             self._running = True
             self._wake.emit()
 
+    def _hand_over_locked(self, result):
+        """``result`` may go to the GUI now: returns it to emit at once, or None when the worker is about to
+        take the next request and will emit it once that request's GPU work is queued."""
+        if self._running or (self._pending is None and not self._jobs):
+            return result
+        self._handoff = result
+        return None
+
     def _deliver(self, signal, *args) -> None:
         """Report a finished request: to the GUI now, or held until the GUI acks the result before it."""
         with self._lock:
             self._running = False
-            now = not self._unacked
-            if now:
+            now = None
+            if not self._unacked:
                 self._unacked = True
+                now = self._hand_over_locked((signal, args))
             else:
                 self._held = (signal, args)
             self._schedule_locked()
-        if now:
-            signal.emit(*args)
+        if now is not None:
+            now[0].emit(*now[1])
+
+    def _emit_handoff(self) -> None:
+        with self._lock:
+            handoff, self._handoff = self._handoff, None
+        if handoff is not None:
+            handoff[0].emit(*handoff[1])
 
     # ------------------------------------------------------------------ worker thread
     @pyqtSlot(object)
@@ -147,24 +170,47 @@ class RenderWorker(QObject):
                 self._pending = None
             if job is None and request is None:
                 self._running = False
-                return
-            self._cancel.clear()
-        self.started.emit(job or request)
+            else:
+                self._cancel.clear()
+        if job is None and request is None:
+            self._emit_handoff()
+            return
         if job is not None:
+            self._emit_handoff()
+            self.started.emit(job)
             self._compare(job)
         else:
             self._render(request)
 
     def _render_frame(self, r, memory=None, repeats=None):
+        return self._start_frame(r, memory, repeats)()
+
+    def _start_frame(self, r, memory=None, repeats=None):
+        """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it."""
         if r.backend.is_simulator:
-            return self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
+            return lambda: self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
         with COMPUTE_LOCK:
-            frame = render_frame(self._renderers, r, memory, repeats)
-        if self._cancel.is_set():
-            raise Cancelled()
-        return frame
+            finish = start_frame(self._renderers, r, memory, repeats)
+
+        def complete():
+            with COMPUTE_LOCK:
+                frame = finish()
+            if self._cancel.is_set():
+                raise Cancelled()
+            return frame
+
+        return complete
 
     def _render(self, request) -> None:
+        complete = None
+        try:
+            if not self._preview_first:
+                complete = self._start_frame(request)
+        except Exception as exc:  # a value refused before the launch: reported as the render's failure
+            complete = _raiser(exc)
+        finally:  # the frame before this one goes to the GUI while the GPU draws this one,
+            self._emit_handoff()  # and before this request's `started`
+            self.started.emit(request)
         if self._preview_first:
             self._preview_first = False
             preview = self._preview(request)
@@ -176,7 +222,7 @@ class RenderWorker(QObject):
                 self._deliver(self.frameReady, preview, request)
                 return
         try:
-            frame = self._render_frame(request)
+            frame = (complete or self._start_frame(request))()
         except Cancelled:
             self._deliver(self.cancelled, request)
             return
@@ -212,6 +258,13 @@ class RenderWorker(QObject):
             self._deliver(self.compareFailed, describe(exc), job)
             return
         self._deliver(self.compareReady, frames, job)
+
+
+def _raiser(exc: BaseException):
+    def complete():
+        raise exc
+
+    return complete
 
 
 @dataclass
