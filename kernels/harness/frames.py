@@ -66,6 +66,15 @@ class HostFrames:
     def __init__(self):
         self._buffers: list[np.ndarray] = []
         self._turn = 0
+        self._stream = None
+
+    def copy_stream(self):
+        """The CUDA stream untimed frames are copied back on (:func:`launch_untimed`), made on first use."""
+        if self._stream is None:
+            from numba import cuda
+
+            self._stream = cuda.stream()
+        return self._stream
 
     def next_buffer(self, height: int, width: int) -> np.ndarray:
         from numba import cuda

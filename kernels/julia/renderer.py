@@ -21,7 +21,6 @@ class JuliaRenderer:
         self._image_dev = None
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
-        self._stream = None  # the stream untimed frames are copied back on (see start)
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
                block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
@@ -59,11 +58,7 @@ class JuliaRenderer:
             return lambda: self.render(params, size, launch, block, repeats, twin, timed)
         width, height, args = self._checked(params, size, launch, twin)
         launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
-        if self._stream is None:
-            from numba import cuda
-
-            self._stream = cuda.stream()
-        wait = launch_untimed(launch_kernel, image_dev, host, self._stream)
+        wait = launch_untimed(launch_kernel, image_dev, host, self._host_frames.copy_stream())
         return lambda: self._frame(rgba_view(host), None, wait(), params, launch, twin, block, grid)
 
     def _checked(self, params, size, launch, twin):

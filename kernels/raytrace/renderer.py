@@ -28,7 +28,6 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
-        self._stream = None  # the stream untimed frames are copied back on (see start)
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
@@ -66,7 +65,7 @@ class SphereRenderer:
             return lambda: self.render(scene, size, memory, block, pattern, repeats, twin, timed)
         width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, pattern == "staggered")
-        wait = launch_untimed(launch, image_dev, host, self._copy_stream())
+        wait = launch_untimed(launch, image_dev, host, self._host_frames.copy_stream())
         return lambda: self._frame(rgba_view(host), None, wait(), scene, memory, pattern, twin, block, grid)
 
     def _checked(self, scene, size, memory, block, pattern, twin):
@@ -128,13 +127,6 @@ class SphereRenderer:
                 CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
             launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
         return launch, image_dev, self._host_frames.next_buffer(height, width), grid
-
-    def _copy_stream(self):
-        if self._stream is None:
-            from numba import cuda
-
-            self._stream = cuda.stream()
-        return self._stream
 
     def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:
