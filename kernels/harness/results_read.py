@@ -99,13 +99,19 @@ def _samples(d: dict, key: str, label: str, where: str) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
-def _row(d, i: int, label: str) -> bench.Row:
-    where = f"rows[{i}]."
+def check_record(d, name: str, fields, label: str) -> str:
+    """Check that list element ``name`` (e.g. 'rows[3]') is an object holding every one of ``fields``;
+    returns its prefix for messages ('rows[3].')."""
     if not isinstance(d, dict):
-        raise InputError(f"{label}: rows[{i}] is not an object")
-    missing = [k for k in ROW_FIELDS if k not in d]
+        raise InputError(f"{label}: {name} is not an object")
+    missing = [k for k in fields if k not in d]
     if missing:
-        raise InputError(f"{label}: rows[{i}] lacks {', '.join(missing)}")
+        raise InputError(f"{label}: {name} lacks {', '.join(missing)}")
+    return f"{name}."
+
+
+def _row(d, i: int, label: str) -> bench.Row:
+    where = check_record(d, f"rows[{i}]", ROW_FIELDS, label)
     for key in ("variant", "op", "dtype", "verified"):
         _type(d, key, (str,), label, where)
     _type(d, "n", (int,), label, where)

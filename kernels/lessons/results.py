@@ -14,6 +14,7 @@ import os
 from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness import results as bench_results
+from kernels.harness.results_read import _row, _type, check_header, check_record
 
 SCHEMA, VERSION = "raytracer-app/lesson-result", 1
 HEADER_FIELDS = ("lesson", "target", "date", "device", "versions", "commit", "command", "sizes", "measured",
@@ -76,7 +77,6 @@ def read(path, option: str):
 
 
 def from_json(doc, label: str = "lesson result", source: str = ""):
-    from kernels.harness.results_read import _row, _type, check_header
     from kernels.lessons.catalog import LESSONS
     from kernels.lessons.run import LessonRun, StepResult
 
@@ -89,7 +89,7 @@ def from_json(doc, label: str = "lesson result", source: str = ""):
     lesson = next((x for x in LESSONS if x.name == doc["lesson"]), None)
     if lesson is None:
         raise InputError(f"{label} holds the lesson {doc['lesson']!r}, which this raytracer-app does not know")
-    results = [_step(lesson, d, i, label, _row, _type, StepResult) for i, d in enumerate(doc["steps"])]
+    results = [_step(lesson, d, i, label, StepResult) for i, d in enumerate(doc["steps"])]
     device = doc["device"]
     peak = (bench.Peak(float(device["copy_peak_gbps"]), str(device.get("copy_peak_how", "")))
             if isinstance(device.get("copy_peak_gbps"), (int, float)) and device["copy_peak_gbps"] > 0 else None)
@@ -101,14 +101,9 @@ def from_json(doc, label: str = "lesson result", source: str = ""):
     return run
 
 
-def _step(lesson, d, i: int, label: str, read_row, check, step_result):
-    where = f"steps[{i}]."
-    if not isinstance(d, dict):
-        raise InputError(f"{label}: steps[{i}] is not an object")
-    missing = [k for k in STEP_FIELDS if k not in d]
-    if missing:
-        raise InputError(f"{label}: steps[{i}] lacks {', '.join(missing)}")
-    check(d, "step", (int,), label, where)
+def _step(lesson, d, i: int, label: str, step_result):
+    where = check_record(d, f"steps[{i}]", STEP_FIELDS, label)
+    _type(d, "step", (int,), label, where)
     index = d["step"] - 1
     if not 0 <= index < len(lesson.steps):
         raise InputError(f"{label}: {where}step is {d['step']}; lesson {lesson.name} has {len(lesson.steps)} steps")
@@ -116,12 +111,12 @@ def _step(lesson, d, i: int, label: str, read_row, check, step_result):
     if d["variant"] != step.variant or d["label"] != step.name:
         raise InputError(f"{label}: {where} is {d['label']!r} ({d['variant']}); step {d['step']} of lesson "
                          f"{lesson.name} is {step.name!r} ({step.variant}): the file is of another version of it")
-    check(d, "n", (int,), label, where)
+    _type(d, "n", (int,), label, where)
     for key in _FIGURES:
         if d[key] is not None:
-            check(d, key, (int, float), label, where)
-    check(d, "facts", (dict,), label, where)
-    row = read_row(d["row"], i, label) if d["row"] is not None else None
+            _type(d, key, (int, float), label, where)
+    _type(d, "facts", (dict,), label, where)
+    row = _row(d["row"], i, label) if d["row"] is not None else None
     measured = bool(d.get("measured", True)) and row is not None
     r = step_result(index, step, d["n"], row, measured, d["step_speedup"], d["cumulative_speedup"],
                     d["pct_of_copy"], dict(d["facts"]), str(d["verdict"] or ""))
