@@ -20,6 +20,15 @@ def widths(w) -> tuple[int, int]:
     return w.controls_dock.width(), w.bench_docks[0].width()
 
 
+def wide_window(qtbot, make_window, cpu_backend, screen):
+    """A settled window on a WIDE screen, rendering a 32x32 frame (quick to redraw while it is resized)."""
+    screen(*WIDE)
+    preset(**{"render/size_spheres": "32x32"})
+    w = make_window(cpu_backend)
+    settle(qtbot, w)
+    return w
+
+
 def drag_separator(qtbot, w, dx: int) -> None:
     """Drag the separator on the benchmark dock's left edge by ``dx`` pixels, as the user does."""
     dock = w.bench_docks[0]
@@ -33,10 +42,7 @@ def drag_separator(qtbot, w, dx: int) -> None:
 
 
 def test_docks_get_their_share_back_when_the_window_grows_again(qtbot, make_window, cpu_backend, screen):
-    screen(*WIDE)
-    preset(**{"render/size_spheres": "32x32"})
-    w = make_window(cpu_backend)
-    settle(qtbot, w)
+    w = wide_window(qtbot, make_window, cpu_backend, screen)
     full = w.size()
     before = widths(w)
     panel = layout.contents(w.bench_docks[0])
@@ -69,10 +75,7 @@ def test_docks_get_their_share_back_when_the_window_grows_again(qtbot, make_wind
 
 
 def test_docks_the_user_sized_keep_their_width(qtbot, make_window, cpu_backend, screen):
-    screen(*WIDE)
-    preset(**{"render/size_spheres": "32x32"})
-    w = make_window(cpu_backend)
-    settle(qtbot, w)
+    w = wide_window(qtbot, make_window, cpu_backend, screen)
     full = w.size()
     default = widths(w)[1]
     drag_separator(qtbot, w, 150)  # the panels narrower by the user's hand
