@@ -78,6 +78,7 @@ def measure(args, folder: str) -> int:
     from raytracer_app.gui import layout
 
     layout.available_geometry = lambda _window: QRect(0, 0, 4096, 4096)
+    window.setProperty("fitted_by_guess", False)  # else that check, due 1.5 s after show, fills the 4096 px
     view = fit_view(app, window, VIEW_SIZE)
     window.continuous_action.setChecked(True)
     # counted from the next frame on, so the rate is a steady one
