@@ -201,6 +201,9 @@ def _bench_parser(targets, algorithm) -> None:
                    help="cap on repeats with --tolerance (default 10 x --repeats)")
     m.add_argument("--max-seconds", type=_float("--max-seconds", positive=True), default=3.0,
                    help="time cap per timing with --tolerance (default 3)")
+    m.add_argument("--rounds", type=_int("--rounds", 1), default=1,
+                   help="spread each row's repeats over this many rounds through the rows, each round in a "
+                        "shuffled order (default 1: the repeats back to back); for compare, docs/results.md")
     m.add_argument("--cold", action="store_true",
                    help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
     m.add_argument("--resources", action="store_true",

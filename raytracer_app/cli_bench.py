@@ -60,6 +60,7 @@ def _bench(args, backend, algorithm, users) -> int:
         variants = select(all_variants, args.variants)
     csv_path, json_path = _check_outputs(args)
     args.repeats = backend.caps.check_repeats(args.repeats)
+    policy = _policy(args, backend)
     launches = _launches(args, algorithm)
     refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
     options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
@@ -92,14 +93,13 @@ def _bench(args, backend, algorithm, users) -> int:
         if sweep and done % len(variants) == 0:
             print(f"progress: {done}/{total}", file=sys.stderr, flush=True)
 
-    policy = _policy(args, backend)
     if getattr(args, "whole_call", False):
         rows = _whole_call_rows(args, problems, backend, on_row)
     else:
         with _retuning(args):
             rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
                              on_row=on_row, on_progress=on_progress, problem_count=count, policy=policy,
-                             cold=args.cold)
+                             cold=args.cold, rounds=args.rounds)
     if getattr(args, "resources", False):
         from kernels.inspector.bench_columns import add_resources
 
@@ -182,6 +182,11 @@ def _policy(args, backend):
         raise InputError(f"--tolerance {args.tolerance} must be a fraction below 1, e.g. 0.01 for 1 percent")
     if args.cold and not backend.is_gpu:
         raise InputError("--cold flushes a GPU's L2 cache; it needs the cuda backend")
+    from kernels.harness.rounds import check_rounds
+
+    check_rounds(args.rounds, args.repeats, args.tolerance)
+    if args.rounds > 1 and getattr(args, "whole_call", False):
+        raise InputError("--rounds spreads bench's own kernel rows; give it without --whole-call")
     return Policy(tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds)
 
 

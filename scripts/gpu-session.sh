@@ -3,7 +3,8 @@
 # Usage (on the GPU machine, with the app and its dependencies importable, e.g. PYTHONPATH=$PWD):
 #   bash scripts/gpu-session.sh STAGE...   stages: info tests-render tests-all tests-gpu constant-proof inspect
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
-#   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated)
+#   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated;
+#   ROUNDS=R: each alternated with a run in R interleaved rounds)
 #   cpu-twins user-variant lessons pack
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
@@ -103,13 +104,21 @@ for stage in "$@"; do
       done
       app compare "$OUT/reduction-1.json" "$OUT/reduction-2.json" 2>&1 | tee "$OUT/compare.log" ;;
     compare-20)
-      # 20 identical runs (separate processes) for the verdict's error rates: scripts/compare_rates.py
+      # 20 identical runs (separate processes) for the verdict's error rates: scripts/compare_rates.py.
+      # ROUNDS=R (e.g. 20) also makes, alternately with each plain run, a run with --rounds R
       mkdir -p /tmp/runs
       for run in $(seq -w 1 20); do
         app bench reduction --backend cuda --sizes 1048576,16777216 --variants best,sequential,warp-shuffle,two-kernel \
           --repeats 20 --json "/tmp/runs/run-$run.json" > /dev/null 2>> "$OUT/compare-20.log"
+        if [ "${ROUNDS:-1}" -gt 1 ]; then
+          app bench reduction --backend cuda --sizes 1048576,16777216 --variants best,sequential,warp-shuffle,two-kernel \
+            --repeats 20 --rounds "$ROUNDS" --json "/tmp/runs/rounds-$run.json" > /dev/null 2>> "$OUT/compare-20.log"
+        fi
       done
       python3 scripts/compare_rates.py --rows 50 /tmp/runs/run-*.json 2>&1 | tee -a "$OUT/compare-20.log"
+      if [ "${ROUNDS:-1}" -gt 1 ]; then
+        python3 scripts/compare_rates.py --rows 50 /tmp/runs/rounds-*.json 2>&1 | tee -a "$OUT/compare-20.log"
+      fi
       tar -czf "$OUT/runs-20.tgz" -C /tmp runs ;;
     cpu-twins)
       app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"

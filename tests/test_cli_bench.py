@@ -108,6 +108,9 @@ BAD = [
     (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
     (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
     (["bench", "raytrace", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
+    (["bench", "reduction", "--repeats", "2", "--rounds", "3"], "--rounds 3 is more than --repeats 2"),
+    (["bench", "reduction", "--repeats", "4", "--rounds", "2", "--tolerance", "0.01"], "without --tolerance"),
+    (["bench", "reduction", "--rounds", "0"], "--rounds 0 must be at least 1"),
 ]
 
 

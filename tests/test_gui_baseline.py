@@ -90,3 +90,19 @@ def test_a_baseline_of_another_target_or_a_bad_file_is_refused(qtbot, make_windo
     assert panel.results.baseline is None
     assert not panel.export_json(tmp_path / "nothing.json")  # no run yet
     assert "Run first" in panel.status.text()
+
+
+def test_a_panel_run_in_rounds_saves_its_joined_samples(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"numpy", "cpu-parallel"})
+    panel.repeats.setValue(2)
+    panel.rounds.setValue(3)  # more rounds than repeats: refused with the window's own words, nothing runs
+    assert not panel.run()
+    assert "Rounds 3 is more than Repeats 2" in panel.status.text()
+    panel.rounds.setValue(4)
+    run_panel(qtbot, panel)  # 12 repeats in 4 rounds of 3
+    assert panel.job.rounds == 4
+    assert [len(row.timing.samples_ms) for row, _ in panel.rows] == [REPEATS, REPEATS]
+    saved = json.loads(sorted((cache_root() / "results").glob("*-reduction.json"))[-1].read_text())
+    assert saved["options"]["rounds"] == 4 and all(len(r["samples_ms"]) == REPEATS for r in saved["rows"])

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 from kernels.backend import Skip, SkipKind
 from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
+from kernels.harness import rounds as interleave
 from kernels.launch import Launch  # noqa: F401  (re-exported: callers build Launch objects from here)
 from kernels.timing import Timing
 
@@ -286,6 +287,7 @@ def run(
     problem_count: int | None = None,
     policy=None,
     cold: bool = False,
+    rounds: int = 1,
 ) -> list[Row]:
     """Run every variant on every problem and launch; returns the rows (also streamed to ``on_row``).
 
@@ -296,10 +298,13 @@ def run(
 
     ``policy`` (:class:`kernels.timing.Policy`): how long each timing repeats (noise tolerance, caps).
     ``cold``: on a GPU, each timed variant runs a second time with L2 flushed before every repeat; the row
-    keeps both medians (``median_ms`` hot, ``cold_median_ms`` cold)."""
+    keeps both medians (``median_ms`` hot, ``cold_median_ms`` cold).
+    ``rounds``: spread each row's repeats over this many rounds through the problem's rows
+    (:mod:`kernels.harness.rounds`); a problem's rows are reported once its last round is done."""
     from kernels.timing import Policy
 
     policy = policy or Policy()
+    interleave.check_rounds(rounds, repeats, policy.tolerance)
     for launch in launches:
         for v in variants:
             if v.skip_reason(backend) is None:
@@ -309,20 +314,51 @@ def run(
     if problem_count is None:
         problems = list(problems)
         problem_count = len(problems)
-    total, done = problem_count * len(launches) * len(variants), 0
+    pairs = [(launch, v) for launch in launches for v in variants]
+    total, done = problem_count * len(pairs) * rounds, 0
+    shares = interleave.split_repeats(repeats, rounds)
+
+    def measure(problem, launch, v, share) -> Row:
+        nonlocal done
+        row = _run_measured(problem, v, launch, backend, share, device, peak, unit, policy, cold)
+        done += 1
+        if on_progress:
+            on_progress(done, total)
+        return row
+
     for problem in problems:
-        for launch in launches:
-            for v in variants:
+        taken: list[list[Row]] = [[] for _ in pairs]  # per pair, its rows in round order
+        for r, share in enumerate(shares):
+            for i in (interleave.round_order(len(pairs), r) if rounds > 1 else range(len(pairs))):
                 if should_stop and should_stop():
                     return rows
-                row = _run_measured(problem, v, launch, backend, repeats, device, peak, unit, policy, cold)
-                rows.append(row)
-                done += 1
-                if on_row:
-                    on_row(row)
-                if on_progress:
-                    on_progress(done, total)
+                taken[i].append(measure(problem, *pairs[i], share))
+        for parts in taken:
+            row = parts[0] if rounds == 1 else _merge_rounds(parts, repeats, problem, peak, unit)
+            rows.append(row)
+            if on_row:
+                on_row(row)
     return rows
+
+
+def _merge_rounds(parts: list[Row], repeats: int, problem, peak, unit) -> Row:
+    """One row from the same row's rounds: a round that was skipped, raised or failed verification decides
+    it; else the samples are joined in the order taken, the clocks span the first round's start to the last
+    round's end, and the rates follow the joined median."""
+    import dataclasses
+
+    for verdict in (SKIPPED, ERROR, FAILED):
+        bad = next((r for r in parts if r.verified == verdict), None)
+        if bad is not None:
+            return dataclasses.replace(bad, repeats=repeats)
+    first, last = parts[0], parts[-1]
+    clocks = None
+    if first.clocks is not None and last.clocks is not None:
+        clocks = dataclasses.replace(first.clocks, after=last.clocks.after)
+    row = dataclasses.replace(first, timing=interleave.merge_timings([r.timing for r in parts]), repeats=repeats,
+                              clocks=clocks, cold_timing=interleave.merge_timings([r.cold_timing for r in parts]))
+    _set_rates(row, problem, peak, unit)
+    return row
 
 
 def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit, policy, cold: bool) -> Row:
@@ -390,14 +426,22 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     ok, note = problem.verify(out.result)
     row.verified = PASSED if ok else FAILED
     row.note = "; ".join(x for x in (out.note, note, backend.timing_note) if x)
-    seconds = out.timing.median_ms * 1e-3
+    _set_rates(row, problem, peak, unit)
+    return row
+
+
+def _set_rates(row: Row, problem, peak: Peak | None, unit: Unit | None) -> None:
+    """GB/s, % of the copy peak (and of the spec figure, once known) and the unit's rate from the median."""
+    seconds = row.timing.median_ms * 1e-3
+    row.gbps = row.pct_of_peak = row.rate = row.pct_of_spec = None
     if seconds > 0 and problem.bytes_read:
         row.gbps = problem.bytes_read / seconds / 1e9
         if peak and peak.gbps:
             row.pct_of_peak = 100.0 * row.gbps / peak.gbps
+        if row.spec_gbps:
+            row.pct_of_spec = 100.0 * row.gbps / row.spec_gbps
     if seconds > 0 and unit is not None:
         row.rate, row.rate_unit = unit.work(problem) / seconds, unit.label
-    return row
 
 
 def _show_block(block):

@@ -10,7 +10,8 @@ from kernels.registry import by_name
 
 
 def run_bench(fields: dict, send, should_stop=lambda: False) -> list:
-    """Run the fields' algorithm, backend, sizes, options, launches, variant_names, repeats and want_peak;
+    """Run the fields' algorithm, backend, sizes, options, launches, variant_names, repeats, want_peak and
+    rounds (optional, default 1);
     ``send(kind, value)`` streams 'peak', 'row' and 'progress'. ``wrap_run`` (optional) wraps each compute
     call, e.g. in a lock."""
     spec = by_name(fields["algorithm"])
@@ -31,4 +32,4 @@ def run_bench(fields: dict, send, should_stop=lambda: False) -> list:
     problems = (spec.make_problem(n, options, 0) for n in fields["sizes"])
     return bench.run(problems, variants, fields["launches"], backend, fields["repeats"], peak=peak, unit=spec.unit,
                      on_row=lambda row: send("row", row), on_progress=lambda d, t: send("progress", (d, t)),
-                     should_stop=should_stop, problem_count=len(fields["sizes"]))
+                     should_stop=should_stop, problem_count=len(fields["sizes"]), rounds=fields.get("rounds", 1))

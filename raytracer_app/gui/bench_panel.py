@@ -12,7 +12,9 @@ from PyQt6.QtWidgets import (
     QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QToolButton, QVBoxLayout, QWidget,
 )
 
+from kernels.errors import InputError
 from kernels.harness import bench
+from kernels.harness.rounds import MAX_ROUNDS, check_rounds
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.chart_export import describe
@@ -224,6 +226,13 @@ class BenchPanel(QWidget):
         self.repeats.setRange(1, 10000)
         self.repeats.setValue(5)
         form.addRow("Repeats", self.repeats)
+        self.rounds = QSpinBox()
+        self.rounds.setRange(1, MAX_ROUNDS)
+        self.rounds.setValue(1)
+        self.rounds.setToolTip("spread each row's repeats over this many rounds through the rows, each round in a "
+                               "shuffled order: the samples then show how much the GPU moves from moment to moment, "
+                               "which a comparison with another run needs (1: the repeats back to back)")
+        form.addRow("Rounds", self.rounds)
         self.sweep = QComboBox()
         self.sweep.addItems(list(SWEEPS))
         self.sweep.setToolTip("sweep block size: powers of two up to the device limit (each variant's own grid "
@@ -349,8 +358,13 @@ class BenchPanel(QWidget):
             launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
         options = {key: combo.currentText() for key, combo in self.options.items()}
         sizes = n_sweep(n) if mode == "n" else [n]
+        try:
+            rounds = check_rounds(self.rounds.value(), self.repeats.value(), names=("Rounds", "Repeats"))
+        except InputError as exc:
+            self._say(str(exc), error=True)
+            return False
         self.job = BenchJob(self.spec, self.model.backend, sizes, options, launches, names, self.repeats.value(),
-                            want_peak=self.show_peak.isChecked() and self.spec.measures_copy_peak)
+                            want_peak=self.show_peak.isChecked() and self.spec.measures_copy_peak, rounds=rounds)
         self.rows = []
         self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
@@ -361,7 +375,7 @@ class BenchPanel(QWidget):
             "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None
-        self.progress.setRange(0, len(sizes) * len(launches) * len(names))
+        self.progress.setRange(0, len(sizes) * len(launches) * len(names) * rounds)
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
@@ -469,7 +483,7 @@ class BenchPanel(QWidget):
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
             s.setValue(self._key(name), w.value())
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
@@ -485,7 +499,7 @@ class BenchPanel(QWidget):
         names = s.value(self._key("variants"))
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))

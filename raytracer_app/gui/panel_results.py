@@ -89,6 +89,7 @@ class PanelResults:
     def result_of_run(self, stopped: bool) -> results.Result:
         panel, job = self.panel, self.panel.job
         options = {"sizes": job.sizes, "options": job.options, "variants": job.variant_names, "repeats": job.repeats,
+                   "rounds": job.rounds,
                    "launches": [f"block {launch.block}, grid {launch.grid}, grid_sm {launch.grid_sm}"
                                 for launch in job.launches],
                    "mode": panel.chart.mode, "stopped": stopped}

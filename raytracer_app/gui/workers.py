@@ -279,6 +279,7 @@ class BenchJob:
     variant_names: list[str]
     repeats: int
     want_peak: bool = True
+    rounds: int = 1  # the repeats spread over this many rounds through the rows (kernels.harness.rounds)
 
 
 def _locked(run):
@@ -343,7 +344,7 @@ class BenchWorker(JobWorker):
             self.started.emit(job)
             fields = dict(algorithm=job.spec.name, backend=job.backend, sizes=job.sizes, options=job.options,
                           launches=job.launches, variant_names=job.variant_names, repeats=job.repeats,
-                          want_peak=job.want_peak)
+                          want_peak=job.want_peak, rounds=job.rounds)
             if job.backend.is_simulator:
                 rows = self.sim.call("bench", fields, self._stop.is_set, self._relay)
             else:
