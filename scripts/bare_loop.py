@@ -25,6 +25,9 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="1024x1024", help="WxH (default 1024x1024)")
     parser.add_argument("--spheres", type=int, default=20)
     parser.add_argument("--block", default="16x16")
+    parser.add_argument("--packed", action="store_true",
+                        help="launch with the arguments converted once, as the window does (kernels.launch.packed), "
+                             "instead of numba's kernel[grid, block](...)")
     args = parser.parse_args(argv)
 
     from kernels import backend as backends
@@ -43,7 +46,7 @@ def main(argv=None) -> int:
     memory = check_memory(args.memory) if backends.choice(args.backend).is_gpu else "host"
     scene = generate_scene(args.spheres, 0, max_spheres(memory))
     backend = backends.resolve(args.backend)
-    draw = _cuda_frames(scene, width, height, memory, block) if backend.is_gpu else _cpu_frames(scene, width, height)
+    draw = _cuda_frames(scene, width, height, memory, block, args.packed) if backend.is_gpu else _cpu_frames(scene, width, height)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     view = pg.GraphicsView()
@@ -70,20 +73,22 @@ def main(argv=None) -> int:
         frame_ms.append((time.perf_counter() - t0) * 1e3)
     fps = len(frame_ms) / (sum(frame_ms) / 1e3) if frame_ms else 0.0
     median = statistics.median(frame_ms) if frame_ms else float("nan")
-    print(f"bare loop, backend {backend.label}, memory {memory}, {width}x{height}, {scene.count} spheres: "
+    print(f"bare loop{' (packed launch)' if args.packed else ''}, backend {backend.label}, memory {memory}, "
+          f"{width}x{height}, {scene.count} spheres: "
           f"{fps:.0f} frames per second over {len(frame_ms)} frames (median frame {median:.3f} ms); "
           f"view {view.width()}x{view.height()} px, image drawn at {100.0 / box.viewPixelSize()[0]:.0f}% scale")
     view.close()
     return 0
 
 
-def _cuda_frames(scene, width, height, memory, block):
+def _cuda_frames(scene, width, height, memory, block, packed=False):
     """A function drawing one frame into the next pinned buffer (as the window does), returning it."""
     import numpy as np
     from numba import cuda
 
     from kernels.harness.frames import HostFrames
     from kernels.launch import grid_for
+    from kernels.launch.packed import packed_launch
     from kernels.raytrace.layout import CONSTANT_COLD_AT, HOT, pack_spheres
     from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
 
@@ -97,17 +102,15 @@ def _cuda_frames(scene, width, height, memory, block):
         launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
     elif memory == "constant":
         kernel = gpu_kernel("constant")
-        packed = pack_spheres(scene.spheres)
-        CONSTANT_SPHERES.write(packed[: scene.count * HOT], kernel)
-        CONSTANT_SPHERES.write(packed[scene.count * HOT:], kernel, offset=CONSTANT_COLD_AT)
-
-        def launch():
-            kernel[grid, block](count, False, image_dev)
+        values = pack_spheres(scene.spheres)
+        CONSTANT_SPHERES.write(values[: scene.count * HOT], kernel)
+        CONSTANT_SPHERES.write(values[scene.count * HOT:], kernel, offset=CONSTANT_COLD_AT)
+        args = (count, False, image_dev)
     else:
         kernel, spheres_dev = gpu_kernel(memory), cuda.to_device(pack_spheres(scene.spheres))
-
-        def launch():
-            kernel[grid, block](spheres_dev, count, False, image_dev)
+        args = (spheres_dev, count, False, image_dev)
+    if memory != "binned":
+        launch = (packed and packed_launch(kernel, grid, block, args)) or (lambda: kernel[grid, block](*args))
 
     def draw():
         buffer = host.next_buffer(height, width)

@@ -73,10 +73,12 @@ for stage in "$@"; do
         app bench reduction --op sum --dtype int32 --n 16777216 --variants best --block 256,512 --items-per-thread $items --repeats 20 2>&1 | grep -E "^best" | sed "s/^/sum16M items=$items /" | tee -a "$OUT/tune-best.log"
       done ;;
     gui-fps)
-      # ROUNDS alternations of the bare loop and the window per memory: single 3 s counts vary by about 10%
+      # ROUNDS alternations of the bare loop (numba's launch, then packed as the window's) and the window per
+      # memory: single 3 s counts vary by about 10%
       for round in $(seq ${ROUNDS:-1}); do
         for memory in global constant shared; do
           python3 scripts/bare_loop.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
+          python3 scripts/bare_loop.py --backend cuda --memory $memory --seconds 3 --packed 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
           python3 scripts/gui_fps.py --backend cuda --memory $memory --seconds 3 2>&1 | grep -v propagateSizeHints | tee -a "$OUT/gui-fps.log"
         done
       done ;;

@@ -70,9 +70,10 @@ class ConstantArray:
 
         return constant_array
 
-    def write(self, values: np.ndarray, kernel=None, offset: int = 0) -> bool:
+    def write(self, values: np.ndarray, kernel=None, offset: int = 0, device: int | None = None) -> bool:
         """Copy ``values`` into the constant array from element ``offset`` on, as read by ``kernel`` (a
-        compiled dispatcher). Returns False when those bytes were already there (nothing copied)."""
+        compiled dispatcher) on ``device`` (default: the current one, which the caller has made current).
+        Returns False when those bytes were already there (nothing copied)."""
         values = np.ascontiguousarray(values, np.float32).ravel()
         if offset < 0 or offset + values.size > self.length:
             raise ValueError(f"{values.size} values at {offset} do not fit the constant array of {self.length}")
@@ -82,7 +83,7 @@ class ConstantArray:
         from numba import cuda
 
         data = values.tobytes()
-        dev = cuda.get_current_device().id
+        dev = cuda.get_current_device().id if device is None else device
         written = False
         for compiled in kernel.overloads.values():
             key = (id(compiled), dev, offset)

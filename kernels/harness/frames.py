@@ -152,7 +152,12 @@ def launch_untimed(launch, image_dev, host: np.ndarray, stream):
     time from launch to the copy's end."""
     t0 = time.perf_counter()
     launch()
-    image_dev.copy_to_host(host, stream=stream)
+    if host.shape == image_dev.shape and host.dtype == image_dev.dtype:
+        from numba.cuda.cudadrv import driver
+
+        driver.device_to_host(host, image_dev, host.nbytes, stream=stream)  # without copy_to_host's checks
+    else:
+        image_dev.copy_to_host(host, stream=stream)
 
     def wait() -> Timing:
         stream.synchronize()

@@ -10,6 +10,7 @@ from kernels.backend import HOST, Backend
 from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
 from kernels.launch import check_block, grid_for
+from kernels.launch.packed import LastLaunch
 
 
 class JuliaRenderer:
@@ -21,6 +22,7 @@ class JuliaRenderer:
         self._image_dev = None
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
+        self._launches = LastLaunch()  # the last launch, its arguments converted once (see SphereRenderer)
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
                block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
@@ -85,7 +87,7 @@ class JuliaRenderer:
         if self._image_dev is None or self._image_dev.shape != (height, width):
             self._image_dev = cuda.device_array((height, width), np.uint32)
         image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
-        launch_kernel = lambda: kernel[grid, block](image_dev, *args)  # noqa: E731
+        launch_kernel = self._launches(kernel, grid, block, (image_dev, *args))
         return launch_kernel, image_dev, self._host_frames.next_buffer(height, width), block, grid
 
     def _frame(self, image, timing, frame_time, params, launch, twin, block, grid) -> Frame:

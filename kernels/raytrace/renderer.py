@@ -9,6 +9,7 @@ import numpy as np
 from kernels.backend import HOST, Backend
 from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
+from kernels.launch.packed import LastLaunch
 from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
 from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
 from kernels.timing import Timing, time_wall
@@ -28,6 +29,10 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
+        # the last launch with its arguments converted once: less Python per continuous frame on the
+        # worker, which shares the GIL with the window's repaint
+        self._launches = LastLaunch()
+        self._constant = None  # (spheres, their constant-memory values): the last scene's
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
@@ -120,13 +125,20 @@ class SphereRenderer:
         elif memory in ("global", "shared"):
             kernel = gpu_kernel(memory)
             spheres_dev = self._upload_global(scene.spheres)
-            launch = lambda: kernel[grid, block](spheres_dev, count, staggered, image_dev)  # noqa: E731
+            launch = self._launches(kernel, grid, block, (spheres_dev, count, staggered, image_dev))
         else:
             kernel = gpu_kernel(memory)
-            for offset, values in constant_values(scene.spheres):
-                CONSTANT_SPHERES.write(values, kernel, offset=offset)  # cudaMemcpyToSymbol: no recompile
-            launch = lambda: kernel[grid, block](count, staggered, image_dev)  # noqa: E731
+            for offset, values in self._constant_values(scene.spheres):
+                # cudaMemcpyToSymbol (no recompile), skipped when those bytes are there already
+                CONSTANT_SPHERES.write(values, kernel, offset=offset, device=self.backend.device)
+            launch = self._launches(kernel, grid, block, (count, staggered, image_dev))
         return launch, image_dev, self._host_frames.next_buffer(height, width), grid
+
+    def _constant_values(self, spheres: np.ndarray):
+        """The scene's constant-memory values, packed again only when the spheres change."""
+        if self._constant is None or not np.array_equal(self._constant[0], spheres):
+            self._constant = (spheres.copy(), constant_values(spheres))
+        return self._constant[1]
 
     def time_frames(self, scene: Scene, size=(1024, 1024), memory: str = "constant", block=(16, 16),
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:

@@ -50,26 +50,12 @@ class BestCall:
         self.fast = self._prepack()  # None when numba's internals are not the ones this was written for
 
     def _prepack(self):
-        """Launch functions with the kernel arguments packed once per slot, through numba-cuda's own
-        launch (checked on numba-cuda 0.30); None if that is not available here."""
-        try:
-            import numba
-            from numba.cuda import dispatcher
+        """A launch per slot with its arguments converted once (kernels.launch.packed); None if that is
+        not available here."""
+        from kernels.launch.packed import packed_launch
 
-            compiled = self.kernel.compile(tuple(numba.typeof(a) for a in self.args[0]))
-            cufunc = compiled._codelibrary.get_cufunc()
-            packed = []
-            for args in self.args:
-                retr, kernelargs = [], []
-                for t, v in zip(compiled.argument_types, args):
-                    compiled._prepare_args(t, v, 0, retr, kernelargs)
-                packed.append(kernelargs)
-            config = dispatcher.LaunchConfig(grid=self.grid, block=self.block, shmem_size=0)
-            stream = dispatcher.driver._to_core_stream(0)  # the default stream, as numba's own launch uses
-            launch, kernel = dispatcher.launch, cufunc.kernel
-            return [lambda ka=ka: launch(stream, config, kernel, *ka) for ka in packed]
-        except Exception:  # noqa: BLE001 - the plain path still works, only slower
-            return None
+        packed = [packed_launch(self.kernel, self.grid, self.block, args) for args in self.args]
+        return None if None in packed else packed
 
     def launch(self) -> None:
         self.slot ^= 1  # add into the slot the previous launch zeroed

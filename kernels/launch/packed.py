@@ -1,0 +1,60 @@
+"""A kernel launch with its arguments converted once.
+
+``kernel[grid, block](*args)`` makes numba type every argument, find the compiled overload and convert each
+argument for the driver on every call; for a launch repeated with the same arguments (a viewer's frames, a
+benchmark timing whole calls) that Python is most of the launch's host time (docs/measurements.md). Here
+it is done once, and each call goes straight to numba-cuda's own launch."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+
+def packed_launch(kernel, grid, block, args: tuple) -> Callable[[], None] | None:
+    """A call launching ``kernel[grid, block](*args)`` on the default stream, the arguments converted once;
+    None where numba-cuda's internals are not the ones this was written for (checked on 0.30) or kernels
+    do not run on a real GPU (the simulator). The call keeps ``args`` alive: device arrays among them must
+    not be resized or replaced while it is used."""
+    from kernels.backend import simulator_active
+
+    if simulator_active():
+        return None
+    try:
+        import numba
+        from numba.cuda import dispatcher
+
+        compiled = kernel.compile(tuple(numba.typeof(a) for a in args))
+        retr, kernelargs = [], []
+        for t, v in zip(compiled.argument_types, args):
+            compiled._prepare_args(t, v, 0, retr, kernelargs)
+        if retr:  # arguments copied back after the launch (host arrays): not a launch to repeat as it is
+            return None
+        config = dispatcher.LaunchConfig(grid=grid, block=block, shmem_size=0)
+        stream = dispatcher.driver._to_core_stream(0)  # the default stream, as numba's own launch uses
+        launch, cukernel = dispatcher.launch, compiled._codelibrary.get_cufunc().kernel
+    except Exception:  # noqa: BLE001 - the caller's plain launch still works, only slower
+        return None
+
+    def call(kept=args) -> None:  # ``kept``: the arrays whose pointers are packed live as long as the call
+        launch(stream, config, cukernel, *kernelargs)
+
+    return call
+
+
+class LastLaunch:
+    """The last launch asked for, kept as a packed call while the same kernel, launch and arguments come
+    again (a viewer's continuous frames); numba's own launch where packing is not available. Scalars are
+    compared by value, anything else (arrays) by identity: the kept call holds them, so no new array can
+    take an old one's id."""
+
+    def __init__(self):
+        self._last = None  # (key, call)
+
+    def __call__(self, kernel, grid, block, args: tuple) -> Callable[[], None]:
+        key = (kernel, grid, block, *(a if isinstance(a, (bool, int, float, np.generic)) else id(a) for a in args))
+        if self._last is None or self._last[0] != key:
+            call = packed_launch(kernel, grid, block, args)
+            self._last = (key, call or (lambda: kernel[grid, block](*args)))
+        return self._last[1]
