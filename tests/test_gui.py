@@ -466,6 +466,35 @@ def test_render_worker_queues_the_next_frame_before_handing_over_the_finished_on
         assert thread.shutdown()
 
 
+def test_render_worker_says_started_only_for_frames_not_queued_on_the_gpu(qtbot):
+    """A frame whose GPU work is queued already (an untimed continuous frame) finishes within a frame's time:
+    no ``started`` for it, one signal less to the GUI per frame; any other request still says so."""
+    from kernels.harness.frames import Queued
+    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+
+    worker = RenderWorker()
+    worker._preview_first = False
+    events = []
+
+    def start(request, memory=None, repeats=None):
+        complete = lambda: f"frame {request}"  # noqa: E731
+        return Queued(complete) if request % 2 else complete
+
+    worker._start_frame = start
+    thread = WorkerThread(worker, "test-render-started")
+    worker.frameReady.connect(lambda frame, request: (events.append(("shown", request)), worker.ack()))
+    worker.started.connect(lambda request: events.append(("started", request)))
+    thread.start()
+    try:
+        for request in range(4):
+            worker.submit(request)
+            qtbot.waitUntil(lambda: ("shown", request) in events, timeout=WAIT)
+        qtbot.waitUntil(worker.idle, timeout=WAIT)
+        assert [r for kind, r in events if kind == "started"] == [0, 2]
+    finally:
+        assert thread.shutdown()
+
+
 def test_a_frame_view_calls_back_after_the_paint_or_at_once_when_hidden(qtbot):
     """The window acks a frame once it is painted (so a frame rendered ahead never replaces an unpainted
     one); a hidden view cannot paint and answers at once."""

@@ -144,6 +144,18 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
     return Timing(tuple(kernel_ms), "wall"), Timing(tuple(frame_ms), "wall")
 
 
+class Queued:
+    """What a renderer's ``start`` returns for a frame whose GPU work it has queued already: calling it
+    waits for the GPU and returns the Frame, within about a frame's time (so a viewer need not show that
+    it is busy). Anything else ``start`` returns draws the frame when called."""
+
+    def __init__(self, complete):
+        self._complete = complete
+
+    def __call__(self):
+        return self._complete()
+
+
 def launch_untimed(launch, image_dev, host: np.ndarray, stream):
     """Queue one untimed GPU frame and return the call that completes it: ``launch()`` (on the default
     stream), then the copy back into pinned ``host`` on ``stream``, asynchronous, so the caller can do other

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend
-from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
+from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
@@ -61,7 +61,7 @@ class JuliaRenderer:
         width, height, args = self._checked(params, size, launch, twin)
         launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
         wait = launch_untimed(launch_kernel, image_dev, host, self._host_frames.copy_stream())
-        return lambda: self._frame(rgba_view(host), None, wait(), params, launch, twin, block, grid)
+        return Queued(lambda: self._frame(rgba_view(host), None, wait(), params, launch, twin, block, grid))
 
     def _checked(self, params, size, launch, twin):
         """(width, height, the kernel's arguments after the image) once every value is valid."""

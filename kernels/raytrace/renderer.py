@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend
-from kernels.harness.frames import Frame, HostFrames, check_size, launch_untimed, rgba_view, time_frames
+from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
@@ -71,7 +71,7 @@ class SphereRenderer:
         width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, pattern == "staggered")
         wait = launch_untimed(launch, image_dev, host, self._host_frames.copy_stream())
-        return lambda: self._frame(rgba_view(host), None, wait(), scene, memory, pattern, twin, block, grid)
+        return Queued(lambda: self._frame(rgba_view(host), None, wait(), scene, memory, pattern, twin, block, grid))
 
     def _checked(self, scene, size, memory, block, pattern, twin):
         """(width, height, block) once every value is valid (InputError naming the first that is not)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from PyQt6.QtCore import QObject, Qt, QThread, QTimer, pyqtSignal, pyqtSlot
 
 from kernels.harness import bench
+from kernels.harness.frames import Queued
 from kernels.errors import InputError
 from kernels.service.bench import run_bench
 from kernels.service.child import Cancelled, ChildFailed, SimulatorProcess
@@ -53,7 +54,7 @@ class RenderWorker(QObject):
     renderFailed = pyqtSignal(str, object)  # message, request
     compareReady = pyqtSignal(object, object)  # (global Frame, constant Frame), CompareRequest
     compareFailed = pyqtSignal(str, object)
-    started = pyqtSignal(object)  # the RenderRequest or CompareRequest now running
+    started = pyqtSignal(object)  # the RenderRequest or CompareRequest now running (not a queued GPU frame)
     cancelled = pyqtSignal(object)  # the request or job whose run was cancelled
     _wake = pyqtSignal()
     _prewarm = pyqtSignal(object)
@@ -186,7 +187,8 @@ class RenderWorker(QObject):
         return self._start_frame(r, memory, repeats)()
 
     def _start_frame(self, r, memory=None, repeats=None):
-        """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it."""
+        """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it, and is a
+        ``Queued`` when the frame's GPU work is queued already."""
         if r.backend.is_simulator:
             return lambda: self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
         with COMPUTE_LOCK:
@@ -199,7 +201,7 @@ class RenderWorker(QObject):
                 raise Cancelled()
             return frame
 
-        return complete
+        return Queued(complete) if isinstance(finish, Queued) else complete
 
     def _render(self, request) -> None:
         complete = None
@@ -210,7 +212,8 @@ class RenderWorker(QObject):
             complete = _raiser(exc)
         finally:  # the frame before this one goes to the GUI while the GPU draws this one,
             self._emit_handoff()  # and before this request's `started`
-            self.started.emit(request)
+            if not isinstance(complete, Queued):  # a queued frame is done within a frame's time: one
+                self.started.emit(request)  # signal less to the GUI on every continuous frame
         if self._preview_first:
             self._preview_first = False
             preview = self._preview(request)
