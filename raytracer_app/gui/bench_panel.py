@@ -375,11 +375,11 @@ class BenchPanel(QWidget):
             "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None
-        self.progress.setRange(0, len(sizes) * len(launches) * len(names) * rounds)
+        steps = len(sizes) * len(launches) * len(names) * rounds  # as bench.run counts them: a row per round
+        self.progress.setRange(0, steps)
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)
-        steps = len(sizes) * len(launches) * len(names)
         self._running_text = f"running {len(names)} variant(s) on {self.model.backend.label}, {steps} step(s)"
         self._say(self._running_text + "…")
         self._started_at = time.perf_counter()
