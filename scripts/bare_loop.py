@@ -89,7 +89,7 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     from kernels.harness.frames import HostFrames
     from kernels.launch import grid_for
     from kernels.launch.packed import packed_launch
-    from kernels.raytrace.layout import CONSTANT_COLD_AT, HOT, pack_spheres
+    from kernels.raytrace.layout import constant_values, pack_spheres
     from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
 
     image_dev = cuda.device_array((height, width), np.uint32)
@@ -102,9 +102,8 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
         launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
     elif memory == "constant":
         kernel = gpu_kernel("constant")
-        values = pack_spheres(scene.spheres)
-        CONSTANT_SPHERES.write(values[: scene.count * HOT], kernel)
-        CONSTANT_SPHERES.write(values[scene.count * HOT:], kernel, offset=CONSTANT_COLD_AT)
+        for offset, values in constant_values(scene.spheres):  # as the window's renderer writes them
+            CONSTANT_SPHERES.write(values, kernel, offset=offset)
         args = (count, False, image_dev)
     else:
         kernel, spheres_dev = gpu_kernel(memory), cuda.to_device(pack_spheres(scene.spheres))

@@ -16,7 +16,7 @@ import datetime
 import functools
 import io
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Protocol, Sequence
 
 from kernels.backend import Skip, SkipKind
@@ -345,17 +345,15 @@ def _merge_rounds(parts: list[Row], repeats: int, problem, peak, unit) -> Row:
     """One row from the same row's rounds: a round that was skipped, raised or failed verification decides
     it; else the samples are joined in the order taken, the clocks span the first round's start to the last
     round's end, and the rates follow the joined median."""
-    import dataclasses
-
     for verdict in (SKIPPED, ERROR, FAILED):
         bad = next((r for r in parts if r.verified == verdict), None)
         if bad is not None:
-            return dataclasses.replace(bad, repeats=repeats)
+            return replace(bad, repeats=repeats)
     first, last = parts[0], parts[-1]
     clocks = None
     if first.clocks is not None and last.clocks is not None:
-        clocks = dataclasses.replace(first.clocks, after=last.clocks.after)
-    row = dataclasses.replace(first, timing=interleave.merge_timings([r.timing for r in parts]), repeats=repeats,
+        clocks = replace(first.clocks, after=last.clocks.after)
+    row = replace(first, timing=interleave.merge_timings([r.timing for r in parts]), repeats=repeats,
                               clocks=clocks, cold_timing=interleave.merge_timings([r.cold_timing for r in parts]))
     _set_rates(row, problem, peak, unit)
     return row
@@ -363,22 +361,19 @@ def _merge_rounds(parts: list[Row], repeats: int, problem, peak, unit) -> Row:
 
 def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit, policy, cold: bool) -> Row:
     """One row under the timing ``policy``, plus the cold run's timing when asked (real GPU only)."""
-    import dataclasses
-
     from kernels import timing
-
     from kernels.counters import clocks
 
     gpu = backend.is_gpu and not variant.runs_on_host
     before = clocks.snapshot(backend.device) if gpu else None
-    with timing.measurement(dataclasses.replace(policy, cold=False)):
+    with timing.measurement(replace(policy, cold=False)):
         row = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
     after = clocks.snapshot(backend.device) if before is not None else None
     if after is not None and row.timing is not None:
         row.clocks = clocks.Clocks(before, after)
     mark_memory_facts(row, problem, backend, host=variant.runs_on_host)
     if cold and backend.is_gpu and row.timing is not None and not variant.runs_on_host:
-        with timing.measurement(dataclasses.replace(policy, cold=True)):
+        with timing.measurement(replace(policy, cold=True)):
             again = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
         if again.timing is not None and again.ok:
             row.cold_timing = again.timing

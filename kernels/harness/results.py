@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -55,16 +56,12 @@ class Result:
 
 def short_device(name: str) -> str:
     """'NVIDIA H100 80GB HBM3' -> 'H100', 'NVIDIA H200' -> 'H200'; the whole name when no model is found."""
-    import re
-
     found = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Za-z]?)\b", name)
     return found.group(1) if found else name
 
 
 def device_slug(name: str) -> str:
     """'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3': how shipped result files are named by device."""
-    import re
-
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "device"
 
 
