@@ -204,6 +204,10 @@ def _bench_parser(targets, algorithm) -> None:
     m.add_argument("--rounds", type=_int("--rounds", 1), default=1,
                    help="spread each row's repeats over this many rounds through the rows, each round in a "
                         "shuffled order (default 1: the repeats back to back); for compare, docs/results.md")
+    m.add_argument("--processes", type=_int("--processes", 1), default=1,
+                   help="run the bench in this many fresh processes one after another, each taking its share "
+                        "of --repeats, and join their rows (default 1); compare then judges the processes' "
+                        "medians, docs/results.md")
     m.add_argument("--cold", action="store_true",
                    help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
     m.add_argument("--resources", action="store_true",

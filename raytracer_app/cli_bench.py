@@ -61,6 +61,7 @@ def _bench(args, backend, algorithm, users) -> int:
     csv_path, json_path = _check_outputs(args)
     args.repeats = backend.caps.check_repeats(args.repeats)
     policy = _policy(args, backend)
+    shares = _process_shares(args)
     launches = _launches(args, algorithm)
     refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
     options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
@@ -95,6 +96,10 @@ def _bench(args, backend, algorithm, users) -> int:
 
     if getattr(args, "whole_call", False):
         rows = _whole_call_rows(args, problems, backend, on_row)
+    elif args.processes > 1:
+        from raytracer_app import cli_processes
+
+        rows = cli_processes.run(args, backend, shares, peak.gbps if peak else None, on_row)
     else:
         with _retuning(args):
             rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
@@ -188,6 +193,22 @@ def _policy(args, backend):
     if args.rounds > 1 and getattr(args, "whole_call", False):
         raise InputError("--rounds spreads bench's own kernel rows; give it without --whole-call")
     return Policy(tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds)
+
+
+def _process_shares(args) -> list[int]:
+    """Each process's repeats with --processes (docs/results.md); the options it cannot take are refused."""
+    from kernels.harness.processes import check_processes
+
+    shares = check_processes(args.processes, args.repeats, args.rounds)
+    if args.processes > 1:
+        clash = [name for name, given in (("--tolerance", args.tolerance is not None),
+                                          ("--whole-call", getattr(args, "whole_call", False)),
+                                          ("--counters", getattr(args, "counters", False)),
+                                          ("--retune", getattr(args, "retune", False))) if given]
+        if clash:
+            raise InputError(f"--processes runs bench's own timed rows, the same in every process; give it "
+                             f"without {', '.join(clash)}")
+    return shares
 
 
 def _check_whole_call_names(spec: str) -> None:

@@ -1,6 +1,7 @@
 """How often `compare`'s verdict is wrong: identical runs called FASTER / SLOWER (false verdicts), and
 slowdowns of 3% and 10% called SLOWER (detection), on synthetic samples and on real result files.
 
+Files made with `bench --processes` are judged by the processes' medians, as `compare` does.
 Synthetic: each row 20 samples, lognormal with the given sigma, 5% of them outliers slowed by 5-50%,
 and (with --shift) each run as a whole scaled by 1 + N(0, shift), as separate processes are. Real files:
 every ordered pair of runs of the same row (identical runs: the false-verdict rate), and the same pairs
@@ -22,6 +23,7 @@ import numpy as np  # noqa: E402
 
 from kernels.harness import compare  # noqa: E402
 from kernels.harness.results_read import read_result  # noqa: E402
+from kernels.timing import Timing  # noqa: E402
 
 FACTORS = (1.0, 1.03, 1.10)
 
@@ -33,11 +35,16 @@ def synthetic_run(rng, n: int, sigma: float, shift: float = 0.0, outliers: float
     return x
 
 
+def scaled(timing: Timing, factor: float) -> Timing:
+    return Timing(tuple(x * factor for x in timing.samples_ms), timing.method, timing.processes)
+
+
 def rates(pairs) -> dict:
-    """{factor: (share FASTER or SLOWER, share SLOWER)} over (base samples, new samples) pairs."""
+    """{factor: (share FASTER or SLOWER, share SLOWER)} over (base, new) pairs of Timings, judged as
+    `compare` judges them (by the processes' medians where both files ran in several processes)."""
     out = {}
     for factor in FACTORS:
-        names = [compare.verdict(a, [x * factor for x in b]).name for a, b in pairs]
+        names = [compare.timing_verdict(a, scaled(b, factor)).name for a, b in pairs]
         wrong = sum(v in (compare.FASTER, compare.SLOWER) for v in names) / len(names)
         out[factor] = (wrong, names.count(compare.SLOWER) / len(names))
     return out
@@ -62,8 +69,8 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     for sigma in (float(s) for s in args.sigmas.split(",")):
         for shift in sorted({0.0, args.shift}):
-            pairs = [(synthetic_run(rng, 20, sigma, shift), synthetic_run(rng, 20, sigma, shift))
-                     for _ in range(args.rows)]
+            pairs = [(Timing(tuple(synthetic_run(rng, 20, sigma, shift)), "wall"),
+                      Timing(tuple(synthetic_run(rng, 20, sigma, shift)), "wall")) for _ in range(args.rows)]
             print(line(f"synthetic sigma {sigma:g} shift {shift:g}", len(pairs), rates(pairs)))
     by_row: dict = {}
     for path in args.files:
@@ -71,7 +78,7 @@ def main(argv=None) -> int:
         for row in result.rows:
             if row.timing is not None:
                 key = (result.device.get("backend", "?"), row.variant, row.n)
-                by_row.setdefault(key, []).append(row.timing.samples_ms)
+                by_row.setdefault(key, []).append(row.timing)
     every = []
     for (backend, variant, n), runs in sorted(by_row.items()):
         pairs = list(itertools.permutations(runs, 2))

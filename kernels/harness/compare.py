@@ -15,7 +15,9 @@ The verdict rules are pure functions of two lists of per-repeat times (:func:`ve
 
 Identical runs differ by more than their own samples show (another process, another allocation, the
 machine's load): the gap of 1% (not 0.5%) and the cap on how far the median lies above the fastest
-repeat keep identical runs from being called FASTER / SLOWER. docs/results.md gives the rates measured for these thresholds.
+repeat keep identical runs from being called FASTER / SLOWER. Where both sides ran in several processes
+(``bench --processes``), :func:`process_verdict` judges the processes' medians instead, which do show how
+much runs differ. docs/results.md gives the rates measured for these thresholds.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Rules:
     quiet: float = 0.01  # a side is quiet when its interquartile range is at most this fraction of its median
     alpha: float = 0.05  # FASTER / SLOWER also need the Mann-Whitney p-value below this, where there is one
     min_test: int = 9  # samples each side needs for the Mann-Whitney test
+    min_processes: int = 5  # processes each side needs to be judged by its processes' medians
 
 
 RULES = Rules()
@@ -137,6 +140,48 @@ def verdict(base, new, rules: Rules = RULES) -> Verdict:
                                          f"(IQR {100 * noisiest:.1f}% of its median)")
     return Verdict(UNSURE, delta, p, "the [min, q3] intervals overlap" + p_text)
 
+def process_verdict(base_runs, new_runs, rules: Rules = RULES) -> Verdict:
+    """NEW against BASE where each side's samples come from several processes (lists of per-process samples,
+    at least ``rules.min_processes`` each): judged by the processes' medians, since the state of a process
+    moves a short kernel's median more than the samples of one process vary.
+
+    - SLOWER / FASTER: the joined medians differ by at least ``gap`` and a two-sided Mann-Whitney U test
+      on the processes' medians gives p < ``alpha``;
+    - SAME: the joined medians within ``same`` and both sides' process medians quiet (their interquartile
+      range at most ``quiet`` of their median);
+    - UNSURE: anything else."""
+    b_meds = [statistics.median(x) for x in base_runs]
+    n_meds = [statistics.median(x) for x in new_runs]
+    mb = statistics.median([x for run in base_runs for x in run])
+    mn = statistics.median([x for run in new_runs for x in run])
+    p = mann_whitney_p(b_meds, n_meds)
+    if mb <= 0 or mn <= 0:
+        return Verdict(UNSURE, None, p, "a median of 0")
+    delta = (mn / mb - 1) * 100
+    who = f"the medians of {len(b_meds)} and {len(n_meds)} processes"
+    if abs(delta) >= 100 * rules.gap:
+        name = SLOWER if delta > 0 else FASTER
+        if p < rules.alpha:
+            return Verdict(name, delta, p, f"{who}: {abs(delta):.1f}% apart, p={p:.2g}")
+        return Verdict(UNSURE, delta, p, f"{who}: {abs(delta):.1f}% apart but p={p:.2g} >= {rules.alpha:g}")
+    noise = [spread(x) for x in (b_meds, n_meds)]
+    if abs(delta) <= 100 * rules.same:
+        if None not in noise and max(noise) <= rules.quiet:
+            return Verdict(SAME, delta, p, f"medians within {100 * rules.same:g}%, {who} quiet")
+        return Verdict(UNSURE, delta, p, f"medians within {100 * rules.same:g}% but {who} spread "
+                                         f"(IQR {100 * max(x or 0.0 for x in noise):.1f}% of their median)")
+    return Verdict(UNSURE, delta, p, f"{who}: {abs(delta):.2f}% apart, under the {100 * rules.gap:g}% gap, p={p:.2g}")
+
+
+def timing_verdict(base, new, rules: Rules = RULES) -> Verdict:
+    """NEW's Timing against BASE's: by the processes' medians where both sides ran in at least
+    ``rules.min_processes`` processes (bench --processes), else by the samples (:func:`verdict`)."""
+    b_runs, n_runs = base.by_process(), new.by_process()
+    if min(len(b_runs), len(n_runs)) >= rules.min_processes:
+        return process_verdict(b_runs, n_runs, rules)
+    return verdict(base.samples_ms, new.samples_ms, rules)
+
+
 # --- matching two results -------------------------------------------------------------------------------------
 
 KEY_FIELDS = ("target", "variant", "op", "dtype", "n", "block", "grid")
@@ -209,6 +254,6 @@ def compare(base, new, rules: Rules = RULES) -> Comparison:
         if why:
             out.not_compared.append((key, why))
             continue
-        v = verdict(b[key].timing.samples_ms, n[key].timing.samples_ms, rules)
+        v = timing_verdict(b[key].timing, n[key].timing, rules)
         out.pairs.append(Pair(key, b[key], n[key], v))
     return out

@@ -154,6 +154,7 @@ def row_dict(r: bench.Row) -> dict:
         "median_ms": t.median_ms if t else None, "min_ms": t.min_ms if t else None,
         "max_ms": t.max_ms if t else None, "noise": t.noise if t else None,
         "cold_samples_ms": list(cold.samples_ms) if cold else None, "verified": r.verified,
+        "sample_processes": list(t.processes) if t and t.processes else None,
     }
     d.update((name, getattr(r, name)) for name, _, _ in ROW_OPTIONAL if name not in d)
     d["counters"] = _record(r.counters)

@@ -99,6 +99,20 @@ def _samples(d: dict, key: str, label: str, where: str) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
+def _processes(d: dict, count: int, label: str, where: str) -> tuple[int, ...]:
+    """``sample_processes`` (bench --processes): how many samples each process took; () when absent."""
+    values = d.get("sample_processes")
+    if values is None:
+        return ()
+    if not isinstance(values, list) or not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1
+                                                         for v in values):
+        raise InputError(f"{label}: {where}sample_processes must be a list of sample counts (whole numbers of at "
+                         f"least 1)")
+    if sum(values) != count:
+        raise InputError(f"{label}: {where}sample_processes adds up to {sum(values)}, but samples_ms has {count}")
+    return tuple(values)
+
+
 def check_record(d, name: str, fields, label: str) -> str:
     """Check that list element ``name`` (e.g. 'rows[3]') is an object holding every one of ``fields``;
     returns its prefix for messages ('rows[3].')."""
@@ -132,8 +146,9 @@ def _row(d, i: int, label: str) -> bench.Row:
         extra[name] = d.get(name, default) if d.get(name) is not None else default
     method = extra.pop("timing_method") or "wall"
     cold = _samples(d, "cold_samples_ms", label, where)
+    processes = _processes(d, len(samples), label, where)
     return bench.Row(variant=d["variant"], op=d["op"], dtype=d["dtype"], n=d["n"], block=d["block"], grid=d["grid"],
                      repeats=len(samples) or (d["repeats"] if isinstance(d.get("repeats"), int) else 0),
                      verified=d["verified"],
-                     timing=Timing(samples, method) if samples else None,
+                     timing=Timing(samples, method, processes) if samples else None,
                      cold_timing=Timing(cold, method) if cold else None, **extra)

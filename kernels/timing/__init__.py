@@ -21,6 +21,20 @@ from kernels.errors import InputError
 class Timing:
     samples_ms: tuple[float, ...]
     method: str  # 'cuda-events' (kernel only) or 'wall' (perf_counter around the call)
+    # bench --processes: how many of the samples each process took, in order; () for one process
+    processes: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.processes and sum(self.processes) != len(self.samples_ms):
+            raise ValueError(f"{len(self.samples_ms)} samples are not split as {self.processes}")
+
+    def by_process(self) -> list[tuple[float, ...]]:
+        """The samples of each process in turn (one group for a run in one process)."""
+        out, start = [], 0
+        for count in self.processes or (len(self.samples_ms),):
+            out.append(self.samples_ms[start:start + count])
+            start += count
+        return out
 
     @property
     def median_ms(self) -> float:

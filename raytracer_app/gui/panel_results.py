@@ -38,7 +38,7 @@ class PanelResults:
         base = self._by_key.get(compare.row_key(self.panel.spec.name, row))
         if base is None or base.timing is None or row.timing is None:
             return base, None
-        return base, compare.verdict(base.timing.samples_ms, row.timing.samples_ms)
+        return base, compare.timing_verdict(base.timing, row.timing)
 
     def cells(self, row) -> tuple[str, str, str]:
         """The Δ% and verdict cells of a row and the verdict's tooltip ('' without a baseline match)."""
