@@ -5,6 +5,7 @@
 #   bench-render bench-curve julia-precision bench-kernels bench-best tune-best gui-fps first-frame
 #   compare-runs (two identical reduction runs as result files, compared) compare-20 (20 of them, rated;
 #   ROUNDS=R: each alternated with a run in R interleaved rounds)
+#   compare-processes (20 runs with --processes, rated; FIRST/LAST/BUDGET split them over several calls)
 #   cpu-twins user-variant lessons pack
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
@@ -122,6 +123,21 @@ for stage in "$@"; do
         python3 scripts/compare_rates.py --rows 50 /tmp/runs/rounds-*.json 2>&1 | tee -a "$OUT/compare-20.log"
       fi
       tar -czf "$OUT/runs-20.tgz" -C /tmp runs ;;
+    compare-processes)
+      # runs FIRST..LAST (default 1..20) of `bench --processes ${PROCESSES:-10} --rounds ${ROUNDS:-2}`, one after
+      # another until BUDGET seconds (default 540) have passed; all runs made so far are rated and packed
+      mkdir -p /tmp/proc-runs
+      start=$SECONDS
+      for run in $(seq -w "${FIRST:-1}" "${LAST:-20}"); do
+        [ $((SECONDS - start)) -lt "${BUDGET:-540}" ] || { echo "budget spent before run $run" | tee -a "$OUT/compare-processes.log"; break; }
+        t0=$SECONDS
+        app bench reduction --backend cuda --sizes 1048576,16777216 --variants best,sequential,warp-shuffle,two-kernel \
+          --repeats 20 --processes "${PROCESSES:-10}" --rounds "${ROUNDS:-2}" --json "/tmp/proc-runs/proc-$run.json" \
+          > /dev/null 2>> "$OUT/compare-processes.log"
+        echo "run $run: exit $?, $((SECONDS - t0)) s" | tee -a "$OUT/compare-processes.log"
+      done
+      python3 scripts/compare_rates.py --rows 50 /tmp/proc-runs/proc-*.json 2>&1 | tee -a "$OUT/compare-processes.log"
+      tar -czf "$OUT/proc-runs.tgz" -C /tmp proc-runs ;;
     cpu-twins)
       app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"
       app bench raytrace --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
