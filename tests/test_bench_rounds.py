@@ -114,3 +114,16 @@ def test_cli_writes_the_joined_samples_and_the_rounds(tmp_path, capsys):
     assert data["options"]["rounds"] == 2
     assert [(r["variant"], r["repeats"], len(r["samples_ms"])) for r in data["rows"]] == [
         ("numpy", 4, 4), ("cpu-parallel", 4, 4)]
+
+
+def test_joined_rounds_keep_their_clocks_from_the_first_start_to_the_last_end():
+    from kernels.counters.clocks import Clocks, Snapshot
+
+    def part(samples, before, after):
+        return bench.Row(variant="a", op="sum", dtype="int32", n=8, backend="cuda", device="GPU", repeats=len(samples),
+                         timing=Timing(tuple(samples), "cuda-events"), verified=bench.PASSED,
+                         clocks=Clocks(Snapshot(before, 2619, 100.0, 0), Snapshot(after, 2619, 200.0, 0)))
+
+    row = bench.join_rows([part([1.0, 2.0], 1980, 1975), part([3.0], 1965, 1950)])
+    assert row.timing.samples_ms == (1.0, 2.0, 3.0) and row.timing.processes == () and row.repeats == 3
+    assert (row.clocks.before.sm_mhz, row.clocks.after.sm_mhz) == (1980, 1950)

@@ -334,29 +334,34 @@ def run(
                     return rows
                 taken[i].append(measure(problem, *pairs[i], share))
         for parts in taken:
-            row = parts[0] if rounds == 1 else _merge_rounds(parts, repeats, problem, peak, unit)
+            row = parts[0] if rounds == 1 else join_rows(parts)
+            if rounds > 1 and row.ok:
+                _set_rates(row, problem, peak, unit)
             rows.append(row)
             if on_row:
                 on_row(row)
     return rows
 
 
-def _merge_rounds(parts: list[Row], repeats: int, problem, peak, unit) -> Row:
-    """One row from the same row's rounds: a round that was skipped, raised or failed verification decides
-    it; else the samples are joined in the order taken, the clocks span the first round's start to the last
-    round's end, and the rates follow the joined median."""
+def join_rows(parts: list[Row], by_process: bool = False) -> Row:
+    """One row from the parts of the same row (its rounds, or its processes with ``by_process``): a part
+    that was skipped, raised or failed verification decides it; else the first part with every part's
+    samples joined in the order taken (:func:`kernels.timing.join_timings`) and the clocks from the first
+    part's start to the last part's end (parts read back from result files hold them as dicts). The caller
+    sets the rates from the joined median."""
+    from kernels.counters.clocks import Clocks
+    from kernels.counters.columns import clocks as as_clocks
+    from kernels.timing import join_timings
+
+    repeats = sum(r.repeats for r in parts)
     for verdict in (SKIPPED, ERROR, FAILED):
         bad = next((r for r in parts if r.verified == verdict), None)
         if bad is not None:
             return replace(bad, repeats=repeats)
-    first, last = parts[0], parts[-1]
-    clocks = None
-    if first.clocks is not None and last.clocks is not None:
-        clocks = replace(first.clocks, after=last.clocks.after)
-    row = replace(first, timing=interleave.merge_timings([r.timing for r in parts]), repeats=repeats,
-                              clocks=clocks, cold_timing=interleave.merge_timings([r.cold_timing for r in parts]))
-    _set_rates(row, problem, peak, unit)
-    return row
+    before, after = as_clocks(parts[0].clocks), as_clocks(parts[-1].clocks)
+    return replace(parts[0], timing=join_timings([r.timing for r in parts], by_process), repeats=repeats,
+                   cold_timing=join_timings([r.cold_timing for r in parts], by_process),
+                   clocks=Clocks(before.before, after.after) if before is not None and after is not None else None)
 
 
 def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit, policy, cold: bool) -> Row:

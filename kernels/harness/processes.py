@@ -5,18 +5,13 @@ process (``Timing.processes``).
 Why: on a GPU the median of a kernel of a few microseconds differs by 1-2% from one process to the next
 and stays put within a process (docs/results.md). A run in one process sees one such state, so its samples
 cannot say how much the next run will differ; the medians of several processes can, and ``compare`` judges
-them (:func:`kernels.harness.compare.verdict`)."""
+them (:func:`kernels.harness.compare.timing_verdict`)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from kernels.counters.clocks import Clocks
-from kernels.counters.columns import clocks as as_clocks
 from kernels.errors import InputError
-from kernels.harness import bench
+from kernels.harness import bench, compare
 from kernels.harness.rounds import split_repeats
-from kernels.timing import Timing
 
 MAX_PROCESSES = 100
 
@@ -36,45 +31,28 @@ def check_processes(processes: int, repeats: int, rounds: int = 1) -> list[int]:
     return shares
 
 
-def row_key(row) -> tuple:
-    return (row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid))
-
-
 def merge_processes(runs: list[list], peak_gbps: float | None = None) -> list:
-    """One list of rows from the rows of each process (the same rows in the same order, else InputError):
-    a row that was skipped, raised or failed verification in any process decides it; else the samples are
-    joined process by process, the clocks span the first process's start to the last one's end, and the
-    rates follow the joined median (% of peak against ``peak_gbps`` when given)."""
+    """One list of rows from the rows of each process (the same rows in the same order, else InputError),
+    each joined by :func:`kernels.harness.bench.join_rows` with the split by process kept, its notes
+    joined, and its rates following the joined median (% of peak against ``peak_gbps`` when given)."""
     if not runs:
         return []
-    first_keys = [row_key(r) for r in runs[0]]
+    keys = [compare.row_key("", r) for r in runs[0]]
     for i, rows in enumerate(runs[1:], start=2):
-        if [row_key(r) for r in rows] != first_keys:
+        if [compare.row_key("", r) for r in rows] != keys:
             raise InputError(f"process {i} ran other rows than process 1; its results cannot be joined")
-    return [_merge_row([rows[j] for rows in runs], peak_gbps) for j in range(len(first_keys))]
-
-
-def _joined(timings) -> Timing | None:
-    if any(t is None for t in timings):
-        return None
-    split = tuple(len(t.samples_ms) for t in timings) if len(timings) > 1 else ()  # one process: no split
-    return Timing(tuple(s for t in timings for s in t.samples_ms), timings[0].method, split)
+    return [_merge_row([rows[j] for rows in runs], peak_gbps) for j in range(len(keys))]
 
 
 def _merge_row(parts: list, peak_gbps: float | None):
-    for verdict in (bench.SKIPPED, bench.ERROR, bench.FAILED):
-        bad = next((r for r in parts if r.verified == verdict), None)
-        if bad is not None:
-            return replace(bad, repeats=sum(r.repeats for r in parts))
-    first, last = parts[0], parts[-1]
-    timing = _joined([r.timing for r in parts])
-    cold = _joined([r.cold_timing for r in parts]) if all(r.cold_timing for r in parts) else None
-    before, after = as_clocks(first.clocks), as_clocks(last.clocks)  # read back from files: dicts
-    clocks = Clocks(before.before, after.after) if before is not None and after is not None else None
-    row = replace(first, timing=timing, cold_timing=cold, repeats=timing.repeats, clocks=clocks,
-                  note="; ".join(dict.fromkeys(r.note for r in parts if r.note)))
-    # every rate is work over the median time: scale the first process's by its median over the joined one
-    scale = first.timing.median_ms / timing.median_ms if timing.median_ms > 0 else None
+    row = bench.join_rows(parts, by_process=True)
+    if not row.ok:
+        return row
+    first = parts[0]
+    row.note = "; ".join(dict.fromkeys(r.note for r in parts if r.note))
+    # every rate is work over the median time (no problem here to recompute it from): scale the first
+    # process's by its median over the joined one
+    scale = first.timing.median_ms / row.timing.median_ms if row.timing.median_ms > 0 else None
     for name in ("gbps", "rate", "pct_of_spec"):
         value = getattr(first, name)
         setattr(row, name, value * scale if value is not None and scale is not None else None)

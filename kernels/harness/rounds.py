@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 
 from kernels.errors import InputError
-from kernels.timing import Timing
 
 MAX_ROUNDS = 1000
 
@@ -42,9 +41,3 @@ def round_order(count: int, round_index: int) -> list[int]:
     random.Random(round_index).shuffle(order)
     return order
 
-
-def merge_timings(timings) -> Timing | None:
-    """One Timing of every round's samples, in the order they were taken; None if a round has none."""
-    if not timings or any(t is None for t in timings):
-        return None
-    return Timing(tuple(s for t in timings for s in t.samples_ms), timings[0].method)

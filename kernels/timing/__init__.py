@@ -61,6 +61,15 @@ class Timing:
         return relative_spread(self.samples_ms)
 
 
+def join_timings(timings, by_process: bool = False) -> Timing | None:
+    """One Timing of every part's samples, in the order taken (a row's rounds, or its processes: then
+    ``by_process`` keeps the split, for more than one part); None if a part has none."""
+    if not timings or any(t is None for t in timings):
+        return None
+    split = tuple(t.repeats for t in timings) if by_process and len(timings) > 1 else ()
+    return Timing(tuple(s for t in timings for s in t.samples_ms), timings[0].method, split)
+
+
 def check_repeats(repeats: int) -> int:
     if not isinstance(repeats, int) or repeats < 1:
         raise InputError(f"repeats {repeats!r} must be a whole number of at least 1")
