@@ -279,7 +279,7 @@ def _three_blocks(decl):
 
 @pytest.mark.gpu
 def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
-    from kernels.inspector.on_gpu import load
+    from tests.inspector_on_gpu import load
     from kernels.inspector.report import inspect_many
 
     arch = load("reduction", "best").arch

@@ -9,14 +9,13 @@ from numba import cuda
 
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
-from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
-from kernels.user_variants.phases import Phases
+from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
 
 def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed bins (rows of one array zeroed before timing; the built-ins time
     their zeroing launch too); the first call is the one verified (on a GPU it
-    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    compiles, untimed: user_calls.timed_calls). ``phases`` gets the copy, compile and time phases."""
     phases = Phases() if phases is None else phases
     backend.activate()
     with phases.of("copy"):

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels.backend import HOST, Backend
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
-from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
+from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin, launch_block
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 
@@ -81,7 +81,7 @@ class JuliaRenderer:
 
         from kernels.julia.gpu import gpu_kernel
 
-        block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
+        block = check_block(launch_block(launch, block), self.limits)
         grid = grid_for(width, height, block)
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):

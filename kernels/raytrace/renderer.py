@@ -11,7 +11,7 @@ from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
-from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
+from kernels.raytrace.scene import Scene, capacity, check_count, memory_cap
 from kernels.timing import Timing, time_wall
 
 
@@ -93,7 +93,7 @@ class SphereRenderer:
 
     def max_spheres(self, memory: str) -> int:
         """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
-        return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
+        return memory_cap(self.backend, memory)
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats, timed=True):
         launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, staggered)

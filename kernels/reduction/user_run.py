@@ -8,14 +8,13 @@ import numpy as np
 from numba import cuda
 
 from kernels.harness.bench import Outcome
-from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
-from kernels.user_variants.phases import Phases
+from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
 
 def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed accumulator (slots of one array zeroed before timing, so no memset
     is timed); the first call is the one verified (on a GPU it
-    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    compiles, untimed: user_calls.timed_calls). ``phases`` gets the copy, compile and time phases."""
     phases = Phases() if phases is None else phases
     with phases.of("copy"):
         d_a, d_b = problem.device_inputs(backend)

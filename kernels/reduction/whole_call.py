@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from kernels.backend import Skip
-from kernels.harness.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show, one_line
+from kernels.errors import one_line
+from kernels.harness.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show
 from kernels.launch import Launch
 from kernels.timing import Timing
 

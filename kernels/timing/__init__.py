@@ -79,7 +79,7 @@ def check_repeats(repeats: int) -> int:
 GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
 
 
-def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
     """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
@@ -87,11 +87,11 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1
     from numba import cuda
 
     check_repeats(repeats)
-    for _ in range(warmup):
+    policy = current_policy()
+    for _ in range(policy.warmup if warmup is None else warmup):
         launch()
     cuda.synchronize()
     timer = EventTimer()
-    policy = current_policy()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
@@ -142,10 +142,11 @@ def _head_start_kernel():
     return sleep_ns
 
 
-def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None) -> Timing:
+def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
+              sync: Callable[[], object] | None = None) -> Timing:
     """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``)."""
     check_repeats(repeats)
-    for _ in range(warmup):
+    for _ in range(current_policy().warmup if warmup is None else warmup):
         fn()
     if sync:
         sync()
@@ -160,7 +161,7 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Cal
     return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
 
 
-def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
     """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
     events there, so it synchronises) and on the CPU."""
     if backend.is_gpu:
@@ -182,12 +183,14 @@ class Policy:
     ``tolerance``: keep repeating until the median of the samples moved by at most this fraction over the
     last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
     median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
-    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample."""
+    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample. ``warmup``:
+    untimed calls before the samples (a timer's caller may fix its own, e.g. a first call that compiles)."""
 
     tolerance: float | None = None
     max_repeats: int | None = None  # default: 10 x repeats
     max_seconds: float = 3.0
     cold: bool = False
+    warmup: int = 1
 
 
 _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())

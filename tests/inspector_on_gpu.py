@@ -1,5 +1,6 @@
-"""On a real GPU: the loaded kernel's resources and the driver's occupancy for it, to set against what the
-inspector computes offline (``cuOccupancyMaxActiveBlocksPerMultiprocessor`` through numba's context)."""
+"""For the inspector's GPU test: on a real GPU, the loaded kernel's resources and the driver's occupancy for it,
+to set against what the inspector computes offline (``cuOccupancyMaxActiveBlocksPerMultiprocessor`` through
+numba's context)."""
 
 from __future__ import annotations
 
