@@ -17,6 +17,7 @@ from numba import cuda  # at module level: the simulator gives kernels its own `
 from kernels.backend import memory
 from kernels.backend.memory_cuda_core import CudaCoreArrays, DeviceArray
 from kernels.errors import InputError
+from tests.conftest import run_fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -233,6 +234,33 @@ def test_cuda_core_arrays_speak_the_cuda_array_interface_and_numbas_typing(core)
     assert numba.typeof(dev[1]) == numba.typeof(np.zeros(4, np.float32))
 
 
+LAUNCH_VIEW = """
+import numpy as np
+from numba.cuda.cudadrv.devicearray import _to_strided_memory_view
+from numba.cuda.cudadrv.driver import is_device_memory
+from numba.cuda.typing.typeof import typeof
+from kernels.backend.memory_cuda_core import DeviceArray
+
+a = DeviceArray(0x7f0000001000, (3, 4), np.float32, owner=None)
+for arr, like in ((a, np.zeros((3, 4), np.float32)), (a[1], np.zeros(4, np.float32)), (a[1:], np.zeros((2, 4), np.float32))):
+    view, converted = _to_strided_memory_view(arr)
+    assert is_device_memory(arr) and not converted
+    assert (view.ptr, view.shape, view.size, view.dtype) == (arr.ptr, like.shape, like.size, like.dtype)
+    assert view._layout.strides_in_bytes == like.strides and view._layout.is_contiguous_c
+    assert view._layout.is_contiguous_f == like.flags.f_contiguous
+    assert typeof(arr) == typeof(like)
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_numbas_launch_takes_cuda_core_arrays_as_its_own():
+    """What a launch does with an argument (numba-cuda's own conversion, without a GPU): our arrays' ready
+    view, typed as numba's own arrays, with no StridedMemoryView made from the array interface."""
+    done = run_fresh_python(LAUNCH_VIEW)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 def test_cuda_core_pinned_arrays_are_numpy_and_keep_their_memory(core):
     pinned = core.pinned_empty((2, 5), np.dtype(np.uint32))
     assert type(pinned) is np.ndarray and pinned.shape == (2, 5) and pinned.dtype == np.uint32
@@ -267,7 +295,8 @@ ON_THE_CUDA_MODULE = {"stream", "synchronize", "default_stream", "external_strea
 # private names of numba and numba-cuda the project uses (kernels/backend/numba_private.py), and the
 # internal numba-cuda modules they come from
 PRIVATE_NAMES = {"_prepare_args", "_codelibrary", "_to_core_stream", "_load_overload", "_cache_file", "_index_path",
-                 "_numba_type_", "get_cufunc", "get_global_symbol"}
+                 "_numba_type_", "__cuda_memory__", "_strided_memory_view_shim", "_StridedMemoryViewShim",
+                 "get_cufunc", "get_global_symbol"}
 INTERNAL_MODULES = ("numba.cuda.cudadrv", "numba.cuda.dispatcher", "numba.core.caching", "numba.cuda.core")
 
 

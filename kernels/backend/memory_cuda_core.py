@@ -6,8 +6,8 @@ wanted.
   pool), allocated and freed on the legacy default stream, where numba launches kernels.
 - Device arrays: :class:`DeviceArray`, a C-contiguous shape and dtype over such a buffer, shown to numba
   kernels, CuPy and torch through ``__cuda_array_interface__`` (version 3, no stream: the legacy default
-  stream orders the work), and typed for a launch as numba types its own arrays
-  (:class:`~kernels.backend.numba_private.NumbaTyped`).
+  stream orders the work), and launched by numba as it launches its own arrays
+  (:class:`~kernels.backend.numba_private.NumbaArrayProtocol`).
 - Pinned host memory: cuda.core's ``PinnedMemoryResource`` (a host memory pool) where the device has host
   memory pools, else its ``LegacyPinnedMemoryResource`` (``cuMemAllocHost``), seen as numpy arrays.
 - Streams: cuda.core Streams, blocking (they wait for the legacy default stream, as numba's did).
@@ -15,10 +15,10 @@ wanted.
   their ``Async`` forms on a stream, ``cuMemsetD8Async``), the calls numba's copies and cuda.core's
   ``Buffer.copy_from`` make, without a Buffer object per copy.
 
-Launch cost: numba turns a ``__cuda_array_interface__`` argument into a StridedMemoryView on every launch
-(numba-cuda 0.30, ``devicearray._to_strided_memory_view``), where its own arrays carry one ready; a packed
-launch (:mod:`kernels.launch.packed`) converts once, so repeated frames and best's whole call pay nothing
-per launch. :class:`CudaCoreDriver` is the only code here that calls cuda.core and cuda.bindings (the tests
+Launch cost: numba turns an argument it knows only by ``__cuda_array_interface__`` into a StridedMemoryView
+on every launch (numba-cuda 0.30, ``devicearray._to_strided_memory_view``: a driver call among it), where
+its own arrays carry a ready view; ours carry one too (NumbaArrayProtocol), and a packed launch
+(:mod:`kernels.launch.packed`) converts its arguments once anyway. :class:`CudaCoreDriver` is the only code here that calls cuda.core and cuda.bindings (the tests
 run the rest against a host-memory stand-in).
 """
 
@@ -30,10 +30,10 @@ import threading
 
 import numpy as np
 
-from kernels.backend.numba_private import NumbaTyped
+from kernels.backend.numba_private import NumbaArrayProtocol
 
 
-class DeviceArray(NumbaTyped):
+class DeviceArray(NumbaArrayProtocol):
     """``shape`` elements of ``dtype``, C-contiguous from device address ``ptr``; ``owner`` (the Buffer)
     keeps the memory alive as long as any array viewing it."""
 

@@ -17,8 +17,9 @@ each function touches, and who calls it:
   driver copy into one;
 - :func:`device_to_host` (the numba side of kernels/backend/memory.py): numba's driver copy without the
   checks of ``copy_to_host``;
-- :class:`NumbaTyped` (the cuda.core side of the memory seam): numba's ``_numba_type_`` protocol, so that a
-  launch types our device arrays as it types its own.
+- :class:`NumbaArrayProtocol` (the cuda.core side of the memory seam): numba's ``_numba_type_``, ``__cuda_memory__``
+  and ``devicearray._StridedMemoryViewShim``, so that a launch types and passes our device arrays as it
+  does its own.
 
 Nothing here imports numba at import time.
 """
@@ -173,12 +174,44 @@ def _array_type(dtype, ndim: int):
     return types.Array(numpy_support.from_dtype(dtype), ndim, "C")
 
 
-class NumbaTyped:
-    """For a C-contiguous device array class with ``dtype`` and ``ndim``: numba types its instances from
-    this attribute (numba's ``_numba_type_`` protocol, as for its own device arrays), once per instance,
-    where it would otherwise parse ``__cuda_array_interface__`` on every launch; ``numba.typeof`` (which
-    the packed launch uses) knows it too."""
+@functools.lru_cache(maxsize=1)
+def _launch_view_classes():
+    """numba-cuda's ready launch view of its own arrays (``devicearray._StridedMemoryViewShim`` and its
+    layout), or None where this numba-cuda (or the simulator) has none."""
+    try:
+        from numba.cuda.cudadrv.devicearray import _StridedLayoutShim, _StridedMemoryViewShim
+    except ImportError:
+        return None
+    return _StridedMemoryViewShim, _StridedLayoutShim
+
+
+class NumbaArrayProtocol:
+    """For a C-contiguous device array class with ``ptr``, ``shape``, ``dtype``, ``ndim`` and ``size``: numba
+    launches its instances as it launches its own device arrays, each computed once per instance.
+
+    - ``_numba_type_``: numba types the argument from it (as its own arrays), where it would otherwise parse
+      ``__cuda_array_interface__``; ``numba.typeof`` (which the packed launch uses) knows it too.
+    - ``__cuda_memory__`` and ``_strided_memory_view_shim``: numba's launch takes such device memory's ready
+      view (pointer, shape, strides) as it is, where it would make a StridedMemoryView of the array
+      interface on every launch (a driver call for the pointer's device among it). Without numba-cuda's view
+      classes ``__cuda_memory__`` is False and numba reads the array interface."""
 
     @functools.cached_property
     def _numba_type_(self):
         return _array_type(self.dtype, self.ndim)
+
+    @functools.cached_property
+    def __cuda_memory__(self) -> bool:
+        return _launch_view_classes() is not None
+
+    @functools.cached_property
+    def _strided_memory_view_shim(self):
+        view, layout = _launch_view_classes()
+        strides, step = [], self.dtype.itemsize
+        for extent in reversed(self.shape):
+            strides.insert(0, step)
+            step *= extent
+        f_contiguous = sum(extent > 1 for extent in self.shape) <= 1
+        return view(ptr=self.ptr, shape=self.shape, dtype=self.dtype, size=self.size,
+                    _layout=layout(strides_in_bytes=tuple(strides), is_contiguous_c=True,
+                                   is_contiguous_f=f_contiguous, is_contiguous_any=True))
