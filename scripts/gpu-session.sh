@@ -261,11 +261,12 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
       tar -czf "$OUT/memory-seam.tgz" -C /tmp memory-seam ;;
     memory-seam-tests)
       # the tests of the code the memory seam changed (all of them, not only those marked gpu: on a GPU every
-      # kernel test runs there), once per implementation
+      # kernel test runs there; the library peers take our arrays), once per implementation
       for impl in ${IMPLS:-numba cuda-core}; do
         RAYTRACER_MEMORY=$impl timeout 290 python3 -m pytest -q -rs -p no:cacheprovider --maxfail=20 ${PYTEST_ARGS:-} \
           tests/test_memory_seam.py tests/test_packed_launch.py tests/test_raytrace.py tests/test_reduction.py \
-          tests/test_histogram.py tests/test_julia.py 2>&1 | tee "$OUT/memory-seam-tests-$impl.log" | tail -25
+          tests/test_histogram.py tests/test_julia.py tests/test_peers.py tests/test_user_variants.py 2>&1 \
+          | tee "$OUT/memory-seam-tests-$impl.log" | tail -25
       done ;;
     *) echo "unknown stage $stage" ;;
   esac
