@@ -209,8 +209,8 @@ for stage in "$@"; do
       python3 scripts/counters_record.py "$OUT" 2>&1 | tee -a "$OUT/counters.log" ;;
     memory-seam)
       # one tuning cache for every column, so that best runs at the same launch in each (rows match by launch)
-      export RAYTRACER_CACHE_DIR=${RAYTRACER_CACHE_DIR:-/tmp/memory-seam-cache}
-      ms=/tmp/memory-seam && mkdir -p "$ms"
+      export RAYTRACER_CACHE_DIR=${RAYTRACER_CACHE_DIR:-$(mktemp -d)}
+      ms=$(mktemp -d)/memory-seam && mkdir -p "$ms"
       log() { echo "$@" | tee -a "$OUT/memory-seam.log"; }
       columns="numba cuda-core"
       if [ -d .base/kernels ]; then columns="before $columns"; else log "no .base/ (main at 0dbf0d9): no before column"; fi
@@ -258,7 +258,7 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
           | sed "s/^/[$part: before against before (noise)] /" | tee -a "$OUT/memory-seam.log"
       done
       for f in "$ms"/*-whole-call*.log; do [ -f "$f" ] && { log "--- $(basename "$f")"; grep -A8 "breakdown" "$f" | tee -a "$OUT/memory-seam.log"; }; done
-      tar -czf "$OUT/memory-seam.tgz" -C /tmp memory-seam ;;
+      tar -czf "$OUT/memory-seam.tgz" -C "$(dirname "$ms")" memory-seam ;;
     memory-seam-tests)
       # the tests of the code the memory seam changed (all of them, not only those marked gpu: on a GPU every
       # kernel test runs there; the library peers take our arrays), once per implementation
