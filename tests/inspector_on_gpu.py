@@ -24,7 +24,9 @@ class LoadedKernel:
         """The driver's occupancy API for this kernel at this block and dynamic shared memory."""
         from numba import cuda
 
-        cufunc = self.compiled.library.get_cufunc()
+        from kernels.backend.numba_private import loaded_function
+
+        cufunc = loaded_function(self.compiled)
         return cuda.current_context().get_active_blocks_per_multiprocessor(cufunc, threads(block), dynamic_shared)
 
 

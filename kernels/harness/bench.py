@@ -247,14 +247,15 @@ def measure_copy_peak(kind: str, device: int = 0) -> Peak:
         return Peak(2 * nbytes / best / 1e9, "numpy copy of 256 MiB (read + write)")
     from numba import cuda
 
+    from kernels.backend import memory
     from kernels.timing import time_cuda_events
 
     kernel = _copy_kernel()
-    a = cuda.to_device(np.ones(nbytes // 8, np.int64))
-    b = cuda.device_array_like(a)
+    a = memory.to_device(np.ones(nbytes // 8, np.int64))
+    b = memory.empty_like(a)
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     t_kernel = time_cuda_events(lambda: kernel[sms * 8, 512](a, b), 10).min_ms
-    t_memcpy = time_cuda_events(lambda: b.copy_to_device(a), 10).min_ms
+    t_memcpy = time_cuda_events(lambda: memory.copy(b, a), 10).min_ms
     best = min(t_kernel, t_memcpy)
     how = "copy kernel" if t_kernel <= t_memcpy else "cudaMemcpy device-to-device"
     return Peak(2 * nbytes / (best * 1e-3) / 1e9, f"{how}, 256 MiB read + write, best of 10 (CUDA events)")

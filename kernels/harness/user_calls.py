@@ -56,17 +56,17 @@ def timed_calls(backend, once, repeats: int, phases) -> timing.Timing:
     every built-in's ('time'). In the simulator, which compiles nothing and runs every thread in Python
     (seconds a launch), one call is verified and is the timing's one sample: a simulator's time says
     nothing of speed, and another call would only double the wait."""
-    from numba import cuda
+    from kernels.backend import memory
 
     if backend.is_simulator:
         with phases.of("time"):
             t0 = time.perf_counter()
             once()
-            cuda.synchronize()
+            memory.synchronize()
         return timing.Timing(((time.perf_counter() - t0) * 1e3,), "wall")
     with phases.of("compile"):
         once()
-        cuda.synchronize()
+        memory.synchronize()
     with phases.of("time"):
         return timing.time_kernel(backend, once, repeats)
 

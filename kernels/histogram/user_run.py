@@ -5,8 +5,8 @@ as uint32 words), their count, 256 zeroed uint32 bins and the launch, and is tim
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda
 
+from kernels.backend import memory
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
 from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
@@ -21,8 +21,8 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
     with phases.of("copy"):
         data = problem.device_bytes()
         slots = calls_needed(repeats)
-        bins = cuda.to_device(np.zeros((slots, BINS), np.uint32))
-        cuda.synchronize()
+        bins = memory.zeros((slots, BINS), np.uint32)
+        memory.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [bins[i] for i in range(slots)]
     done = [0]
@@ -34,4 +34,4 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
         call(data, problem.n, views[i], launch)
 
     timing = timed_calls(backend, once, repeats, phases)
-    return Outcome(bins[0].copy_to_host(), timing, resolved.block, resolved.grid)
+    return Outcome(memory.to_host(bins[0]), timing, resolved.block, resolved.grid)

@@ -4,9 +4,7 @@ and is timed like the built-ins."""
 
 from __future__ import annotations
 
-import numpy as np
-from numba import cuda
-
+from kernels.backend import memory
 from kernels.harness.bench import Outcome
 from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
@@ -19,8 +17,8 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
     with phases.of("copy"):
         d_a, d_b = problem.device_inputs(backend)
         slots = calls_needed(repeats)
-        out = cuda.to_device(np.zeros(slots, problem.accumulator))
-        cuda.synchronize()
+        out = memory.zeros(slots, problem.accumulator)
+        memory.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [out[i:i + 1] for i in range(slots)]  # sliced now: less Python inside the timed launches
     done = [0]
@@ -32,4 +30,4 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
         call(d_a, d_b, views[i], launch, problem.op)
 
     timing = timed_calls(backend, once, repeats, phases)
-    return Outcome(out[0:1].copy_to_host()[0], timing, resolved.block, resolved.grid)
+    return Outcome(memory.to_host(out[0:1])[0], timing, resolved.block, resolved.grid)

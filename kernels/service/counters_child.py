@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     from numba import cuda
 
     from kernels import backend as backends
-    from kernels.backend import Skip
+    from kernels.backend import Skip, memory
     from kernels.errors import one_line
     from kernels.service.bench_request import BenchRequest
 
@@ -52,12 +52,12 @@ def main(argv: list[str]) -> int:
             if isinstance(out, Skip):
                 print(f"{PREFIX}-skip {i} {out.text}", file=sys.stderr, flush=True)
                 continue
-            cuda.synchronize()
+            memory.synchronize()
             cuda.profile_start()
             try:
                 marker[i + 1, 1]()
                 variant.run(problem, launch, backend, 1)
-                cuda.synchronize()
+                memory.synchronize()
             finally:
                 cuda.profile_stop()
         except Exception as exc:  # noqa: BLE001 - one broken variant is reported, never stops the batch

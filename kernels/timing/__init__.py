@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.backend import memory
 from kernels.errors import InputError
 
 
@@ -84,13 +85,11 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | N
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
     and the launches: the events then bracket the kernels alone, not the launch latency."""
-    from numba import cuda
-
     check_repeats(repeats)
     policy = current_policy()
     for _ in range(policy.warmup if warmup is None else warmup):
         launch()
-    cuda.synchronize()
+    memory.synchronize()
     timer = EventTimer()
     flush = l2_flusher() if policy.cold else None
 
@@ -144,7 +143,7 @@ def _head_start_kernel():
 
 def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
               sync: Callable[[], object] | None = None) -> Timing:
-    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``)."""
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``)."""
     check_repeats(repeats)
     for _ in range(current_policy().warmup if warmup is None else warmup):
         fn()
@@ -167,9 +166,7 @@ def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int
     if backend.is_gpu:
         return time_cuda_events(launch, repeats, warmup)
     if backend.is_simulator:
-        from numba import cuda
-
-        return time_wall(launch, repeats, warmup, sync=cuda.synchronize)
+        return time_wall(launch, repeats, warmup, sync=memory.synchronize)
     return time_wall(launch, repeats, warmup)
 
 
@@ -283,7 +280,7 @@ def l2_flusher(device: int | None = None) -> Callable[[], None]:
     if device not in _FLUSH_BUFFERS:
         l2 = devices.gpu_l2_bytes(device)
         nbytes = max(2 * l2, FLUSH_FALLBACK_BYTES) if l2 else FLUSH_FALLBACK_BYTES
-        _FLUSH_BUFFERS[device] = cuda.device_array(nbytes // 4, "int32")
+        _FLUSH_BUFFERS[device] = memory.empty(nbytes // 4, "int32")
     buffer = _FLUSH_BUFFERS[device]
     kernel = _flush_kernel()[1024, 256]
     value = [0]
