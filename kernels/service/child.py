@@ -69,6 +69,10 @@ def _child_main(conn, simulate: bool = True) -> None:
                 result = render_frame(renderers, *payload)
             elif kind == "user":
                 result = child_side.serve(payload, lambda k, v: conn.send((k, v)))
+            elif kind == "access":  # a traced run (kernels/access): its hooks live only for the job
+                from kernels.access.job import serve as trace_access
+
+                result = trace_access(payload, lambda k, v: conn.send((k, v)))
             else:
                 result = run_bench(payload, lambda k, v: conn.send((k, v)))
             conn.send(("result", result))
