@@ -124,43 +124,46 @@ class _Aborted(Exception):
 
 class _Barrier:
     """syncthreads for one block: releases when every thread still running has arrived (threads that
-    returned count as arrived, as in the simulator), after the tracer has rebuilt the requests made so far."""
+    returned count as arrived, as in the simulator), after the tracer has rebuilt the requests made so far.
+    Each waiting thread sleeps on a lock of its own, so a release wakes them without their queueing on one
+    shared lock again (a Condition's notify_all does that, slowly for a block of 1024)."""
 
     def __init__(self, total: int, on_release):
-        self._cond = threading.Condition()
-        self._total, self._arrived, self._left, self._generation = total, 0, 0, 0
+        self._lock = threading.Lock()
+        self._total, self._arrived, self._left = total, 0, 0
         self._values: list = []
         self._last: list = []
+        self._waiting: list = []
         self._on_release = on_release
         self.aborted = False
         self.error: BaseException | None = None
 
-    def wait(self, value=None) -> list:
-        with self._cond:
+    def wait(self, gate: threading.Lock, value=None) -> list:
+        """``gate``: the calling thread's own lock, held (acquired) while it is not waiting."""
+        with self._lock:
             if self.aborted:
                 raise _Aborted()
-            generation = self._generation
             self._arrived += 1
             self._values.append(value)
             if self._arrived + self._left == self._total:
                 self._release()
-            else:
-                while generation == self._generation and not self.aborted:
-                    self._cond.wait()
-            if self.aborted:
-                raise _Aborted()
-            return self._last
+                return self._last
+            self._waiting.append(gate)
+        gate.acquire()  # released by the thread that completes the barrier
+        if self.aborted:
+            raise _Aborted()
+        return self._last
 
     def leave(self) -> None:
-        with self._cond:
+        with self._lock:
             self._left += 1
             if self._arrived and self._arrived + self._left == self._total:
                 self._release()
 
     def abort(self) -> None:
-        with self._cond:
+        with self._lock:
             self.aborted = True
-            self._cond.notify_all()
+            self._open()
 
     def _release(self) -> None:
         try:
@@ -169,8 +172,12 @@ class _Barrier:
             self.error, self.aborted = exc, True
         self._last, self._values = self._values, []
         self._arrived = 0
-        self._generation += 1
-        self._cond.notify_all()
+        self._open()
+
+    def _open(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for gate in waiting:
+            gate.release()
 
 
 class _Thread(threading.Thread):
@@ -184,6 +191,8 @@ class _Thread(threading.Thread):
         self.thread_id = x + block_dim[0] * (y + block_dim[1] * z)
         self.access_state = state
         self.exception: BaseException | None = None
+        self._gate = threading.Lock()
+        self._gate.acquire()  # held while not waiting at a barrier
 
     def run(self):
         try:
@@ -197,16 +206,16 @@ class _Thread(threading.Thread):
             self._barrier.leave()
 
     def syncthreads(self):
-        self._barrier.wait()
+        self._barrier.wait(self._gate)
 
     def syncthreads_count(self, value):
-        return sum(1 for v in self._barrier.wait(value) if v)
+        return sum(1 for v in self._barrier.wait(self._gate, value) if v)
 
     def syncthreads_and(self, value):
-        return 1 if all(self._barrier.wait(value)) else 0
+        return 1 if all(self._barrier.wait(self._gate, value)) else 0
 
     def syncthreads_or(self, value):
-        return 1 if any(self._barrier.wait(value)) else 0
+        return 1 if any(self._barrier.wait(self._gate, value)) else 0
 
 
 def _run_block(tracer: recorder.Tracer, fn, grid_point, block_dim, args, dim3) -> None:
