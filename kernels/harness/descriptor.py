@@ -25,6 +25,9 @@ class Option:
     parse: Callable[[str], object] = str
     gui: bool = True  # shown in the benchmark panel
     suggestions: tuple = ()  # values the GUI offers when any value of ``parse`` is allowed
+    # an axis like the size: the user may give several values (``--load 0.5,0.9``), each one problem of its
+    # own (make_problem always sees one value), and each row records its value (the problem's ``axes``)
+    sweep: bool = False
 
     @property
     def flag(self) -> str:
