@@ -287,6 +287,14 @@ def test_the_json_file_has_the_schema(child, tmp_path):
     json.dumps(doc)  # plain JSON all through
 
 
+def test_a_block_that_overflows_the_buffer_is_refused_in_one_line(child):
+    from kernels.errors import InputError
+
+    job = TraceJob("entry", entry=(MODULE, "consecutive_int32"), segment_records=10)
+    with pytest.raises(InputError, match="more than 10 memory accesses between two barriers"):
+        trace(job, child=child)
+
+
 def test_stop_ends_a_traced_run_within_a_second():
     process = SimulatorProcess(simulate=True, name="access-stop-test")
     stop_at = [None]
@@ -446,6 +454,7 @@ def test_the_command_prints_the_costliest_line_and_writes_json(tmp_path, capsys)
     (["access", "reduction", "sequential", "--blocks", "0"], "--blocks"),
     (["access", "raytrace", "spheres-global", "--n", "0"], "--n"),
     (["access", "reduction", "sequential", "--backend", "cpu"], "only with --measured"),
+    (["access", "reduction", "sequential", "--n", "2000000000"], "MiB"),  # refused from the estimate, before running
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     assert main(argv) == 2

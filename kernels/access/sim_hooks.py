@@ -193,8 +193,11 @@ class _Thread(threading.Thread):
         self.exception: BaseException | None = None
         self._gate = threading.Lock()
         self._gate.acquire()  # held while not waiting at a barrier
+        self.go = threading.Lock()
+        self.go.acquire()  # released once every thread of the block has started
 
     def run(self):
+        self.go.acquire()  # started threads wait here: starting the rest is not slowed by their running
         try:
             self._fn(*self._args)
         except _Aborted:
@@ -230,6 +233,8 @@ def _run_block(tracer: recorder.Tracer, fn, grid_point, block_dim, args, dim3) -
         threads.append(_Thread(fn, args, barrier, grid_point, point, block_dim, state, dim3))
     for t in threads:
         t.start()
+    for t in threads:
+        t.go.release()
     for t in threads:
         t.join()
     if barrier.error is not None:
