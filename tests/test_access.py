@@ -344,6 +344,17 @@ def test_the_wavefront_model_by_hand():
     assert M.sectors([1, 31, 33, None], 4) == {0, 1}
 
 
+def test_a_lines_heat_figures_pool_its_access_kinds():
+    line = M.LineAccess("k.py", 1, "")
+    M.add_request(line.metrics, M.GLOBAL, M.LD, [8 * lane for lane in range(32)], 4)  # 8 sectors
+    M.add_request(line.metrics, M.GLOBAL, M.ST, [4 * lane for lane in range(16)] + [None] * 16, 4)  # 2 sectors
+    M.add_request(line.metrics, M.SHARED, M.LD, [128 * lane for lane in range(32)], 4)  # 32 wavefronts
+    assert line.per_request("sectors_per_request") == 5.0
+    assert line.per_request("conflicts_per_request") == 31.0
+    assert line.per_request("lanes_per_request") == (32 + 16 + 32) / 3
+    assert M.LineAccess("k.py", 2, "").per_request("sectors_per_request") is None
+
+
 def test_only_sim_hooks_names_the_simulators_internals():
     package = Path(files.__file__).parent
     private = ("FakeCUDA", "BlockManager", "FakeWithinKernel", "_dynshared", "_allocations", "kernelapi")

@@ -240,6 +240,28 @@ def ratios(metrics: dict) -> list[Ratio]:
     return out
 
 
+HEAT_FIGURES = ("sectors_per_request", "wavefronts_per_request", "conflicts_per_request", "lanes_per_request")
+
+
+def per_request(metrics: dict, figure: str) -> float | None:
+    """One figure over every access kind of ``metrics`` (a line's heat, a kernel's summary): global sectors per
+    global request, shared wavefronts or conflicts per shared request, active lanes per request of any kind;
+    None where the line has no request of that space."""
+    if figure == "sectors_per_request":
+        ops, space, key = SPACE_OPS[GLOBAL], GLOBAL, sectors_metric
+    elif figure in ("wavefronts_per_request", "conflicts_per_request"):
+        ops, space = SPACE_OPS[SHARED], SHARED
+        key = wavefronts_metric if figure == "wavefronts_per_request" else conflicts_metric
+    elif figure == "lanes_per_request":
+        pairs = [(space, op) for space, ops in SPACE_OPS.items() for op in ops]
+        requests = sum(metrics.get(requests_metric(s, o), 0) for s, o in pairs)
+        return sum(metrics.get(lanes_key(s, o), 0) for s, o in pairs) / requests if requests else None
+    else:
+        raise ValueError(f"figure {figure!r}: one of {', '.join(HEAT_FIGURES)}")
+    requests = sum(metrics.get(requests_metric(space, op), 0) for op in ops)
+    return sum(metrics.get(key(op), 0) for op in ops) / requests if requests else None
+
+
 @dataclass
 class LineAccess:
     """One source line of a kernel (or of a device or shared function it calls): its counts, notes on what
@@ -259,6 +281,10 @@ class LineAccess:
 
     def ratios(self) -> list[Ratio]:
         return ratios(self.metrics)
+
+    def per_request(self, figure: str) -> float | None:
+        """A heat column's value: one of HEAT_FIGURES over the line's access kinds."""
+        return per_request(self.metrics, figure)
 
     def requests_of(self, space: str | None = None, op: str | None = None, warp: int | None = None) -> list:
         """The kept requests, filtered: e.g. one warp's stepping through a loop's iterations."""
@@ -301,6 +327,9 @@ class KernelAccess:
 
     def ratios(self) -> list[Ratio]:
         return ratios(self.totals)
+
+    def per_request(self, figure: str) -> float | None:
+        return per_request(self.totals, figure)
 
     def line(self, number: int, file: str | None = None) -> LineAccess | None:
         return next((ln for ln in self.lines if ln.line == number and (file is None or ln.file == file)), None)

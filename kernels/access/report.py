@@ -67,10 +67,13 @@ def format_kernel(kernel: M.KernelAccess, lines: int = 5, measured: dict | None 
     costly = kernel.costliest(lines)
     if costly:
         out.append("  lines that cost most (global sectors + shared wavefronts + constant passes):")
+        first_at: dict[str, int] = {}  # a note is written out once per kernel, at the first line that has it
         for line in costly:
             out.append(f"    {line.file}:{line.line}  {line.source}")
             out += [f"        {_ratio_text(r)}" for r in line.ratios()]
-            out += [f"        note: {n}" for n in line.notes]
+            for n in line.notes:
+                out.append(f"        note: as for line {first_at[n]}" if n in first_at else f"        note: {n}")
+                first_at.setdefault(n, line.line)
     out += [f"  note: {n}" for n in kernel.notes]
     if measured is not None:
         out += _measured_lines(kernel, measured, device)
