@@ -87,6 +87,16 @@ def shared_int64(out):
 
 
 @cuda.jit
+def atomics_and_a_local_array(counter, out):
+    buf = cuda.shared.array(32, numba.int32)
+    tmp = cuda.local.array(2, numba.int32)  # local memory: not recorded
+    i = cuda.threadIdx.x
+    tmp[0] = i % 4
+    cuda.atomic.add(buf, tmp[0], 1)
+    out[i] = cuda.atomic.add(counter, 0, 1)
+
+
+@cuda.jit
 def spin(out):
     x = 0
     while x >= 0:  # never ends, and touches no memory: only Stop ends the trace
@@ -131,6 +141,10 @@ def shared_stride_32():
 
 def shared_int64_stride_1():
     shared_int64[1, 32](np.zeros(32, np.int64))
+
+
+def atomics():
+    atomics_and_a_local_array[1, 32](np.zeros(1, np.int32), np.zeros(32, np.int32))
 
 
 def spin_forever():
@@ -190,6 +204,19 @@ def test_shared_int32_bank_conflicts(child, function, conflicts):
         assert line.metrics[M.requests_metric(M.SHARED, op)] == 1
         assert line.metrics[M.wavefronts_metric(op)] == conflicts + 1
         assert line.metrics[M.conflicts_metric(op)] == conflicts
+
+
+def test_atomics_count_in_their_space_and_local_arrays_not_at_all(child):
+    result = traced(child, "atomics")
+    (kernel,) = result.kernels
+    assert [ln.line for ln in kernel.lines] == [line_of(atomics_and_a_local_array, "cuda.atomic.add(buf"),
+                                                line_of(atomics_and_a_local_array, "out[i] =")]
+    shared, global_ = kernel.lines
+    assert shared.metrics[M.requests_metric(M.SHARED, M.ATOM)] == 1 and M.requests_metric(M.SHARED, M.LD) not in shared.metrics
+    assert shared.metrics[M.lanes_key(M.SHARED, M.ATOM)] == 32
+    assert global_.metrics[M.requests_metric(M.GLOBAL, M.ATOM)] == 1  # its result is used: an ATOM, not a RED
+    assert global_.metrics[M.sectors_metric(M.ATOM)] == 1
+    assert global_.metrics[M.sectors_metric(M.ST)] == 4
 
 
 def test_shared_int64_needs_two_wavefronts_without_a_conflict(child):

@@ -12,6 +12,8 @@ NOTE_CONST = ("constant memory: read through the constant cache, not the load/st
               "l1tex requests for it; a warp's distinct addresses are served one after another")
 NOTE_RED = ("atomic whose result is unused: the compiler issues RED instead of ATOM, which Nsight Compute "
             "counts under ..._global_op_red")
+NOTE_SHARED_ATOMIC = ("shared-memory atomic: the model counts its banks as for a load (lanes on one word share a "
+                      "wavefront); the hardware also serializes lanes that update the same address")
 NOTE_WIDE_SHARED = ("{width}-byte lanes: shared memory serves {lanes} lanes per wavefront, so {minimum} wavefronts "
                     "per request is no bank conflict")
 RUN_NOTES = (
@@ -58,6 +60,8 @@ def site_note(space: str, op: str, merged: bool, width: int = 4) -> str:
         return NOTE_CONST
     if op == M.RED:
         return NOTE_RED
+    if space == M.SHARED and op == M.ATOM:
+        return NOTE_SHARED_ATOMIC
     if space == M.SHARED and width > M.BANK_BYTES:
         lanes = M.lanes_per_wavefront_group(width)
         return NOTE_WIDE_SHARED.format(width=width, lanes=lanes, minimum=M.WARP // lanes)
