@@ -21,6 +21,7 @@ from kernels.access.planning import plan
 from kernels.access.tracejob import TraceJob
 from kernels.access.runner import trace
 from kernels.backend.simulator import for_kernels
+from kernels.device_functions.vector_loads import load_vector
 from kernels.service.child import Cancelled, SimulatorProcess
 from raytracer_app.cli import main
 
@@ -97,6 +98,23 @@ def atomics_and_a_local_array(counter, out):
 
 
 @cuda.jit
+def vector_copy(words, out):
+    i = cuda.threadIdx.x
+    v = load_vector(words, i)
+    out[i] = v[0] + v[1] + v[2] + v[3]
+
+
+CONSTANT_TABLE = np.arange(64, dtype=np.float32)
+
+
+@cuda.jit
+def constant_reads(out):
+    table = cuda.const.array_like(CONSTANT_TABLE)
+    i = cuda.threadIdx.x
+    out[i] = table[i % 2]
+
+
+@cuda.jit
 def spin(out):
     x = 0
     while x >= 0:  # never ends, and touches no memory: only Stop ends the trace
@@ -145,6 +163,22 @@ def shared_int64_stride_1():
 
 def atomics():
     atomics_and_a_local_array[1, 32](np.zeros(1, np.int32), np.zeros(32, np.int32))
+
+
+def vector_loads():
+    vector_copy[1, 32](np.arange(128, dtype=np.int32), np.zeros(32, np.int32))
+
+
+def constant_memory():
+    constant_reads[1, 32](np.zeros(32, np.float32))
+
+
+def constant_spheres():
+    from kernels import backend
+    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.raytrace.scene import generate_scene
+
+    SphereRenderer(backend.resolve("sim")).render(generate_scene(2, seed=1), (16, 16), memory="constant")
 
 
 def spin_forever():
@@ -217,6 +251,29 @@ def test_atomics_count_in_their_space_and_local_arrays_not_at_all(child):
     assert global_.metrics[M.requests_metric(M.GLOBAL, M.ATOM)] == 1  # its result is used: an ATOM, not a RED
     assert global_.metrics[M.sectors_metric(M.ATOM)] == 1
     assert global_.metrics[M.sectors_metric(M.ST)] == 4
+
+
+def test_what_the_compiler_does_differently_is_modelled_and_noted(child):
+    # load_vector: the simulator reads 4 elements, the GPU one 16-byte ld.global.v4 per lane: 512 bytes
+    vector = only_line(traced(child, "vector_loads"), M.GLOBAL, M.LD)
+    assert vector.line == line_of(vector_copy, "v = load_vector(words, i)")
+    assert vector.metrics[M.requests_metric(M.GLOBAL, M.LD)] == 1 and vector.metrics[M.sectors_metric(M.LD)] == 16
+    assert vector.requests[0].width == 16 and any("16-byte vector load" in n for n in vector.notes)
+    # constant memory: not load/store-unit requests; two distinct addresses are two constant-cache passes
+    constant = only_line(traced(child, "constant_memory"), M.CONST, M.LD)
+    assert constant.metrics[M.CONST_ADDRESSES] == 2 and constant.metrics[M.requests_metric(M.CONST, M.LD)] == 1
+    assert M.requests_metric(M.GLOBAL, M.LD) not in constant.metrics
+    assert any("constant cache" in n for n in constant.notes)
+
+
+def test_the_sphere_kernels_constant_memory_is_traced_as_such(child):
+    (kernel,) = traced(child, "constant_spheres").kernels
+    assert kernel.name == "render_spheres_constant"
+    reads = [ln for ln in kernel.lines if ln.metrics.get(M.requests_metric(M.CONST, M.LD))]
+    assert reads and all(ln.file == "kernels/raytrace/shading.py" for ln in reads)
+    assert all(any("constant cache" in n for n in ln.notes) for ln in reads)
+    assert not any(ln.metrics.get(M.requests_metric(M.GLOBAL, M.LD)) for ln in kernel.lines)  # only the image is global
+    assert kernel.per_request("sectors_per_request") == 4.0  # a warp stores two rows of 16 pixels: 2 x 2 sectors
 
 
 def test_shared_int64_needs_two_wavefronts_without_a_conflict(child):
