@@ -50,7 +50,8 @@ def rows(doc: dict) -> list[tuple]:
 
 
 def table(docs: list[dict]) -> str:
-    lines = ["| target | variant | kernel | quantity | predicted | measured | agrees |", "|---|---|---|---|---|---|---|"]
+    lines = ["| target | variant | kernel | quantity | predicted | measured | agrees |",
+             "|---|---|---|---|---|---|---|"]
     judged = agreed = 0
     differ = []
     for doc in docs:

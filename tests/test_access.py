@@ -230,7 +230,8 @@ def test_inactive_lanes_are_not_counted(child):
     assert [lane for lane, a in enumerate(second.lanes) if a is not None] == list(range(8))
 
 
-@pytest.mark.parametrize("function,conflicts", [("shared_stride_1", 0), ("shared_stride_2", 1), ("shared_stride_32", 31)])
+@pytest.mark.parametrize("function,conflicts",
+                         [("shared_stride_1", 0), ("shared_stride_2", 1), ("shared_stride_32", 31)])
 def test_shared_int32_bank_conflicts(child, function, conflicts):
     result = traced(child, function)
     for op in (M.LD, M.ST):
@@ -246,7 +247,8 @@ def test_atomics_count_in_their_space_and_local_arrays_not_at_all(child):
     assert [ln.line for ln in kernel.lines] == [line_of(atomics_and_a_local_array, "cuda.atomic.add(buf"),
                                                 line_of(atomics_and_a_local_array, "out[i] =")]
     shared, global_ = kernel.lines
-    assert shared.metrics[M.requests_metric(M.SHARED, M.ATOM)] == 1 and M.requests_metric(M.SHARED, M.LD) not in shared.metrics
+    assert shared.metrics[M.requests_metric(M.SHARED, M.ATOM)] == 1
+    assert M.requests_metric(M.SHARED, M.LD) not in shared.metrics
     assert shared.metrics[M.lanes_key(M.SHARED, M.ATOM)] == 32
     assert global_.metrics[M.requests_metric(M.GLOBAL, M.ATOM)] == 1  # its result is used: an ATOM, not a RED
     assert global_.metrics[M.sectors_metric(M.ATOM)] == 1
@@ -521,7 +523,8 @@ def test_the_table_script_joins_measured_files():
            "measured_device": {"name": "NVIDIA H100 80GB HBM3"},
            "kernels": [files.kernel_doc(kernel, measured.by_kernel(FAKE_REPORT))]}
     text = access_table.table([doc])
-    assert "| reduction | interleaved-strided | interleaved_strided | global loads: sectors/request | 4.00 | 4.00 | yes |" in text
+    assert ("| reduction | interleaved-strided | interleaved_strided | global loads: sectors/request | 4.00 | 4.00 | "
+            "yes |") in text
     assert "| shared loads: conflicts/request | 2.00 | 3.50 | **no** |" in text
     assert "1 of 3 measured ratios agree (measured on NVIDIA H100 80GB HBM3)." in text
     assert "interleaved_strided: a note on line 3" in text

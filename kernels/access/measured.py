@@ -87,7 +87,8 @@ def compare(kernel: M.KernelAccess, values: dict) -> list[Compared]:
     per-request figures (sectors; wavefronts and conflicts)."""
     predicted = kernel.totals
     scale = kernel.blocks_total / max(1, len(kernel.sampled))
-    scaled = "" if scale == 1 else f" (predicted x{scale:.4g}: {len(kernel.sampled)} of {kernel.blocks_total} blocks traced)"
+    scaled = "" if scale == 1 else \
+        f" (predicted x{scale:.4g}: {len(kernel.sampled)} of {kernel.blocks_total} blocks traced)"
     out = []
     for space in (M.GLOBAL, M.SHARED):
         for op in M.SPACE_OPS[space]:

@@ -231,12 +231,14 @@ def ratios(metrics: dict) -> list[Ratio]:
             per = lambda key: metrics.get(key, 0) / requests  # noqa: E731
             lanes = per(lanes_key(space, op))
             if space == GLOBAL:
-                out.append(Ratio(space, op, requests, sectors_per_request=per(sectors_metric(op)), lanes_per_request=lanes))
+                out.append(Ratio(space, op, requests, sectors_per_request=per(sectors_metric(op)),
+                                 lanes_per_request=lanes))
             elif space == SHARED:
                 out.append(Ratio(space, op, requests, wavefronts_per_request=per(wavefronts_metric(op)),
                                  conflicts_per_request=per(conflicts_metric(op)), lanes_per_request=lanes))
             else:
-                out.append(Ratio(space, op, requests, addresses_per_request=per(CONST_ADDRESSES), lanes_per_request=lanes))
+                out.append(Ratio(space, op, requests, addresses_per_request=per(CONST_ADDRESSES),
+                                 lanes_per_request=lanes))
     return out
 
 

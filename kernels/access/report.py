@@ -61,8 +61,9 @@ def _dims(d) -> str:
 
 
 def format_kernel(kernel: M.KernelAccess, lines: int = 5, measured: dict | None = None, device: str = "") -> list[str]:
-    out = [f"kernel {kernel.name}: grid {_dims(kernel.grid)}, block {_dims(kernel.block)}"
-           + (f", {kernel.dynamic_shared} B dynamic shared" if kernel.dynamic_shared else "") + f"; {_blocks_text(kernel)}"]
+    shared = f", {kernel.dynamic_shared} B dynamic shared" if kernel.dynamic_shared else ""
+    launch = f"grid {_dims(kernel.grid)}, block {_dims(kernel.block)}{shared}"
+    out = [f"kernel {kernel.name}: {launch}; {_blocks_text(kernel)}"]
     out += [f"  {_ratio_text(r)}" for r in kernel.ratios()] or ["  no global, shared or constant access"]
     costly = kernel.costliest(lines)
     if costly:
@@ -97,8 +98,8 @@ def _measured_lines(kernel: M.KernelAccess, values, device: str) -> list[str]:
         verdict = "" if r.agrees is None else ("  agrees" if r.agrees else "  DIFFERS")
         diff = r.difference
         diff_text = "-" if diff is None else (f"{diff:+.2f}" if r.judged else f"{diff:+,.0f}")
-        out.append(f"    {r.quantity:<{width}}  {_number(r.predicted, r.judged):>10}  {_number(r.measured, r.judged):>10}  "
-                   f"{diff_text:>10}{verdict}")
+        predicted, measured = _number(r.predicted, r.judged), _number(r.measured, r.judged)
+        out.append(f"    {r.quantity:<{width}}  {predicted:>10}  {measured:>10}  {diff_text:>10}{verdict}")
     if any(r.agrees is False for r in rows):
         out += [f"    why it may differ: {n}" for n in why(kernel)] or \
                ["    why it may differ: the compiler keeps or merges accesses the source makes (see the note below)"]

@@ -44,7 +44,8 @@ class TraceJob:
 def gpu_variant(spec, name: str | None):
     """The built-in variant ``name`` of ``spec`` if the simulator can trace it, else InputError."""
     if name is None:
-        raise InputError(f"name a variant of {spec.name} to trace (see bench {spec.name} --list), or give --variant-file")
+        raise InputError(f"name a variant of {spec.name} to trace (see bench {spec.name} --list), or give "
+                         "--variant-file")
     by_name = {v.name: v for v in spec.variants}
     v = by_name.get(name)
     if v is None:
