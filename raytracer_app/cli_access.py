@@ -81,7 +81,7 @@ def run(args) -> int:
     if limits is planning.MODEL_LIMITS:
         print(f"grids sized for {limits.name}; the trace runs in the CUDA simulator", file=sys.stderr, flush=True)
     try:
-        result = access.trace(job, on_progress=lambda text: print(f"access: {text}", file=sys.stderr, flush=True))
+        result = access.trace(job, on_progress=_progress)
     finally:
         from kernels.access import runner
 
@@ -95,6 +95,11 @@ def run(args) -> int:
                     device_info(backend, None) if backend is not None else None)
         print(f"wrote {json_path}")
     return 0
+
+
+def _progress(step) -> None:
+    kernel, done, total = step
+    print(f"access: {kernel}: block {done}/{total} traced", file=sys.stderr, flush=True)
 
 
 def _block(text, shape_2d: bool):

@@ -157,7 +157,7 @@ def _product(dims) -> int:
 
 class Tracer:
     """Records a run's accesses. ``blocks``: how many blocks of each launch to run (:func:`model.sample_blocks`);
-    ``send(kind, value)`` gets ('progress', text) after each block."""
+    ``send(kind, value)`` gets ('progress', (kernel, blocks done, blocks to trace)) after each block."""
 
     def __init__(self, blocks: int, send=None, segment_records: int = MAX_SEGMENT_RECORDS):
         self.blocks = blocks
@@ -208,7 +208,7 @@ class Tracer:
         self.flush(states, grid_point)
         launch = self._launch
         launch.done_blocks += 1
-        self.send("progress", f"{launch.kernel.name}: block {launch.done_blocks}/{len(launch.kernel.sampled)} traced")
+        self.send("progress", (launch.kernel.name, launch.done_blocks, len(launch.kernel.sampled)))
 
     def end_launch(self) -> None:
         launch, self._launch = self._launch, None

@@ -34,9 +34,10 @@ def end() -> None:
 
 def trace(job: TraceJob, should_stop=lambda: False, on_progress=None, child: SimulatorProcess | None = None
           ) -> AccessResult:
-    """Run ``job`` in the child and return its tallies. ``on_progress(text)`` hears each traced block;
-    ``should_stop()`` turning true ends the child and raises :class:`kernels.service.child.Cancelled`.
-    Bad input is InputError (one line); a failure in the run is ChildFailed (one line)."""
+    """Run ``job`` in the child and return its tallies. ``on_progress((kernel, blocks done, blocks to
+    trace))`` hears each traced block; ``should_stop()`` turning true ends the child and raises
+    :class:`kernels.service.child.Cancelled`. Bad input is InputError (one line); a failure in the run is
+    ChildFailed (one line)."""
     def on_message(kind, value):
         if kind == "progress" and on_progress is not None:
             on_progress(value)
