@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     from raytracer_app import cli_lesson
 
     cli_lesson.add_parser(sub, _common, _int_list, _int)
+    from raytracer_app import cli_access
+
+    cli_access.add_parser(sub, _common, _int, _option_type)
     devices = sub.add_parser("devices", help="print the GPUs' properties (as seed 003 does) and the CPU backend")
     _common(devices)
     return parser
@@ -371,6 +374,10 @@ def _dispatch(args) -> int:
         from raytracer_app import cli_variant
 
         return cli_variant.run(args)
+    if args.command == "access":
+        from raytracer_app import cli_access
+
+        return cli_access.run(args)
     backend = backends.resolve(args.backend, args.device)
     if args.command == "lesson":
         from raytracer_app.cli_lesson import run as lesson_command

@@ -19,6 +19,9 @@
 #   lesson-references (the lessons' reference files, DEVICE-lesson-NAME.json with counters where ncu reads them,
 #   LESSONS=a,b for some of them only,
 #   under $OUT/reference-results/: copy them into assets/reference-results/)
+#   access-measured (access --measured for every reduction, histogram, hashtable and raytrace GPU variant the
+#   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
+#   table in $OUT/access-table.md for docs/measurements.md)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -268,6 +271,29 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
           tests/test_histogram.py tests/test_julia.py tests/test_peers.py tests/test_user_variants.py 2>&1 \
           | tee "$OUT/memory-seam-tests-$impl.log" | tail -25
       done ;;
+    access-measured)
+      # what each warp does to memory: the trace's prediction (CUDA simulator, in a child process) beside Nsight
+      # Compute's figures for the same launch on this GPU, per GPU variant the simulator runs; 10-30 s a variant,
+      # so split the targets over calls (TARGETS=reduction, then TARGETS="histogram hashtable raytrace")
+      mkdir -p /tmp/access
+      for t in ${TARGETS:-reduction histogram hashtable raytrace}; do
+        case $t in
+          reduction|histogram) size="--n 1048576" ;;
+          hashtable) size="--n 262144" ;;
+          raytrace) size="--n 20 --size 1024x1024" ;;
+          *) size="" ;;
+        esac
+        for v in $(python3 scripts/access_table.py --list $t | cut -d' ' -f2); do
+          s=$EPOCHREALTIME
+          timeout 240 python3 -m raytracer_app access $t $v $size --backend cuda --measured \
+            --json "/tmp/access/$t-$v.json" > "/tmp/access/$t-$v.log" 2>&1
+          echo "access $t $v $size --measured: exit $?, $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s" \
+            | tee -a "$OUT/access-measured.log"
+          grep -E "DIFFERS|error" "/tmp/access/$t-$v.log" | head -5 | sed "s/^/  /" | tee -a "$OUT/access-measured.log"
+        done
+      done
+      python3 scripts/access_table.py /tmp/access/*.json 2>&1 | tee "$OUT/access-table.md" | tail -15
+      tar -czf "$OUT/access.tgz" -C /tmp access ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
