@@ -175,8 +175,8 @@ def constant_memory():
 
 def constant_spheres():
     from kernels import backend
-    from kernels.raytrace.renderer import SphereRenderer
-    from kernels.raytrace.scene import generate_scene
+    from kernels.spheres.renderer import SphereRenderer
+    from kernels.spheres.scene import generate_scene
 
     SphereRenderer(backend.resolve("sim")).render(generate_scene(2, seed=1), (16, 16), memory="constant")
 
@@ -272,7 +272,7 @@ def test_the_sphere_kernels_constant_memory_is_traced_as_such(child):
     (kernel,) = traced(child, "constant_spheres").kernels
     assert kernel.name == "render_spheres_constant"
     reads = [ln for ln in kernel.lines if ln.metrics.get(M.requests_metric(M.CONST, M.LD))]
-    assert reads and all(ln.file == "kernels/raytrace/shading.py" for ln in reads)
+    assert reads and all(ln.file == "kernels/spheres/shading.py" for ln in reads)
     assert all(any("constant cache" in n for n in ln.notes) for ln in reads)
     assert not any(ln.metrics.get(M.requests_metric(M.GLOBAL, M.LD)) for ln in kernel.lines)  # only the image is global
     assert kernel.per_request("sectors_per_request") == 4.0  # a warp stores two rows of 16 pixels: 2 x 2 sectors
@@ -550,7 +550,7 @@ def test_the_command_prints_the_costliest_line_and_writes_json(tmp_path, capsys)
     (["access", "reduction", "cupy-sum"], "library peer"),
     (["access", "reduction", "warp-shuffle"], "simulator cannot run"),
     (["access", "reduction", "sequential", "--blocks", "0"], "--blocks"),
-    (["access", "raytrace", "spheres-global", "--n", "0"], "--n"),
+    (["access", "spheres", "spheres-global", "--n", "0"], "--n"),
     (["access", "reduction", "sequential", "--backend", "cpu"], "only with --measured"),
     (["access", "reduction", "sequential", "--n", "2000000000"], "MiB"),  # refused from the estimate, before running
 ])

@@ -199,7 +199,7 @@ def test_an_algorithm_package_declares_without_numba_and_keeps_its_kernels_apart
 
 def test_targets_come_from_the_registry_only():
     """No module keeps its own list of algorithm names (the CLI, the GUI and the inspector read the registry)."""
-    names = {"reduction", "histogram", "hashtable", "raytrace", "julia"}
+    names = {"reduction", "histogram", "hashtable", "spheres", "julia"}
     for path in KERNELS + APP:
         if path == ROOT / "kernels" / "registry.py":
             continue

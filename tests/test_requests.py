@@ -145,7 +145,7 @@ def test_a_simulator_run_goes_to_the_child_and_stop_keeps_its_finished_rows():
 
 def test_a_render_request_decides_the_block_and_the_memory_once():
     from kernels.julia import JuliaParams
-    from kernels.raytrace.scene import generate_scene
+    from kernels.spheres.scene import generate_scene
     from kernels.service.requests import RenderRequest
 
     sim = Backend("sim")

@@ -59,8 +59,9 @@ class BenchRequest:
 
     def __post_init__(self):
         words = {**CLI_LABELS, **(self.labels or {})}
-        spec = self.spec
         settle = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
+        spec = self.spec
+        settle("algorithm", spec.name)  # an earlier name (an alias) settles on the current one
         backend = self.backend
         settle("repeats", backend.caps.check_repeats(self.repeats, words["repeats"]))
         settle("options", self._settled_options(spec, words))

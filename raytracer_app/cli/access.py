@@ -8,9 +8,10 @@ from __future__ import annotations
 import sys
 
 from kernels.errors import InputError, whole
+from raytracer_app.cli.parser import common, option_type, whole_number
 
 
-def add_parser(subparsers, common, int_type, option_type) -> None:
+def add_parser(subparsers) -> None:
     from kernels.access.planning import DEFAULT_BLOCKS, SIM
     from kernels.registry import ALGORITHMS
 
@@ -24,7 +25,7 @@ def add_parser(subparsers, common, int_type, option_type) -> None:
             t.add_argument("--variant-file", default=None, metavar="FILE",
                            help="trace your own variant from FILE (docs/user-variants.md); VARIANT may be left out")
         if algorithm.size is not None:
-            t.add_argument("--n", type=int_type("--n", 1), default=None,
+            t.add_argument("--n", type=whole_number("--n", 1), default=None,
                            help=f"problem size in {algorithm.size.unit} (default "
                                 f"{algorithm.size.default_for(SIM)}, the simulator's)")
         for option in algorithm.options:
@@ -32,12 +33,12 @@ def add_parser(subparsers, common, int_type, option_type) -> None:
                            choices=option.choices or None, help=f"{option.help} (default: the simulator's)")
         t.add_argument("--block", default=None, help="threads per block: B, or BXxBY for the image kernels "
                                                      "(default: the variant's)")
-        t.add_argument("--blocks", type=int_type("--blocks", 1), default=DEFAULT_BLOCKS,
+        t.add_argument("--blocks", type=whole_number("--blocks", 1), default=DEFAULT_BLOCKS,
                        help=f"blocks traced per launch: all of a grid this small, else the first half of them and "
                             f"the rest spread to the last block (default {DEFAULT_BLOCKS})")
-        t.add_argument("--lines", type=int_type("--lines", 1), default=5,
+        t.add_argument("--lines", type=whole_number("--lines", 1), default=5,
                        help="how many of the costliest lines to show per kernel (default 5)")
-        t.add_argument("--seed", type=int_type("--seed", 0), default=0, help="seed of the random input (default 0)")
+        t.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random input (default 0)")
         t.add_argument("--json", default=None, help="also write the result as JSON to this file (overwritten)")
         t.add_argument("--measured", action="store_true",
                        help="also read the same metrics with Nsight Compute on the GPU for the same launch, and "
