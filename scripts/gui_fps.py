@@ -42,7 +42,7 @@ def measure(args, folder: str) -> int:
     from PyQt6.QtCore import QSettings
 
     from raytracer_app.gui import open_window
-    from raytracer_app.gui.settings import Keys, make_settings
+    from raytracer_app.gui.common.settings import Keys, make_settings
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)
@@ -75,7 +75,7 @@ def measure(args, folder: str) -> int:
     # own check once shown (layout.check_fit) would fit it back onto that screen mid-count
     from PyQt6.QtCore import QRect
 
-    from raytracer_app.gui import layout
+    from raytracer_app.gui.shell import layout
 
     layout.available_geometry = lambda _window: QRect(0, 0, 4096, 4096)
     window.setProperty("fitted_by_guess", False)  # else that check, due 1.5 s after show, fills the 4096 px

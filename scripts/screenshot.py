@@ -118,7 +118,7 @@ class Driver:
     def start(self) -> None:
         from PyQt6.QtWidgets import QApplication
 
-        from raytracer_app.gui.main_window import MainWindow
+        from raytracer_app.gui.shell.main_window import MainWindow
 
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
         if not windows:  # run_gui has not shown it yet
@@ -400,7 +400,7 @@ def main(argv=None) -> int:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.settings import Keys, make_settings
+    from raytracer_app.gui.common.settings import Keys, make_settings
 
     app = QApplication(sys.argv[:1])  # run_gui uses the existing instance
     if app.platformName() != "xcb":

@@ -13,7 +13,7 @@ from PyQt6.QtGui import QImage  # noqa: E402
 
 from kernels.harness import bench  # noqa: E402
 from kernels.backend import resolve  # noqa: E402
-from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
 
 WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
 
@@ -28,8 +28,8 @@ def settings_dir(tmp_path):
 def preset(backend: str = "", **values):
     """Write settings the window reads at start (small images keep the tests fast). With ``backend`` they
     go to that backend kind's own settings (the simulator never reads the shared ones)."""
-    from raytracer_app.gui.backend_settings import GROUP
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.shell.backend_settings import GROUP
+    from raytracer_app.gui.common.settings import make_settings
 
     s = make_settings()
     prefix = GROUP.format(backend) + "/" if backend else ""
@@ -40,7 +40,7 @@ def preset(backend: str = "", **values):
 
 @pytest.fixture
 def make_window(qtbot):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     windows = []
 
@@ -229,7 +229,7 @@ def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu
 
 
 def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, cpu_backend):
-    from raytracer_app.gui.bench_panel import FAILED_BG
+    from raytracer_app.gui.benchmarks.panel import FAILED_BG
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
@@ -354,7 +354,7 @@ def test_run_gui_entry_point(qtbot, monkeypatch):
     from PyQt6.QtWidgets import QApplication
 
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     preset(**{"render/size_spheres": "64x64", "backend/name": "cpu"})
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
@@ -384,7 +384,8 @@ def test_render_worker_coalesces_requests(qtbot):
     """While a frame renders, newer requests overwrite one pending slot: only the newest is rendered next."""
     import threading
 
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     started, release, rendered, shown = threading.Event(), threading.Event(), [], []
@@ -415,7 +416,8 @@ def test_render_worker_coalesces_requests(qtbot):
 def test_render_worker_renders_one_frame_ahead_and_holds_it_until_the_ack(qtbot):
     """While the GUI shows frame 0 (no ack yet), the worker renders the next request but delivers it only
     on the ack, and renders nothing further until then: one result in flight, one held."""
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     rendered, shown = [], []
@@ -450,7 +452,8 @@ def test_render_worker_queues_the_next_frame_before_handing_over_the_finished_on
     """A finished frame goes to the GUI only once the next request's GPU work is queued (the GUI holds the
     GIL through its repaint, so a launch after the hand-over would wait for it): the order is launch 2,
     then frame 1 shown, then frame 2 completed; and ``started`` follows the hand-over."""
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     events = []
@@ -486,7 +489,8 @@ def test_render_worker_says_started_only_for_frames_not_queued_on_the_gpu(qtbot)
     """A frame whose GPU work is queued already (an untimed continuous frame) finishes within a frame's time:
     no ``started`` for it, one signal less to the GUI per frame; any other request still says so."""
     from kernels.harness.frames import Queued
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     worker._preview_first = False
@@ -516,7 +520,7 @@ def test_a_frame_view_calls_back_after_the_paint_or_at_once_when_hidden(qtbot):
     one); a hidden view cannot paint and answers at once."""
     import numpy as np
 
-    from raytracer_app.gui.render_view import FrameView
+    from raytracer_app.gui.render.view import FrameView
 
     class Shown:
         image = np.zeros((8, 8, 4), np.uint8)

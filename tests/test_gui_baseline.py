@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from kernels.harness.compare import VERDICTS  # noqa: E402
 from kernels.io.cache import cache_root  # noqa: E402
 from raytracer_app.cli import main  # noqa: E402
-from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir  # noqa: E402,F401
 
 N, REPEATS = 4096, 12  # 12 repeats a side: enough for the Mann-Whitney test

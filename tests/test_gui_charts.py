@@ -13,8 +13,8 @@ pytest.importorskip("pytestqt")
 from kernels.harness import bench  # noqa: E402
 from kernels.registry import by_name  # noqa: E402
 from kernels.timing import Timing  # noqa: E402
-from raytracer_app.gui import chart_export  # noqa: E402
-from raytracer_app.gui.charts import BenchChart, ShortLogAxis, chart_title, short_number, y_label  # noqa: E402
+from raytracer_app.gui.common import chart_export  # noqa: E402
+from raytracer_app.gui.common.charts import BenchChart, ShortLogAxis, chart_title, short_number, y_label  # noqa: E402
 from raytracer_app.png import read_png_text  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
 
@@ -100,7 +100,7 @@ def test_export_refuses_other_suffixes_and_silly_widths(qtbot, tmp_path):
 
 
 def test_panel_tooltips_name_the_panels_own_variants_and_the_real_reasons(qtbot, make_window, cpu_backend):
-    from raytracer_app.gui.bench_panel import PCT_TIP, no_launch_tip
+    from raytracer_app.gui.benchmarks.panel import PCT_TIP, no_launch_tip
 
     tip = no_launch_tip(by_name("histogram"))
     assert "cpu-numpy" in tip and "(numpy" not in tip
@@ -115,8 +115,8 @@ def test_export_csv_with_no_results_says_so_and_dialogs_start_in_the_last_folder
                                                                                   tmp_path, monkeypatch):
     from PyQt6.QtWidgets import QFileDialog, QInputDialog
 
-    from raytracer_app.gui import file_dialogs
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common import file_dialogs
+    from raytracer_app.gui.common.settings import make_settings
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
@@ -139,7 +139,7 @@ def test_export_csv_with_no_results_says_so_and_dialogs_start_in_the_last_folder
 
 def test_count_curve_has_short_ticks_a_title_with_the_image_size_and_exports(qtbot, make_window, cpu_backend,
                                                                               monkeypatch, tmp_path):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40, 80))
     w = make_window(cpu_backend)
@@ -167,7 +167,7 @@ def _legend_texts(chart) -> list[str]:
 
 def test_roofline_draws_the_architectures_ceilings_without_any_rows_and_follows_the_arch(qtbot):
     from kernels.inspector.roofline import PUBLISHED
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)
@@ -190,7 +190,7 @@ def test_roofline_draws_the_architectures_ceilings_without_any_rows_and_follows_
 
 
 def test_roofline_leaves_out_cpu_and_simulator_rows_and_says_why(qtbot, tmp_path):
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)

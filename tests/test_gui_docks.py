@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PyQt6.QtWidgets import QAbstractScrollArea, QWidget  # noqa: E402
 
-from raytracer_app.gui import layout  # noqa: E402
+from raytracer_app.gui.shell import layout  # noqa: E402
 from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
 from tests.test_gui_laptop import LAPTOP, WIDE, screen, settle  # noqa: E402,F401
 
@@ -138,8 +138,8 @@ def test_reference_results_show_as_ghost_rows_never_taken_for_measurements(qtbot
                                                                             monkeypatch, tmp_path):
     import csv
 
-    from raytracer_app.gui import reference_results
-    from raytracer_app.gui.panel_table import GHOST_FG
+    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.benchmarks.panel_table import GHOST_FG
     from tests.test_reference_results import FIXTURE
 
     monkeypatch.setattr(reference_results, "REFERENCE_DIR", FIXTURE)

@@ -30,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def settings_dir(tmp_path):
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common.settings import make_settings
 
     s = make_settings()
     s.setValue("render/size_spheres", "48x32")
@@ -40,7 +40,7 @@ def settings_dir(tmp_path):
 
 @pytest.fixture
 def window(qtbot, cpu_backend, monkeypatch):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     # any dialog would block a test: fail loudly instead
     for name in ("warning", "critical", "information"):
@@ -208,7 +208,7 @@ def test_an_exception_in_a_slot_is_one_status_line(qtbot, window, monkeypatch):
 
 def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtbot, window):
     from kernels.harness.render import frame_row
-    from raytracer_app.gui.timing_log import TimingLog
+    from raytracer_app.gui.shell.timing_log import TimingLog
 
     frame = window.last["spheres"][0]
     log = TimingLog()
@@ -271,7 +271,7 @@ def test_no_display_is_one_line_and_a_non_zero_exit(tmp_path, extra, says):
 
 
 def test_a_platform_plugin_that_cannot_load_is_reported(tmp_path, monkeypatch):
-    from raytracer_app.gui import display
+    from raytracer_app.gui.shell import display
 
     broken = tmp_path / "libqxcb.so"
     broken.write_text("not a shared library")
@@ -281,7 +281,7 @@ def test_a_platform_plugin_that_cannot_load_is_reported(tmp_path, monkeypatch):
 
 
 def test_offscreen_and_wayland_need_no_x_display():
-    from raytracer_app.gui.display import display_problem
+    from raytracer_app.gui.shell.display import display_problem
 
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
     assert display_problem({"QT_QPA_PLATFORM": "minimal"}) is None

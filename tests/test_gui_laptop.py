@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QRect  # noqa: E402
 
-from raytracer_app.gui import layout  # noqa: E402
+from raytracer_app.gui.shell import layout  # noqa: E402
 from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
 
 LAPTOP, WIDE = (1366, 768), (1920, 1080)
@@ -122,7 +122,7 @@ def test_a_saved_layout_that_does_not_fit_is_rejected(qtbot, make_window, cpu_ba
 
 @pytest.mark.parametrize("value", ["text", ["a", "list"], 7, b"\x00\x01 not a saved geometry"])
 def test_a_damaged_saved_layout_gives_the_default(qtbot, make_window, cpu_backend, screen, value):
-    from raytracer_app.gui.settings import Keys
+    from raytracer_app.gui.common.settings import Keys
 
     screen(*LAPTOP)
     preset(**{"render/size_spheres": "16x16", Keys.LAYOUT.format("1366x768", "geometry"): value,
@@ -289,7 +289,7 @@ def test_launch_text_follows_what_applies(qtbot, make_window, cpu_backend, cuda_
 def test_the_limiter_is_named_only_below_full_occupancy():
     from types import SimpleNamespace
 
-    from raytracer_app.gui.inspector_panel import occupancy_text
+    from raytracer_app.gui.inspector.panel import occupancy_text
 
     full = SimpleNamespace(blocks_per_sm=8, warps_per_sm=64, max_warps_per_sm=64, percent=100.0, limiter="registers")
     half = SimpleNamespace(blocks_per_sm=4, warps_per_sm=32, max_warps_per_sm=64, percent=50.0, limiter="registers")
@@ -314,7 +314,7 @@ def test_simulator_times_are_marked_and_compare_memory_says_one_thing_at_a_time(
 
 
 def test_a_sweep_says_its_steps_and_time_left():
-    from raytracer_app.gui.bench_panel import eta_text
+    from raytracer_app.gui.benchmarks.panel import eta_text
 
     assert eta_text(10.0, 0, 54) == "" and eta_text(10.0, 54, 54) == ""
     assert eta_text(10.0, 2, 54) == ", about 4 min left"
@@ -322,7 +322,7 @@ def test_a_sweep_says_its_steps_and_time_left():
 
 
 def test_julia_says_when_float64_runs_out_of_precision(cpu_backend):
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.render.models import RenderModel
 
     model = RenderModel(cpu_backend)
     said = []

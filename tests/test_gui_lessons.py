@@ -27,7 +27,7 @@ def settings_dir(tmp_path):
 @pytest.fixture
 def panel(qtbot, monkeypatch, tmp_path):
     from kernels.inspector import toolchain
-    from raytracer_app.gui.lessons_panel import LessonsPanel
+    from raytracer_app.gui.lessons.panel import LessonsPanel
 
     # the static evidence needs a real compile (tests/test_inspector.py covers it); here the table and score
     monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
@@ -97,8 +97,8 @@ def test_a_bad_size_is_one_line_in_the_panel(qtbot, panel):
 
 
 def test_view_menu_opens_the_lessons_dock(qtbot, cpu_backend):
-    from raytracer_app.gui.lessons_panel import LessonsPanel
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.lessons.panel import LessonsPanel
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     w = MainWindow(cpu_backend)
     w.show()
@@ -121,7 +121,7 @@ def test_without_gpu_the_references_show_labelled_and_counters_are_off_with_the_
                                                                                       tmp_path):
     from kernels.inspector import toolchain
     from kernels.lessons import references
-    from raytracer_app.gui.lessons_panel import COLUMNS, LessonsPanel
+    from raytracer_app.gui.lessons.panel import COLUMNS, LessonsPanel
     from tests.test_lesson_references import H100, reference_file
 
     import kernels.counters.tool as tool
@@ -160,14 +160,14 @@ def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_pa
     from kernels.lessons import references
     from kernels.lessons import run as lesson_run
     from kernels.harness import bench
-    from raytracer_app.gui.lessons_panel import LessonsPanel
+    from raytracer_app.gui.lessons.panel import LessonsPanel
     from tests.test_lessons import FakeGPU, fake_counters, fake_run
 
     calls = fake_counters(monkeypatch)  # ncu replaced at the seam `lesson --counters` uses; why_not says ''
     fake_run(monkeypatch)  # timings and static evidence given (a fake GPU)
     monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(20.0, "test copy"))
     monkeypatch.setattr(lesson_run, "sizes_for", lambda lesson, backend, sizes=None: [2**22])
-    monkeypatch.setattr("raytracer_app.gui.lessons_panel.sizes_for", lambda lesson, backend, sizes=None: [2**22])
+    monkeypatch.setattr("raytracer_app.gui.lessons.panel.sizes_for", lambda lesson, backend, sizes=None: [2**22])
     monkeypatch.setenv(references.ENV, str(tmp_path / "none"))
     p = LessonsPanel(lambda: FakeGPU())
     qtbot.addWidget(p)

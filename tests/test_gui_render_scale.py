@@ -23,8 +23,8 @@ CONSTANT_BYTES, SPHERE_BYTES = 64 * 1024, 28  # the constant bank and one sphere
 
 # ---------------------------------------------------------------------------------------------- count control
 def _controls(qtbot, backend):
-    from raytracer_app.gui.controls import Controls
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.render.controls import Controls
+    from raytracer_app.gui.render.models import RenderModel
 
     model = RenderModel(backend)
     controls = Controls(model)
@@ -81,7 +81,7 @@ def test_a_loaded_scene_larger_than_constant_memory_keeps_its_memory(qtbot, cuda
 
 
 def test_simulator_keeps_its_own_small_cap(qtbot, cuda_backend):
-    from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
+    from raytracer_app.gui.common.sim_limits import SIM_MAX_SPHERES
 
     if not cuda_backend.is_simulator:
         pytest.skip("the simulator's cap applies to the simulator only; this session has a GPU")
@@ -93,7 +93,7 @@ def test_simulator_keeps_its_own_small_cap(qtbot, cuda_backend):
 
 
 def test_count_slider_is_logarithmic():
-    from raytracer_app.gui.count_control import SLIDER_STEPS, count_at, position_of
+    from raytracer_app.gui.render.count_control import SLIDER_STEPS, count_at, position_of
 
     assert count_at(0, 1_000_000) == 1 and count_at(SLIDER_STEPS, 1_000_000) == 1_000_000
     assert count_at(SLIDER_STEPS // 2, 1_000_000) == 1000  # halfway in the exponent
@@ -181,7 +181,7 @@ def test_status_line_shows_time_outside_the_kernel(qtbot, make_window, cpu_backe
 
 # ---------------------------------------------------------------------------------------------- count curve
 def test_sphere_count_curve_runs_and_cancels(qtbot, make_window, cpu_backend, monkeypatch):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40, 80))
     w = make_window(cpu_backend)
@@ -243,7 +243,7 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
 
     from kernels.harness import bench
     from kernels.timing import Timing
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)

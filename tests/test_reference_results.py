@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from kernels.errors import InputError  # noqa: E402
-from raytracer_app.gui import reference_results  # noqa: E402
+from raytracer_app.gui.benchmarks import reference_results  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def test_a_panel_shows_a_device_reference_as_labelled_ghost_bars(qtbot, make_win
 def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
     from kernels.harness import bench
     from kernels.timing import Timing
-    from raytracer_app.gui.charts import BenchChart
+    from raytracer_app.gui.common.charts import BenchChart
 
     ref = reference_results.load(FIXTURE / "nvidia-h100-80gb-hbm3-reduction.json", "reduction")
     chart = BenchChart()
@@ -115,7 +115,7 @@ def test_a_damaged_shipped_file_is_said_and_nothing_drawn(qtbot, make_window, cp
 
 
 def test_the_count_curve_shows_the_reference_curve(qtbot, make_window, cpu_backend, shipped, monkeypatch):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40))
     w = make_window(cpu_backend)

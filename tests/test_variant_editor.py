@@ -22,8 +22,8 @@ def folders(tmp_path, monkeypatch):
 
 @pytest.fixture
 def editor(qtbot, cuda_backend):
-    from raytracer_app.gui.models import RenderModel
-    from raytracer_app.gui.variant_editor import VariantEditor
+    from raytracer_app.gui.render.models import RenderModel
+    from raytracer_app.gui.editor.editor import VariantEditor
 
     e = VariantEditor(RenderModel(cuda_backend), {})
     qtbot.addWidget(e)
@@ -67,7 +67,7 @@ def test_run_shows_a_syntax_error_at_its_line(qtbot, editor):
 
 @pytest.mark.slow
 def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     w = MainWindow(cuda_backend)
     w.show()
@@ -109,7 +109,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, edit
     from kernels.user_variants import loader
 
     qtbot.waitUntil(lambda: loader.is_warm(editor.model.backend), timeout=WAIT)  # a fresh child, warmed again
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common.settings import make_settings
 
     assert float(make_settings().value("variants/watchdog_s")) == 3.0  # the setting is kept
 
@@ -117,7 +117,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, edit
 @pytest.mark.slow
 def test_inspect_vs_puts_the_file_beside_a_built_in_in_the_inspector(qtbot, cuda_backend):
     from kernels.inspector import toolchain
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     if toolchain.missing():
         pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")

@@ -10,8 +10,8 @@ from PyQt6.QtWidgets import QPushButton
 
 from kernels.errors import InputError
 from kernels.launch import Launch
-from raytracer_app.gui.panel_table import is_ghost
-from raytracer_app.gui.workers import JobWorker, WorkerThread, describe
+from raytracer_app.gui.benchmarks.panel_table import is_ghost
+from raytracer_app.gui.common.workers import JobWorker, WorkerThread, describe
 
 
 class MeasureWorker(JobWorker):

@@ -17,19 +17,20 @@ from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.rounds import MAX_ROUNDS
 from kernels.service.bench_request import MAX_WARMUP, BenchRequest
-from raytracer_app.gui import chart_export
-from raytracer_app.gui.algorithms import block_sweep, n_sweep
-from raytracer_app.gui.chart_export import describe
-from raytracer_app.gui.charts import BenchChart
-from raytracer_app.gui.measure import MeasureControl
-from raytracer_app.gui.panel_results import PanelResults
-from raytracer_app.gui.panel_table import (  # noqa: F401 - the table's names, as the panel's
+from raytracer_app.gui.common import chart_export
+from raytracer_app.gui.benchmarks.algorithms import block_sweep, n_sweep
+from raytracer_app.gui.common.chart_export import describe
+from raytracer_app.gui.common.charts import BenchChart
+from raytracer_app.gui.benchmarks.measure import MeasureControl
+from raytracer_app.gui.benchmarks.panel_results import PanelResults
+from raytracer_app.gui.benchmarks.panel_table import (  # noqa: F401 - the table's names, as the panel's
     FAILED_BG, IN_CACHE_TIP, PCT_TIP, SKIPPED_FG, TABLE_COLUMNS, ResultsTable, verified_text,
 )
-from raytracer_app.gui.reference_picker import ReferencePicker
-from raytracer_app.gui.saving import export_to, message_of
-from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
-from raytracer_app.gui.workers import BenchWorker, WorkerThread
+from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
+from raytracer_app.gui.common.saving import export_to, message_of
+from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
+from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.workers import WorkerThread
 
 def no_launch_tip(spec) -> str:
     """Why the launch controls are off, naming this panel's own variants that take no launch."""
@@ -519,7 +520,7 @@ class BenchPanel(QWidget):
 
     def load(self, s) -> None:
         """Restore saved choices; anything missing or unreadable keeps its default."""
-        from raytracer_app.gui.settings import read
+        from raytracer_app.gui.common.settings import read
 
         names = s.value(self._key("variants"))
         if isinstance(names, str):

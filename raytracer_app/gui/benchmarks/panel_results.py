@@ -10,8 +10,8 @@ from PyQt6.QtWidgets import QTableWidgetItem
 
 from kernels.harness import compare, results
 from kernels.harness.results_read import read_result
-from raytracer_app.gui.dialogs import ask_path
-from raytracer_app.gui.saving import export_to, in_background, message_of
+from raytracer_app.gui.common.dialogs import ask_path
+from raytracer_app.gui.common.saving import export_to, in_background, message_of
 
 DELTA_TIP = ("this row against the loaded baseline: (median / baseline median - 1) x 100; positive is slower. "
              "Load a baseline with Load baseline… (a result file of bench --json, or a run saved by the GUI)")

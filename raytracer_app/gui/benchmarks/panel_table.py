@@ -10,8 +10,8 @@ from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from kernels.harness import bench
-from raytracer_app.gui.charts import row_value
-from raytracer_app.gui.panel_results import DELTA_TIP, VERDICT_TIP
+from raytracer_app.gui.common.charts import row_value
+from raytracer_app.gui.benchmarks.panel_results import DELTA_TIP, VERDICT_TIP
 
 # what a reader looks for first comes first; launch details and the note go to the right
 TABLE_COLUMNS = ("variant", "source", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms",

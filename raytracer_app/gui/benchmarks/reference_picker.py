@@ -1,5 +1,5 @@
 """The "GPU reference" choice of a benchmark panel and of the sphere count curve: none, or one of the devices
-whose results the app ships (raytracer_app.gui.reference_results), drawn as dashed blue ghosts labelled
+whose results the app ships (raytracer_app.gui.benchmarks.reference_results), drawn as dashed blue ghosts labelled
 with the device. Where none are shipped it is disabled and says so."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QComboBox
 
-from raytracer_app.gui import reference_results
-from raytracer_app.gui.saving import in_background, message_of
+from raytracer_app.gui.benchmarks import reference_results
+from raytracer_app.gui.common.saving import in_background, message_of
 
 NONE = "no GPU reference"
 

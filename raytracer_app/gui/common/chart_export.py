@@ -26,7 +26,7 @@ def describe(target: str, options: str = "", n="", backend: str = "", device: st
 
 def metadata(info: dict) -> dict[str, str]:
     """PNG text keys: a Title as image viewers show it, and one raytracer: key per field."""
-    from raytracer_app.gui.charts import chart_title
+    from raytracer_app.gui.common.charts import chart_title
 
     meta = {"Title": chart_title(info).replace("<br>", "; "), "Software": "raytracer-app"}
     meta.update({f"raytracer:{k}": str(v) for k, v in info.items() if v})
@@ -101,7 +101,7 @@ def export(plot_item, path, info: dict, width: int | None = None):
 
     from kernels.errors import InputError
     from kernels.io.writer import write_output
-    from raytracer_app.gui.saving import in_background
+    from raytracer_app.gui.common.saving import in_background
 
     suffix = Path(str(path)).suffix.lower()
     if suffix not in FORMATS:
@@ -121,7 +121,7 @@ def ask(parent, widget, name: str, settings=None) -> tuple[str, int | None] | No
     (default :func:`default_width`); None when cancelled."""
     from PyQt6.QtWidgets import QInputDialog
 
-    from raytracer_app.gui.dialogs import ask_path
+    from raytracer_app.gui.common.dialogs import ask_path
 
     path = ask_path(parent, "Export chart", ";;".join(FORMATS.values()), f"{name}.png", settings=settings)
     if not path:
@@ -144,7 +144,7 @@ def export_interactive(parent, widget, info: dict, name: str, say, path=None, wi
         path, width = chosen
     elif width is None:
         width = default_width(widget)
-    from raytracer_app.gui.saving import message_of
+    from raytracer_app.gui.common.saving import message_of
 
     try:
         written = export(widget.getPlotItem(), path, info, width)

@@ -100,7 +100,7 @@ def y_label(metric: str, log_y: bool = False) -> str:
 def chart_title(info: dict) -> str:
     """The title an exported chart carries: target and options on the first line, then N, backend, device and
     date (two short lines rather than one cut off at a laptop's width); ``info`` as
-    :func:`raytracer_app.gui.chart_export.describe` builds it."""
+    :func:`raytracer_app.gui.common.chart_export.describe` builds it."""
     first = info.get("target", "") + (f" ({info['options']})" if info.get("options") else "")
     second = " | ".join(p for p in (f"N {info['n']}" if info.get("n") else "", info.get("backend", ""),
                                     info.get("device", ""), info.get("date", "")) if p)

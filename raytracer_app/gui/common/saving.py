@@ -52,7 +52,7 @@ def export_to(parent, write, on_error, title: str, filters: str, name: str, path
     ``write(path)`` off the GUI thread. A refused path or a failed write goes to ``on_error(exc)``. Returns
     the path written, or None when cancelled or failed."""
     if path is None:
-        from raytracer_app.gui.dialogs import ask_path
+        from raytracer_app.gui.common.dialogs import ask_path
 
         path = ask_path(parent, title, filters, name)
         if not path:

@@ -19,10 +19,10 @@ from PyQt6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPus
 
 from kernels.errors import InputError
 from kernels.launch import Launch
-from raytracer_app.gui import variant_files
-from raytracer_app.gui.code_editor import CodeEditor
-from raytracer_app.gui.variant_worker import VariantJob, VariantWorker
-from raytracer_app.gui.workers import WorkerThread
+from raytracer_app.gui.editor import files as variant_files
+from raytracer_app.gui.editor.code_editor import CodeEditor
+from raytracer_app.gui.editor.worker import VariantJob, VariantWorker
+from raytracer_app.gui.common.workers import WorkerThread
 
 WATCHDOG_KEY = "variants/watchdog_s"
 AUTOSAVE_MS = 1500
@@ -45,7 +45,7 @@ class VariantEditor(QWidget):
     def __init__(self, model, panels: dict, settings=None):
         super().__init__()
         from kernels.registry import ALGORITHMS
-        from raytracer_app.gui.settings import make_settings, read
+        from raytracer_app.gui.common.settings import make_settings, read
 
         self.model, self.panels = model, panels
         self.settings = settings if settings is not None else make_settings()
@@ -138,7 +138,7 @@ class VariantEditor(QWidget):
         self.warm()
 
     def open(self, path: str | None = None) -> bool:
-        from raytracer_app.gui.dialogs import ask_path
+        from raytracer_app.gui.common.dialogs import ask_path
 
         path = path or ask_path(self, "Open variant file", "Python (*.py);;All files (*)", save=False,
                                 settings=self.settings)
@@ -163,7 +163,7 @@ class VariantEditor(QWidget):
         return self.save_as(self.path) if self.path else self.save_as()
 
     def save_as(self, path: str | None = None) -> bool:
-        from raytracer_app.gui.dialogs import ask_path
+        from raytracer_app.gui.common.dialogs import ask_path
 
         path = path or ask_path(self, "Save variant file", "Python (*.py)", self._name() + ".py",
                                 settings=self.settings)

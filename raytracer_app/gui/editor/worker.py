@@ -18,7 +18,7 @@ from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
 from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.backend.child import Cancelled
-from raytracer_app.gui.workers import JobWorker, describe
+from raytracer_app.gui.common.workers import JobWorker, describe
 
 
 

@@ -13,10 +13,10 @@ from PyQt6.QtCore import QEvent, QObject, Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QPushButton, QStyle,
                              QStyleOptionButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from raytracer_app.gui.charts import threads_of
-from raytracer_app.gui.inspector_panel import InspectorPanel
-from raytracer_app.gui.roofline_chart import RooflineChart, inspectable
-from raytracer_app.gui.workers import describe
+from raytracer_app.gui.common.charts import threads_of
+from raytracer_app.gui.inspector.panel import InspectorPanel
+from raytracer_app.gui.inspector.roofline_chart import RooflineChart, inspectable
+from raytracer_app.gui.common.workers import describe
 
 
 class CompareWorker(QObject):
@@ -193,7 +193,7 @@ class InspectorDock(QWidget):
 
     def show_measured(self, target: str, n: int, results: dict) -> None:
         """The Measured tab: each variant's counters (each kernel and the sum) and the guided analysis."""
-        from raytracer_app.gui.measure import counters_tooltip
+        from raytracer_app.gui.benchmarks.measure import counters_tooltip
 
         text = [f"{target}, n = {n:,} (Nsight Compute)"]
         text += [counters_tooltip(name, m, n) for name, m in results.items()]
@@ -237,7 +237,7 @@ class InspectorDock(QWidget):
         chart = panel.chart
         if chart.mode != "bars" or chart.bars is None:
             return
-        from raytracer_app.gui.charts import row_value
+        from raytracer_app.gui.common.charts import row_value
 
         names = list(dict.fromkeys(r.variant for r, _ in chart.points if row_value(r, chart.metric) is not None))
         x = chart.getPlotItem().vb.mapSceneToView(ev.scenePos()).x()

@@ -15,7 +15,7 @@ from PyQt6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextEdit,
                              QVBoxLayout, QWidget)
 
-from raytracer_app.gui.workers import WorkerThread, describe
+from raytracer_app.gui.common.workers import WorkerThread, describe
 
 WIDE_RATIO = 2.6  # width / height above which the resources and the curve go beside the code
 HIGHLIGHT = QColor(255, 236, 150)

@@ -13,8 +13,8 @@ from PyQt6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidg
 
 from kernels.backend import choice
 from kernels.errors import InputError
-from raytracer_app.gui import chart_export
-from raytracer_app.gui.charts import chart_title, short_axes, threads_of
+from raytracer_app.gui.common import chart_export
+from raytracer_app.gui.common.charts import chart_title, short_axes, threads_of
 
 CPU_WHY = "CPU rows are not GPU measurements (no kernel, no GPU memory): run the panel on a GPU to see points"
 SIM_WHY = ("simulator rows are not plotted: the simulator runs every GPU thread in Python, so its times say "

@@ -24,8 +24,8 @@ from kernels.errors import InputError, whole
 from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.backend.child import Cancelled, SimulatorProcess
-from raytracer_app.gui import lesson_references as shown_refs
-from raytracer_app.gui.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
+from raytracer_app.gui.lessons import references as shown_refs
+from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
 COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "cumulative x", "paper step x",
@@ -221,7 +221,7 @@ class LessonsPanel(QWidget):
         """Without a GPU, the lesson's shipped references (read off the GUI thread) and their columns."""
         self.references = []
         if not backend.is_gpu:
-            from raytracer_app.gui.saving import in_background
+            from raytracer_app.gui.common.saving import in_background
 
             self.references, refused = in_background(lambda: references.load(lesson))
             if refused:
@@ -368,7 +368,7 @@ class LessonsPanel(QWidget):
         """Write the last run as CSV or Markdown (``path``, else asked for)."""
         if self.run_result is None:
             return
-        from raytracer_app.gui.saving import export_to
+        from raytracer_app.gui.common.saving import export_to
 
         suffix = "csv" if kind == "csv" else "md"
         refs, run = self.references, self.run_result

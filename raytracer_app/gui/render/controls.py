@@ -17,12 +17,12 @@ from kernels.harness.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
 from kernels.spheres.layout import PATTERNS
 from kernels.spheres.scene import load_scene, presets, save_scene
-from raytracer_app.gui.dialogs import ask_path
-from raytracer_app.gui.saving import in_background, message_of
-from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
-from raytracer_app.gui.count_control import SphereCountControl
-from raytracer_app.gui.slider_spin import SliderSpin
-from raytracer_app.gui.models import JULIA_PRESETS, PRECISION_MODES
+from raytracer_app.gui.common.dialogs import ask_path
+from raytracer_app.gui.common.saving import in_background, message_of
+from raytracer_app.gui.common.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
+from raytracer_app.gui.render.count_control import SphereCountControl
+from raytracer_app.gui.common.slider_spin import SliderSpin
+from raytracer_app.gui.render.models import JULIA_PRESETS, PRECISION_MODES
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"

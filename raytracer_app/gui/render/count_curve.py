@@ -13,11 +13,12 @@ from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from kernels.harness import bench
-from raytracer_app.gui import chart_export
-from raytracer_app.gui.charts import chart_title, reference_pen, short_axes
-from raytracer_app.gui.reference_picker import ReferencePicker
-from raytracer_app.gui.reference_results import curve_points
-from raytracer_app.gui.workers import BenchWorker, WorkerThread
+from raytracer_app.gui.common import chart_export
+from raytracer_app.gui.common.charts import chart_title, reference_pen, short_axes
+from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
+from raytracer_app.gui.benchmarks.reference_results import curve_points
+from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.workers import WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
 GPU_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)
@@ -30,7 +31,7 @@ LINE_COLOURS = {"global": "#1f77b4", "constant": "#d62728", "shared": "#2ca02c",
 def sweep_for(backend) -> tuple[list[int], list[str], tuple[int, int], int]:
     """(sphere counts, variant names, image size, repeats) for a curve on ``backend``: counts from 20 to
     the backend's cap; constant memory's own rows past its capacity come back skipped."""
-    from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
+    from raytracer_app.gui.common.sim_limits import SIM_MAX_SPHERES
 
     if backend.is_simulator:
         return [20, SIM_MAX_SPHERES], [f"spheres-{m}" for m in GPU_MEMORIES], (16, 16), 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from kernels.backend import choice
-from raytracer_app.gui.settings import load_model, save_model
+from raytracer_app.gui.render.model_settings import load_model, save_model
 
 GROUP = "per_backend/{}"
 
@@ -62,7 +62,7 @@ class ModelStore:
 
     def load(self, kind: str, model) -> None:
         """``kind``'s values into the model; the simulator seen for the first time starts small."""
-        from raytracer_app.gui.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES
+        from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES
 
         first_time = not has_group(self.settings, kind)
         with reading(self.settings, kind) as s:

@@ -270,7 +270,7 @@ class _ProportionWhenShown(QObject):
 
 # ---------------------------------------------------------------------------------------------- kept per screen
 def _key(window, what: str) -> str:
-    from raytracer_app.gui.settings import Keys
+    from raytracer_app.gui.common.settings import Keys
 
     return Keys.LAYOUT.format(screen_key(window), what)
 
@@ -288,7 +288,7 @@ def save_layout(window) -> None:
 def restore_layout(window) -> bool:
     """The layout saved for this screen's size when it fits there (True); else the default, fitted (False).
     A layout saved on another screen size is never applied: its sizes were chosen for that screen."""
-    from raytracer_app.gui.settings import read, read_bytes
+    from raytracer_app.gui.common.settings import read, read_bytes
 
     s = window.settings
     geometry, state = read_bytes(s, _key(window, "geometry")), read_bytes(s, _key(window, "state"))

@@ -8,21 +8,24 @@ import time
 from PyQt6.QtCore import Qt, QTimer
 from PyQt6.QtWidgets import QDockWidget, QMainWindow
 
-from raytracer_app.gui import backend_settings, dialogs, status_line, variant_editor, wheel_guard
-from raytracer_app.gui.algorithms import ALGORITHMS
-from raytracer_app.gui.bench_panel import BenchPanel
-from raytracer_app.gui.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
-from raytracer_app.gui import layout
-from raytracer_app.gui.menus import Menus
-from raytracer_app.gui.render_view import RenderView
-from kernels.harness.render import frame_row
-from raytracer_app.gui.models import RenderModel
 from kernels.errors import InputError
+from kernels.harness.render import frame_row
 from kernels.service.requests import CompareRequest
-from raytracer_app.gui.settings import PROBLEM, Keys, make_settings, read
-from raytracer_app.gui.timing_log import FpsMeter, TimingLog
-from raytracer_app.gui.workers import ORPHANS, RenderWorker, WorkerThread
-from raytracer_app.gui.workspaces import Workspaces, commit_typed
+from raytracer_app.gui.benchmarks.algorithms import ALGORITHMS
+from raytracer_app.gui.benchmarks.panel import BenchPanel
+from raytracer_app.gui.common import wheel_guard
+from raytracer_app.gui.common.settings import PROBLEM, Keys, make_settings, read
+from raytracer_app.gui.common.workers import ORPHANS, WorkerThread
+from raytracer_app.gui.editor import editor as variant_editor
+from raytracer_app.gui.render.compare_dialog import CompareDialog
+from raytracer_app.gui.render.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
+from raytracer_app.gui.render.models import RenderModel
+from raytracer_app.gui.render.view import RenderView
+from raytracer_app.gui.render.worker import RenderWorker
+from raytracer_app.gui.shell import backend_settings, layout, status_line
+from raytracer_app.gui.shell.menus import Menus
+from raytracer_app.gui.shell.timing_log import FpsMeter, TimingLog
+from raytracer_app.gui.shell.workspaces import Workspaces, commit_typed
 
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
 VIEW_MIN_PX = 360
@@ -294,7 +297,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ inspector, sphere count curve
     def ensure_lessons(self):
         if self.lessons is None and not self._closing:
-            from raytracer_app.gui.lessons_panel import LessonsPanel
+            from raytracer_app.gui.lessons.panel import LessonsPanel
 
             self.lessons = LessonsPanel(lambda: self.model.backend)
             self.lessons.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
@@ -305,7 +308,7 @@ class MainWindow(QMainWindow):
     def ensure_inspector(self):
         """The Inspector dock's contents, built on first need and wired to every benchmark panel."""
         if self.inspector is None and not self._closing:
-            from raytracer_app.gui.inspector_dock import InspectorDock
+            from raytracer_app.gui.inspector.dock import InspectorDock
 
             self.inspector = InspectorDock()
             self.inspector.shown.connect(lambda *_: self.workspaces.show_dock(self.inspector_dock))
@@ -318,7 +321,7 @@ class MainWindow(QMainWindow):
     def sphere_count_curve(self):
         """Open the Sphere Count Curve and start its sweep (in a worker; Cancel ends it)."""
         if self.count_curve is None:
-            from raytracer_app.gui.count_curve import CountCurveDialog
+            from raytracer_app.gui.render.count_curve import CountCurveDialog
 
             self.count_curve = CountCurveDialog(self.model, self)
             wheel_guard.guard_tree(self.count_curve)
@@ -351,7 +354,7 @@ class MainWindow(QMainWindow):
         self.worker.ack()
         self.log.add(*(frame_row(f) for f in frames))
         if self.compare_dialog is None:
-            self.compare_dialog = dialogs.CompareDialog(self)
+            self.compare_dialog = CompareDialog(self)
         r = job.render
         self.compare_dialog.show_frames(frames, r.pattern, r.scene.count, r.size)
         self.compare_dialog.show()
@@ -384,7 +387,7 @@ class MainWindow(QMainWindow):
 
     def restart_switching_simulator(self) -> None:
         """Close (saving settings) and start again in or out of the CUDA simulator (see run_gui)."""
-        from raytracer_app.gui.restart import restart_argv
+        from raytracer_app.gui.shell.restart import restart_argv
 
         self.restart_argv = restart_argv()
         self.close()

@@ -11,9 +11,9 @@ from PyQt6.QtWidgets import QMessageBox
 
 from kernels.harness import bench
 from kernels.io.writer import write_output
-from raytracer_app.gui import dialogs
-from raytracer_app.gui.saving import in_background, message_of, png_of
-from raytracer_app.gui.timing_log import TimingLog
+from raytracer_app.gui.common import dialogs
+from raytracer_app.gui.common.saving import in_background, message_of, png_of
+from raytracer_app.gui.shell.timing_log import TimingLog
 
 
 class Menus:
@@ -73,7 +73,7 @@ class Menus:
                      "frame time against sphere count (log-log), one line per memory, as `bench spheres "
                      "--sizes` measures it")
         render.addSeparator()
-        from raytracer_app.gui.restart import restart_label
+        from raytracer_app.gui.shell.restart import restart_label
 
         text, tip = restart_label()
         self.restart = self._action(render, text, w.restart_switching_simulator, None, tip)
