@@ -280,6 +280,18 @@ def test_a_platform_plugin_that_cannot_load_is_reported(tmp_path, monkeypatch):
     assert problem.startswith("no usable display: Qt's X11 plugin cannot load") and "\n" not in problem
 
 
+def test_a_missing_system_library_is_named_with_its_package(tmp_path, monkeypatch):
+    from raytracer_app.gui.shell import display
+
+    assert display.debian_package("libxcb-cursor.so.0") == "libxcb-cursor0"
+    assert display.debian_package("libxkbcommon-x11.so.0") == "libxkbcommon-x11-0"
+    monkeypatch.setattr("shutil.which", lambda name: None)  # no ldd: the loader's message names one
+    said = display.missing_libraries(tmp_path / "libqxcb.so", "libxcb-cursor.so.0: cannot open shared object file: "
+                                                               "No such file or directory")
+    assert said == "libxcb-cursor.so.0 is missing (Debian/Ubuntu: apt-get install libxcb-cursor0)"
+    assert display.missing_libraries(tmp_path / "x.so", "something else went wrong") == "something else went wrong"
+
+
 def test_offscreen_and_wayland_need_no_x_display():
     from raytracer_app.gui.shell.display import display_problem
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,8 +41,17 @@ def _xcb_problem(display: str) -> str | None:
     if plugin is not None:
         try:
             ctypes.CDLL(str(plugin))
+            error = ""
         except OSError as exc:  # a system library the X11 plugin links against is missing
-            return f"no usable display: Qt's X11 plugin cannot load ({str(exc).split(':')[-1].strip()}); {HELP}"
+            error = str(exc)
+        try:
+            ctypes.CDLL(RUNTIME_LIBRARY)  # the plugin opens it itself when it starts (Qt 6.5 and later)
+            runtime = []
+        except OSError:
+            runtime = [RUNTIME_LIBRARY]
+        if error or runtime:
+            said = missing_libraries(plugin, error, runtime)
+            return f"no usable display: Qt's X11 plugin cannot load: {said}; {HELP}"
     try:
         xcb = ctypes.CDLL("libxcb.so.1")
     except OSError:
@@ -58,6 +68,42 @@ def _xcb_problem(display: str) -> str | None:
         if conn:
             xcb.xcb_disconnect(conn)
     return None
+
+
+def missing_libraries(plugin, error: str, also=()) -> str:
+    """What is missing for ``plugin`` to load, with the Debian/Ubuntu packages that usually hold it: every
+    library ``ldd`` finds missing, else the one the loader's ``error`` names; and ``also``."""
+    import shutil
+    import subprocess
+
+    names = []
+    if error and shutil.which("ldd"):
+        try:
+            out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True, timeout=10).stdout
+            names = [line.split("=>")[0].strip() for line in out.splitlines() if "not found" in line]
+        except (OSError, subprocess.SubprocessError):
+            names = []
+    if not names and error:
+        name = error.partition(": ")[0].strip()
+        if not re.fullmatch(LIBRARY, name):
+            return error.strip()
+        names = [name]
+    names = list(dict.fromkeys([*names, *also]))
+    packages = " ".join(debian_package(n) for n in names)
+    return f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} missing (Debian/Ubuntu: apt-get install {packages})"
+
+
+RUNTIME_LIBRARY = "libxcb-cursor.so.0"
+LIBRARY = r"(lib[\w+-]+?)\.so\.([\d.]+)"
+
+
+def debian_package(library: str) -> str:
+    """libxcb-cursor.so.0 -> libxcb-cursor0, libxkbcommon-x11.so.0 -> libxkbcommon-x11-0 (Debian's naming)."""
+    m = re.fullmatch(LIBRARY, library)
+    if m is None:
+        return library
+    base, version = m.group(1).lower(), m.group(2).split(".")[0]
+    return f"{base}{'-' if base[-1].isdigit() else ''}{version}"
 
 
 def _qt_plugin(name: str) -> Path | None:
