@@ -46,7 +46,7 @@ def test_every_tool_fits_1366x768_with_the_inspector_open(qtbot, make_window, cp
     available = QRect(0, 0, *LAPTOP)
     assert available.contains(w.frameGeometry())
     assert w.frameGeometry().width() == LAPTOP[0] and w.frameGeometry().height() == LAPTOP[1]  # the whole screen
-    assert w.workspaces.separate and w.workspaces.current().name == "Render"
+    assert w.workspaces.current().name == "Render"
     assert w.view.isVisible() and w.controls_dock.isVisible()
     w.inspector_dock.toggleViewAction().trigger()  # View > Inspector
     qtbot.waitUntil(lambda: w.inspector is not None and w.inspector_dock.isVisible(), timeout=WAIT)
@@ -72,22 +72,6 @@ def test_every_tool_fits_1366x768_with_the_inspector_open(qtbot, make_window, cp
     assert not w.inspector_dock.isVisible()
 
 
-def test_wide_screen_puts_the_panels_beside_the_render(qtbot, make_window, cpu_backend, screen):
-    screen(*WIDE)
-    preset(**{"render/size_spheres": "32x32"})
-    w = make_window(cpu_backend)
-    settle(qtbot, w)
-    assert not w.workspaces.separate
-    assert w.view.isVisible() and w.controls_dock.isVisible() and w.bench_docks[0].isVisible()
-    assert w.controls_dock.x() < w.view.x() < w.bench_docks[0].x()  # three columns
-    w.inspector_dock.toggleViewAction().trigger()
-    qtbot.waitUntil(lambda: w.inspector is not None and w.inspector_dock.isVisible(), timeout=WAIT)
-    qtbot.wait(50)
-    assert w.view.isVisible() and QRect(0, 0, *WIDE).contains(w.frameGeometry())
-    for view in (w.inspector.panel.source_view, w.inspector.panel.ptx_view):
-        assert lines_shown(view) >= 15
-
-
 def test_a_layout_saved_on_a_wide_screen_is_not_applied_on_a_laptop(qtbot, make_window, cpu_backend, screen):
     screen(*WIDE)
     preset(**{"render/size_spheres": "32x32"})
@@ -100,12 +84,12 @@ def test_a_layout_saved_on_a_wide_screen_is_not_applied_on_a_laptop(qtbot, make_
     small = make_window(cpu_backend)
     settle(qtbot, small)
     assert QRect(0, 0, *LAPTOP).contains(small.frameGeometry())
-    assert small.workspaces.separate and (small.width(), small.height()) != (780, 700)  # not applied
+    assert (small.width(), small.height()) != (780, 700)  # not applied
     assert small.frameGeometry().height() == LAPTOP[1]
     screen(*WIDE)  # back on the wide screen its own layout comes back
     again = make_window(cpu_backend)
     qtbot.wait(50)
-    assert again.height() == 700 and not again.workspaces.separate  # (its width: at least the docks' minimum)
+    assert again.height() == 700  # (its width: at least the docks' minimum)
 
 
 def test_a_saved_layout_that_does_not_fit_is_rejected(qtbot, make_window, cpu_backend, screen):
@@ -126,7 +110,7 @@ def test_a_damaged_saved_layout_gives_the_default(qtbot, make_window, cpu_backen
 
     screen(*LAPTOP)
     preset(**{"render/size_spheres": "16x16", Keys.LAYOUT.format("1366x768", "geometry"): value,
-              Keys.LAYOUT.format("1366x768", "state"): value, Keys.LAYOUT.format("1366x768", "separate"): "maybe",
+              Keys.LAYOUT.format("1366x768", "state"): value, Keys.LAYOUT.format("1366x768", "version"): "maybe",
               Keys.LAYOUT.format("1366x768", "workspace"): value})
     w = make_window(cpu_backend)
     settle(qtbot, w)
@@ -168,7 +152,7 @@ def test_the_wheel_scrolls_past_unfocused_inputs(qtbot, make_window, cpu_backend
     w = make_window(cpu_backend)
     w.workspaces.select("Benchmarks")
     panel = w.panels["Reduction"]
-    panel.split.setSizes([80, 400, 200])  # the settings scroll
+    panel.settings_area.setFixedHeight(150)  # the settings scroll (a window lower than the list)
     qtbot.wait(50)
     op, repeats = panel.options["op"], panel.repeats
     bar = panel.settings_area.verticalScrollBar()

@@ -52,10 +52,15 @@ def test_rows_guesses_run_and_score(qtbot, panel, tmp_path):
     p.prepare()
     assert p.table.rowCount() == len(REDUCTION.steps)
     assert [cell(p, r, 0) for r in range(p.table.rowCount())] == [s.title for s in REDUCTION.steps]
-    assert cell(p, 1, 8) == "2.33x" and cell(p, 6, 9) == "30.04x"  # the paper's columns, before any run
-    assert "not timed" in p.table.horizontalHeaderItem(3).text()
+    # the paper's columns are the answers: hidden until the step's guess is made
+    assert cell(p, 1, 8) == "?" and cell(p, 6, 9) == "?"
+    assert "not timed" in p.table.horizontalHeaderItem(3).text() and p.table.isColumnHidden(3)
+    names = [item.name() for item in p.chart.getPlotItem().listDataItems()]
+    assert len(p.chart.getPlotItem().listDataItems()[0].xData) == 1  # the published curve: step 1 only
     # kernel 2 was 2.33x faster on the G80, kernel 3 2.01x: one right guess, one wrong
     p.table.cellWidget(1, 1).setCurrentText("faster")
+    assert cell(p, 1, 8) == "2.33x" and cell(p, 2, 8) == "?"
+    assert list(p.chart.getPlotItem().listDataItems()[0].xData) == [1, 2] and names == ["published"]
     p.table.cellWidget(2, 1).setCurrentText("slower")
     p.start()
     qtbot.waitUntil(lambda: not p.busy() and p.run_result is not None, timeout=WAIT)
@@ -64,6 +69,7 @@ def test_rows_guesses_run_and_score(qtbot, panel, tmp_path):
     assert not p.table.cellWidget(1, 1).isEnabled()  # the guess is locked once its step ran
     assert cell(p, 1, 10) == "faster ✓" and cell(p, 2, 10) == "faster ✗"
     assert cell(p, 0, 10) == "not measured"  # the first step has no step speedup to guess
+    assert cell(p, 6, 9) == "30.04x"  # a step that ran shows its answers, guessed or not
     assert p.score_counts()[:2] == (1, 2)
     assert p.score.text() == "score: 1 of 2 guesses right (against the published figure (not measured here))"
     p.table.setCurrentCell(3, 0)
@@ -138,7 +144,13 @@ def test_without_gpu_the_references_show_labelled_and_counters_are_off_with_the_
         assert headings[len(COLUMNS):] == ["H100 ms", "H100 step x", "H100 cum x"]
         tip = p.table.horizontalHeaderItem(len(COLUMNS)).toolTip()
         assert f"reference, measured on {H100} on " in tip and "(not this machine)" in tip and "4,194,304" in tip
-        # tests.test_lessons.TIMES: 8 ms then 4 ms, 2x; nothing of this machine is timed
+        # tests.test_lessons.TIMES: 8 ms then 4 ms, 2x; nothing of this machine is timed; shown once guessed
+        assert [cell(p, 1, len(COLUMNS) + k) for k in range(3)] == ["?"] * 3
+        items = p.chart.getPlotItem().listDataItems()
+        assert all(len(item.xData) == 1 for item in items)  # step 1 alone (1.0x), the rest hidden
+        p.table.setCurrentCell(1, 0)
+        assert "Guess this step first" in p.explanation.text() and "References" not in p.explanation.text()
+        p.table.cellWidget(1, 1).setCurrentText("faster")
         assert [cell(p, 1, len(COLUMNS) + k) for k in range(3)] == ["4.0000", "2.00x", "2.00x"]
         assert cell(p, 1, 3) == "" and "not timed" in p.table.horizontalHeaderItem(3).text()
         assert "H100 columns are a reference, measured on" in p.summary.text()

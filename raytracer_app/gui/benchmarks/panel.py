@@ -9,7 +9,7 @@ import time
 
 from PyQt6.QtCore import Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QMenu, QProgressBar,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel, QMenu, QProgressBar,
     QPushButton, QScrollArea, QSlider, QSpinBox, QSplitter, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -43,7 +43,6 @@ def no_launch_tip(spec) -> str:
 
 
 SWEEPS = {"single run": "bars", "sweep block size": "block", "sweep N": "n"}
-CHART_PX = 260  # the chart's height in a fresh layout, where the panel has room
 
 
 def eta_text(elapsed: float, done: int, total: int) -> str:
@@ -81,7 +80,7 @@ class BenchPanel(QWidget):
         self.worker.finished.connect(self._finished)
         self.thread.start()
 
-        lay = QVBoxLayout(self)
+        lay = QHBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         settings = QWidget()
         top = QHBoxLayout(settings)
@@ -100,9 +99,15 @@ class BenchPanel(QWidget):
         vlay.addStretch(1)
         top.addWidget(self.variants_box, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self._settings_box(), 1)
-        self.settings_area = QScrollArea()  # scrolls instead of clipping in a small window
+        # the variants and the run's settings in a column beside the chart: every variant in view with the
+        # chart, on a laptop's screen too; it scrolls (upright only) where the window is lower than its list
+        self.settings_area = QScrollArea()
         self.settings_area.setWidget(settings)
         self.settings_area.setWidgetResizable(True)
+        self.settings_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.settings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.settings_area.setMinimumWidth(settings.minimumSizeHint().width()
+                                           + self.settings_area.verticalScrollBar().sizeHint().width())
 
         row = QHBoxLayout()
         self.run_button, self.stop_button = QPushButton("Run"), QPushButton("Stop")
@@ -138,7 +143,7 @@ class BenchPanel(QWidget):
         self.chart.setMinimumSize(200, 140)
         self.table = ResultsTable(spec.rate_unit)
         self.columns = self.table.columns
-        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split = QSplitter(Qt.Orientation.Vertical)  # the chart above the table
         lower = QWidget()
         low = QVBoxLayout(lower)
         low.setContentsMargins(0, 0, 0, 0)
@@ -147,12 +152,12 @@ class BenchPanel(QWidget):
         low.addWidget(self.status)
         low.addWidget(self.sim_note)
         low.addWidget(self.chart, 1)
-        self.split.addWidget(self.settings_area)
         self.split.addWidget(lower)
         self.split.addWidget(self.table)
         self.split.setChildrenCollapsible(False)
-        self.split_dragged = False  # the user moved a handle: the window's resizes keep their heights
-        self.split.splitterMoved.connect(lambda *_: setattr(self, "split_dragged", True))
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        lay.addWidget(self.settings_area, 0)
         lay.addWidget(self.split, 1)
         model.changed.connect(lambda group: group == "backend" and self._backend_changed())
         self._backend_changed()
@@ -318,15 +323,6 @@ class BenchPanel(QWidget):
         self.repeats.setToolTip("timed repeats after a warm-up" + (f"; at most {SIM_MAX_REPEATS} on the simulator" if sim else ""))
         self.sim_note.setVisible(sim)
         self._update_launch_controls()
-
-    def default_proportions(self) -> None:
-        """Settings, chart and table heights for a fresh layout: the chart at least CHART_PX tall where the
-        panel has room, the table room for a few rows, the settings (which scroll) the rest."""
-        total = max(self.split.height(), 500)
-        extras = self.split.widget(1).minimumSizeHint().height() - self.chart.minimumSizeHint().height()
-        lower = max(CHART_PX, int(total * 0.40) - extras) + extras
-        table = max(110, int(total * 0.22))
-        self.split.setSizes([max(total - lower - table, 100), lower, table])
 
     def _backend_changed(self) -> None:
         sizes = block_sweep(self.model.limits.max_threads_per_block)

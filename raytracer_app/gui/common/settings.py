@@ -23,8 +23,7 @@ class Keys:
     CONTINUOUS = "view/continuous"
     GEOMETRY = "window/geometry"  # before layouts were kept per screen size: no longer read
     STATE = "window/state"
-    LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'geometry' | 'state' | 'separate' | 'workspace' |
-    # 'dragged')
+    LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'version' | 'geometry' | 'state' | 'workspace')
     SIZE = "render/size_{}"  # .format(tab)
     BLOCK_X = "render/block_x"
     BLOCK_Y = "render/block_y"

@@ -299,20 +299,3 @@ class VariantEditor(QWidget):
         done = self.thread.shutdown(timeout_ms=500)
         loader.end_children()
         return done
-
-
-def install(window) -> None:
-    """The editor as a dock of ``window`` (hidden until View > Variant Editor), its rows going to the
-    benchmark panels and its comparisons to the Inspector."""
-    from PyQt6.QtWidgets import QDockWidget
-
-    editor = VariantEditor(window.model, window.panels, window.settings)
-    dock = QDockWidget("Variant editor", window)
-    dock.setObjectName("dock-variant-editor")
-    dock.setWidget(editor)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    dock.hide()
-    editor.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
-    editor.rowReady.connect(lambda title, row: window.panels[title].add_user_row(row))
-    editor.compared.connect(lambda a, b: window.ensure_inspector().show_compared(a, b))
-    window.variant_editor, window.variant_dock = editor, dock

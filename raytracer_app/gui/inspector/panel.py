@@ -18,6 +18,7 @@ from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPu
 from raytracer_app.gui.common.workers import WorkerThread, describe
 
 WIDE_RATIO = 2.6  # width / height above which the resources and the curve go beside the code
+CODE_SHARE = 0.76  # of the panel's height (or width) for the source, PTX and SASS
 HIGHLIGHT = QColor(255, 236, 150)
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 
@@ -100,6 +101,7 @@ class InspectorPanel(QWidget):
         self.block: tuple[int, ...] | None = None
         self._source_lines: list = []  # text line -> (file, line) or None
         self._pending = None
+        self._proportioned = False
         self.worker = InspectWorker(cache)
         self.thread = WorkerThread(self.worker, "inspector")
         self._request.connect(self.worker.run, Qt.ConnectionType.QueuedConnection)
@@ -176,6 +178,10 @@ class InspectorPanel(QWidget):
         size = event.size()
         wide = size.width() > WIDE_RATIO * size.height()
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if not wide and not self._proportioned and size.height() > 300:  # its first real size: the code most of it
+            self._proportioned = True
+            whole = self.outer.height() or size.height()
+            self.outer.setSizes([int(whole * CODE_SHARE), whole - int(whole * CODE_SHARE)])
         if self.outer.orientation() != orientation:
             self.outer.setOrientation(orientation)
             # resources and curve one above the other beside the code, side by side below it
@@ -184,7 +190,7 @@ class InspectorPanel(QWidget):
             text = self.resources.sizeHint().height() if wide else self.resources.sizeHint().width()
             self.details.setSizes([text, max(across - text, 120)])  # the old sizes were for the other way
             whole = size.width() if wide else size.height()
-            self.outer.setSizes([int(whole * 0.72), whole - int(whole * 0.72)])
+            self.outer.setSizes([int(whole * CODE_SHARE), whole - int(whole * CODE_SHARE)])
 
     # ------------------------------------------------------------------ API
     def inspect(self, target: str, variant: str, arch: str = "sm_90", block: tuple[int, ...] | None = None) -> None:

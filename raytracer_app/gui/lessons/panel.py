@@ -17,8 +17,9 @@ import traceback
 
 import pyqtgraph as pg
 from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
-from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
-                             QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar,
+                             QPushButton, QScrollArea, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                             QWidget)
 
 from kernels.errors import InputError, whole
 from kernels.lessons import catalog, references, report, report_refs
@@ -28,9 +29,14 @@ from raytracer_app.gui.lessons import references as shown_refs
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
-COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "cumulative x", "paper step x",
-           "paper cumulative x", "outcome")
+COLUMNS = ("step", "your guess", "verified", "ms", "GB/s", "% copy", "step x", "cum x", "paper step x", "paper cum x",
+           "outcome")
 GUESS, TIME, OUTCOME = 1, 3, 10
+TIMED = (3, 4, 5, 6, 7)  # this machine's figures: hidden where nothing is timed (no GPU)
+PAPER = (8, 9)  # the published figures: the answers, hidden until the step's guess is made
+HIDDEN = "?"  # an answer's cell before the guess
+EXPLANATION_MIN_PX = 380
+TABLE_MAX_PX = 420  # more rows than this (several sizes) scroll
 
 
 class LessonWorker(JobWorker):
@@ -82,6 +88,7 @@ class LessonsPanel(QWidget):
         self.row_of: dict[tuple[int, int], int] = {}
         self.sizes: list[int] = []
         self.references: list = []  # the shipped references shown without a GPU (kernels.lessons.references)
+        self.answers: dict[int, dict[int, str]] = {}  # row -> {column: the answer shown once guessed}
 
         self.lesson_box = QComboBox()
         for lesson in catalog.LESSONS:
@@ -112,26 +119,44 @@ class LessonsPanel(QWidget):
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.explanation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation_area = QScrollArea()  # a long explanation scrolls down, never sideways
+        self.explanation_area.setWidget(self.explanation)
+        self.explanation_area.setWidgetResizable(True)
+        self.explanation_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.explanation_area.setMinimumWidth(EXPLANATION_MIN_PX)
         self.chart = pg.PlotWidget()
         self.chart.setLabel("bottom", "step")
         self.chart.setLabel("left", "cumulative speedup")
         self.chart.addLegend()
+        self.chart.setMinimumSize(260, 180)
 
-        top = QHBoxLayout()
+        # two rows of controls: what to run, then running it and its exports (one row is wider than a laptop)
+        what, run = QHBoxLayout(), QHBoxLayout()
         for w in (QLabel("Lesson"), self.lesson_box, QLabel("n"), self.sizes_edit, QLabel("evidence for"),
-                  self.arch_box, self.counters_box, self.run_button, self.stop_button, self.csv_button, self.md_button):
-            top.addWidget(w)
-        lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.chart)
-        lower.addWidget(self.explanation)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(lower)
+                  self.arch_box, self.counters_box):
+            what.addWidget(w)
+        what.addStretch(1)
+        for w in (self.run_button, self.stop_button, self.progress, self.csv_button, self.md_button):
+            run.addWidget(w, 1 if w is self.progress else 0)
+        # the steps above (each row in view), the chosen step's explanation and the chart below, side by side
+        self.lower = QSplitter(Qt.Orientation.Horizontal)
+        self.lower.addWidget(self.explanation_area)
+        self.lower.addWidget(self.chart)
+        self.lower.setStretchFactor(0, 3)
+        self.lower.setStretchFactor(1, 2)
+        self.lower.setChildrenCollapsible(False)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.table)
+        self.split.addWidget(self.lower)
+        self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(1, 1)
         lay = QVBoxLayout(self)
-        lay.addLayout(top)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(what)
+        lay.addLayout(run)
         lay.addWidget(self.summary)
-        lay.addWidget(self.progress)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.split, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(self.score, 1)
         bottom.addWidget(self.status)
@@ -172,6 +197,7 @@ class LessonsPanel(QWidget):
             return
         self.results.clear()
         self.row_of.clear()
+        self.answers = {}
         self.run_result = None
         self._refresh_counters(backend)
         self._load_references(lesson, backend)
@@ -185,16 +211,21 @@ class LessonsPanel(QWidget):
                 self._set(row, 0, title)
                 guess = QComboBox()
                 guess.addItems([NO_GUESS, *OUTCOMES])
-                guess.currentIndexChanged.connect(lambda _: self._update_score())
+                guess.setToolTip("your guess, before the step runs: its published figure and the references show "
+                                 "once you have guessed")
+                guess.currentIndexChanged.connect(lambda _, r=row: self._guessed(r))
                 self.table.setCellWidget(row, GUESS, guess)
                 p = step.published
-                self._set(row, 8, _x(p and p.step))
-                self._set(row, 9, _x(p and p.cumulative))
+                answers = {8: _x(p and p.step), 9: _x(p and p.cumulative)}
                 for k, text in enumerate(shown_refs.cells(self.references, i)):
-                    self._set(row, len(COLUMNS) + k, text)
+                    answers[len(COLUMNS) + k] = text
+                self.answers[row] = answers
+                self._show_answers(row)
         timed = "this GPU ms" if backend.is_gpu else "ms (no GPU: not timed)"
         self.table.setHorizontalHeaderItem(TIME, QTableWidgetItem(timed))
-        self.table.resizeColumnsToContents()
+        for column in TIMED:  # without a GPU nothing of this machine is timed: no empty columns
+            self.table.setColumnHidden(column, not backend.is_gpu)
+        self._fit_table()
         where = ("timed on the GPU" if backend.is_gpu else
                  "no GPU: each step is verified in the CUDA simulator, nothing is timed; guesses are scored "
                  "against the published figures")
@@ -204,6 +235,57 @@ class LessonsPanel(QWidget):
         self.progress.setValue(0)
         self._draw_chart()
         self._update_score()
+        self.table.setCurrentCell(0, 0)  # the first step's idea in view, not an empty pane
+        self._explain(0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """The explanation gets the larger share of the width below the table, once the panel has its size."""
+        super().resizeEvent(event)
+        width = self.lower.width()
+        if not getattr(self, "_shared", False) and width > 2 * EXPLANATION_MIN_PX:
+            self._shared = True
+            self.lower.setSizes([int(width * 0.58), width - int(width * 0.58)])
+
+    def revealed(self, row: int) -> bool:
+        """Whether a row's answers (the published figures, the references) show: once its guess is made or its
+        step has run; the first step, which has no step factor to guess, always."""
+        key = next((k for k, r in self.row_of.items() if r == row), None)
+        if key is None or key[1] == 0 or key in self.results:
+            return True
+        guess = self.table.cellWidget(row, GUESS)
+        return guess is not None and guess.currentText() != NO_GUESS
+
+    def _show_answers(self, row: int) -> None:
+        shown = self.revealed(row)
+        for column, text in self.answers.get(row, {}).items():
+            self._set(row, column, text if shown or not text else HIDDEN)
+            if not shown and text:
+                self.table.item(row, column).setToolTip("guess first: the answer shows once you have guessed")
+
+    def _guessed(self, row: int) -> None:
+        self._show_answers(row)
+        self._update_score()
+        self._draw_chart()
+        if row == self.table.currentRow():
+            self._explain(row)
+
+    def _fit_table(self) -> None:
+        """Columns as wide as their contents, the step's title taking what is left (elided, whole in its
+        tooltip); the table as tall as its rows (up to TABLE_MAX_PX), so every step is in view."""
+        table, header = self.table, self.table.horizontalHeader()
+        table.resizeColumnsToContents()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(40)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        for row in range(table.rowCount()):
+            item = table.item(row, 0)
+            if item is not None:
+                item.setToolTip(item.text())
+        rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+        need = rows + header.sizeHint().height() + 2 * table.frameWidth() + 2
+        table.setMinimumHeight(min(need, TABLE_MAX_PX))
+        table.setMaximumHeight(max(need, 80))
 
     def _refresh_counters(self, backend) -> None:
         """The counters option: offered where `lesson --counters` could work (a GPU and ncu), as the benchmark
@@ -261,6 +343,7 @@ class LessonsPanel(QWidget):
         self.run_result = None
         for row in self.row_of.values():
             self.table.cellWidget(row, GUESS).setEnabled(True)
+            self._show_answers(row)
             for column in (2, TIME, 4, 5, 6, 7, OUTCOME):
                 self._set(row, column, "")
         self.progress.setValue(0)
@@ -277,6 +360,7 @@ class LessonsPanel(QWidget):
             return
         self.results[(r.n, r.index)] = r
         self.table.cellWidget(row, GUESS).setEnabled(False)  # predict, then measure: no changing it now
+        self._show_answers(row)
         cells = {2: r.verified, TIME: _f(r.time_ms, 4), 4: _f(r.gbps, 1), 5: _f(r.pct_of_copy, 1),
                  6: _x(r.step_speedup), 7: _x(r.cumulative)}
         for column, value in cells.items():
@@ -332,8 +416,12 @@ class LessonsPanel(QWidget):
     def _draw_chart(self) -> None:
         self.chart.clear()
         steps = self.lesson.steps
+        self.chart.setXRange(0.5, len(steps) + 0.5, padding=0)  # every step's place, guessed or not
+        self.chart.getPlotItem().getAxis("bottom").setTicks([[(i + 1, str(i + 1)) for i in range(len(steps))]])
+        first = self.sizes[0] if self.sizes else None
+        shown = {i for i in range(len(steps)) if self.revealed(self.row_of.get((first, i), -1))}
         paper = [(i + 1, 1.0 if i == 0 else s.published.cumulative) for i, s in enumerate(steps)
-                 if s.published is not None and (i == 0 or s.published.cumulative)]
+                 if s.published is not None and (i == 0 or s.published.cumulative) and i in shown]
         if paper:
             self.chart.plot([x for x, _ in paper], [y for _, y in paper], pen=pg.mkPen("#888", width=2),
                             symbol="o", name="published")
@@ -344,6 +432,9 @@ class LessonsPanel(QWidget):
                 self.chart.plot([x for x, _ in mine], [y for _, y in mine], pen=pg.mkPen(colours[k % 3], width=2),
                                 symbol="s", name=f"this GPU, n={n:,}")
         for k, (name, points) in enumerate(shown_refs.series(self.references)):
+            points = [(x, y) for x, y in points if x - 1 in shown]  # the answers of the steps guessed
+            if not points:
+                continue
             self.chart.plot([x for x, _ in points], [y for _, y in points], name=name, symbol="t",
                             pen=pg.mkPen(("#9467bd", "#17becf", "#8c564b")[k % 3], width=2, style=Qt.PenStyle.DashLine))
 
@@ -360,7 +451,10 @@ class LessonsPanel(QWidget):
             parts.append(f"Evidence {shown}")
         if r is not None and r.verdict:
             parts.append(f"<i>{r.verdict}</i>")
-        parts += shown_refs.explanation(self.references, key[1])
+        if self.revealed(row):
+            parts += shown_refs.explanation(self.references, key[1])
+        elif self.references or step.published is not None:
+            parts.append("<i>Guess this step first: its published figure and the references show once you have.</i>")
         self.explanation.setText("<br><br>".join(parts))
 
     # ------------------------------------------------------------------ export

@@ -1,29 +1,31 @@
-"""The window's size and default arrangement (first start and View > Reset Layout), and how a layout is
-kept per screen size.
+"""The window's size and its one arrangement at every screen size, and how a layout is kept per screen size.
 
-Two arrangements, chosen by the screen's available geometry (``available_geometry``, one function, so tests
-can stand in another screen):
+Workspaces at every size (docs/gui.md says why): one tool owns the window at a time (Render: the view with
+its Controls; Benchmarks: the panels, one tab each; Inspector; Editor; Lessons; Access), switched by the tabs
+at the menu bar's right or Ctrl+1..Ctrl+6 (see workspaces.py). So each tool gets the window's whole width and
+height on a 1366x768 laptop as on a 2560x1440 screen, and none is ever squeezed into a strip beside another.
+A tool leaves the window only on an explicit action: its title bar's float button (docks cannot be dragged
+off). View > Reset Layout puts every tool back, docked, and the Render workspace in front.
 
-- side by side (a screen at least WIDE_PX x TALL_PX): Controls on the left, the benchmark panels on the
-  right, the Inspector below when opened; the render view gets at least half the width;
-- workspaces (smaller screens, a laptop's 1366x768): one workspace at a time owns the window (Render: the
-  view with Controls; Benchmarks: the panels; Inspector), switched by the tabs in the menu bar, so each tool
-  gets the whole height (see workspaces.py).
+The screen is asked for through ``available_geometry`` (one function, so tests can stand in another screen).
+Every dock's contents sit in a scroll area (``scrolling``): a tool's minimum size never raises the window's;
+where the window is smaller than a tool's minimum (a window the user shrank), the tool scrolls.
 
-Every dock's contents sit in a scroll area (``scrolling``): a tool's minimum size never raises the window's,
-so opening one never makes the window taller than the screen; the tool scrolls instead."""
+A layout is saved per screen size with LAYOUT_VERSION; one saved by another version, or that does not fit the
+screen, is discarded for the default."""
 
 from __future__ import annotations
 
-from PyQt6.QtCore import QEvent, QMargins, QObject, QRect, Qt, QTimer
-from PyQt6.QtWidgets import QFrame, QScrollArea
+from PyQt6.QtCore import QEvent, QMargins, QRect, Qt
+from PyQt6.QtWidgets import QDockWidget, QFrame, QScrollArea
 
-WIDE_PX, TALL_PX = 1600, 900  # the smallest available geometry for side-by-side panels
-CONTROLS_PX = 360  # the Controls column
-VIEW_SHARE = 0.52  # of the window's width, for the render view (side by side)
+CONTROLS_PX = 360  # the Controls column, at least
 # the window manager's frame before the window is shown (its real frame is known only afterwards): a title
 # bar and thin borders, as most window managers draw them
 FRAME_GUESS = QMargins(4, 32, 4, 4)
+# 2: workspaces at every size, docks not movable (older layouts could hold side-by-side and floating docks)
+LAYOUT_VERSION = 2
+DOCK_FEATURES = QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetFloatable
 
 
 def available_geometry(window) -> QRect:
@@ -36,11 +38,6 @@ def screen_key(window) -> str:
     """The name a layout is saved under: the available geometry's size, e.g. '1366x768'."""
     g = available_geometry(window)
     return f"{g.width()}x{g.height()}"
-
-
-def is_wide(window) -> bool:
-    g = available_geometry(window)
-    return g.width() >= WIDE_PX and g.height() >= TALL_PX
 
 
 def frame_margins(window) -> QMargins:
@@ -129,143 +126,32 @@ def _controls_need(window) -> int:
     return need + area.verticalScrollBar().sizeHint().width() + 2 * area.frameWidth() + 8
 
 
-def apply_default_layout(window, wide: bool | None = None) -> bool:
-    """Place and size the docks of ``window`` (a MainWindow): side by side when ``wide`` (default: the
-    screen is wide enough and the fonts leave the view half the width), else for workspaces. Returns
-    ``wide``."""
-    controls, benches = window.controls_dock, window.bench_docks
+def tool_docks(window) -> list:
+    """Every tool's dock, in workspace order."""
+    return [dock for ws in window.workspaces.items for dock in ws.docks]
+
+
+def apply_default_layout(window) -> None:
+    """Every tool docked where its workspace shows it, at its default size: Controls on the left of the render
+    view, the benchmark panels in one tab group, each other tool alone."""
     size = window.size()  # moving docks about can grow the window for a moment: keep its size
-    width = max(window.width(), 800)
+    controls, benches = window.controls_dock, window.bench_docks
     controls_px = max(CONTROLS_PX, _controls_need(window))  # large fonts: as wide as its contents
     controls.setMinimumWidth(min(controls_px, 480))  # never narrowed into sideways scrolling
-    bench_min = max(contents(dock).minimumSizeHint().width() for dock in benches)
-    if wide is None:
-        wide = is_wide(window) and width - controls_px - min(bench_min, 560) >= width // 2
-    for dock in (controls, *benches, window.inspector_dock):
+    for dock in tool_docks(window):
         dock.setFloating(False)
+        dock.setFeatures(DOCK_FEATURES)
     window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, controls)
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, benches[0])
     for dock in benches[1:]:  # straight into one tab group: never stacked, which would need their heights
         window.tabifyDockWidget(benches[0], dock)
-    # the panels keep the window's whole height beside a tool opened below (the view and Controls share theirs)
-    window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, window.inspector_dock)
-    window.inspector_dock.hide()
-    for dock in (controls, *benches):
-        dock.show()
-    _resize_docks(window, width, controls_px, wide)
+    for dock in tool_docks(window):
+        if dock is not controls and dock not in benches:
+            window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    window.resizeDocks([controls], [controls_px], Qt.Orientation.Horizontal)
     benches[0].raise_()
     window.layout().activate()  # the docks' new minimum sizes take effect now, so the size can go back
     window.resize(size)
-    DockShares.of(window).reset(wide)
-    for panel in window.panels.values():  # each panel's heights once it is shown at its own size
-        panel.split_dragged = False
-        _ProportionWhenShown.arm(panel)
-    return wide
-
-
-def _resize_docks(window, width: int, controls_px: int, wide: bool) -> None:
-    """The default widths for a window ``width`` wide: Controls ``controls_px``, and side by side (``wide``)
-    the panels what the render view's share leaves."""
-    controls, benches = window.controls_dock, window.bench_docks
-    if wide:
-        bench_px = max(300, int(width * (1 - VIEW_SHARE)) - controls_px)
-        window.resizeDocks([controls, benches[0]], [controls_px, bench_px], Qt.Orientation.Horizontal)
-    else:
-        window.resizeDocks([controls], [controls_px], Qt.Orientation.Horizontal)
-
-
-class DockShares(QObject):
-    """Keeps the docks' default share of the window's width when the window is resized (shrunk, then
-    maximized again: QMainWindow gives all the new width to the render view, leaving the docks as narrow as
-    the small window made them), until the user drags a dock's edge: from then on their widths are the
-    user's (``dragged``, saved with the layout) until View > Reset Layout."""
-
-    @classmethod
-    def of(cls, window) -> "DockShares":
-        shares = window.findChild(cls, "dock-shares", Qt.FindChildOption.FindDirectChildrenOnly)
-        if shares is None:
-            shares = cls(window)
-            shares.setObjectName("dock-shares")
-            window.installEventFilter(shares)
-        return shares
-
-    def __init__(self, window):
-        super().__init__(window)
-        self.window = window
-        self.wide = False
-        self.dragged = False
-        self._width = window.width()
-        self._pressed: list[int] | None = None
-        self._pending = False
-
-    def reset(self, wide: bool, dragged: bool = False) -> None:
-        self.wide, self.dragged, self._width = wide, dragged, self.window.width()
-
-    def _widths(self) -> list[int]:
-        return [dock.width() for dock in (self.window.controls_dock, *self.window.bench_docks)]
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
-        kind = event.type()
-        # a press on the window itself, between its docks and the view, is on a separator (QMainWindow
-        # moves it): the user sizes the docks when their widths change before the release
-        if (kind == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton
-                and obj.childAt(event.position().toPoint()) is None):
-            self._pressed = self._widths()
-        elif kind == QEvent.Type.MouseButtonRelease and self._pressed is not None:
-            if self._widths() != self._pressed and self.window.width() == self._width:
-                self.dragged = True
-            self._pressed = None
-        elif kind == QEvent.Type.Resize:
-            if self.window.width() != self._width:
-                self._width = self.window.width()
-                if not self.dragged and not self._pending:
-                    self._pending = True
-                    QTimer.singleShot(0, self.apply)  # once the window's layout has its new size
-            # a panel's heights too (the settings squeezed by a small window stay so when it grows back),
-            # unless the user moved its handles
-            for panel in self.window.panels.values():
-                if not panel.split_dragged:
-                    _ProportionWhenShown.arm(panel)
-        return False
-
-    def applies(self) -> bool:
-        w = self.window
-        controls, bench = w.controls_dock, w.bench_docks[0]
-        return (not self.dragged and not controls.isFloating() and not bench.isFloating()
-                and w.dockWidgetArea(controls) == Qt.DockWidgetArea.LeftDockWidgetArea
-                and w.dockWidgetArea(bench) == Qt.DockWidgetArea.RightDockWidgetArea)
-
-    def apply(self) -> None:
-        """The default widths for the window's width now (nothing when the user sized or moved the docks)."""
-        self._pending = False
-        if self.applies():
-            w = self.window
-            wide = self.wide and not w.workspaces.separate
-            _resize_docks(w, max(w.width(), 800), max(CONTROLS_PX, _controls_need(w)), wide)
-
-
-class _ProportionWhenShown(QObject):
-    """Calls a benchmark panel's default_proportions once, at its first showing after a layout reset (a
-    panel of a hidden workspace has no size of its own before)."""
-
-    @classmethod
-    def arm(cls, panel) -> None:
-        watcher = panel.findChild(cls, "proportions", Qt.FindChildOption.FindDirectChildrenOnly)
-        if watcher is None:
-            watcher = cls(panel)
-            watcher.setObjectName("proportions")
-            panel.installEventFilter(watcher)
-        watcher.armed = True
-        if panel.isVisible():
-            watcher.eventFilter(panel, QEvent(QEvent.Type.Show))
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
-        if getattr(self, "armed", False) and event.type() in (QEvent.Type.Show, QEvent.Type.Resize) \
-                and obj.isVisible():
-            self.armed = False
-            QTimer.singleShot(0, obj.default_proportions)
-        return False
 
 
 # ---------------------------------------------------------------------------------------------- kept per screen
@@ -278,45 +164,42 @@ def _key(window, what: str) -> str:
 def save_layout(window) -> None:
     """The window's geometry, docks and workspace, under this screen's size."""
     s = window.settings
+    s.setValue(_key(window, "version"), LAYOUT_VERSION)
     s.setValue(_key(window, "geometry"), window.saveGeometry())
-    s.setValue(_key(window, "state"), window.saveState())
-    s.setValue(_key(window, "separate"), window.workspaces.separate)
+    s.setValue(_key(window, "state"), window.saveState(LAYOUT_VERSION))
     s.setValue(_key(window, "workspace"), window.workspaces.current().name)
-    s.setValue(_key(window, "dragged"), DockShares.of(window).dragged)
 
 
 def restore_layout(window) -> bool:
-    """The layout saved for this screen's size when it fits there (True); else the default, fitted (False).
-    A layout saved on another screen size is never applied: its sizes were chosen for that screen."""
+    """The layout saved for this screen's size when it is this version's and fits there (True); else the
+    default, fitted (False). A layout saved on another screen size is never applied: its sizes were chosen for
+    that screen."""
     from raytracer_app.gui.common.settings import read, read_bytes
 
     s = window.settings
     geometry, state = read_bytes(s, _key(window, "geometry")), read_bytes(s, _key(window, "state"))
-    ok = geometry is not None and state is not None and window.restoreGeometry(geometry)
-    if ok and not fits(window):
-        ok = False
+    ok = (read(s, _key(window, "version"), 0, int) == LAYOUT_VERSION and geometry is not None and state is not None
+          and window.restoreGeometry(geometry) and fits(window))
+    if ok:
+        apply_default_layout(window)  # every tool in its place first: the state then only sizes and floats them
+        ok = window.restoreState(state, LAYOUT_VERSION)
     if not ok:
         reset_layout(window)
         return False
     place_on_screen(window)
-    window.restoreState(state)
-    window.workspaces.separate = read(s, _key(window, "separate"), not is_wide(window), bool)
+    for dock in tool_docks(window):
+        dock.setFeatures(DOCK_FEATURES)
     name = read(s, _key(window, "workspace"), "Render", str)
     window.workspaces.select(name if name in window.workspaces.names() else "Render")
-    window.workspaces.apply()
-    DockShares.of(window).reset(is_wide(window), read(s, _key(window, "dragged"), False, bool))
     return True
 
 
 def reset_layout(window) -> None:
-    """View > Reset Layout and a first start: the window fills the screen (frame included), the default
-    arrangement for it, the Render workspace."""
+    """View > Reset Layout and a first start: the window fills the screen (frame included), every tool docked
+    in its place, the Render workspace in front."""
     fit_to_screen(window)
-    wide = apply_default_layout(window)
-    window.workspaces.separate = not wide
+    apply_default_layout(window)
     window.workspaces.select("Render")
-    if hasattr(window, "menus"):
-        window.menus.separate.setChecked(not wide)
 
 
 def check_fit(window) -> None:

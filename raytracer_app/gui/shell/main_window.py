@@ -16,7 +16,7 @@ from raytracer_app.gui.benchmarks.panel import BenchPanel
 from raytracer_app.gui.common import wheel_guard
 from raytracer_app.gui.common.settings import PROBLEM, Keys, make_settings, read
 from raytracer_app.gui.common.workers import ORPHANS, WorkerThread
-from raytracer_app.gui.editor import editor as variant_editor
+from raytracer_app.gui.editor.editor import VariantEditor
 from raytracer_app.gui.render.compare_dialog import CompareDialog
 from raytracer_app.gui.render.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
 from raytracer_app.gui.render.models import RenderModel
@@ -98,7 +98,13 @@ class MainWindow(QMainWindow):
         self.workspaces.add("Benchmarks", docks, tip="the benchmark panels")
         self.workspaces.add("Inspector", [self.inspector_dock], tip="a GPU variant's source, PTX, SASS, "
                             "occupancy, roofline and comparisons")
-        variant_editor.install(self)  # self.variant_editor in a hidden dock (View > Variant Editor)
+        # the editor's rows go to the benchmark panels, its comparisons to the Inspector
+        self.variant_editor = VariantEditor(self.model, self.panels, self.settings)
+        self.variant_dock = self._dock("Variant editor", self.variant_editor, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.variant_dock.hide()
+        self.variant_editor.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.variant_editor.rowReady.connect(lambda title, row: self.panels[title].add_user_row(row))
+        self.variant_editor.compared.connect(lambda a, b: self.ensure_inspector().show_compared(a, b))
         self.workspaces.add("Editor", [self.variant_dock], tip="your own variant: edit, Run, Inspect vs a built-in")
         self.workspaces.add("Lessons", [self.lessons_dock], tip="a lesson's steps: guess, run, see why each paid")
         self.count_curve = None
@@ -127,7 +133,6 @@ class MainWindow(QMainWindow):
 
         wheel_guard.guard_tree(self)  # the wheel never changes an input that has not been given the focus
         layout.restore_layout(self)  # this screen size's saved layout, or the default for it
-        self.menus.separate.setChecked(self.workspaces.separate)
         self.view.select(self.model.tab)
         self.continuous_action.setChecked(read(self.settings, Keys.CONTINUOUS, False, bool))
         self._model_changed("backend")
@@ -141,6 +146,7 @@ class MainWindow(QMainWindow):
         """A dock; its contents in a scroll area (``scroll``) so their minimum size never grows the window."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{title}")
+        dock.setFeatures(layout.DOCK_FEATURES)  # never dragged off: a tool floats by its float button only
         if widget is not None:
             dock.setWidget(layout.scrolling(widget) if scroll else widget)
         self.addDockWidget(area, dock)
@@ -368,13 +374,8 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ layout, restart
     def reset_layout(self) -> None:
-        """View > Reset Layout: the default arrangement for this screen, the window fitted to it."""
+        """View > Reset Layout: every tool docked in its place, the window fitted to the screen, Render in front."""
         layout.reset_layout(self)
-
-    def set_separate(self, on: bool) -> None:
-        """View > Workspaces: one workspace owns the window (on), or the panels side by side (off)."""
-        if on != self.workspaces.separate:
-            self.workspaces.set_separate(on)
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         super().showEvent(event)

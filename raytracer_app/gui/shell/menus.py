@@ -42,12 +42,8 @@ class Menus:
         self.continuous.setCheckable(True)
         self.continuous.toggled.connect(w.set_continuous)
         self._action(view, "Reset &Layout", w.reset_layout, None,
-                     "put the Controls and benchmark panels back where they start, at their default sizes")
-        self.separate = self._action(view, "&Workspaces: One Tool at a Time", lambda: None, None,
-                                     "on: each workspace (the tabs at the menu bar's right) owns the window, as "
-                                     "on a small screen; off: the panels side by side with the render view")
-        self.separate.setCheckable(True)
-        self.separate.toggled.connect(w.set_separate)
+                     "every tool back in the window (a floated one docked again), the window fitted to the "
+                     "screen, the Render workspace in front")
         view.addSeparator()
         for dock in [w.controls_dock, *w.bench_docks]:
             view.addAction(dock.toggleViewAction())

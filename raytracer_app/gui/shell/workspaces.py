@@ -1,19 +1,18 @@
-"""Workspaces: named sets of docks (Render: the view and Controls; Benchmarks: the panels; Inspector), picked
-by tabs in the menu bar's corner. With ``separate`` on (a small screen: see layout.py) the chosen workspace
-owns the window: its docks are shown, every other workspace's docks are hidden, and the render view only
-where the workspace includes it, so a panel or the Inspector gets the window's whole height. Side by side
-(``separate`` off) a tab only shows and raises its workspace's docks.
+"""Workspaces: named sets of docks (Render: the view and Controls; Benchmarks: the panels; Inspector; Editor;
+Lessons; Access), picked by tabs in the menu bar's corner or Ctrl+1..Ctrl+9 in their order. The chosen
+workspace owns the window: its docks are shown, every other workspace's docks are hidden (a tool the user
+floated stays where it is), and the render view shows only in a workspace that includes it, so each tool gets
+the window's whole width and height (layout.py says why this is the one arrangement).
 
-Adding a workspace is one call: ``window.workspaces.add("Lessons", [lessons_dock])``."""
+Adding a workspace is one call: ``window.workspaces.add("Notes", [notes_dock])``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from PyQt6.QtCore import QObject, Qt, QTimer, pyqtSignal
+from PyQt6.QtGui import QKeySequence, QShortcut
 from PyQt6.QtWidgets import QApplication, QTabBar
-
-OPEN_SHARE = 0.45  # of the window's height (or width) a tool opened side by side gets
 
 
 @dataclass
@@ -41,36 +40,39 @@ class Workspaces(QObject):
         super().__init__(window)
         self.window, self.view = window, view
         self.items: list[Workspace] = []
-        self.separate = False
         self.bar = QTabBar()
         self.bar.setDocumentMode(True)
         self.bar.setDrawBase(False)
         self.bar.setExpanding(False)
-        self.bar.setToolTip("workspaces: on a small screen each owns the window; side by side a tab raises its "
-                            "tools (View > Workspaces switches)")
+        self.bar.setToolTip("workspaces: each owns the window (Ctrl+1, Ctrl+2, ... in this order)")
         self.bar.currentChanged.connect(self._tab_changed)
         window.menuBar().setCornerWidget(self.bar, Qt.Corner.TopRightCorner)
         self._applying = False
 
     # ------------------------------------------------------------------ building
     def add(self, name: str, docks=(), view: bool = False, tip: str = "") -> Workspace:
-        """A workspace of these docks (and the render view with ``view``), as one more tab."""
+        """A workspace of these docks (and the render view with ``view``), as one more tab (and Ctrl+N)."""
         ws = Workspace(name, list(docks), view, tip)
         self.items.append(ws)
+        number = len(self.items)
         self.bar.blockSignals(True)
         index = self.bar.addTab(name)
-        self.bar.setTabToolTip(index, tip or name)
+        self.bar.setTabToolTip(index, (tip or name) + (f" (Ctrl+{number})" if number <= 9 else ""))
         self.bar.blockSignals(False)
+        if number <= 9:
+            shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self.window)
+            shortcut.setContext(Qt.ShortcutContext.ApplicationShortcut)  # also from a floated tool
+            shortcut.activated.connect(lambda n=name: self.select(n))
         for dock in ws.docks:
             dock.toggleViewAction().triggered.connect(lambda on, d=dock: on and self.show_dock(d))
             dock.visibilityChanged.connect(lambda shown: shown or QTimer.singleShot(0, self._closed))
         return ws
 
     def _closed(self) -> None:
-        """A workspace whose last tool was closed would leave an empty window: go back to Render."""
+        """A workspace whose last tool was closed would leave an empty window: go back to the first."""
         ws = self.current() if self.items else None
-        if (self.separate and not self._applying and ws is not None and not ws.view
-                and all(dock.isHidden() for dock in ws.docks)):
+        if (not self._applying and ws is not None and not ws.view
+                and all(dock.isHidden() or dock.isFloating() for dock in ws.docks)):
             self.select(self.items[0].name)
 
     def names(self) -> list[str]:
@@ -91,23 +93,12 @@ class Workspaces(QObject):
             self.bar.setCurrentIndex(index)  # _tab_changed applies it
 
     def show_dock(self, dock) -> None:
-        """Bring ``dock`` to the front: in its workspace (which owns the window when ``separate``)."""
+        """Bring ``dock`` to the front, in its workspace (which then owns the window)."""
         ws = self.of(dock)
-        if self.separate and ws is not None and ws is not self.current():
+        if ws is not None and ws is not self.current():
             self.select(ws.name)
-        opening = dock.isHidden()
         dock.show()
         dock.raise_()
-        if opening and not self.separate and not dock.isFloating():  # side by side: room to read it
-            area = self.window.dockWidgetArea(dock)
-            vertical = area in (Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea)
-            whole = self.window.height() if vertical else self.window.width()
-            self.window.resizeDocks([dock], [int(whole * OPEN_SHARE)],
-                                    Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal)
-
-    def set_separate(self, on: bool) -> None:
-        self.separate = bool(on)
-        self.apply()
 
     def _tab_changed(self, _index: int) -> None:
         commit_typed()
@@ -115,20 +106,17 @@ class Workspaces(QObject):
         self.changed.emit(self.current().name)
 
     def apply(self) -> None:
-        """Show the current workspace's docks (and with ``separate`` hide the others')."""
+        """Show the current workspace's docks and hide the others' (a floated one stays)."""
         if self._applying or not self.items:
             return
         self._applying = True
         try:
             ws = self.current()
-            if self.separate:
-                for other in self.items:
-                    for dock in other.docks:
-                        if dock not in ws.docks and not dock.isFloating():
-                            dock.hide()
-                self.view.setVisible(ws.view)
-            else:
-                self.view.setVisible(True)
+            for other in self.items:
+                for dock in other.docks:
+                    if dock not in ws.docks and not dock.isFloating():
+                        dock.hide()
+            self.view.setVisible(ws.view)
             for dock in ws.docks:
                 dock.show()
         finally:
