@@ -159,17 +159,26 @@ def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_b
     assert w.controls.mem_constant.isEnabled() and w.compare_action.isEnabled()
 
 
-def test_block_size_beyond_limit_cannot_be_entered(qtbot, make_window, cpu_backend):
-    preset(**{"render/size_spheres": "64x64"})
-    w = make_window(cpu_backend)
+def test_typing_a_block_side_keeps_it_and_shrinks_the_other(qtbot, make_window, cuda_backend):
+    """Typing 64 into Block height beside a width of 32 gives 64 (the width shrinks to keep the product within
+    the limit); a range of 1..32 used to refuse the second digit and leave 6."""
+    from PyQt6.QtCore import Qt
+
+    preset("sim" if cuda_backend.is_simulator else "", **{"render/size_spheres": "8x8", "spheres/count": 2})
+    w = make_window(cuda_backend)
     c, limit = w.controls, w.model.limits.max_threads_per_block
-    c.bx.slider.setValue(64)
-    assert c.by.slider.maximum() == limit // 64 and c.by.spin.maximum() == limit // 64
-    c.by.spin.setValue(100)  # typed beyond the limit: the spin box clamps it
-    assert w.model.block == (64, limit // 64)
-    c.bx.spin.setValue(limit)
+    w.model.set_block(32, 32)
+    assert c.by.spin.maximum() >= 64 and c.by.slider.maximum() >= 64
+    line = c.by.spin.lineEdit()
+    c.by.spin.setFocus()
+    line.selectAll()
+    qtbot.keyClicks(line, "64")
+    qtbot.keyClick(c.by.spin, Qt.Key.Key_Return)
+    assert w.model.block == (limit // 64, 64) and c.by.value() == 64 and c.bx.value() == limit // 64
+    c.bx.spin.setValue(limit)  # the other way round: the width kept, the height shrinks
+    assert w.model.block == (limit, 1)
+    c.by.spin.setValue(5000)  # beyond any side: the box holds the device's limit
     assert w.model.block[0] * w.model.block[1] <= limit
-    assert c.bx.slider.maximum() == limit // w.model.block[1]
 
 
 def _run_panel(qtbot, panel, n=4096, repeats=2):

@@ -110,10 +110,11 @@ class RenderModel(QObject):
         return f"{self.backend.kind}: {self.backend.device_name}"
 
     def max_block(self) -> tuple[int, int]:
-        """(max BX, max BY) given the other dimension: BX * BY never exceeds max threads per block."""
-        bx, by = self.block
-        dims = self.limits.max_block_dim
-        return clamp_block((dims[0], by), self.limits, keep=1)[0], clamp_block((bx, dims[1]), self.limits)[1]
+        """(max BX, max BY) each side may be set to: the device's limit for that side, up to max threads per
+        block. Not the other side's share: typing 64 into BY beside BX 32 sets BY 64 and shrinks BX to 16
+        (set_block), where a range of 1..32 made the box refuse the second digit and keep 6."""
+        mt, dims = self.limits.max_threads_per_block, self.limits.max_block_dim
+        return min(dims[0], mt), min(dims[1], mt)
 
     def effective_size(self, tab: str | None = None) -> tuple[int, int]:
         w, h = self.sizes[tab or self.tab]
@@ -182,13 +183,16 @@ class RenderModel(QObject):
         return True
 
     def set_block(self, bx: int | None = None, by: int | None = None) -> None:
-        """Set one or both block dimensions, each clamped so BX * BY stays within the device's limit (the
-        dimension not being set keeps its value)."""
+        """Set one or both block dimensions, clamped so BX * BY stays within the device's limit: the side set
+        keeps its value (within the device's limit for that side) and the other shrinks to make room, as the
+        user typing 64 into Block height beside a width of 32 expects 64, not the width's leftover."""
         nbx, nby = self.block
-        if bx is not None:
-            nbx = clamp_block((bx, nby), self.limits, keep=1)[0]
-        if by is not None:
-            nby = clamp_block((nbx, by), self.limits, keep=0)[1]
+        if bx is not None and by is not None:
+            nbx, nby = clamp_block((bx, by), self.limits, keep=0)
+        elif bx is not None:
+            nbx, nby = clamp_block((bx, nby), self.limits, keep=0)
+        elif by is not None:
+            nbx, nby = clamp_block((nbx, by), self.limits, keep=1)
         if (nbx, nby) != self.block:
             self.block = (nbx, nby)
             self.changed.emit("block")
