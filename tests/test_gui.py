@@ -216,9 +216,11 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert w.menus.export_timings(all_path)
     with open(all_path, newline="") as f:
         reader = csv.DictReader(f)
-        variants = [r["variant"] for r in reader]
+        timings = list(reader)
     assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
-    assert set(names) <= set(variants)
+    assert set(names) <= {r["variant"] for r in timings}
+    frames = [r for r in timings if r["dtype"] == "rgba8"]  # the rendered frames: shown, never "skipped"
+    assert frames and all(r["verified"] == "not checked" for r in frames)
 
 
 def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu_backend):
