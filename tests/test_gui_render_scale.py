@@ -283,3 +283,23 @@ def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, ma
     registers = {inspector.compare_table.item(r, 0).text(): r for r in range(inspector.compare_table.rowCount())}
     assert "registers per thread" in registers
     assert "sequential" in inspector.compare_status.text() or "interleaved" in inspector.compare_status.text()
+
+
+def test_a_cpu_rows_click_says_so_in_the_panel_and_leaves_the_inspector(qtbot, make_window, cpu_backend):
+    """Clicking the numpy row opened the Inspector on another variant with empty panes: now the panel says
+    there is no GPU kernel to inspect, and the window stays where it is."""
+    w = make_window(cpu_backend)
+    inspector, panel = w.ensure_inspector(), w.panels["Reduction"]
+    w.workspaces.select("Benchmarks")
+    panel.set_variants(["numpy"])
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    panel.show_peak.setChecked(False)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.table.rowCount() == 1, timeout=WAIT)
+    said = []
+    panel.message.connect(said.append)
+    panel.table.cellClicked.emit(0, 0)
+    assert w.workspaces.current().name == "Benchmarks" and not w.inspector_dock.isVisible()
+    assert "no GPU kernel of ours to inspect" in panel.status.text() and said
+    assert inspector.panel.report is None

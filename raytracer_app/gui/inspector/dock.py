@@ -144,10 +144,13 @@ class InspectorDock(QWidget):
     # ------------------------------------------------------------------ API
     def open(self, target: str, variant: str, block=None, source_panel=None) -> bool:
         """Inspect (target, variant) at ``block`` (threads per block, an int or a shape)."""
-        if not inspectable(target, variant):
-            self.panel.status.setText(f"{target} {variant} runs on the CPU or is a library call: "
-                                      "there is no GPU kernel of ours to inspect")
-            self.shown.emit(target, variant)
+        if not inspectable(target, variant):  # said where the click was; the Inspector stays as it was
+            text = (f"{variant} runs on the CPU or is a library call: there is no GPU kernel of ours to inspect")
+            if source_panel is not None:
+                source_panel.message.emit(f"{source_panel.spec.title}: {text}")
+                source_panel.status.setText(text)
+            else:
+                self.panel.status.setText(text)
             return False
         self.source_panel = source_panel
         shape = None if block is None else (tuple(block) if isinstance(block, (tuple, list)) else (int(block),))
