@@ -70,6 +70,7 @@ class BenchPanel(QWidget):
         self._elapsed.timeout.connect(self._show_elapsed)
         self._block_ready = False
         self.job: BenchRequest | None = None  # the last Run's request
+        self._restore: tuple[str, str] | None = None  # (reference, baseline path) to show again (load)
         self.results = PanelResults(self)  # saved runs, Export JSON, the baseline
         self.worker = BenchWorker()
         self.thread = WorkerThread(self.worker, f"bench-{spec.title}")
@@ -513,6 +514,11 @@ class BenchPanel(QWidget):
         s.setValue(self._key("log_y"), self.log_y.isChecked())
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             s.setValue(self._key(name), combo.currentText())
+        # the choices now, or those still waiting to be shown again (a panel never opened this session)
+        pending = self._restore or ("", "")
+        reference = self.reference.currentText() if self.reference.currentIndex() > 0 else pending[0]
+        s.setValue(self._key("reference"), reference)
+        s.setValue(self._key("baseline"), self.results.baseline_path or pending[1])
 
     def load(self, s) -> None:
         """Restore saved choices; anything missing or unreadable keeps its default."""
@@ -532,6 +538,30 @@ class BenchPanel(QWidget):
             text = read(s, self._key(name), combo.currentText(), str)
             if combo.findText(text) >= 0:
                 combo.setCurrentText(text)
+        # the GPU reference and the baseline chosen last time: read when the panel is first shown (reading
+        # files at start-up would delay the first frame)
+        self._restore = (read(s, self._key("reference"), "", str), read(s, self._key("baseline"), "", str))
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().showEvent(event)
+        if self._restore is not None:
+            QTimer.singleShot(0, self.restore_choices)
+
+    def restore_choices(self) -> None:
+        """Show again the reference and the baseline chosen last time (a baseline file now gone is said)."""
+        if self._restore is None:
+            return
+        reference, baseline = self._restore
+        self._restore = None
+        if reference and self.reference.findText(reference) > 0 and self.reference.currentText() != reference:
+            self.reference.setCurrentText(reference)
+        if baseline and not self.results.baseline_path:
+            from pathlib import Path
+
+            if Path(baseline).is_file():
+                self.load_baseline(baseline)
+            else:
+                self._say(f"the baseline chosen last time is gone: {baseline}")
 
     # ------------------------------------------------------------------ export
     def export_csv(self, path=None, with_reference: bool = False) -> bool:

@@ -13,6 +13,18 @@ from kernels.harness.results_read import read_result
 from raytracer_app.gui.common.dialogs import ask_path
 from raytracer_app.gui.common.saving import export_to, in_background, message_of
 
+
+def saved_folder():
+    """Where the panels save their runs, made if it is not there yet (None when it cannot be)."""
+    from kernels.io.cache import make_private_dir
+
+    try:
+        folder = results.saved_runs_folder()
+        make_private_dir(folder)
+        return folder
+    except Exception:  # noqa: BLE001 - an unusable cache folder: the dialog opens where it last did
+        return None
+
 DELTA_TIP = ("this row against the loaded baseline: (median / baseline median - 1) x 100; positive is slower. "
              "Load a baseline with Load baseline… (a result file of bench --json, or a run saved by the GUI)")
 VERDICT_TIP = ("FASTER / SLOWER: the [min, q3] intervals of the repeats at least 1% apart, Mann-Whitney p < 0.05 "
@@ -31,6 +43,7 @@ class PanelResults:
         self._by_key: dict = {}
         self.last: results.Result | None = None  # the last run, as saved
         self.last_path = None
+        self.baseline_path = ""
         self.peak = None
 
     # ------------------------------------------------------------------ the baseline
@@ -66,8 +79,8 @@ class PanelResults:
 
     def load(self, path=None) -> bool:
         panel = self.panel
-        if path is None:
-            path = ask_path(panel, "Load baseline", "Result JSON (*.json)", save=False)
+        if path is None:  # the dialog opens where the panel saves its runs
+            path = ask_path(panel, "Load baseline", "Result JSON (*.json)", save=False, folder=saved_folder())
             if not path:
                 return False
         try:
@@ -80,6 +93,7 @@ class PanelResults:
                        f"{panel.spec.name}", error=True)
             return False
         self.baseline = loaded
+        self.baseline_path = str(path)  # remembered with the panel's settings, loaded again next time
         self._by_key = {compare.row_key(loaded.target, r): r for r in loaded.rows}
         panel.chart.set_baseline(lambda row: self.match(row)[0], loaded.label)
         panel.refresh_baseline_cells()
@@ -111,7 +125,7 @@ class PanelResults:
         except Exception as exc:  # a full disk or an unwritable cache folder: the run is still shown
             return f"; not saved: {message_of(exc)}"
         self.last_path = path
-        return f"; saved as {path.name}"
+        return f"; saved as {path}"
 
     def export(self, path=None) -> bool:
         panel = self.panel

@@ -40,9 +40,12 @@ class TextDialog(QDialog):
         self.resize(720, 480)
 
 
-def ask_path(parent, title: str, filters: str, name: str = "", save: bool = True, settings=None) -> str | None:
-    """A file chosen in a save (or open) dialog that starts in the folder used last and remembers the new one;
-    None when cancelled."""
+def ask_path(parent, title: str, filters: str, name: str = "", save: bool = True, settings=None,
+             folder=None) -> str | None:
+    """A file chosen in a save (or open) dialog that starts in ``folder`` when given (Load baseline: where runs
+    are saved), else in the folder used last, and remembers the new one; None when cancelled."""
+    from pathlib import Path
+
     from PyQt6.QtWidgets import QFileDialog
 
     from raytracer_app.gui.common import file_dialogs
@@ -50,6 +53,7 @@ def ask_path(parent, title: str, filters: str, name: str = "", save: bool = True
 
     settings = settings if settings is not None else make_settings()
     ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
-    path, _ = ask(parent, title, file_dialogs.start_in(settings, name), filters)
+    start = str(Path(folder) / name) if folder is not None and Path(folder).is_dir() else file_dialogs.start_in(settings, name)
+    path, _ = ask(parent, title, start, filters)
     file_dialogs.remember(settings, path)
     return path or None
