@@ -186,6 +186,34 @@ def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
     assert finished.args == [True] and not process.is_alive()
 
 
+def test_simulator_rows_appear_as_they_finish_and_stop_keeps_them(qtbot, make_window, cuda_backend):
+    """Issue 35: a simulator run showed nothing until it ended, and Stop threw the finished rows away. Each
+    row now reaches the table and the chart as it finishes, and Stop keeps them (saved, marked partial)."""
+    import json
+
+    if not cuda_backend.is_simulator:
+        pytest.skip("this session runs real CUDA, not the simulator")
+    preset("sim", **{"render/size_spheres": "8x8", "spheres/count": 2})
+    w = make_window(cuda_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"sequential", "interleaved-strided", "first-add-load"})
+    panel.show_peak.setChecked(False)
+    panel.sweep.setCurrentText("sweep N")  # 1024, then 4096: six rows
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    assert panel.run()
+    qtbot.waitUntil(lambda: len(panel.rows) >= 1, timeout=WAIT)
+    assert panel.busy() and panel.table.rowCount() == len(panel.rows)  # shown while the run goes on
+    assert panel.chart.line_count() >= 1
+    with qtbot.waitSignal(panel.runFinished, timeout=WAIT) as finished:
+        panel.stop()
+    kept = len(panel.rows)
+    assert finished.args == [True] and 1 <= kept < 6
+    assert panel.table.measured_count() == kept and f"stopped after {kept} row(s), kept" in panel.status.text()
+    saved = json.loads(panel.results.last_path.read_text())
+    assert saved["partial"] is True and len(saved["rows"]) == kept
+
+
 def test_restart_switches_the_simulator_and_saves_the_choice(qtbot, make_window, cpu_backend):
     from kernels.backend import simulator_active
 

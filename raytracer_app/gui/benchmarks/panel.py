@@ -486,8 +486,8 @@ class BenchPanel(QWidget):
         self.stop_button.setEnabled(False)
         failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
         saved = self.results.save_run(stopped)
-        if stopped:
-            self._say(f"stopped after {len(self.rows)} row(s)" + saved)
+        if stopped:  # the rows that finished stay in the table and the chart, and are saved marked partial
+            self._say(f"stopped after {len(self.rows)} row(s), kept" + saved)
         elif self.rows:
             self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped")
                       + saved, error=bool(failed))
