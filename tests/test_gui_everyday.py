@@ -403,3 +403,23 @@ def test_default_layout_fits(qtbot, make_window, cpu_backend, size, monkeypatch)
     assert not w.controls_dock.isHidden() and not w.bench_docks[1].isFloating()
     assert w.view.width() >= w.width() // 2
 
+
+
+def test_a_row_skipped_for_lack_of_cuda_offers_the_simulator(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"sequential", "numpy"})  # a GPU variant on the CPU backend: skipped
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    panel.show_peak.setChecked(False)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    assert not panel.sim_offer.isHidden() and "sequential needs CUDA" in panel.sim_offer.text()
+    asked = []
+    w.restart_switching_simulator = lambda: asked.append(True)
+    panel.sim_offer.linkActivated.emit("restart")
+    assert asked == [True]
+    panel.set_variants({"numpy"})  # nothing skipped: no offer
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    assert panel.sim_offer.isHidden()

@@ -28,6 +28,7 @@ from raytracer_app.gui.benchmarks.panel_table import (  # noqa: F401 - the table
 )
 from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
 from raytracer_app.gui.common.saving import export_to, message_of
+from raytracer_app.gui.common.sim_offer import SimulatorOffer
 from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
 from raytracer_app.gui.benchmarks.worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
@@ -136,6 +137,8 @@ class BenchPanel(QWidget):
         exports.insertStretch(1, 1)
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.sim_offer = SimulatorOffer()  # rows skipped for lack of CUDA: the simulator in one click
+        self.restartRequested = self.sim_offer.restartRequested
         self.sim_note = QLabel(SIM_TIMING_NOTE)
         self.sim_note.setWordWrap(True)
         self.sim_note.setStyleSheet("color: #b06000")
@@ -151,6 +154,7 @@ class BenchPanel(QWidget):
         low.addLayout(row)
         low.addLayout(exports)
         low.addWidget(self.status)
+        low.addWidget(self.sim_offer)
         low.addWidget(self.sim_note)
         low.addWidget(self.chart, 1)
         self.split.addWidget(lower)
@@ -385,6 +389,7 @@ class BenchPanel(QWidget):
         self.job = request
         mode = SWEEPS[self.sweep.currentText()]
         self.rows = []
+        self.sim_offer.hide()
         self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
         what = ", ".join(f"{k} {v}" for k, v in request.options)
@@ -485,6 +490,7 @@ class BenchPanel(QWidget):
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
+        self.sim_offer.offer([r for r, _ in self.rows])
         saved = self.results.save_run(stopped)
         if stopped:  # the rows that finished stay in the table and the chart, and are saved marked partial
             self._say(f"stopped after {len(self.rows)} row(s), kept" + saved)

@@ -124,6 +124,32 @@ class CodeEditor(QPlainTextEdit):
             block = block.next()
         painter.end()
 
+    INDENT = "    "
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Python's indentation as you type: Return keeps the line's indent (one level more after a ':'), Tab
+        indents by four spaces (Shift+Tab or Backspace in the indent removes one level)."""
+        key, cursor = event.key(), self.textCursor()
+        line = cursor.block().text()
+        column = cursor.positionInBlock()
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            before = line[:column].rstrip()
+            more = self.INDENT if before.endswith(":") and not before.lstrip().startswith("#") else ""
+            cursor.insertText("\n" + indent[: column] + more)
+            self.ensureCursorVisible()
+            return
+        if key == Qt.Key.Key_Tab and not cursor.hasSelection():
+            cursor.insertText(" " * (len(self.INDENT) - column % len(self.INDENT)))
+            return
+        if (key == Qt.Key.Key_Backtab or key == Qt.Key.Key_Backspace) and not cursor.hasSelection() \
+                and 0 < column <= len(indent) and (key == Qt.Key.Key_Backtab or column % len(self.INDENT) == 0):
+            remove = column % len(self.INDENT) or len(self.INDENT)
+            cursor.movePosition(cursor.MoveOperation.Left, cursor.MoveMode.KeepAnchor, min(remove, column))
+            cursor.removeSelectedText()
+            return
+        super().keyPressEvent(event)
+
     def mark_line(self, line: int | None) -> None:
         """Highlight line ``line`` (1-based) and put the cursor there; None clears the mark."""
         self.error_line = line

@@ -15,6 +15,7 @@ import os
 import re
 
 from PyQt6.QtCore import Qt, QTimer, pyqtSignal
+from PyQt6.QtGui import QKeySequence, QShortcut
 from PyQt6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from kernels.errors import InputError
@@ -22,6 +23,7 @@ from kernels.launch import Launch
 from raytracer_app.gui.editor import files as variant_files
 from raytracer_app.gui.editor.code_editor import CodeEditor
 from raytracer_app.gui.editor.worker import VariantJob, VariantWorker
+from raytracer_app.gui.common.sim_offer import SimulatorOffer
 from raytracer_app.gui.common.workers import WorkerThread
 
 WATCHDOG_KEY = "variants/watchdog_s"
@@ -32,6 +34,21 @@ def error_line(text: str, path: str) -> int | None:
     """The line a 'path:line: ...' message names in ``path``."""
     m = re.match(rf"{re.escape(path)}:(\d+):", text)
     return int(m.group(1)) if m else None
+
+
+def default_template(target: str, backend) -> str:
+    """The built-in New copies by default: one that runs where you are. On a GPU the fastest (best); without
+    one, the last of the target's templates the simulator can run (they go from the seed's first kernel to the
+    fastest), so Run verifies instead of saying skipped (best's warp shuffles are not in the simulator)."""
+    from kernels.registry import by_name
+    from kernels.user_variants import templates
+
+    names = templates.names(target)
+    if backend.is_gpu and "best" in names:
+        return "best"
+    variants = {v.name: v for v in by_name(target).variants}
+    runnable = [n for n in names if not variants[n].sim_skip]
+    return runnable[-1] if runnable else names[-1]
 
 
 class VariantEditor(QWidget):
@@ -51,6 +68,8 @@ class VariantEditor(QWidget):
         self.settings = settings if settings is not None else make_settings()
         self.targets = {a.name: a for a in ALGORITHMS if a.user is not None}
         self.path: str | None = None  # the file Save writes; None for a new buffer
+        self.dirty = False  # edited since New, Open or Save: asked about before it could be lost
+        self._loading = False  # text put in by New or Open, not typed
         self.running = False
         self.last_phases = None  # the last Run's Phases: where its time went
         self.worker = VariantWorker()
@@ -76,10 +95,22 @@ class VariantEditor(QWidget):
         self.watchdog.valueChanged.connect(lambda v: self.settings.setValue(WATCHDOG_KEY, v))
         buttons = {}
         for text, slot in (("New", self.new_from), ("Open…", self.open), ("Save", self.save),
-                           ("Save As…", self.save_as), ("Run", self.run), ("Inspect vs", self.inspect)):
+                           ("Save As…", self.save_as), ("Run", self.run), ("Stop", self.stop),
+                           ("Inspect vs", self.inspect)):
             buttons[text] = QPushButton(text)
             buttons[text].clicked.connect(lambda _=False, s=slot: s())
         self.run_button, self.inspect_button = buttons["Run"], buttons["Inspect vs"]
+        self.stop_button = buttons["Stop"]
+        self.stop_button.setEnabled(False)
+        self.stop_button.setToolTip("end the running Run or Inspect now (its child process is ended)")
+        self.run_button.setToolTip("save the buffer, then load, verify and time it at the benchmark panel's size "
+                                   "(Ctrl+Return)")
+        run_key = QShortcut(QKeySequence("Ctrl+Return"), self)
+        run_key.activated.connect(self.run)
+        for button in buttons.values():  # a click leaves the keyboard in the editor (Ctrl+Z still edits)
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.sim_offer = SimulatorOffer()  # a Run skipped for lack of CUDA: the simulator in one click
+        self.restartRequested = self.sim_offer.restartRequested
         self.status = QLabel("New writes a runnable copy of a built-in; Run verifies and times it beside the built-ins")
         self.status.setWordWrap(True)
         top, bottom = QHBoxLayout(), QHBoxLayout()
@@ -87,7 +118,8 @@ class VariantEditor(QWidget):
                   buttons["Save"], buttons["Save As…"], self.recent_box):
             top.addWidget(w)
         top.addStretch(1)
-        for w in (buttons["Run"], QLabel("watchdog"), self.watchdog, buttons["Inspect vs"], self.compare_box):
+        for w in (buttons["Run"], buttons["Stop"], QLabel("watchdog"), self.watchdog, buttons["Inspect vs"],
+                  self.compare_box):
             bottom.addWidget(w)
         bottom.addStretch(1)
         lay = QVBoxLayout(self)
@@ -96,6 +128,7 @@ class VariantEditor(QWidget):
         lay.addWidget(self.editor, 1)
         lay.addLayout(bottom)
         lay.addWidget(self.status)
+        lay.addWidget(self.sim_offer)
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_MS)
@@ -103,6 +136,7 @@ class VariantEditor(QWidget):
         self.editor.textChanged.connect(self._edited)
         self._fill_variants()
         self._fill_recent(variant_files.recent())
+        model.changed.connect(lambda group: group == "backend" and self._fill_variants())
 
     # ------------------------------------------------------------------ buffers and files
     @property
@@ -113,11 +147,12 @@ class VariantEditor(QWidget):
         from kernels.user_variants import templates
 
         names = templates.names(self.target)
+        start = default_template(self.target, self.model.backend)
         for box in (self.from_box, self.compare_box):
             box.clear()
             box.addItems(names)
-            if "best" in names:
-                box.setCurrentText("best")
+        self.from_box.setCurrentText(start)  # New writes one that runs where you are
+        self.compare_box.setCurrentText("best" if "best" in names else start)
 
     def _fill_recent(self, paths) -> None:
         self.recent_box.clear()
@@ -126,13 +161,46 @@ class VariantEditor(QWidget):
 
     def _edited(self) -> None:
         self.editor.mark_line(None) if self.editor.error_line else None
+        if not self._loading:
+            self.dirty = True
         self.autosave_timer.start()
+
+    def _put_text(self, text: str) -> None:
+        """The buffer replaced by New or Open: nothing typed yet, nothing to lose."""
+        self._loading = True
+        try:
+            self.editor.setPlainText(text)
+        finally:
+            self._loading = False
+        self.dirty = False
+
+    def unsaved(self) -> str:
+        """What typing has changed and no file holds ('' when nothing): said before it could be lost."""
+        if not self.dirty:
+            return ""
+        return f"your changes to {os.path.basename(self.path)}" if self.path else f"your new variant {self._name()}"
+
+    def ask_to_keep(self, doing: str) -> bool:
+        """Before ``doing`` (restarting, quitting) loses typed text: Save / Discard / Cancel. True to go on."""
+        from PyQt6.QtWidgets import QMessageBox
+
+        what = self.unsaved()
+        if not what:
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved variant", f"{what[0].upper() + what[1:]} {'are' if what.startswith('your changes') else 'is'} "
+            f"not saved. Save before {doing}?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
 
     def new_from(self, variant: str | None = None) -> None:
         from kernels.user_variants import templates
 
         variant = variant or self.from_box.currentText()
-        self.editor.setPlainText(templates.source(self.target, variant))
+        self._put_text(templates.source(self.target, variant))
         self.path = None
         self._say(f"a copy of {self.target} {variant}: edit it, then Run")
         self.warm()
@@ -152,7 +220,7 @@ class VariantEditor(QWidget):
         declared = re.search(r"^TARGET\s*=\s*['\"](\w+)['\"]", text, re.M)
         if declared and declared.group(1) in self.targets:  # its row goes to that target's panel
             self.target_box.setCurrentText(declared.group(1))
-        self.editor.setPlainText(text)
+        self._put_text(text)
         self.path = os.path.abspath(path)
         self._fill_recent(variant_files.remember(self.path))
         self._say(f"opened {self.path}")
@@ -175,6 +243,7 @@ class VariantEditor(QWidget):
             self._say(str(exc), error=True)
             return False
         self.path = os.path.abspath(path)
+        self.dirty = False
         self._fill_recent(variant_files.remember(self.path))
         self._say(f"saved {self.path}")
         return True
@@ -246,9 +315,18 @@ class VariantEditor(QWidget):
         self.running = True
         self.run_button.setEnabled(False)
         self.inspect_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.sim_offer.hide()
         self._path_running = job.path
         self._say(text)
         self.worker.start(job)
+        self.editor.setFocus()  # the keyboard stays in the code: Ctrl+Z, typing on
+
+    def stop(self) -> None:
+        """End the running Run or Inspect (its child process is ended; the next Run starts a fresh one)."""
+        if self.running:
+            self.worker.stop()
+            self._say("stopping…")
 
     def _row(self, row, phases) -> None:
         from kernels.harness import bench
@@ -257,12 +335,24 @@ class VariantEditor(QWidget):
         self.rowReady.emit(self.targets[self.target].title, row)
         verdict = {bench.FAILED: "FAILED", bench.ERROR: "error"}.get(row.verified, row.verified)
         timing = f"{row.timing.median_ms:.4f} ms" if row.timing else "no timing"
-        self._say(f"{row.variant}: {verdict}, {timing} ({row.note}); Run to row {sum(phases.values()):.2f} s: "
-                  f"{phases.text()}", error=not row.ok)
+        if row.verified == bench.SKIPPED:  # said as the built-ins say it: skipped, and why
+            self._say(f"{row.variant}: skipped: {row.note}")
+            self.sim_offer.offer([row])
+            return
+        self._say(f"{row.variant}: {verdict}, {timing} ({self._named(row.note)}); Run to row "
+                  f"{sum(phases.values()):.2f} s: {phases.text()}", error=not row.ok)
 
     def _failed(self, text: str) -> None:
         self.editor.mark_line(error_line(text, getattr(self, "_path_running", "")))
-        self._say(text, error=True)
+        self._say(self._named(text), error=True)
+
+    def _named(self, text: str) -> str:
+        """``text`` naming your file where it names the autosaved copy that ran (the copy is the buffer as
+        typed; the name you know is your file's)."""
+        running = getattr(self, "_path_running", "")
+        if not running or not self.path or running == self.path:
+            return text
+        return text.replace(running, self.path + (" (as in the editor, unsaved)" if self.dirty else ""))
 
     def _compared(self, mine, built_in) -> None:
         self.compared.emit(mine, built_in)
@@ -272,10 +362,15 @@ class VariantEditor(QWidget):
         self.running = False
         self.run_button.setEnabled(True)
         self.inspect_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        if self.status.text() == "stopping…":
+            self._say("stopped")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Shown: start the child process now, so that Run waits only for its own compile."""
         super().showEvent(event)
+        if not self.editor.toPlainText():  # an empty editor: the template that runs here, ready to Run
+            self.new_from()
         self.warm()
 
     def warm(self) -> None:

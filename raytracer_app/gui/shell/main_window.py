@@ -105,6 +105,9 @@ class MainWindow(QMainWindow):
         self.variant_editor.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.variant_editor.rowReady.connect(lambda title, row: self.panels[title].add_user_row(row))
         self.variant_editor.compared.connect(lambda a, b: self.ensure_inspector().show_compared(a, b))
+        # a row skipped for lack of CUDA offers the simulator in one click
+        for tool in (self.variant_editor, *self.panels.values()):
+            tool.restartRequested.connect(lambda: self.restart_switching_simulator())
         self.workspaces.add("Editor", [self.variant_dock], tip="your own variant: edit, Run, Inspect vs a built-in")
         self.workspaces.add("Lessons", [self.lessons_dock], tip="a lesson's steps: guess, run, see why each paid")
         self.count_curve = None
@@ -390,6 +393,9 @@ class MainWindow(QMainWindow):
         """Close (saving settings) and start again in or out of the CUDA simulator (see run_gui)."""
         from raytracer_app.gui.shell.restart import restart_argv
 
+        if not self.variant_editor.ask_to_keep("restarting"):  # typed text is never lost without asking
+            return
+        self.variant_editor.dirty = False  # saved or let go: closing does not ask again
         self.restart_argv = restart_argv()
         self.close()
         if not self._closing:  # closing was refused
@@ -407,6 +413,9 @@ class MainWindow(QMainWindow):
         the current one to return; one that runs past CLOSE_WAIT_S (a huge simulator render) is left to
         finish on its own: run_gui then ends the process without waiting for it."""
         now = time.perf_counter()
+        if not self._closing and not self.variant_editor.ask_to_keep("quitting"):
+            event.ignore()
+            return
         if not self._closing:
             self._closing, self._close_deadline = True, now + CLOSE_WAIT_S
             self.continuous = False
