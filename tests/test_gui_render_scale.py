@@ -248,7 +248,7 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
     dock = InspectorDock()
     qtbot.addWidget(dock)
     try:
-        dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0)  # what the panel's peakReady delivers
+        dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0, arch="sm_90")  # measured on an sm_90 GPU
         n, blocks, seconds = 1 << 20, 264, 0.5e-3
         row = bench.Row("best", "sum", "int32", n, "cuda", "test", block="256", grid=str(blocks), repeats=1,
                         timing=Timing((seconds * 1e3,), "cuda-events"))
@@ -260,6 +260,34 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
         assert point.achieved_gbs == pytest.approx(moved / seconds / 1e9)
         assert point.intensity == pytest.approx(n / moved)
         assert "1000 GB/s" in dock.roofline_note.text()
+    finally:
+        dock.shutdown()
+
+
+def test_the_roofline_of_an_architecture_uses_its_own_peaks_and_names_the_inspected_target(qtbot):
+    """Issue 35: sm_90's roofline used this CPU's copy bandwidth (21 GB/s) under the H100's compute peak, and
+    its title named the hash table while the reduction was inspected."""
+    from types import SimpleNamespace
+
+    from kernels.inspector.roofline import PUBLISHED
+    from raytracer_app.gui.inspector.dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    try:
+        chart = dock.roofline_chart
+        dock.peaks["hashtable"] = SimpleNamespace(gbps=21.0, arch=None)  # a CPU's copy: no GPU's roof
+        dock.peaks["reduction"] = SimpleNamespace(gbps=21.0, arch=None)
+        dock.panel.target_box.setCurrentText("reduction")
+        for arch in ("sm_90", "sm_80"):
+            dock.panel.arch_box.setCurrentText(arch)
+            assert chart.ceilings("reduction") == PUBLISHED[arch]  # that part's own bandwidth and peak
+            assert f"{PUBLISHED[arch].bandwidth_gbs:.0f} GB/s" in chart.note.text() + str(chart.legend.items[0][1].text)
+            assert chart.info["target"] == "Roofline: reduction"
+        dock.peaks["reduction"] = SimpleNamespace(gbps=1500.0, arch="sm_80")  # an A100 measured: on sm_80 only
+        assert chart.ceilings("reduction").bandwidth_gbs == 1500.0
+        dock.panel.arch_box.setCurrentText("sm_90")
+        assert chart.ceilings("reduction") == PUBLISHED["sm_90"]
     finally:
         dock.shutdown()
 

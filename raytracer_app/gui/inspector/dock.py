@@ -15,7 +15,7 @@ from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QPlainTextEd
 
 from raytracer_app.gui.common.charts import threads_of
 from raytracer_app.gui.inspector.panel import InspectorPanel
-from raytracer_app.gui.inspector.roofline_chart import RooflineChart, inspectable
+from raytracer_app.gui.inspector.roofline_chart import MeasuredPeak, RooflineChart, gpu_arch, inspectable
 from raytracer_app.gui.common.workers import describe
 
 
@@ -102,11 +102,12 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ building
     def _roofline_tab(self) -> QWidget:
-        self.roofline_chart = RooflineChart(self.panel.arch_box.currentText)
+        self.roofline_chart = RooflineChart(self.panel.arch_box.currentText, self.panel.target_box.currentText)
         self.roofline, self.roofline_note = self.roofline_chart.plot, self.roofline_chart.note
         self.peaks, self.points = self.roofline_chart.peaks, self.roofline_chart.points
         self.measured_points = self.roofline_chart.measured
         self.panel.arch_box.currentTextChanged.connect(lambda _: self.roofline_chart.draw())
+        self.panel.target_box.currentTextChanged.connect(lambda _: self.roofline_chart.draw())
         self.roofline_chart.draw()
         return self.roofline_chart
 
@@ -187,7 +188,8 @@ class InspectorDock(QWidget):
         panel.table.cellClicked.connect(lambda r, _c: self._table_row(panel, r))
         panel.chart.scene().sigMouseClicked.connect(lambda ev: self._chart_clicked(panel, ev))
         panel.block.valueChanged.connect(lambda _: self._panel_block(panel))
-        panel.worker.peakReady.connect(lambda peak: self.peaks.__setitem__(target, peak))
+        panel.worker.peakReady.connect(lambda peak: self.peaks.__setitem__(
+            target, MeasuredPeak(peak.gbps, peak.how, gpu_arch(panel.model.backend))))
         panel.worker.rowReady.connect(lambda row: self.add_row(target, row))
         panel.measure.measured.connect(self.show_measured)
         why = panel.measure.reason()
@@ -206,7 +208,7 @@ class InspectorDock(QWidget):
         self.measured_points[target] = [(name, p) for name, p in
                                         ((name, self._measured_point(target, name, n, m)) for name, m in results.items())
                                         if p is not None]
-        self.roofline_chart.draw(target)
+        self.roofline_chart.draw()
 
     def _measured_point(self, target: str, variant: str, n: int, measured):
         """A variant on the roofline from its counters: DRAM bytes and ncu's duration as measured, operations

@@ -37,14 +37,39 @@ def ops_kind(target: str, variant: str | None = None) -> str:
     return declarations.declaration(target, variant).traffic(1, 32, 1).ops_kind if variant else "fp32"
 
 
-class RooflineChart(QWidget):
-    """``arch()`` gives the architecture whose published ceilings are drawn; ``peaks[target]`` a panel's
-    measured copy bandwidth, which replaces the published bandwidth for that target."""
+@dataclasses.dataclass(frozen=True)
+class MeasuredPeak:
+    """A panel's measured copy bandwidth and the architecture of the GPU it was measured on (None: not a GPU,
+    whose bandwidth says nothing about any GPU's roofline)."""
 
-    def __init__(self, arch, parent=None):
+    gbps: float | None
+    how: str = ""
+    arch: str | None = None
+
+
+def gpu_arch(backend) -> str | None:
+    """'sm_90' for a real GPU backend, None for the CPU, the simulator or a GPU the driver cannot name."""
+    if backend is None or not backend.is_gpu:
+        return None
+    try:
+        from kernels.backend import driver
+
+        major, minor = driver.compute_capability(backend.device)
+        return f"sm_{major}{minor}"
+    except Exception:  # noqa: BLE001 - no driver answer: the published figures stay
+        return None
+
+
+class RooflineChart(QWidget):
+    """``arch()`` gives the architecture whose published ceilings are drawn and ``target()`` the target shown
+    (the Inspector's); ``peaks[target]`` a panel's MeasuredPeak, which replaces the published bandwidth only
+    when it was measured on a GPU of that architecture."""
+
+    def __init__(self, arch, target=None, parent=None):
         super().__init__(parent)
         self.arch = arch
-        self.peaks: dict[str, object] = {}  # target -> bench.Peak measured by its panel
+        self.current_target = target or (lambda: self.target)
+        self.peaks: dict[str, MeasuredPeak] = {}  # target -> the copy bandwidth its panel measured
         self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes from the traffic model
         self.measured: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes and time from ncu
         self.left_out: dict[str, dict[str, int]] = {}  # target -> {reason: rows not plotted}
@@ -77,9 +102,12 @@ class RooflineChart(QWidget):
         None when no figures are stored for the architecture."""
         from kernels.inspector.roofline import PUBLISHED
 
-        base = PUBLISHED.get(self.arch())
+        arch = self.arch()
+        base = PUBLISHED.get(arch)
         peak = self.peaks.get(target)
-        if base is None or peak is None or not getattr(peak, "gbps", None):
+        # a CPU's or the simulator's copy bandwidth (21 GB/s) under an H100's compute peak drew one diagonal
+        # and no roof: only a GPU of this architecture's own measurement replaces the published figure
+        if base is None or peak is None or not peak.gbps or getattr(peak, "arch", None) != arch:
             return base
         return dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
                                    label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
@@ -99,7 +127,7 @@ class RooflineChart(QWidget):
             if why:
                 counts = self.left_out.setdefault(target, {})
                 counts[why] = counts.get(why, 0) + 1
-                self.draw(target)
+                self.draw()
             return False
         ceilings = self.ceilings(target)
         try:
@@ -108,7 +136,7 @@ class RooflineChart(QWidget):
         except Exception:  # noqa: BLE001 - a row the model cannot place (zero time) is left out
             return False
         self.points.setdefault(target, []).append((row.variant, point))
-        self.draw(target)
+        self.draw()
         return True
 
     @staticmethod
@@ -118,8 +146,9 @@ class RooflineChart(QWidget):
         return published("sm_90")  # only to place a point; its ceiling figures are not drawn
 
     def draw(self, target: str | None = None) -> None:
-        """The ceilings of the chosen architecture, the target's GPU points, and a note on what is missing."""
-        self.target = target = target or self.target
+        """The ceilings of the chosen architecture, the shown target's GPU points (``target``, else the
+        Inspector's), and a note on what is missing."""
+        self.target = target = target or self.current_target() or self.target
         arch = self.arch()
         plot = self.plot
         plot.clear()
