@@ -212,6 +212,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert panel.export_chart(tmp_path / "chart.png")
     assert QImage(str(tmp_path / "chart.png")).width() > 0
     # File > Export Timings CSV has the renders and the benchmark rows, same columns
+    wait_frame(qtbot, w)
     all_path = tmp_path / "timings.csv"
     assert w.menus.export_timings(all_path)
     with open(all_path, newline="") as f:

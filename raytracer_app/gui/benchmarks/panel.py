@@ -184,9 +184,9 @@ class BenchPanel(QWidget):
                  "the measured rows and the GPU reference's rows shown as ghost rows (their device in the device column)"),
                 ("Export JSON…", self.export_json, "the last run with every repeat's time, for raytracer-app compare or "
                  "a baseline (every run is also saved under the cache folder's results/)"),
-                ("Export chart…", self.export_chart, "the chart as PNG (at least 1600 px wide, or twice its size on "
-                 "screen: you choose) or SVG, with target, options, N, backend, device and date in its title and "
-                 "metadata")):
+                ("Export chart…", self.export_chart, "the chart as PNG at the width and aspect you choose (16:9, 4:3, "
+                 "...; its labels and legend grow with it) or SVG, with target, options, N, backend, device and "
+                 "date in its title and metadata")):
             action = menu.addAction(text)
             action.setToolTip(tip)
             action.triggered.connect(lambda _=False, call=call: call())
@@ -327,6 +327,13 @@ class BenchPanel(QWidget):
         self.n.setToolTip(tip)
         self.repeats.setToolTip("timed repeats after a warm-up" + (f"; at most {SIM_MAX_REPEATS} on the simulator" if sim else ""))
         self.sim_note.setVisible(sim)
+        # a simulated time is Python running every thread: as GB/s it read 2.5e-06, a rate of nothing
+        rate = self.metric.model().item(0)
+        rate.setEnabled(not sim)
+        rate.setToolTip(f"no {self.spec.rate_unit} in the simulator: its times are Python's, not a GPU's" if sim else "")
+        if sim:
+            self.metric.setCurrentText("ms")
+        self.chart.set_simulated(sim)
         self._update_launch_controls()
 
     def _backend_changed(self) -> None:
@@ -594,7 +601,8 @@ class BenchPanel(QWidget):
         """A saved result drawn behind this panel's rows, with Δ% and verdict cells where rows match."""
         return self.results.load(path)
 
-    def export_chart(self, path=None, width=None) -> bool:
-        """The chart as PNG (``width`` px, default twice its on-screen width and at least 1600) or SVG."""
+    def export_chart(self, path=None, width=None, height=None) -> bool:
+        """The chart as PNG (``width`` x ``height`` px: default twice its on-screen width and at least 1600, in
+        its on-screen proportion) or SVG."""
         return chart_export.export_interactive(self, self.chart, self.chart.info, f"{self.spec.name}-chart",
-                                               lambda text, error: self._say(text, error=error), path, width)
+                                               lambda text, error: self._say(text, error=error), path, width, height)

@@ -6,6 +6,7 @@ through the app's one output writer off it."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from html import escape
 
@@ -47,18 +48,51 @@ def _rgba(image) -> np.ndarray:
     return np.ascontiguousarray(data[:, : 4 * w].reshape(h, w, 4))
 
 
-def png_bytes(plot_item, width: int, info: dict) -> bytes:
-    """The chart drawn ``width`` pixels wide (the height in proportion), as PNG with the metadata."""
+def png_bytes(plot_item, width: int, info: dict, height: int | None = None) -> bytes:
+    """The chart drawn ``width`` x ``height`` pixels (``height`` None: in the on-screen proportion), as PNG with
+    the metadata. The chart is laid out at READABLE_PX wide (or the width, if less) and that drawing scaled up,
+    so axis labels and the legend grow with the image instead of shrinking into a corner of it."""
     import pyqtgraph.exporters
 
     from raytracer_app.png import png_bytes as encode
 
-    exporter = pyqtgraph.exporters.ImageExporter(plot_item)
-    exporter.parameters()["width"] = int(width)
-    image = exporter.export(toBytes=True)
+    with laid_out(plot_item, width, height):
+        exporter = pyqtgraph.exporters.ImageExporter(plot_item)
+        exporter.parameters()["width"] = int(width)
+        image = exporter.export(toBytes=True)
     if image is None or image.isNull():
         raise ValueError("the chart could not be drawn")
+    if height is not None and (image.width(), image.height()) != (int(width), int(height)):  # a pixel of rounding
+        from PyQt6.QtCore import Qt
+
+        image = image.scaled(int(width), int(height), Qt.AspectRatioMode.IgnoreAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation)
     return encode(_rgba(image), metadata(info))
+
+
+READABLE_PX = 1000  # the width a chart is laid out at for export: its 8-9 pt text is read at this size
+
+
+@contextlib.contextmanager
+def laid_out(plot_item, width: int, height: int | None):
+    """The chart's widget resized, for the export only, to READABLE_PX wide in the aspect ``width`` x ``height``
+    (nothing changes when ``height`` is None); its own size comes back after."""
+    view = plot_item.getViewWidget()
+    if height is None or view is None:
+        yield
+        return
+    logical_w = min(int(width), READABLE_PX)
+    logical_h = max(1, round(logical_w * int(height) / int(width)))
+    old_min, old_max, old_size = view.minimumSize(), view.maximumSize(), view.size()
+    view.setFixedSize(logical_w, logical_h)  # within a layout too, until the size below comes back
+    view.resizeEvent(None)  # the plot laid out at once, shown or not (a hidden view gets no event)
+    try:
+        yield
+    finally:
+        view.setMinimumSize(old_min)
+        view.setMaximumSize(old_max)
+        view.resize(old_size)
+        view.resizeEvent(None)
 
 
 def svg_bytes(plot_item, info: dict) -> bytes:
@@ -95,8 +129,9 @@ def svg_bytes(plot_item, info: dict) -> bytes:
     return (text[:close] + "\n" + block + text[close:]).encode("utf-8")
 
 
-def export(plot_item, path, info: dict, width: int | None = None):
-    """Write the chart to ``path`` (.png at ``width`` pixels, or .svg); returns the written Path."""
+def export(plot_item, path, info: dict, width: int | None = None, height: int | None = None):
+    """Write the chart to ``path`` (.png ``width`` x ``height`` pixels, the height in the on-screen proportion when
+    None; or .svg); returns the written Path."""
     from pathlib import Path
 
     from kernels.errors import InputError
@@ -112,45 +147,102 @@ def export(plot_item, path, info: dict, width: int | None = None):
     else:
         if width is None or not MIN_PNG_WIDTH // 16 <= int(width) <= MAX_PNG_WIDTH:
             raise InputError(f"{action}: a width of {width} px is not between {MIN_PNG_WIDTH // 16} and {MAX_PNG_WIDTH}")
-        data = png_bytes(plot_item, width, info)
+        if height is not None and not MIN_PNG_WIDTH // 16 <= int(height) <= MAX_PNG_WIDTH:
+            raise InputError(f"{action}: a height of {height} px is not between {MIN_PNG_WIDTH // 16} and "
+                             f"{MAX_PNG_WIDTH}")
+        data = png_bytes(plot_item, width, info, height)
     return in_background(lambda: write_output(path, data, action, suffixes=(suffix,)))
 
 
-def ask(parent, widget, name: str, settings=None) -> tuple[str, int | None] | None:
-    """A file (PNG or SVG) in a save dialog that opens in the last folder used, then for a PNG its width
-    (default :func:`default_width`); None when cancelled."""
-    from PyQt6.QtWidgets import QInputDialog
+ASPECTS = {"as on screen": None, "16:9 (slides)": 9 / 16, "4:3": 3 / 4, "3:2": 2 / 3, "1:1": 1.0}
 
+
+class SizeDialog:
+    """Export chart PNG's size: a width and an aspect (as on screen, 16:9, 4:3, 3:2, 1:1) or a height of your
+    own; ``ask()`` returns (width, height) or None when cancelled."""
+
+    def __init__(self, parent, widget):
+        from PyQt6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox
+
+        self.widget = widget
+        self.dialog = QDialog(parent)
+        self.dialog.setWindowTitle("Export chart PNG")
+        form = QFormLayout(self.dialog)
+        self.width, self.height = QSpinBox(), QSpinBox()
+        for box in (self.width, self.height):
+            box.setRange(MIN_PNG_WIDTH // 16, MAX_PNG_WIDTH)
+            box.setSuffix(" px")
+        self.aspect = QComboBox()
+        self.aspect.addItems([*ASPECTS, "your own height"])
+        self.width.setValue(default_width(widget))
+        self.note = QLabel("the chart is laid out at about 1000 px wide and scaled to this size, so its labels "
+                           "and legend grow with it")
+        self.note.setWordWrap(True)
+        form.addRow("Width", self.width)
+        form.addRow("Aspect", self.aspect)
+        form.addRow("Height", self.height)
+        form.addRow(self.note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.dialog.accept)
+        buttons.rejected.connect(self.dialog.reject)
+        form.addRow(buttons)
+        self.width.valueChanged.connect(lambda _: self._follow())
+        self.aspect.currentTextChanged.connect(lambda _: self._follow())
+        self._follow()
+
+    def ratio(self) -> float | None:
+        """height / width of the chosen aspect (None: your own height)."""
+        text = self.aspect.currentText()
+        if text not in ASPECTS:
+            return None
+        on_screen = self.widget.height() / max(self.widget.width(), 1)
+        return ASPECTS[text] if ASPECTS[text] is not None else on_screen
+
+    def _follow(self) -> None:
+        ratio = self.ratio()
+        self.height.setEnabled(ratio is None)
+        if ratio is not None:
+            self.height.setValue(max(self.height.minimum(), round(self.width.value() * ratio)))
+
+    def size(self) -> tuple[int, int]:
+        return self.width.value(), self.height.value()
+
+    def ask(self) -> tuple[int, int] | None:
+        return self.size() if self.dialog.exec() else None
+
+
+def ask(parent, widget, name: str, settings=None) -> tuple[str, int | None, int | None] | None:
+    """A file (PNG or SVG) in a save dialog that opens in the last folder used, then for a PNG its width and
+    height (default :func:`default_width`, as on screen); None when cancelled."""
     from raytracer_app.gui.common.dialogs import ask_path
 
     path = ask_path(parent, "Export chart", ";;".join(FORMATS.values()), f"{name}.png", settings=settings)
     if not path:
         return None
     if path.lower().endswith(".svg"):
-        return path, None
+        return path, None, None
     if not path.lower().endswith(".png"):
         path += ".png"
-    width, ok = QInputDialog.getInt(parent, "Export chart PNG", "Image width in pixels (the height follows):",
-                                    default_width(widget), MIN_PNG_WIDTH // 16, MAX_PNG_WIDTH, 100)
-    return (path, width) if ok else None
+    size = SizeDialog(parent, widget).ask()
+    return (path, *size) if size else None
 
 
-def export_interactive(parent, widget, info: dict, name: str, say, path=None, width=None) -> bool:
+def export_interactive(parent, widget, info: dict, name: str, say, path=None, width=None, height=None) -> bool:
     """Export Chart…: ask (unless ``path`` is given), write, and report through ``say(text, error)``."""
     if path is None:
         chosen = ask(parent, widget, name)
         if chosen is None:
             return False
-        path, width = chosen
+        path, width, height = chosen
     elif width is None:
         width = default_width(widget)
     from raytracer_app.gui.common.saving import message_of
 
     try:
-        written = export(widget.getPlotItem(), path, info, width)
+        written = export(widget.getPlotItem(), path, info, width, height)
     except Exception as exc:  # a refused path, a failed write or an empty chart
         say(f"cannot export the chart: {message_of(exc)}", True)
         return False
-    size = f" ({width} px wide)" if str(path).lower().endswith(".png") else ""
+    size = (f" ({width} x {height} px)" if height else f" ({width} px wide)") if str(path).lower().endswith(".png") else ""
     say(f"chart written to {written}{size}", False)
     return True

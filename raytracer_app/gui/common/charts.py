@@ -86,14 +86,100 @@ class ShortLogAxis(pg.AxisItem):
         return out
 
 
-def short_axes() -> dict:
-    return {"left": ShortLogAxis("left"), "bottom": ShortLogAxis("bottom")}
+def fit_label(name: str, pixels: float, width_of) -> str:
+    """``name`` shortened until ``width_of(text)`` fits ``pixels``: whole; else each hyphenated part cut to its
+    first letters (interleaved-divergent -> inter-diver -> int-div -> i-d); '' when nothing fits."""
+    if width_of(name) <= pixels:
+        return name
+    parts = name.split("-")
+    for keep in (5, 4, 3, 2, 1):
+        short = "-".join(p[:keep] for p in parts)
+        if width_of(short) <= pixels:
+            return short
+    return ""
 
 
-def y_label(metric: str, log_y: bool = False) -> str:
+class CategoryAxis(ShortLogAxis):
+    """A bottom axis that can name categories at x = 0, 1, 2, ... (``set_categories``): each label fits its
+    category's width, abbreviated where the full name would run into its neighbour's (interleaved-divergent
+    beside interleaved-strided: int-div, int-str), else numbered (1, 2, 3: the full names in the chart's
+    tooltip and the table). So labels never overlap, at any width and any number of bars."""
+
+    def __init__(self, orientation="bottom"):
+        super().__init__(orientation)
+        self.categories: list[str] | None = None
+        self._unit_px = 0.0
+        self.shown: list[str] = []  # the labels drawn last, for tests and tooltips
+
+    def set_categories(self, names) -> None:
+        self.categories = list(names) if names is not None else None
+        self.setTicks(None)  # the labels come from tickValues / tickStrings below, fitted to the width
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph's name
+        if self.categories is None or self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        self._unit_px = size / max(maxVal - minVal, 1e-9)
+        return [(1.0, [float(i) for i in range(len(self.categories)) if minVal - 0.5 <= i <= maxVal + 0.5])]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        if self.categories is None or self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        from PyQt6.QtGui import QFont, QFontMetrics
+
+        metrics = QFontMetrics(self.style.get("tickFont") or QFont())
+        room = self._unit_px - 6  # a gap between neighbours
+        labels = [fit_label(self.categories[int(v)], room, metrics.horizontalAdvance)
+                  if 0 <= int(v) < len(self.categories) else "" for v in values]
+        if not all(labels) or len(set(labels)) < len(labels):  # no room for names, or two read the same
+            step = 1
+            while step < len(values) and metrics.horizontalAdvance(str(len(self.categories))) > room * step:
+                step += 1
+            labels = [str(int(v) + 1) if int(v) % step == 0 else "" for v in values]
+        self.shown = labels
+        return labels
+
+
+def short_axes(categories: bool = False) -> dict:
+    return {"left": ShortLogAxis("left"), "bottom": CategoryAxis("bottom") if categories else ShortLogAxis("bottom")}
+
+
+class EmptyNote:
+    """What an empty chart says instead of drawing 0..1 axes: a centred line of grey text, the axes' numbers
+    hidden; ``show(plot, text)`` while there is nothing to draw, ``hide(plot)`` once there is."""
+
+    def __init__(self):
+        self.item = pg.TextItem("", color=(150, 150, 150), anchor=(0.5, 0.5))
+        self.text = ""
+
+    def show(self, plot: pg.PlotItem, text: str) -> None:
+        self.text = text
+        self.item.setText(text)
+        if self.item.scene() is None:
+            plot.addItem(self.item, ignoreBounds=True)
+        plot.setXRange(0, 1, padding=0)
+        plot.setYRange(0, 1, padding=0)
+        self.item.setPos(0.5, 0.5)
+        for side in ("left", "bottom"):
+            plot.getAxis(side).setStyle(showValues=False)
+
+    def hide(self, plot: pg.PlotItem) -> None:
+        self.text = ""
+        if self.item.scene() is not None:
+            plot.removeItem(self.item)
+        for side in ("left", "bottom"):
+            plot.getAxis(side).setStyle(showValues=True)
+
+    @property
+    def shown(self) -> bool:
+        return bool(self.text)
+
+
+def y_label(metric: str, log_y: bool = False, simulated: bool = False) -> str:
     """The y axis title: short enough to stand beside a 250 px tall chart (the long name is the chart's
-    tooltip), never cut off."""
-    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "kernel ms")
+    tooltip), never cut off. A simulated time is Python's, and says so."""
+    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "simulated ms" if simulated else "kernel ms")
     return unit + (" (log)" if log_y else "")
 
 
@@ -115,7 +201,11 @@ def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
     errors = pg.ErrorBarItem(x=x, y=values, top=highs - values, bottom=values - lows, beam=0.25, pen=pg.mkPen("w", width=1.5))
     plot.addItem(bars)
     plot.addItem(errors)
-    plot.getAxis("bottom").setTicks([[(float(i), n) for i, n in enumerate(names)]])
+    axis = plot.getAxis("bottom")
+    if isinstance(axis, CategoryAxis):
+        axis.set_categories(names)  # fitted to the bars' width
+    else:
+        axis.setTicks([[(float(i), n) for i, n in enumerate(names)]])
     return bars, errors
 
 
@@ -125,9 +215,16 @@ class BenchChart(pg.PlotWidget):
     The legend sits below the plot, outside the data, and names the copy-bandwidth line, so no label is
     drawn over bars or lines. The y axis can be logarithmic (``set_log_y``)."""
 
+    EMPTY = "no rows yet: tick variants on the left and press Run"
+
     def __init__(self, rate_unit: str = "GB/s"):
-        super().__init__(axisItems=short_axes())
+        super().__init__(axisItems=short_axes(categories=True))
         self.rate_unit = rate_unit
+        self.empty = EmptyNote()
+        self.empty_text = self.EMPTY
+        self.simulated = False  # the rows are the simulator's: times only, no rates (set by the panel)
+        self.names: list[str] = []  # the bars' variants, in x order (a bar's full name for its tooltip)
+        self.scene().sigMouseMoved.connect(self._hover)
         self.info: dict = {}  # what the chart shows, for its title and an export's metadata (set_info)
         self.mode, self.metric = "bars", rate_unit
         self.log_y = False
@@ -160,6 +257,12 @@ class BenchChart(pg.PlotWidget):
     def set_metric(self, metric: str) -> None:
         self.metric = metric
         self._redraw()
+
+    def set_simulated(self, on: bool) -> None:
+        """The rows are (or are not) the simulator's: its times are Python's, named so on the axis."""
+        if bool(on) != self.simulated:
+            self.simulated = bool(on)
+            self._redraw()
 
     def set_log_y(self, on: bool) -> None:
         self.log_y = bool(on)
@@ -234,11 +337,13 @@ class BenchChart(pg.PlotWidget):
         plot.setLogMode(x=sweep, y=self.log_y)
         axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
         plot.setLabel("bottom", axis)
-        plot.setLabel("left", y_label(self.metric, self.log_y))
+        plot.setLabel("left", y_label(self.metric, self.log_y, self.simulated))
         plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
                                          "M inserts/s": "inserts per second, in millions"}.get(
             self.metric, "median kernel time in milliseconds"))
         plot.getAxis("bottom").setTicks(None)
+        plot.getAxis("bottom").set_categories(None)
+        self.names = []
         top = 0.0
         if not sweep:
             latest = {}
@@ -268,8 +373,8 @@ class BenchChart(pg.PlotWidget):
                     if self.log_y:  # bars stand on a floor one decade below the smallest value
                         self.bars.setOpts(y0=floor, height=mid - floor)
                 device = self.reference_label.split()[0] if self.reference_label else ""
-                plot.getAxis("bottom").setTicks([[(float(i), n if n in latest else f"{n} ({device})")
-                                                  for i, n in enumerate(names)]])  # a reference-only bar names its device
+                self.names = [n if n in latest else f"{n} ({device})" for n in names]  # a reference-only bar: its device
+                plot.getAxis("bottom").set_categories(self.names)  # never overlapping: abbreviated or numbered
         else:
             series: dict[str, list] = {}
             ghosts: dict[str, list] = {}
@@ -321,9 +426,34 @@ class BenchChart(pg.PlotWidget):
             plot.addItem(self.peak_line, ignoreBounds=far)
             label = f"copy bandwidth {self.peak_gbps:.1f} GB/s" + (" (above the chart)" if far else "")
             self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)), label)
+        if not self.points and not self.reference_points and not self.ghost_points:
+            self.empty.show(plot, self.empty_text)  # not 0..1 axes: what to do
+            return
+        self.empty.hide(plot)
         plot.enableAutoRange()
         if sweep:
             plot.getViewBox().setDefaultPadding(0.06)  # the first point clear of the y axis
+
+
+    def _hover(self, pos) -> None:
+        """Over a bar: its variant's full name and value as the tooltip (the axis may show it abbreviated)."""
+        if self.mode != "bars" or not self.names:
+            self.setToolTip("")
+            return
+        x = self.getPlotItem().vb.mapSceneToView(pos).x()
+        index = int(round(x))
+        if not (0 <= index < len(self.names) and abs(x - index) <= 0.45):
+            self.setToolTip("")
+            return
+        name = self.names[index]
+        value = next((row_value(r, self.metric) for r, _ in reversed(self.points) if r.variant == name), None)
+        self.setToolTip(name + (f": {value[0]:.4g} {y_label(self.metric)}" if value else ""))
+
+    def bar_label(self, name: str) -> str:
+        """The label drawn under ``name``'s bar (abbreviated or numbered where the full name does not fit)."""
+        axis = self.getPlotItem().getAxis("bottom")
+        index = self.names.index(name)
+        return axis.shown[index] if index < len(axis.shown) else ""
 
 
 class CompareChart(pg.PlotWidget):

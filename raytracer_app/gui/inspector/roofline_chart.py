@@ -190,6 +190,6 @@ class RooflineChart(QWidget):
         plot.setTitle(chart_title(self.info), size="8pt")
         plot.enableAutoRange()
 
-    def export_chart(self, path=None, width=None) -> bool:
+    def export_chart(self, path=None, width=None, height=None) -> bool:
         return chart_export.export_interactive(self, self.plot, self.info, f"roofline-{self.target}",
-                                               lambda text, error: self.note.setText(text), path, width)
+                                               lambda text, error: self.note.setText(text), path, width, height)

@@ -8,13 +8,14 @@ the CPU (its two twins: rows, and binned tiles) and on the simulator (every GPU 
 from __future__ import annotations
 
 
+import numpy as np
 import pyqtgraph as pg
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from kernels.harness import bench
 from raytracer_app.gui.common import chart_export
-from raytracer_app.gui.common.charts import chart_title, reference_pen, short_axes
+from raytracer_app.gui.common.charts import EmptyNote, chart_title, reference_pen, short_axes
 from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
 from raytracer_app.gui.benchmarks.reference_results import curve_points
 from raytracer_app.gui.benchmarks.worker import BenchWorker
@@ -56,6 +57,8 @@ class CountCurveDialog(QDialog):
         self.model = model
         self.rows: list = []
         self.lines: dict[str, pg.PlotDataItem] = {}
+        self.spreads: dict[str, pg.ErrorBarItem] = {}  # per memory: each count's min..max over its repeats
+        self.empty = EmptyNote()
         self.worker = BenchWorker()
         self.thread = WorkerThread(self.worker, "count-curve")
         self.worker.rowReady.connect(self._row)
@@ -120,6 +123,8 @@ class CountCurveDialog(QDialog):
         self.plot.clear()
         self.legend.clear()
         self.lines.clear()
+        self.spreads.clear()
+        self.empty.show(self.plot.getPlotItem(), "the curve fills in as each count finishes")
         self.reference_items = []  # plot.clear() removed them: drawn again below
         self._draw_reference(self.reference.reference)
         self.info = chart_export.describe(
@@ -155,12 +160,35 @@ class CountCurveDialog(QDialog):
         memory = memory_of(row.variant)
         points = [(r.n, r.timing.median_ms) for r in self.rows
                   if r.variant == row.variant and r.timing is not None and r.timing.median_ms > 0]
+        if self.empty.shown:
+            self.empty.hide(self.plot.getPlotItem())
+            self.plot.getPlotItem().enableAutoRange()
         if memory not in self.lines:
             colour = LINE_COLOURS.get(memory, "#000000")
             self.lines[memory] = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), symbol="o",
                                                 symbolBrush=colour, symbolSize=6)
             self.legend.addItem(self.lines[memory], memory)
+            # the spread of each count's repeats (min to max): a point off the trend with a long bar is noise
+            self.spreads[memory] = pg.ErrorBarItem(beam=0.04, pen=pg.mkPen(colour, width=1))
+            self.plot.addItem(self.spreads[memory])
         self.lines[memory].setData([n for n, _ in points], [ms for _, ms in points])
+        self._draw_spread(memory, row.variant)
+
+    def _draw_spread(self, memory: str, variant: str) -> None:
+        """Bars from the fastest to the slowest repeat at each count, in the plot's log coordinates."""
+        timed = [r for r in self.rows if r.variant == variant and r.timing is not None and r.timing.median_ms > 0]
+        if not timed:
+            return
+        x = np.log10([r.n for r in timed])
+        mid = np.log10([r.timing.median_ms for r in timed])
+        low = np.log10([max(r.timing.min_ms, 1e-9) for r in timed])
+        high = np.log10([max(r.timing.max_ms, 1e-9) for r in timed])
+        self.spreads[memory].setData(x=x, y=mid, top=high - mid, bottom=mid - low)
+
+    def spread_of(self, memory: str):
+        """(x, low, high) of a memory's bars in log10 coordinates (what the chart draws), for tests."""
+        opts = self.spreads[memory].opts
+        return opts["x"], opts["y"] - opts["bottom"], opts["y"] + opts["top"]
 
     def _draw_reference(self, reference) -> None:
         """The shipped GPU curve (1024x1024 frames) behind this one: dashed blue, one line per memory."""
@@ -188,14 +216,20 @@ class CountCurveDialog(QDialog):
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         skipped = sorted({memory_of(r.variant) for r in self.rows if r.verified == bench.SKIPPED})
+        timed = [r for r in self.rows if r.timing is not None]
+        repeats = max((len(r.timing.samples_ms) for r in timed), default=0)
         self.status.setText(("cancelled" if stopped else "done") + f": {len(self.rows)} row(s)" +
+                            (f"; each point is the median of {repeats} frames, its bar their fastest to slowest"
+                             if timed else "") +
                             (f"; skipped rows for {', '.join(skipped)} (past a capacity or not on this backend)"
                              if skipped else ""))
         self.finished_run.emit(stopped)
 
-    def export_chart(self, path=None, width=None) -> bool:
-        """The curve as PNG (``width`` px; default twice on-screen, at least 1600) or SVG, with its metadata."""
-        return chart_export.export_interactive(self, self.plot, self.info, "sphere-count-curve", self._say, path, width)
+    def export_chart(self, path=None, width=None, height=None) -> bool:
+        """The curve as PNG (``width`` x ``height`` px; default twice on-screen, at least 1600, as on screen) or SVG,
+        with its metadata."""
+        return chart_export.export_interactive(self, self.plot, self.info, "sphere-count-curve", self._say, path,
+                                               width, height)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
