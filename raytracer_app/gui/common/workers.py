@@ -64,7 +64,10 @@ class WorkerThread(QThread):
         self.quit()
         done = self.wait(timeout_ms)
         if done:
+            ender = getattr(self.worker, "end_children", None)
             child = getattr(self.worker, "sim", None)
-            if child is not None:
+            if ender is not None:
+                ender()
+            elif child is not None:
                 child.end()
         return done

@@ -14,7 +14,7 @@ from kernels.backend.child import Cancelled, SimulatorProcess
 from kernels.errors import InputError
 from kernels.harness.frames import Queued
 from kernels.service.first_frame import first_frame
-from kernels.service.render import start_frame, warm_renderers
+from kernels.service.render import DEFAULT_TWINS, QUICK_TWINS, start_frame, twin_cached, warm_renderers
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, describe
 
 
@@ -55,6 +55,13 @@ class RenderWorker(QObject):
         self._renderers: dict = {}
         self._cancel = threading.Event()  # set: end the running request (at once on the simulator)
         self.sim = SimulatorProcess()  # simulator renders run in this child, so they can be ended
+        # a cold start on the host: each kind's first frames take its quickest twin while its default twin
+        # compiles in this child (kernels/service/render.py); kinds whose default twin is ready
+        self.warmer = SimulatorProcess(simulate=False, name="kernel-warm-up")
+        self._ready: set[str] = set()
+        self._drawn: set[tuple] = set()  # (kind, backend) with a kernel frame drawn: no more loading to say
+        self._warming = False
+        self._stopped = threading.Event()
         self._preview_first = True  # the first request is answered by the fast start's preview first
         # what the first frame needed (numba, numba.cuda), noted before the next frame, rendered ahead,
         # starts loading more
@@ -170,19 +177,74 @@ class RenderWorker(QObject):
     def _render_frame(self, r, memory=None, repeats=None):
         return self._start_frame(r, memory, repeats)()
 
+    # ------------------------------------------------------------------ a cold start on the host
+    def _twin(self, r):
+        """The host twin to draw ``r`` with: the quick one while the default one is neither compiled here nor in
+        numba's cache (None: the renderer's default; a GPU's kernels have no twins)."""
+        if not r.backend.is_host or r.kind in self._ready:
+            return None
+        if twin_cached(r.kind, DEFAULT_TWINS[r.kind]):
+            self._ready.add(r.kind)
+            return None
+        return QUICK_TWINS[r.kind]
+
+    def loading(self, r) -> str:
+        """What the first frame of ``r``'s kind waits for, in words for the status line ('' once a kernel frame
+        of it was drawn): compiling, with "first run only" when numba's cache does not hold it, or loading."""
+        if r.backend.is_simulator or (r.kind, r.backend) in self._drawn:
+            return ""
+        if not r.backend.is_host:
+            return f"compiling or loading the {r.kind} CUDA kernel (first frame only)"
+        twin = self._twin(r) or DEFAULT_TWINS[r.kind]
+        if twin_cached(r.kind, twin):
+            return f"loading the {r.kind} CPU kernel from numba's cache"
+        return f"compiling the {r.kind} CPU kernel (first run only: numba's cache does not hold it yet)"
+
+    def _warm_the_rest(self, first: str) -> None:
+        """In a thread, once a quick twin's frame is shown: compile the default twins in the warm-up child,
+        ``first``'s kind first; each is used from its next frame on."""
+        if self._warming:
+            return
+        self._warming = True
+        kinds = [first] + [k for k in DEFAULT_TWINS if k != first]
+
+        def warm():
+            for kind in kinds:
+                if kind in self._ready or self._stopped.is_set():
+                    continue
+                try:
+                    self.warmer.call("kernels.service.render:warm_twin_job", (kind, DEFAULT_TWINS[kind]),
+                                     self._stopped.is_set)
+                    self._ready.add(kind)
+                except Exception:  # noqa: BLE001 - ended, or failed: the quick twin keeps drawing
+                    return
+            self.warmer.end()  # its work is in numba's cache now
+
+        threading.Thread(target=warm, name="kernel-warm-up", daemon=True).start()
+
+    def end_children(self) -> None:
+        """End the simulator's and the warm-up's child processes (closing)."""
+        self._stopped.set()
+        self.sim.end()
+        self.warmer.end()
+
     def _start_frame(self, r, memory=None, repeats=None):
         """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it, and is a
         ``Queued`` when the frame's GPU work is queued already."""
         if r.backend.is_simulator:
             return lambda: self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
+        twin = self._twin(r)
         with COMPUTE_LOCK:
-            finish = start_frame(self._renderers, r, memory, repeats)
+            finish = start_frame(self._renderers, r, memory, repeats, twin)
 
         def complete():
             with COMPUTE_LOCK:
                 frame = finish()
             if self._cancel.is_set():
                 raise Cancelled()
+            self._drawn.add((r.kind, r.backend))
+            if twin is not None:  # drawn with the quick twin: the default one compiles meanwhile
+                self._warm_the_rest(r.kind)
             return frame
 
         return Queued(complete) if isinstance(finish, Queued) else complete

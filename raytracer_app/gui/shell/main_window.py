@@ -30,6 +30,8 @@ from raytracer_app.gui.shell.workspaces import Workspaces, commit_typed
 CLOSE_WAIT_S = 5.0  # how long closing waits for a running benchmark row or render
 VIEW_MIN_PX = 360
 BUSY_AFTER_S = 0.5  # a render running longer than this shows what it is, its time, and Cancel
+# after a preview, what the first frame did not need waits for the kernel's frame, or this long at most
+LATER_AFTER_PREVIEW_S = 12.0
 STATUS_EVERY_S = 0.1  # rendering continuously, the status line changes at most this often
 # rendering continuously, a frame is timed with CUDA events this often, so the status line always has a
 # recent kernel time; the frames between are rendered untimed (kernels.harness.frames.time_frames)
@@ -66,6 +68,7 @@ class MainWindow(QMainWindow):
         self.work: tuple[str, float] | None = None  # (what, start time) of the render running now
         self.compare_dialog = None
         self._closing = False
+        self._after_done = False  # _after_first_frame has run
         # the render worker: its first frame is the fast start's preview, then the kernel's (see workers)
         self.worker = RenderWorker()
         self.render_thread = WorkerThread(self.worker, "render")
@@ -226,6 +229,8 @@ class MainWindow(QMainWindow):
             self.last[request.kind] = (frame, request)
             self.display_ms[request.kind] = display_ms
             if not frame.preview:  # a preview is no measurement: never logged, never counted
+                if not self._after_done:
+                    QTimer.singleShot(0, self._after_first_frame)
                 if frame.kernel is not None:  # an untimed frame has no row to log
                     self.timed[request.kind] = frame
                     self.log.add_frame(frame_row(frame))
@@ -236,7 +241,8 @@ class MainWindow(QMainWindow):
                 # what the first picture needed (scripts/gui_fps.py and the start-up tests report it)
                 # noted by the worker when it handed this frame out, before it rendered ahead
                 self.first_frame_loaded = self.worker.first_frame_loaded or ()
-                QTimer.singleShot(0, self._after_first_frame)
+                if frame.preview:  # the kernel compiles now: what waits for it must not slow it (2 cores)
+                    QTimer.singleShot(int(LATER_AFTER_PREVIEW_S * 1000), self._after_first_frame)
                 self.status["fps"].setToolTip(f"frames displayed per second (first frame {self.first_frame_s:.2f} s after launch)")
             now = time.perf_counter()
             if request.kind == self.model.tab and (not self.continuous or now - self._status_at >= STATUS_EVERY_S):
@@ -257,6 +263,10 @@ class MainWindow(QMainWindow):
 
     def _work_started(self, job) -> None:
         r = getattr(job, "render", job)
+        loading = self.worker.loading(r) if r is job else ""
+        if loading:  # a first frame: numba compiles or loads, which is no render time; said as such
+            self.work = (loading, time.perf_counter())
+            return
         what = (f"comparing global and constant memory ({job.repeats} renders each)" if r is not job
                 else f"rendering {r.kind}")
         self.work = (f"{what} {r.size[0]}x{r.size[1]} on {r.backend.kind}", time.perf_counter())
@@ -295,10 +305,11 @@ class MainWindow(QMainWindow):
         self.view.view(self.model.tab).reset_view()
 
     def _after_first_frame(self) -> None:
-        """What the first frame did not need, now: the Inspector, and on a CPU window the check for GPUs.
-        (The kernel's own frame is already on its way when the first frame was a preview.)"""
-        if self._closing:
+        """What the first kernel frame did not need, once it is shown (or LATER_AFTER_PREVIEW_S after the
+        preview, if the kernel takes longer): the Inspector, and on a CPU window the check for GPUs."""
+        if self._closing or self._after_done:
             return
+        self._after_done = True
         if not self.controls.backends_checked:
             self.controls.refresh_backend_choices()
         self.ensure_inspector()

@@ -29,8 +29,10 @@ def build(window) -> None:
     window.cancel_button = QPushButton("Cancel")
     window.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
     window.cancel_button.clicked.connect(window.cancel_render)
-    bar.addPermanentWidget(window.busy_label)
-    bar.addPermanentWidget(window.cancel_button)
+    # normal widgets, left: a message shown for a while (a saved file, an error) covers them for its time, where
+    # permanent ones were drawn over it ("using the Crendering spheres")
+    bar.addWidget(window.busy_label, 1)
+    bar.addWidget(window.cancel_button)
     window.busy_label.hide()
     window.cancel_button.hide()
     window.busy_timer = QTimer(window)
@@ -51,8 +53,8 @@ def update(window, tab: str) -> None:
             window.status[key].setText("")
         return
     frame, request = shown
-    if frame.preview:
-        window.status["kernel"].setText("preview (numpy reference): the kernel is loading…")
+    if frame.preview:  # what the kernel is doing meanwhile is the busy label's (compiling, loading)
+        window.status["kernel"].setText("preview (numpy reference)")
         for key in ("outside", "frame", "fps"):
             window.status[key].setText("")
         window.status["size"].setText("{}x{}".format(*frame.size))
