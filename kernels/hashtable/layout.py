@@ -1,4 +1,41 @@
-"""The chained table's layout, shared by the host check and the kernels: -1 ends a chain or marks an empty
-bucket."""
+"""The hash tables' layouts, shared by the host checks and the kernels (plain numbers: no numba here).
 
-EMPTY = -1
+The chained tables (seed 003): -1 ends a chain or marks an empty bucket.
+
+The open-addressing tables: one uint64 slot per entry, the key in the low 32 bits and its value in the high
+32, so that one 64-bit compare-and-swap claims a slot with its value. Two keys are reserved: KEY_EMPTY
+marks a slot never used (the whole slot is all ones, so a table is emptied by writing 0xFF bytes) and
+KEY_ERASED a slot whose key was erased (a tombstone: probing goes on past it, an insert may reuse it).
+A find of an absent key answers VALUE_ABSENT. Slots are grouped into buckets of 1 (linear probing), 4, 8, 16
+or 32 slots (the bucketed variants); every variant of a problem gets the same number of slots, a whole
+number of the widest bucket.
+"""
+
+EMPTY = -1  # chained tables: the end of a chain, or an empty bucket
+
+KEY_EMPTY = 0xFFFFFFFF
+KEY_ERASED = 0xFFFFFFFE
+MAX_KEY = 0xFFFFFFFD  # the largest key a table can hold
+SLOT_EMPTY = 0xFFFFFFFFFFFFFFFF  # key KEY_EMPTY, value all ones
+SLOT_ERASED = 0xFFFFFFFFFFFFFFFE  # key KEY_ERASED, value all ones
+VALUE_ABSENT = 0xFFFFFFFF  # what a find answers for a key that is not in the table
+VALUE_SHIFT = 32
+
+BUCKET_WIDTHS = (4, 8, 16, 32)  # slots per bucket of the bucketed variants: 32 to 256 bytes
+WIDEST_BUCKET = max(BUCKET_WIDTHS)
+MAX_SLOTS = 2**31  # slot and bucket indices stay below 2^31; the bucket of a hash is (hash x buckets) >> 32
+
+# the two hash functions of the two-choice tables: murmur3's 32-bit finaliser of the key xor a seed
+HASH_SEEDS = (0x00000000, 0x9E3779B9)
+# murmur3's fmix32 constants
+MIX_1, MIX_2 = 0x85EBCA6B, 0xC2B2AE35
+
+
+def capacity_for(distinct: int, load: float) -> int:
+    """Slots of a table holding ``distinct`` keys at load factor ``load``: ceil(distinct / load), rounded up
+    to a whole number of the widest bucket (32 slots), at least one bucket. Every variant of a problem gets
+    this many, so the achieved load is the same for all, at most 31 slots below the one asked for; at least
+    one slot stays empty, so that every probe ends."""
+    slots = -(-distinct * 10**9 // max(1, round(load * 10**9)))  # exact for loads given as decimals
+    slots = max(slots, distinct + 1)  # at least one slot stays empty: every probe ends
+    return -(-slots // WIDEST_BUCKET) * WIDEST_BUCKET
