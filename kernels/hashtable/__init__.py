@@ -26,7 +26,7 @@ from kernels.harness.bench import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
-from kernels.hashtable.layout import BUCKET_WIDTHS, SLOT_EMPTY, capacity_for
+from kernels.hashtable.layout import BUCKET_WIDTHS, MAX_SLOTS, capacity_for
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -244,6 +244,9 @@ def _memory(n: int, options: dict) -> tuple[int, int]:
     """(host bytes, device bytes) of a run at its peak."""
     buckets, op = options["buckets"], options["op"]
     slots = capacity_for(n, options["load"])
+    if slots > MAX_SLOTS:
+        raise InputError(f"--load {options['load']:g} with {n:,} keys needs {slots:,} slots; a table has at most "
+                         f"{MAX_SLOTS:,}")
     lookup = op in ("find", "erase")
     # chained tables: keys, the pool's keys and links, the check's copies and visited flags; heads and locks
     # per bucket

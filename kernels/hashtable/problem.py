@@ -67,6 +67,7 @@ class HashProblem:
         self.last_table = None  # (pool_keys, heads, pool_next) of the last chained table checked
         self.last_grouped = None  # (sorted_keys, offsets) of the last grouped table checked
         self.last_slots = None  # the last open-addressing table checked (host uint64 slots)
+        self.last_answers = None  # the last find's answers checked (host)
         self._verdict = None  # (ok, note) of the last check other than check_table / check_grouped
         self._device = {}
         self._sorted_keys = None  # the input keys sorted as int64, for check_grouped (made once)
@@ -153,6 +154,7 @@ class HashProblem:
     def check_found(self, answers) -> int:
         """Checks a find's answers against the reference; returns how many are right."""
         answers = np.asarray(answers).ravel()
+        self.last_answers = answers
         want = self.expected_answers()
         if answers.size != want.size:
             self._verdict = (False, f"{answers.size} answers for {want.size} keys")
