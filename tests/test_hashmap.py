@@ -147,6 +147,16 @@ def test_bucket_widths(cuda_backend, name, bucket, op):
     assert_like_a_dict(problem)
 
 
+@pytest.mark.parametrize("name, items", [("linear-probing", 3), ("two-choice", 2)])
+def test_a_find_holding_several_keys_in_flight(cuda_backend, name, items):
+    # 40 keys, 3 (2) per thread (group), 2 blocks of 32 threads: the grid-stride loop runs each thread twice,
+    # the second time with some of its keys past the end
+    problem = batch("find", seed=7)
+    row = run(name, problem, cuda_backend, Launch(block=32, grid=2, items_per_thread=items))
+    assert f"{items} keys per" in row.note
+    assert_like_a_dict(problem)
+
+
 # --- full buckets, one bucket, wrap-around, erase then reinsert, one key ------------------------------
 
 

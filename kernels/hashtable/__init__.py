@@ -52,9 +52,13 @@ COUNTING_LAUNCH = LaunchRule(block=512, grid_sm=4, resident_grid=True,
 
 # The open-addressing tables: a thread per key (linear probing), or a group of bucket / 2 lanes per key
 # (bucketed, two-choice, best), all keys in flight at once; the runner sizes the grid from n and the bucket
-LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, grid_text="n / block (a thread per key)")
-BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS,
-                           grid_text="n x bucket / 2 / block (a group of bucket / 2 lanes per key)")
+# items_per_thread: keys a find holds in flight per thread (per group): their first probes all read at once
+FIND_ITEMS = (1, 1, 8)  # (default, least, most)
+LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
+                           grid_text="n / (block x items) (a thread per key; a find: per items keys)")
+BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
+                           grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
+                                     "per items keys)")
 BEST_KERNEL = "hashtable best: two-choice buckets probed by lane groups"  # in the tuning cache's key
 
 

@@ -39,8 +39,9 @@ class Scheme:
     def lanes(self) -> int:
         return self.bucket // 2 if self.grouped else 1
 
-    def kernel(self, op: str):
-        return bucket_kernels(op, self.bucket, self.choices) if self.grouped else linear_kernels(op)
+    def kernel(self, op: str, items: int = 1):
+        items = items if op == "find" else 1  # only a find holds several keys in flight
+        return bucket_kernels(op, self.bucket, self.choices, items) if self.grouped else linear_kernels(op, items)
 
 
 LINEAR = Scheme(1, 1, False)
@@ -96,9 +97,10 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     backend.activate()
     resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n)
     block = resolved.block
+    items = resolved.items if problem.op == "find" else 1
     grid = launch.resolved_grid(backend.limits.sm_count)
-    if grid is None:  # a thread (a group of lanes) per key: every key in flight at once
-        grid = max(1, min(MAX_GRID, -(-problem.n * scheme.lanes // block)))
+    if grid is None:  # a thread (a group of lanes) per key (per ``items`` keys): every key in flight at once
+        grid = max(1, min(MAX_GRID, -(-problem.n * scheme.lanes // (block * items))))
     nbuckets = np.int64(problem.capacity // scheme.bucket)
     slots = memory.empty(problem.capacity, np.uint64)
     status = memory.zeros(1, np.int32)
@@ -122,7 +124,7 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
         empty_table()
         insert(problem.device_table_keys(), slots, nbuckets, status)  # the table the batch starts from
         _check_room(status, "building the table")
-        kernel = scheme.kernel(op)[grid, block]
+        kernel = scheme.kernel(op, items)[grid, block]
         keys = problem.device_keys()
         if op == "find":
             answers = memory.empty(problem.n, np.uint32)
@@ -148,6 +150,8 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     else:
         result = problem.check_open(memory.to_host(slots), scheme.bucket, scheme.choices)
     layout = f"buckets of {scheme.bucket} slots, {scheme.choices} hash" + ("es" if scheme.choices > 1 else "")
+    if op == "find":
+        layout += f", {items} key{'s' if items > 1 else ''} per {'group' if scheme.grouped else 'thread'} in flight"
     return Outcome(result, elapsed, block, grid, note=f"{problem.describe()}; {layout}")
 
 

@@ -6,7 +6,9 @@ Probe sequence of a key, for buckets of B slots and ``choices`` hash functions (
 hash 0, then under hash 1, ..., then the buckets after the last of them, wrapping at the table's end. A find
 stops at the first bucket holding the key or an empty slot; an insert puts a new key into the first
 tombstone met on the way, else the first empty slot of the bucket where a find would stop. Linear probing
-is B = 1, one choice. Every result here is cast back to 32 bits: numba computes integer arithmetic in 64.
+is B = 1, one choice. Buckets and slots are numbered in uint32 (a table has fewer than 2^31 slots), and every
+result here is cast back to 32 bits: numba computes integer arithmetic in 64, and array indices of a signed
+type cost a negative-index check.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def bucket_of(key, choice, nbuckets):
     """The bucket of ``key`` under hash ``choice`` (0 or 1): (hash x nbuckets) >> 32, no division."""
     seed = _SEED_0 if choice == 0 else _SEED_1
     h = mix32(np.uint32(key) ^ seed)
-    return np.int64((np.uint64(h) * np.uint64(nbuckets)) >> np.uint64(32))
+    return np.uint32((np.uint64(h) * np.uint64(nbuckets)) >> np.uint64(32))
 
 
 @numba.jit(nopython=True)
@@ -52,8 +54,8 @@ def next_bucket(key, probe, bucket, choices, nbuckets):
     """The bucket of probe number ``probe`` (1, 2, ...) of ``key``, after probe ``probe - 1`` at ``bucket``."""
     if probe < choices:
         return bucket_of(key, probe, nbuckets)
-    following = bucket + 1
-    return following if following < nbuckets else np.int64(0)
+    following = np.uint32(bucket + np.uint32(1))
+    return following if following < np.uint32(nbuckets) else np.uint32(0)
 
 
 @numba.jit(nopython=True)
