@@ -13,13 +13,15 @@ loads plain reads, and the ballot a rendezvous of the mask's lanes (Python threa
 waiting until all have voted, as ``ballot_sync`` does. It reads the simulator's thread objects (their
 ``thread_id`` and ``_manager``, its block): numba-cuda's private names, kept to this module. A lane named in a mask
 that never arrives is a bug on a GPU too; here it raises after a timeout instead of hanging.
-Importing this module imports numba.cuda: kernel modules import it on their first use.
+Importing this module imports numba.cuda: the kernel modules import it, on their first use.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+
+from numba import cuda
 
 from kernels.backend import simulator_active
 
@@ -86,7 +88,6 @@ def _load_simulated(slots, i):
 
 def _gpu_helpers():
     from llvmlite import ir
-    from numba import cuda
     from numba.cuda import types
     from numba.cuda.extending import intrinsic
 
