@@ -139,6 +139,24 @@ def test_the_first_occurrence_of_a_repeated_key_wins(cuda_backend, cpu_backend):
         assert as_dict(counted.last_slots) == {7: 3, 9: 2, 11: 1}
 
 
+@pytest.mark.parametrize("name", ["cpu", "gpu-locks", "gpu-lockfree"])
+def test_the_chained_tables_find_by_walking_their_chains(cuda_backend, cpu_backend, name):
+    backend = cpu_backend if name == "cpu" else cuda_backend
+    table = random_keys(40, 3)
+    table[[9, 30]] = table[2]  # a key inserted three times: its first occurrence answers
+    keys = np.concatenate([table[::2], random_keys(10, 4)])
+    problem = HashProblem(keys, 16, op="find", table_keys=table)
+    run(name, problem, backend)
+    assert_like_a_dict(problem)
+    assert problem.last_answers[1] == problem.last_answers[15] == 2  # table[2], also at 30 (and 9)
+    for op, words in (("erase", "tombstones"), ("insert-or-add", "cannot add to it")):
+        [row] = bench.run([batch(op, 1)], [variant(name)], [LAUNCH], backend, 1)
+        assert row.skip.kind is SkipKind.NOT_APPLICABLE and words in row.note
+    long_chains = HashProblem(keys, 4, op="find", table_keys=random_keys(300, 5))  # 75 keys a chain
+    [row] = bench.run([long_chains], [variant(name)], [LAUNCH], backend, 1)
+    assert row.verified == bench.SKIPPED and "give --buckets 5 or more" in row.note
+
+
 @pytest.mark.parametrize("name, bucket, op", [("bucketed", 4, "insert"), ("bucketed", 16, "erase"),
                                               ("bucketed", 32, "find"), ("two-choice", 32, "insert-or-add")])
 def test_bucket_widths(cuda_backend, name, bucket, op):
