@@ -15,7 +15,7 @@
 #   LESSONS=a,b for some of them only,
 #   under $OUT/reference-results/: copy them into assets/reference-results/)
 #   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
-#   also a stage of its own) and hashmap-tune (two-choice's knobs); hashmap-bench and hashmap-tune take
+#   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
 #   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
@@ -225,8 +225,8 @@ for stage in "$@"; do
         --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
         --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
     hashmap-tune)
-      # two-choice's G ops/s for each bucket width (4-32 slots), block (128-512) and, for find, keys per group
-      # in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
+      # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
+      # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
       timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
         --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
     counters)

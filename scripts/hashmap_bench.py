@@ -5,8 +5,8 @@ factor, at the first load only), verified, with CSV and JSON per op under
 the copy bandwidth a find reaches (GB/s counts its keys, answers and one 32-byte sector of the table per
 key), and the issue's goals for best, beside cuco-static-map where it ran.
 
---tune instead sweeps the knobs of the two-choice table (bucket width, keys per group in flight for a find,
-block) at each load, timing only (the bench mode verifies), and prints G ops/s for each.
+--tune instead sweeps the knobs of best's table (bucket width, keys per group in flight for a find, block) at
+each load, timing only (the bench mode verifies), and prints G ops/s for each.
 
     python3 scripts/hashmap_bench.py --backend cuda --n 67108864 --out OUT [--ops insert,find,erase,insert-or-add]
         [--loads 0.5,0.8,0.9,0.95] [--variants NAMES] [--repeats 10] [--tune]
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default=",".join(OURS + PEERS), help="variants, comma-separated")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--out", required=True, help="folder for hashmap-OP.csv and hashmap-OP.json")
-    ap.add_argument("--tune", action="store_true", help="sweep two-choice's knobs instead (timing only)")
+    ap.add_argument("--tune", action="store_true", help="sweep best's knobs instead (timing only)")
     args = ap.parse_args(argv)
 
     from kernels import backend as backends
@@ -151,11 +151,11 @@ def summary(results, loads) -> None:
 
 
 def tune(backend, ops, loads, n: int) -> int:
-    """G ops/s of the two-choice table for each bucket width, block and (find) keys per group in flight."""
+    """G ops/s of best's table for each bucket width, block and (find) keys per group in flight."""
     from kernels import timing
     from kernels.hashtable import ALGORITHM
     from kernels.hashtable.layout import BUCKET_WIDTHS
-    from kernels.hashtable.open_gpu import Scheme, run_scheme
+    from kernels.hashtable.open_gpu import best_scheme, run_scheme
     from kernels.launch import Launch
 
     for op in ops:
@@ -163,15 +163,14 @@ def tune(backend, ops, loads, n: int) -> int:
             for load in loads:
                 options = ALGORITHM.options_for({"op": op, "load": load, "absent": absent}, backend)
                 problem = ALGORITHM.make_problem(n, options, 0)
-                print(f"\n=== two-choice {op}, load {load}, absent {absent:g}: G ops/s", flush=True)
+                print(f"\n=== best's table, {op}, load {load}, absent {absent:g}: G ops/s", flush=True)
                 for items in ((1, 2, 4) if op == "find" else (1,)):
                     for block in (128, 256, 512):
                         cells = []
                         for bucket in BUCKET_WIDTHS:
                             launch = Launch(block=block, items_per_thread=items)
                             with timing.measurement(timing.Policy()):
-                                out = run_scheme("two-choice", Scheme(bucket, 2, True), problem, launch, backend, 10,
-                                                 check=False)
+                                out = run_scheme("best", best_scheme(bucket), problem, launch, backend, 10, check=False)
                             cells.append(f"bucket {bucket:>2}: {n / (out.timing.median_ms * 1e-3) / 1e9:7.2f}")
                         print(f"items {items} block {block:>4}  " + "  ".join(cells), flush=True)
                 del problem

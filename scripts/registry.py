@@ -36,7 +36,7 @@ SCRIPTS = (
            ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
     Script("hashmap_bench.py", "the hash tables of issue 38: every op at several load factors, G ops/s per variant "
            "and load beside the sorted-search peers and cuCollections, % of copy bandwidth for find, the goals; "
-           "--tune sweeps two-choice's bucket width, keys in flight and block (stages hashmap-bench and "
+           "--tune sweeps best's bucket width, keys in flight and block (stages hashmap-bench and "
            "hashmap-tune of gpu-session.sh)",
            ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
             "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),

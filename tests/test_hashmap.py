@@ -21,7 +21,7 @@ from kernels.launch import Launch
 from raytracer_app.cli import main
 
 OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best"]
-SCHEME = {"linear-probing": (1, 1), "bucketed": (None, 1), "two-choice": (None, 2), "best": (None, 2),
+SCHEME = {"linear-probing": (1, 1), "bucketed": (None, 1), "two-choice": (None, 2), "best": (None, 4),
           "cpu-two-choice": (None, 2)}  # (slots per bucket (None: --bucket), hash functions)
 OPS = hashtable.OPS
 LAUNCH = Launch(block=64)  # the simulator runs every thread as a Python thread: few blocks
@@ -178,32 +178,36 @@ def test_a_find_holding_several_keys_in_flight(cuda_backend, name, items):
 # --- full buckets, one bucket, wrap-around, erase then reinsert, one key ------------------------------
 
 
-def keys_in_buckets(count, nbuckets, first, second=None, seed=0):
-    """``count`` distinct keys whose bucket under hash 0 is ``first`` (and under hash 1 ``second``)."""
+def keys_in_buckets(count, nbuckets, bucket, choices=1, seed=0):
+    """``count`` distinct keys whose bucket is ``bucket`` under each of hashes 0 .. choices - 1."""
     found = []
     rng = np.random.default_rng(seed)
     while len(found) < count:
-        k = np.unique(rng.integers(0, KEY_ERASED, 20000, dtype=np.uint32))
-        ok = bucket_np(k, 0, nbuckets) == first
-        if second is not None:
-            ok &= bucket_np(k, 1, nbuckets) == second
+        k = np.unique(rng.integers(0, KEY_ERASED, 200000, dtype=np.uint32))
+        ok = np.ones(k.size, bool)
+        for c in range(choices):
+            ok &= bucket_np(k, c, nbuckets) == bucket
         found.extend(k[ok].tolist())
     return np.array(found[:count], np.uint32)
 
 
-@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "cpu-two-choice"])
+@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "best", "cpu-two-choice"])
 def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, name):
-    # 20 keys whose home is the table's last bucket (for two choices: both hashes land there): that bucket
-    # fills, and the others wrap to the table's first buckets
+    # 20 keys whose home is the table's last bucket under every hash: that bucket fills, and the others wrap to
+    # the table's first buckets
     backend = cpu_backend if name == "cpu-two-choice" else cuda_backend
-    bucket = SCHEME[name][0] or 8
+    bucket, choices = SCHEME[name][0] or 8, SCHEME[name][1]
     nbuckets = 64 // bucket
-    keys = keys_in_buckets(20, nbuckets, nbuckets - 1, nbuckets - 1 if SCHEME[name][1] == 2 else None)
+    keys = keys_in_buckets(20, nbuckets, nbuckets - 1, choices)
     inserted = HashProblem(keys, op="insert", bucket=8, capacity=64)
     run(name, inserted, backend)
     assert as_dict(inserted.last_slots) == expected_table("insert", keys)
     used = np.flatnonzero(np.asarray(inserted.last_slots) != SLOT_EMPTY)
     assert used.min() == 0 and (np.asarray(inserted.last_slots)[-bucket:] != SLOT_EMPTY).all()  # wrapped, full
+    if name == "best":  # overflow flags: set on the buckets keys went past (the last, the full first), no others
+        bits = np.unpackbits(inserted.last_flags.view(np.uint8), bitorder="little")[:nbuckets]
+        full = (np.asarray(inserted.last_slots).reshape(nbuckets, bucket) != SLOT_EMPTY).all(axis=1)
+        assert bits[-1] == 1 and bits[:-1].tolist() == full[:-1].tolist()
     looked_up = HashProblem(np.concatenate([keys, keys_in_buckets(5, nbuckets, nbuckets - 1, seed=1)[::-1]]),
                             op="find", table_keys=keys, bucket=8, capacity=64)
     run(name, looked_up, backend)
@@ -215,10 +219,13 @@ def reinsert_on_gpu(slots, keys, bucket, choices):
     linear-probing layout; returns the table."""
     from kernels.hashtable.open_kernels import bucket_kernels, linear_kernels
 
-    kernel = bucket_kernels("insert", bucket, choices) if bucket > 1 else linear_kernels("insert")
     d_slots, status = memory.to_device(np.asarray(slots)), memory.zeros(1, np.int32)
-    lanes = bucket // 2 if bucket > 1 else 1
-    kernel[-(-keys.size * lanes // 64), 64](memory.to_device(keys), d_slots, np.int64(slots.size // bucket), status)
+    grid, nbuckets, d_keys = -(-keys.size * max(1, bucket // 2) // 64), np.int64(slots.size // bucket), memory.to_device(keys)
+    if bucket > 1:
+        flags = memory.zeros(1, np.uint32)  # not read: these tables have no overflow flags
+        bucket_kernels("insert", bucket, choices)[grid, 64](d_keys, d_slots, flags, nbuckets, status)
+    else:
+        linear_kernels("insert")[grid, 64](d_keys, d_slots, nbuckets, status)
     assert memory.to_host(status)[0] == 0
     return memory.to_host(d_slots)
 

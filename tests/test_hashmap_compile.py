@@ -14,6 +14,8 @@ INSERT = "void(uint32[::1], uint64[::1], int64, int32[::1])"
 FIND = "void(uint32[::1], uint64[::1], uint32[::1], int64)"
 ERASE = "void(uint32[::1], uint64[::1], int64)"
 SIGNATURES = {"insert": INSERT, "insert-or-add": INSERT, "find": FIND, "erase": ERASE}
+# the grouped kernels take the overflow flags after the slots
+GROUPED = {op: sig.replace("uint64[::1], ", "uint64[::1], uint32[::1], ", 1) for op, sig in SIGNATURES.items()}
 MODULE = "kernels.hashtable.open_kernels"
 
 
@@ -22,11 +24,12 @@ def jobs() -> list[dict]:
             "signature": sig} for op, sig in SIGNATURES.items()]
     out.append({"key": "linear find 4", "module": MODULE, "function": "linear_kernels", "args": ["find", 4],
                 "item": None, "signature": FIND})
-    shapes = [(op, 8, 2, 1) for op in SIGNATURES] + [("insert", 4, 1, 1), ("insert", 16, 1, 1), ("insert", 32, 2, 1),
-                                                      ("find", 32, 1, 1), ("erase", 4, 2, 1), ("find", 8, 2, 4)]
-    out += [{"key": f"bucket {op} {b} {d}" + (f" items {i}" if i > 1 else ""), "module": MODULE,
-             "function": "bucket_kernels", "args": [op, b, d, i], "item": None, "signature": SIGNATURES[op]}
-            for op, b, d, i in shapes]
+    shapes = [(op, 8, 2, 1, False) for op in SIGNATURES] + [(op, 4, 4, 1, True) for op in SIGNATURES] + [
+        ("insert", 4, 1, 1, False), ("insert", 16, 1, 1, False), ("insert", 32, 2, 1, False), ("find", 32, 1, 1, False),
+        ("erase", 4, 2, 1, False), ("find", 8, 2, 4, False), ("find", 16, 4, 2, True)]
+    out += [{"key": f"bucket {op} {b} {d}" + (f" items {i}" if i > 1 else "") + (" flags" if f else ""),
+             "module": MODULE, "function": "bucket_kernels", "args": [op, b, d, i, f], "item": None,
+             "signature": GROUPED[op]} for op, b, d, i, f in shapes]
     out.append({"key": "fill", "module": MODULE, "function": "fill_kernel", "args": [], "item": None,
                 "signature": "void(uint64[::1], uint64)"})
     out.append({"key": "chained find", "module": "kernels.hashtable.gpu", "function": "table_kernels", "args": [],
@@ -64,3 +67,7 @@ def test_the_instructions_the_design_rests_on(compiled):
         assert "atom.global.cas.b64" in ptx[key], key
     assert "atom.global.add.u64" in ptx["bucket insert-or-add 8 2"]
     assert "ld.global.cg.u64" in ptx["linear insert"]
+    # overflow flags: an insert sets a bucket's bit as it goes past (an atomic or, its result unused); tables
+    # without flags never touch them
+    assert "atom.global.or.b32" in ptx["bucket insert 4 4 flags"] or "red.global.or.b32" in ptx["bucket insert 4 4 flags"]
+    assert ".or.b32" not in ptx["bucket insert 8 2"]

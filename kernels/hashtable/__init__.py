@@ -1,6 +1,7 @@
 """Hash tables of uint32 keys with uint32 values: the seed's chained table (003) on the CPU, with a spin lock
 per bucket on the GPU and lock-free; open addressing (linear probing, buckets probed by groups of lanes, two
-hash functions, and ``best``); and what a library user builds instead (torch, CuPy, cuCollections).
+hash functions, and ``best``: four, with an overflow bit per bucket); and what a library user builds instead
+(torch, CuPy, cuCollections).
 
 Ops (``--op``): ``insert`` a batch into an empty table, ``find`` or ``erase`` a batch in a table built from
 n other keys (``--absent``: the fraction of the batch not in it), ``insert-or-add`` (count by key). The
@@ -26,7 +27,7 @@ from kernels.harness.bench import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
-from kernels.hashtable.layout import BUCKET_WIDTHS, MAX_SLOTS, capacity_for
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -59,7 +60,7 @@ LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
-BEST_KERNEL = "hashtable best: two-choice buckets probed by lane groups"  # in the tuning cache's key
+BEST_KERNEL = "hashtable best: four-hash buckets with overflow flags"  # in the tuning cache's key
 
 
 # --- what the inspector compiles for each GPU variant (2^24 keys; grids modelled on an H100) ---------------
@@ -99,11 +100,13 @@ def _open_traffic(bucket_bytes: int):
     return traffic
 
 
-_INSERT_SIG = "void(uint32[::1], uint64[::1], int64, int32[::1])"
+_LINEAR_INSERT_SIG = "void(uint32[::1], uint64[::1], int64, int32[::1])"
+_BUCKET_INSERT_SIG = "void(uint32[::1], uint64[::1], uint32[::1], int64, int32[::1])"  # with the overflow flags
 
 
 def _open_inspect(function: str, args: tuple, lanes: int, bucket_bytes: int, note: str) -> KernelDecl:
-    return KernelDecl("kernels.hashtable.open_kernels", function, args, _INSERT_SIG, (256,), no_dynamic_shared,
+    signature = _LINEAR_INSERT_SIG if function == "linear_kernels" else _BUCKET_INSERT_SIG
+    return KernelDecl("kernels.hashtable.open_kernels", function, args, signature, (256,), no_dynamic_shared,
                       _open_traffic(bucket_bytes), _INSPECT_N, grid=_INSPECT_N * lanes // 256, note=note)
 
 
@@ -171,13 +174,15 @@ VARIANTS = (
     ),
     Variant(
         "best",
-        "fastest: the two-choice table with its bucket width (4 to 32 slots) and block tuned per device, op, load "
-        "and size by a short sweep cached on disk (--retune redoes it); --bucket and the default block when a "
-        "launch is given or off a GPU",
+        f"fastest: buckets probed by groups of lanes with {BEST_CHOICES} hash functions and an overflow flag per "
+        "bucket (a lookup stops at a full bucket no key went past, so absent keys stop early even at load 0.95), "
+        "its bucket width (4 to 32 slots) and block tuned per device, op, load and size by a short sweep cached "
+        "on disk (--retune redoes it); --bucket and the default block when a launch is given or off a GPU",
         "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_best"),
         constraints="block a multiple of 32: a group of lanes never spans two warps",
-        inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, 2), DEFAULT_BUCKET // 2, 8 * DEFAULT_BUCKET,
-                              f"the insert at the untuned bucket width ({DEFAULT_BUCKET} slots), two hashes"),
+        inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True), DEFAULT_BUCKET // 2,
+                              8 * DEFAULT_BUCKET, f"the insert at the untuned bucket width ({DEFAULT_BUCKET} slots), "
+                              f"{BEST_CHOICES} hashes, overflow flags"),
     ),
     Variant(
         "cpu-two-choice",

@@ -9,6 +9,10 @@ KEY_ERASED a slot whose key was erased (a tombstone: probing goes on past it, an
 A find of an absent key answers VALUE_ABSENT. Slots are grouped into buckets of 1 (linear probing), 4, 8, 16
 or 32 slots (the bucketed variants); every variant of a problem gets the same number of slots, a whole
 number of the widest bucket.
+
+Overflow flags (``best``): one bit per bucket, set when an insert found the bucket full and went on to the
+next of its probe sequence; a find or erase stops at a full bucket whose bit is clear, since no key ever went
+past it. The bits (a 1/8 of a byte per bucket: a table of 2^26 keys has about a megabyte of them) stay in L2.
 """
 
 EMPTY = -1  # chained tables: the end of a chain, or an empty bucket
@@ -25,8 +29,9 @@ BUCKET_WIDTHS = (4, 8, 16, 32)  # slots per bucket of the bucketed variants: 32 
 WIDEST_BUCKET = max(BUCKET_WIDTHS)
 MAX_SLOTS = 2**31  # slot and bucket indices stay below 2^31; the bucket of a hash is (hash x buckets) >> 32
 
-# the two hash functions of the two-choice tables: murmur3's 32-bit finaliser of the key xor a seed
-HASH_SEEDS = (0x00000000, 0x9E3779B9)
+# hash function j of a table (j = 0, 1, ...): murmur3's 32-bit finaliser of the key xor j x HASH_STEP
+HASH_STEP = 0x9E3779B9
+BEST_CHOICES = 4  # best's hash functions: four buckets to try before walking on (with its overflow flags)
 # murmur3's fmix32 constants
 MIX_1, MIX_2 = 0x85EBCA6B, 0xC2B2AE35
 

@@ -3,8 +3,9 @@ launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-ch
 
 Timing: an insert (or insert-or-add) is timed into a table emptied before every repeat, an erase from a
 copy of the full table restored before every repeat (neither refill timed); a find times lookups in a table
-built once before the repeats, by the variant's own insert (untimed). ``best`` is the two-choice table with
-its bucket width and block tuned per device, op, load and size on a GPU (kernels.launch.tuning's cache).
+built once before the repeats, by the variant's own insert (untimed). ``best`` is the bucketed table with
+four hash functions and overflow flags, with its bucket width and block tuned per device, op, load and size on a
+GPU (kernels.launch.tuning's cache).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kernels.backend import memory
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
 from kernels.hashtable import BEST_KERNEL, VARIANT_BY_NAME
-from kernels.hashtable.layout import BUCKET_WIDTHS, SLOT_EMPTY
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
 from kernels.launch import MAX_GRID, Launch, tuning
 
@@ -28,12 +29,14 @@ FILL_BLOCK = 256
 
 @dataclass(frozen=True)
 class Scheme:
-    """How a variant lays out and probes its table: slots per bucket, hash functions, and whether a group of
-    bucket / 2 lanes probes a bucket (else one thread per key, a slot per probe)."""
+    """How a variant lays out and probes its table: slots per bucket, hash functions, whether a group of
+    bucket / 2 lanes probes a bucket (else one thread per key, a slot per probe) and whether the table keeps
+    overflow flags (layout.py)."""
 
     bucket: int
     choices: int
     grouped: bool
+    flagged: bool = False
 
     @property
     def lanes(self) -> int:
@@ -41,10 +44,20 @@ class Scheme:
 
     def kernel(self, op: str, items: int = 1):
         items = items if op == "find" else 1  # only a find holds several keys in flight
-        return bucket_kernels(op, self.bucket, self.choices, items) if self.grouped else linear_kernels(op, items)
+        if not self.grouped:
+            return linear_kernels(op, items)
+        return bucket_kernels(op, self.bucket, self.choices, items, self.flagged)
+
+    def describe(self) -> str:
+        hashes = f"{self.choices} hash" + ("es" if self.choices > 1 else "")
+        return f"buckets of {self.bucket} slots, {hashes}" + (", overflow flags" if self.flagged else "")
 
 
 LINEAR = Scheme(1, 1, False)
+
+
+def best_scheme(bucket: int) -> Scheme:
+    return Scheme(bucket, BEST_CHOICES, True, True)
 
 
 def run_linear_probing(problem, launch, backend, repeats):
@@ -60,12 +73,12 @@ def run_two_choice(problem, launch, backend, repeats):
 
 
 def run_best(problem, launch, backend, repeats):
-    """Two-choice buckets at the user's launch (bucket width from --bucket), or on a GPU with no launch
-    given at the bucket width and block tuned for this device, op, load and size."""
+    """Buckets with four hash functions and overflow flags at the user's launch (bucket width from --bucket),
+    or on a GPU with no launch given at the bucket width and block tuned for this device, op, load and size."""
     if not backend.is_gpu or not launch.is_default:
-        return run_scheme("best", Scheme(problem.bucket, 2, True), problem, launch, backend, repeats)
+        return run_scheme("best", best_scheme(problem.bucket), problem, launch, backend, repeats)
     choice, source = tuned(problem, backend)
-    out = run_scheme("best", Scheme(choice.items, 2, True), problem, Launch(block=choice.block), backend, repeats)
+    out = run_scheme("best", best_scheme(choice.items), problem, Launch(block=choice.block), backend, repeats)
     return dataclasses.replace(out, note=f"tuned: bucket {choice.items} slots, block {choice.block} ({source}); "
                                          + out.note)
 
@@ -79,7 +92,7 @@ def tuned(problem, backend):
             return None
         try:
             with timing.measurement(timing.Policy()):  # a plain short timing, never cold
-                return run_scheme("best", Scheme(bucket, 2, True), problem, Launch(block=block), backend,
+                return run_scheme("best", best_scheme(bucket), problem, Launch(block=block), backend,
                                   tuning.SWEEP_REPEATS, check=False).timing.median_ms
         except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
             return None
@@ -106,9 +119,15 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     status = memory.zeros(1, np.int32)
     fill = fill_kernel()[_fill_grid(problem.capacity, backend), FILL_BLOCK]
     empty = np.uint64(SLOT_EMPTY)
+    # the table's overflow flags, a bit per bucket (a word that is never read where the table has none)
+    flags = memory.zeros(-(-int(nbuckets) // 32) if scheme.flagged else 1, np.uint32)
+    fill_flags = fill_kernel()[_fill_grid(flags.size, backend), FILL_BLOCK]
+    with_flags = (flags,) if scheme.grouped else ()  # linear probing's kernels take none
 
     def empty_table():
         fill(slots, empty)
+        if scheme.flagged:
+            fill_flags(flags, np.uint32(0))
 
     insert = scheme.kernel("insert")[grid, block]
     op = problem.op
@@ -119,10 +138,10 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
         before = empty_table
 
         def launch_once():
-            kernel(keys, slots, nbuckets, status)
+            kernel(keys, slots, *with_flags, nbuckets, status)
     else:
         empty_table()
-        insert(problem.device_table_keys(), slots, nbuckets, status)  # the table the batch starts from
+        insert(problem.device_table_keys(), slots, *with_flags, nbuckets, status)  # the table the batch starts from
         _check_room(status, "building the table")
         kernel = scheme.kernel(op, items)[grid, block]
         keys = problem.device_keys()
@@ -130,16 +149,16 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
             answers = memory.empty(problem.n, np.uint32)
 
             def launch_once():
-                kernel(keys, slots, answers, nbuckets)
+                kernel(keys, slots, *with_flags, answers, nbuckets)
         else:
             full = memory.empty_like(slots)
             memory.copy(full, slots)
 
-            def before():
+            def before():  # an erase changes no flag: the slots alone are restored
                 memory.copy(slots, full)
 
             def launch_once():
-                kernel(keys, slots, nbuckets)
+                kernel(keys, slots, *with_flags, nbuckets)
 
     elapsed = timing.time_kernel(backend, launch_once, repeats, before=before)
     _check_room(status, problem.op)
@@ -148,8 +167,9 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     if op == "find":
         result = problem.check_found(memory.to_host(answers))
     else:
-        result = problem.check_open(memory.to_host(slots), scheme.bucket, scheme.choices)
-    layout = f"buckets of {scheme.bucket} slots, {scheme.choices} hash" + ("es" if scheme.choices > 1 else "")
+        result = problem.check_open(memory.to_host(slots), scheme.bucket, scheme.choices,
+                                    memory.to_host(flags) if scheme.flagged else None)
+    layout = scheme.describe()
     if op == "find":
         layout += f", {items} key{'s' if items > 1 else ''} per {'group' if scheme.grouped else 'thread'} in flight"
     return Outcome(result, elapsed, block, grid, note=f"{problem.describe()}; {layout}")

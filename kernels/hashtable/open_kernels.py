@@ -20,14 +20,15 @@ from numba import cuda, uint32, uint64
 
 from kernels.hashtable.device import ballot, load_fresh, load_pair, load_pair_fresh
 from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_EMPTY64, SLOT_ERASED64,
-                                       VALUE_ABSENT32, bucket_of, key_of, next_bucket, pack, smaller_value, value_of)
+                                       VALUE_ABSENT32, bucket_of, flag_bit, flag_word, key_of, next_bucket, pack,
+                                       smaller_value, value_of)
 
 
 @functools.lru_cache(maxsize=None)
 def fill_kernel():
     @cuda.jit
     def fill(slots, value):
-        # empty (or reset) a table: value is SLOT_EMPTY
+        # empty (or reset) a table: value is SLOT_EMPTY (or 0 for overflow flags)
         for i in range(cuda.grid(1), slots.size, cuda.gridsize(1)):
             slots[i] = value
 
@@ -163,10 +164,12 @@ def linear_kernels(op: str, items: int = 1):
 
 
 @functools.lru_cache(maxsize=None)
-def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
+def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: bool = False):
     """The kernel of ``op`` for buckets of ``bucket`` slots probed by groups of bucket / 2 lanes, with
-    ``choices`` hash functions (1 or 2); a find holds ``items`` keys per group in flight. Launch whole
-    warps: a group never spans two."""
+    ``choices`` hash functions; a find holds ``items`` keys per group in flight. ``flagged``: the table keeps
+    overflow flags (layout.py) in ``flags``, a bit per bucket: an insert sets the bit of each full bucket it
+    goes past, a find or erase stops at a full bucket whose bit is clear (else ``flags`` is not used).
+    Launch whole warps: a group never spans two."""
     lanes = bucket // 2
     group_bits = np.uint32((1 << lanes) - 1)
     width = np.uint32(bucket)
@@ -181,8 +184,13 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
         base = np.uint32(lane - rank)
         return rank, np.uint32(group_bits << base), base
 
+    @cuda.jit(device=True, inline="always")
+    def stops_here(flags, b):
+        """Whether a find may stop at full bucket ``b``: no key ever went past it (tables with flags)."""
+        return flagged and (flags[flag_word(b)] & flag_bit(b)) == 0
+
     @cuda.jit
-    def insert(keys, slots, nbuckets, status):
+    def insert(keys, slots, flags, nbuckets, status):
         rank, mask, base = group_of_lane()
         for i in range(cuda.grid(1) // lanes, keys.size, cuda.gridsize(1) // lanes):
             key = keys[i]
@@ -234,6 +242,8 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
                         else:
                             continue  # another key took the slot: read this bucket again
                         break
+                    if flagged and rank == 0:
+                        cuda.atomic.or_(flags, flag_word(b), flag_bit(b))  # a key goes past this full bucket
                     probe += 1
                     if probe >= nbuckets + choices:
                         break
@@ -244,7 +254,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
                     done = True
 
     @cuda.jit(device=True, inline="always")
-    def finish_find(slots, key, b, s0, s1, nbuckets, rank, mask):
+    def finish_find(slots, flags, key, b, s0, s1, nbuckets, rank, mask):
         """(this lane holds ``key``, some lane of the group does, its value), probing from bucket ``b``
         whose pair of slots in this lane is (s0, s1)."""
         for probe in range(1, nbuckets + choices + 1):
@@ -256,14 +266,14 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
                 if k1 == key:
                     return True, True, value_of(s1)
                 return False, True, VALUE_ABSENT32
-            if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0:
+            if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b):
                 break
             b = next_bucket(key, probe, b, choices, nbuckets)
             s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
         return False, False, VALUE_ABSENT32
 
     @cuda.jit
-    def find(keys, slots, answers, nbuckets):
+    def find(keys, slots, flags, answers, nbuckets):
         # ``items`` keys per group: all their first buckets are read before any is looked at
         rank, mask, base = group_of_lane()
         held_key = cuda.local.array(items, uint32)
@@ -282,15 +292,15 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
             for j in range(items):
                 i = start + j * groups
                 if i < keys.size:
-                    mine, found, value = finish_find(slots, held_key[j], held_bucket[j], held_0[j], held_1[j],
-                                                     nbuckets, rank, mask)
+                    mine, found, value = finish_find(slots, flags, held_key[j], held_bucket[j], held_0[j],
+                                                     held_1[j], nbuckets, rank, mask)
                     if mine:
                         answers[i] = value
                     elif not found and rank == 0:
                         answers[i] = VALUE_ABSENT32
 
     @cuda.jit
-    def erase(keys, slots, nbuckets):
+    def erase(keys, slots, flags, nbuckets):
         rank, mask, base = group_of_lane()
         for i in range(cuda.grid(1) // lanes, keys.size, cuda.gridsize(1) // lanes):
             key = keys[i]
@@ -307,7 +317,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1):
                     elif k1 == key:
                         cuda.atomic.cas(slots, np.uint32(at + np.uint32(1)), s1, SLOT_ERASED64)
                     break
-                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0:
+                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b):
                     break
                 b = next_bucket(key, probe, b, choices, nbuckets)
 

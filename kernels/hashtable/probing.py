@@ -2,8 +2,8 @@
 (:mod:`.open_gpu`) and the CPU twin (:mod:`.open_cpu`) both call: the hash, the probe sequence, and the
 packing of a key and its value into one 64-bit slot (layout.py says what they mean).
 
-Probe sequence of a key, for buckets of B slots and ``choices`` hash functions (1 or 2): its bucket under
-hash 0, then under hash 1, ..., then the buckets after the last of them, wrapping at the table's end. A find
+Probe sequence of a key, for buckets of B slots and ``choices`` hash functions: its bucket under hash 0,
+then under hash 1, ..., then the buckets after the last of them, wrapping at the table's end. A find
 stops at the first bucket holding the key or an empty slot; an insert puts a new key into the first
 tombstone met on the way, else the first empty slot of the bucket where a find would stop. Linear probing
 is B = 1, one choice. Buckets and slots are numbered in uint32 (a table has fewer than 2^31 slots), and every
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.hashtable.layout import (HASH_SEEDS, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2, SLOT_EMPTY, SLOT_ERASED,
+from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2, SLOT_EMPTY, SLOT_ERASED,
                                       VALUE_ABSENT, VALUE_SHIFT)
 
 KEY_EMPTY32 = np.uint32(KEY_EMPTY)
@@ -27,7 +27,7 @@ VALUE_ABSENT32 = np.uint32(VALUE_ABSENT)
 ONE_VALUE = np.uint64(1 << VALUE_SHIFT)  # adding it to a slot adds 1 to its value and leaves its key alone
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(VALUE_SHIFT)
-_SEED_0, _SEED_1 = np.uint32(HASH_SEEDS[0]), np.uint32(HASH_SEEDS[1])
+_STEP = np.uint32(HASH_STEP)
 
 
 @numba.jit(nopython=True)
@@ -43,8 +43,8 @@ def mix32(h):
 
 @numba.jit(nopython=True)
 def bucket_of(key, choice, nbuckets):
-    """The bucket of ``key`` under hash ``choice`` (0 or 1): (hash x nbuckets) >> 32, no division."""
-    seed = _SEED_0 if choice == 0 else _SEED_1
+    """The bucket of ``key`` under hash ``choice`` (0, 1, ...): (hash x nbuckets) >> 32, no division."""
+    seed = np.uint32(np.uint32(choice) * _STEP)
     h = mix32(np.uint32(key) ^ seed)
     return np.uint32((np.uint64(h) * np.uint64(nbuckets)) >> np.uint64(32))
 
@@ -79,3 +79,15 @@ def smaller_value(slot, key, value):
     """The slot with ``value`` instead of its own when that is smaller (an insert's rule for a key already
     there: the smallest value, i.e. the first occurrence, wins), else the slot as it is."""
     return pack(key, value) if np.uint32(value) < value_of(slot) else np.uint64(slot)
+
+
+@numba.jit(nopython=True)
+def flag_word(bucket):
+    """The index of the uint32 word holding ``bucket``'s overflow flag."""
+    return np.uint32(np.uint32(bucket) >> np.uint32(5))
+
+
+@numba.jit(nopython=True)
+def flag_bit(bucket):
+    """``bucket``'s overflow flag within its word."""
+    return np.uint32(np.uint32(1) << (np.uint32(bucket) & np.uint32(31)))

@@ -19,7 +19,7 @@ import numpy as np
 
 from kernels.errors import InputError
 from kernels.hashtable import keys as keygen
-from kernels.hashtable.layout import (HASH_SEEDS, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, MIX_1, MIX_2, VALUE_ABSENT,
+from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, MIX_1, MIX_2, VALUE_ABSENT,
                                       BUCKET_WIDTHS, capacity_for)
 from kernels.timing import Timing
 
@@ -68,6 +68,7 @@ class HashProblem:
         self.last_grouped = None  # (sorted_keys, offsets) of the last grouped table checked
         self.last_slots = None  # the last open-addressing table checked (host uint64 slots)
         self.last_answers = None  # the last find's answers checked (host)
+        self.last_flags = None  # the overflow flags of the last open table checked, where it had them
         self._verdict = None  # (ok, note) of the last check other than check_table / check_grouped
         self._device = {}
         self._sorted_keys = None  # the input keys sorted as int64, for check_grouped (made once)
@@ -175,19 +176,19 @@ class HashProblem:
         self._verdict = (not problems, "; ".join(problems))
         return int(np.count_nonzero(~wrong))
 
-    def check_open(self, slots, bucket: int, choices: int) -> int:
+    def check_open(self, slots, bucket: int, choices: int, flags=None) -> int:
         """Checks an open-addressing table (host uint64 slots) built with buckets of ``bucket`` slots and
-        ``choices`` hash functions: every expected key once with its value, nothing else, each where a find
-        looks for it. Returns the entries that are right."""
+        ``choices`` hash functions (and ``flags``, its overflow flags, when it has them): every expected key
+        once with its value, nothing else, each where a find looks for it. Returns the entries that are right."""
         slots = np.asarray(slots, np.uint64).ravel()
-        self.last_slots = slots
+        self.last_slots, self.last_flags = slots, flags
         if slots.size != self.capacity or slots.size % bucket:
             self._verdict = (False, f"a table of {slots.size} slots, expected {self.capacity}")
             return 0
         keys = (slots & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         used = np.flatnonzero(keys < KEY_ERASED)
         values = (slots[used] >> np.uint64(32)).astype(np.int64)
-        return self._check_entries(keys[used], values, _reachable(keys, used, bucket, choices))
+        return self._check_entries(keys[used], values, _reachable(keys, used, bucket, choices, flags))
 
     def check_pairs(self, keys, values) -> int:
         """Checks the (key, value) pairs a table holds (a library's table, read out in any order): every
@@ -389,8 +390,8 @@ class _Ranks:
 
 
 def hash_np(keys, choice: int) -> np.ndarray:
-    """murmur3's fmix32 of key xor HASH_SEEDS[choice], as uint32."""
-    h = np.asarray(keys, np.uint32) ^ np.uint32(HASH_SEEDS[choice])
+    """murmur3's fmix32 of key xor (choice x HASH_STEP), as uint32."""
+    h = np.asarray(keys, np.uint32) ^ np.uint32((choice * HASH_STEP) & 0xFFFFFFFF)
     with np.errstate(over="ignore"):
         h ^= h >> np.uint32(16)
         h *= np.uint32(MIX_1)
@@ -405,12 +406,16 @@ def bucket_np(keys, choice: int, nbuckets: int) -> np.ndarray:
     return ((hash_np(keys, choice).astype(np.uint64) * np.uint64(nbuckets)) >> np.uint64(32)).astype(np.int64)
 
 
-def _reachable(keys: np.ndarray, used: np.ndarray, bucket: int, choices: int) -> np.ndarray:
+def _reachable(keys: np.ndarray, used: np.ndarray, bucket: int, choices: int, flags=None) -> np.ndarray:
     """For each used slot, whether a find reaches it: probing visits the key's bucket under each hash in
     turn, then the buckets after the last one (wrapping), and stops at the first bucket with an empty
-    slot (a tombstone does not stop it)."""
+    slot (a tombstone does not stop it) or, with overflow ``flags`` (uint32 words, a bit per bucket), at the
+    first whose flag is clear."""
     nbuckets = keys.size // bucket
     full = ~(keys.reshape(nbuckets, bucket) == KEY_EMPTY).any(axis=1)
+    if flags is not None:
+        bits = np.unpackbits(np.asarray(flags, np.uint32).view(np.uint8), bitorder="little")
+        full &= bits[:nbuckets].astype(bool)  # bit b of word w is bucket 32 w + b (little-endian words)
     at = used // bucket
     stored = keys[used]
     ok = np.zeros(at.size, bool)
