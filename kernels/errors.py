@@ -59,3 +59,14 @@ def one_of(value, choices, what: str):
     if value not in choices:
         raise InputError(f"{what} {shown(value)} is not one of {', '.join(map(str, choices))}")
     return value
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one readable line (numba's typing errors span many, with terminal colours)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines[1:] if not ln.startswith(("File", "<source", "During"))), "")
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" + (f" {detail}" if detail and len(first) < 80 else "")

@@ -337,7 +337,7 @@ def _main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; RAYTRACER_DEBUG=1 shows the traceback
         if os.environ.get("RAYTRACER_DEBUG"):
             raise
-        from kernels.harness.bench import one_line
+        from kernels.errors import one_line
 
         print(f"raytracer-app: failed: {printable(one_line(exc))}", file=sys.stderr)
         return EXIT_FAILED

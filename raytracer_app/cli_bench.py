@@ -7,116 +7,119 @@ from __future__ import annotations
 import os
 import sys
 
+from kernels.errors import InputError, whole
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError, shown, whole
-from kernels.harness.variants import select
-from raytracer_app.cli_options import refuse_launch_options_on_the_host
+from kernels.service.bench import run_bench
+from kernels.service.bench_request import BenchRequest
 
 
 def bench_command(args, backend) -> int:
     algorithm = by_name(args.target)
-    users = _user_variants(args, backend)
-    try:
-        return _bench(args, backend, algorithm, users)
-    finally:
-        if users:
-            from kernels.user_variants import loader
-
-            loader.end_children()
-
-
-def _user_variants(args, backend) -> list:
-    """The --variant-file variants, each loaded in the user-variant child process (a file that does not
-    load is one line and exit 2, before anything runs)."""
-    paths = getattr(args, "variant_file", None) or []
-    if not paths:
-        return []
-    from kernels.user_variants import loader
-
-    users = []
-    for path in paths:
-        v = loader.load(path, backend, args.variant_timeout)
-        if v.run.target != args.target:
-            raise InputError(f"--variant-file {path} declares TARGET {v.run.target!r}; this is `bench {args.target}`")
-        if v.name in {u.name for u in users}:
-            raise InputError(f"--variant-file {path}: NAME {v.name!r} is also the NAME of {users[-1].run.file.path}")
-        users.append(v)
-    return users
-
-
-def _bench(args, backend, algorithm, users) -> int:
-    all_variants = (*algorithm.variants, *users)
     if args.list:
-        for v in all_variants:
-            source = f"seed {v.seed}" if v.seed[:1].isdigit() else v.seed  # a seed number, or a paper
-            extra = "; ".join(x for x in (source, v.rules) if x)
-            print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
-        return 0
+        return _list(args, backend, algorithm)
     if getattr(args, "whole_call", False):
-        _check_whole_call_names(args.variants)
-        variants = algorithm.variants
-    else:
-        variants = select(all_variants, args.variants)
+        return _whole_call(args, backend)
+    request = bench_request(args, backend)
     csv_path, json_path = _check_outputs(args)
-    args.repeats = backend.caps.check_repeats(args.repeats)
-    policy = _policy(args, backend)
-    shares = _process_shares(args)
-    launches = _launches(args, algorithm)
-    refuse_launch_options_on_the_host(args, backend, ("block", "grid", "grid_sm", "items_per_thread"))
-    options = algorithm.options_for({o.name: getattr(args, o.name) for o in algorithm.options}, backend)
-    problems, count = _problems(args, algorithm, options, backend)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     counted = None
     if getattr(args, "counters", False):
         from raytracer_app import cli_counters
 
-        if getattr(args, "whole_call", False):
-            raise InputError("--counters measures bench's own kernel rows; give it without --whole-call")
-        sizes = [None] if getattr(args, "input", None) else _sizes(args, algorithm, backend)
-        counted = cli_counters.measure_all(args, algorithm, variants, launches, sizes, options, backend)
+        counted = cli_counters.measure_all(request, args.clock_control)
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
-    peak = None
-    if algorithm.measures_copy_peak:
-        peak = bench.copy_peak(backend)
-        if peak.gbps:
-            print(f"peak: {peak.gbps:.1f} GB/s measured with a {peak.how}; %peak is against it")
-        else:
-            print(f"peak: not measured ({peak.how})")
-    print(bench.table_header())
-    sweep = count * len(launches) > 1
+    if not request.wants_peak:
+        print(bench.table_header())
+    finished: list = []
+    run = None
+    try:
+        run = run_bench(request, _printer(request, finished))
+    except KeyboardInterrupt:  # the rows that finished are kept: printed above, and written as partial
+        print(f"raytracer-app: interrupted after {len(finished)} row(s)", file=sys.stderr)
+    rows = run.rows if run is not None else finished
+    peak = run.peak if run is not None else None
+    if run is not None:
+        _after_rows(args, request, rows, peak, counted)
+    partial = run is None
+    if csv_path and not _write_csv(rows, csv_path, request.input):
+        return 1
+    if json_path and not _write_json(rows, json_path, args, request, peak, partial):
+        return 1
+    if partial:
+        return 130
+    if run.bad_files:  # the file loaded but did not compile: bad input, as a file that does not load
+        for line in run.bad_files:
+            print(f"raytracer-app: error: {line}", file=sys.stderr)
+        return 2
+    bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
+    if bad:
+        print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
+        return 1
+    return 0
 
-    def on_row(row):
-        print(bench.table_line(row), flush=True)
 
-    def on_progress(done, total):
-        if sweep and done % len(variants) == 0:
-            print(f"progress: {done}/{total}", file=sys.stderr, flush=True)
+def bench_request(args, backend, **changes) -> BenchRequest:
+    """The command line's BenchRequest: every bound checked in one place, refusals naming the options."""
+    algorithm = by_name(args.target)
+    given_sizes, n = getattr(args, "sizes", None), getattr(args, "n", None)
+    if given_sizes and n is not None:
+        raise InputError("give either --n or --sizes, not both")
+    sizes = given_sizes or ([n] if n is not None else [])
+    labels = {"sizes": "--sizes" if given_sizes else "--n"}
+    fields = dict(
+        algorithm=algorithm.name, backend=backend, sizes=tuple(sizes),
+        options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
+        launches=tuple(_launches(args, algorithm)), variants=args.variants,
+        variant_files=tuple(getattr(args, "variant_file", None) or ()), repeats=args.repeats, rounds=args.rounds,
+        processes=args.processes, cold=args.cold, input=getattr(args, "input", None), seed=args.seed,
+        tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds,
+        retune=bool(getattr(args, "retune", False)), variant_timeout=getattr(args, "variant_timeout", 10.0))
+    if getattr(args, "counters", False) and args.processes > 1:
+        raise InputError("--processes runs bench's own timed rows, the same in every process; give it without "
+                         "--counters")
+    return BenchRequest(**{**fields, **changes}, labels=labels)
 
-    if getattr(args, "whole_call", False):
-        rows = _whole_call_rows(args, problems, backend, on_row)
-    elif args.processes > 1:
-        from raytracer_app import cli_processes
 
-        rows = cli_processes.run(args, backend, shares, peak.gbps if peak else None, on_row)
-    else:
-        with _retuning(args):
-            rows = bench.run(problems, variants, launches, backend, args.repeats, peak=peak, unit=algorithm.unit,
-                             on_row=on_row, on_progress=on_progress, problem_count=count, policy=policy,
-                             cold=args.cold, rounds=args.rounds)
+def _printer(request, finished: list):
+    """The run's progress as the terminal shows it: the peak (then the table's header), each row as it
+    finishes, a sweep's progress and the processes' lines on stderr."""
+    sweep = request.problem_count * len(request.launches) > 1
+
+    def progress(kind, value):
+        if kind == "peak":
+            if value.gbps:
+                print(f"peak: {value.gbps:.1f} GB/s measured with a {value.how}; %peak is against it")
+            else:
+                print(f"peak: not measured ({value.how})")
+            print(bench.table_header())
+        elif kind == "row":
+            finished.append(value)
+            print(bench.table_line(value), flush=True)
+        elif kind == "message":
+            print(value, file=sys.stderr, flush=True)
+        elif kind == "progress" and sweep:
+            print(f"progress: {value[0]}/{value[1]}", file=sys.stderr, flush=True)
+
+    return progress
+
+
+def _after_rows(args, request, rows, peak, counted) -> None:
+    """What follows the table: resources, counters and the guided analysis, clocks, best against its peers."""
+    variants = request.spec.variants
     if getattr(args, "resources", False):
         from kernels.inspector.bench_columns import add_resources
 
-        used = add_resources(rows, algorithm.name, backend)
+        used = add_resources(rows, request.algorithm, request.backend)
         print(f"resources ({used}): " + "; ".join(f"{r.variant} {r.registers} registers, {r.shared_bytes} B shared, "
                                                   f"{r.occupancy_pct}% occupancy" for r in rows if r.registers != ""))
     if counted is not None:
         from raytracer_app import cli_counters
 
-        cli_counters.attach(rows, counted, len(variants), len(launches))
+        cli_counters.attach(rows, counted)
         cli_counters.print_counters(rows, variants, peak)
-    if backend.is_gpu:
+    if request.backend.is_gpu:
         from raytracer_app.cli_counters import clocks_note
 
         if clocks_note(rows):
@@ -127,19 +130,25 @@ def _bench(args, backend, algorithm, users) -> int:
         from kernels.launch import tuning
 
         print(f"tuning cache: {tuning.cache_path()}")
-    if csv_path and not _write_csv(rows, csv_path, getattr(args, "input", None)):
-        return 1
-    if json_path and not _write_json(rows, json_path, args, backend, peak):
-        return 1
-    broken = [u.run.bad_file for u in users if u.run.bad_file]
-    if broken:  # the file loaded but did not compile: bad input, as a file that does not load
-        for line in broken:
-            print(f"raytracer-app: error: {line}", file=sys.stderr)
-        return 2
-    bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
-    if bad:
-        print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
-        return 1
+
+
+def _list(args, backend, algorithm) -> int:
+    """--list: every variant with what it teaches (the variant files' too, loaded in their child)."""
+    from kernels.service.bench import load_variant_files
+
+    request = BenchRequest(algorithm.name, backend, variant_files=tuple(getattr(args, "variant_file", None) or ()),
+                           variant_timeout=getattr(args, "variant_timeout", 10.0))
+    users = load_variant_files(request)
+    try:
+        for v in (*algorithm.variants, *users):
+            source = f"seed {v.seed}" if v.seed[:1].isdigit() else v.seed  # a seed number, or a paper
+            extra = "; ".join(x for x in (source, v.rules) if x)
+            print(f"{v.name:<24} [{v.kind}] {v.description}" + (f" ({extra})" if extra else ""))
+    finally:
+        if users:
+            from kernels.user_variants import loader
+
+            loader.end_children()
     return 0
 
 
@@ -157,58 +166,21 @@ def _check_outputs(args):
     return paths["--csv"], paths["--json"]
 
 
-def _write_json(rows, path, args, backend, peak) -> bool:
+def _write_json(rows, path, args, request, peak, partial: bool = False) -> bool:
     """The result file for `compare`; when it cannot be written the table above still has the rows."""
     from kernels.harness import results
     from kernels.io.writer import WriteFailed
 
-    options = {k: v for k, v in vars(args).items() if k != "argv"}
-    result = results.make_result(args.target, rows, backend, peak, getattr(args, "argv", None), options)
+    result = results.make_result(request, rows, peak, getattr(args, "argv", None))
+    result.partial = partial
     try:
-        results.write_result(path, result, "--json", [("--input", getattr(args, "input", None)), ("--csv", args.csv)])
+        results.write_result(path, result, "--json", [("--input", request.input), ("--csv", args.csv)])
     except (WriteFailed, InputError) as exc:
         print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are in the table above", file=sys.stderr)
         return False
-    print(f"wrote {len(rows)} rows with their samples to {path}" + ("" if result.commit else " (no git commit known)"))
+    print(f"wrote {len(rows)} rows with their samples to {path}" + ("" if result.commit else " (no git commit known)")
+          + (" (partial: the run was interrupted)" if partial else ""))
     return True
-
-
-def _policy(args, backend):
-    """The timers' measurement policy from --tolerance, --max-repeats, --max-seconds (see kernels.timing)."""
-    from kernels.timing import Policy
-
-    if args.max_repeats is not None:
-        if args.tolerance is None:
-            raise InputError("--max-repeats applies with --tolerance (the stopping rule); give both")
-        backend.caps.check_repeats(args.max_repeats, "--max-repeats")
-        if args.max_repeats < args.repeats:
-            raise InputError(f"--max-repeats {args.max_repeats} is below --repeats {args.repeats}")
-    if args.tolerance is not None and args.tolerance >= 1:
-        raise InputError(f"--tolerance {args.tolerance} must be a fraction below 1, e.g. 0.01 for 1 percent")
-    if args.cold and not backend.is_gpu:
-        raise InputError("--cold flushes a GPU's L2 cache; it needs the cuda backend")
-    from kernels.harness.rounds import check_rounds
-
-    check_rounds(args.rounds, args.repeats, args.tolerance)
-    if args.rounds > 1 and getattr(args, "whole_call", False):
-        raise InputError("--rounds spreads bench's own kernel rows; give it without --whole-call")
-    return Policy(tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds)
-
-
-def _process_shares(args) -> list[int]:
-    """Each process's repeats with --processes (docs/results.md); the options it cannot take are refused."""
-    from kernels.harness.processes import check_processes
-
-    shares = check_processes(args.processes, args.repeats, args.rounds)
-    if args.processes > 1:
-        clash = [name for name, given in (("--tolerance", args.tolerance is not None),
-                                          ("--whole-call", getattr(args, "whole_call", False)),
-                                          ("--counters", getattr(args, "counters", False)),
-                                          ("--retune", getattr(args, "retune", False))) if given]
-        if clash:
-            raise InputError(f"--processes runs bench's own timed rows, the same in every process; give it "
-                             f"without {', '.join(clash)}")
-    return shares
 
 
 def _check_whole_call_names(spec: str) -> None:
@@ -221,30 +193,38 @@ def _check_whole_call_names(spec: str) -> None:
                          f"not {', '.join(map(repr, unknown)) or 'nothing'}")
 
 
-def _retuning(args):
-    from kernels.launch import tuning
-
-    return tuning.retuning(bool(getattr(args, "retune", False)))
-
-
-def _whole_call_rows(args, problems, backend, on_row):
+def _whole_call(args, backend) -> int:
     """--whole-call: wall time per call of best (lean and plain) and the peers, then best's breakdown."""
+    from kernels.launch import tuning
     from kernels.reduction import whole_call
 
+    for given, option in ((args.rounds > 1, "--rounds"), (args.processes > 1, "--processes"),
+                          (getattr(args, "counters", False), "--counters")):
+        if given:
+            raise InputError(f"{option} applies to bench's own kernel rows; give it without --whole-call")
+    _check_whole_call_names(args.variants)
     if not backend.is_gpu:
         raise InputError("--whole-call times launches on a real GPU; it needs the cuda backend")
+    request = bench_request(args, backend, variants="all")
+    csv_path, json_path = _check_outputs(args)
+    print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
+    print(bench.table_header())
     names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
         [x.strip() for x in args.variants.split(",") if x.strip()]
     rows = []
-    with _retuning(args):
-        for problem in problems:
-            for row in whole_call.run(problem, names, backend, args.repeats):
-                on_row(row)
+    with tuning.retuning(request.retune):
+        for problem in request.problems():
+            for row in whole_call.run(problem, names, backend, request.repeats):
+                print(bench.table_line(row), flush=True)
                 rows.append(row)
             if "best" in names:
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
                     print(line)
-    return rows
+    if csv_path and not _write_csv(rows, csv_path, request.input):
+        return 1
+    if json_path and not _write_json(rows, json_path, args, request, None):
+        return 1
+    return 1 if any(r.verified in (bench.FAILED, bench.ERROR) for r in rows) else 0
 
 
 def _write_csv(rows, csv_path, input_path) -> bool:
@@ -260,41 +240,6 @@ def _write_csv(rows, csv_path, input_path) -> bool:
         return False
     print(f"wrote {len(rows)} rows to {csv_path}")
     return True
-
-
-def _sizes(args, algorithm, backend) -> list[int]:
-    if algorithm.size is None:
-        return [0]
-    if args.sizes and args.n is not None:
-        raise InputError("give either --n or --sizes, not both")
-    option = "--sizes" if args.sizes else "--n"
-    sizes = args.sizes or [args.n if args.n is not None else algorithm.size.default_for(backend)]
-    return [algorithm.size.check(n, backend, option) for n in sizes]
-
-
-def _problems(args, algorithm, options: dict, backend):
-    """A lazy sequence of problems (each input is built when its turn comes) and how many there are."""
-    path = getattr(args, "input", None)
-    if path:
-        if args.n is not None or args.sizes:
-            raise InputError("--input sets the problem size; give --n / --sizes or --input, not both")
-        if algorithm.input_size is not None:  # the same estimate as --n, before a byte is read
-            n = algorithm.input_size(path, "--input")
-            algorithm.check_memory(n, options, backend, "--input", f"--input {shown(path)} ({n:,} bytes)")
-        data = algorithm.load_input(path)
-        return [algorithm.make_problem(None, options, args.seed, data)], 1
-    sizes = _sizes(args, algorithm, backend)
-    sweep = algorithm.size is not None and args.sizes
-    for n in sizes:
-        algorithm.check_memory(n, options, backend, "--sizes" if sweep else "--n")
-    first = algorithm.make_problem(sizes[0], options, args.seed)  # bad options fail now, before the header
-
-    def build():
-        yield first
-        for n in sizes[1:]:
-            yield algorithm.make_problem(n, options, args.seed)
-
-    return build(), len(sizes)
 
 
 def _launches(args, algorithm) -> list[bench.Launch]:

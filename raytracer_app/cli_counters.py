@@ -12,46 +12,51 @@ def gpu_variants(variants, backend) -> list:
     return [v for v in variants if v.kind == "gpu" and v.skip_reason(backend) is None]
 
 
-def measure_all(args, algorithm, variants, launches, sizes, options, backend) -> dict:
-    """{(size index, launch index): {variant: Measured or reason}}; raises CannotMeasure (exit 2)."""
+def measure_all(request, clock_control: str) -> dict:
+    """{(problem index, launch index): {variant: Measured or reason}} for the request's built-in GPU variants;
+    raises CannotMeasure (exit 2) before anything is timed when counters cannot be read here."""
     from kernels.counters.measure import measure
     from kernels.counters.tool import CannotMeasure, why_not
 
+    backend = request.backend
     reason = why_not(backend)
     if reason:
         raise CannotMeasure(reason)
-    names = [v.name for v in gpu_variants(variants, backend)]
+    names = [v.name for v in gpu_variants(request.selected(request.spec.variants), backend)]
     out = {}
     if not names:
         return out
     t0 = time.perf_counter()
-    for si, n in enumerate(sizes):
-        for li, launch in enumerate(launches):
-            def progress(done, total, text, si=si, li=li):
-                print(f"counters: {text} (size {si + 1}/{len(sizes)}, launch {li + 1}/{len(launches)}, "
+    problems = [request.with_changes(input=None, sizes=(n,)) for n in request.sizes] if not request.input else [request]
+    for pi, one in enumerate(problems):
+        for li, launch in enumerate(request.launches):
+            def progress(done, total, text, pi=pi, li=li):
+                print(f"counters: {text} (size {pi + 1}/{len(problems)}, launch {li + 1}/{len(request.launches)}, "
                       f"{time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-            fields = {"block": launch.block, "grid": launch.grid, "grid_sm": launch.grid_sm,
-                      "items_per_thread": launch.items_per_thread}
-            out[(si, li)] = measure(args.target, names, n, options, args.seed, fields, backend,
-                                    clock_control=args.clock_control, on_progress=progress,
-                                    input_path=getattr(args, "input", None))
-    print(f"counters: {len(names)} variants measured by ncu (--clock-control {args.clock_control}) in "
+            narrowed = one.with_changes(launches=(launch,), variants=tuple(names), variant_files=(), processes=1)
+            out[(pi, li)] = measure(narrowed.to_json(), backend, clock_control=clock_control,
+                                    on_progress=progress)
+    print(f"counters: {len(names)} variants measured by ncu (--clock-control {clock_control}) in "
           f"{time.perf_counter() - t0:.1f} s", flush=True)
     return out
 
 
-def attach(rows, measured: dict, variant_count: int, launch_count: int) -> None:
-    """Put each variant's record on its row: rows come problem by problem, launch by launch, variant by variant."""
-    for i, row in enumerate(rows):
-        si, li = divmod(i // variant_count, launch_count)
-        got = measured.get((si, li), {}).get(row.variant)
-        if got is None:
-            continue
-        if isinstance(got, str):
-            row.counters_note = got
-        else:
-            row.counters = got
+def attach(rows, measured: dict) -> None:
+    """Put each variant's record on its row: rows come size by size, and within a size launch by launch."""
+    sizes = list(dict.fromkeys(r.n for r in rows))
+    for si, n in enumerate(sizes):
+        group = [r for r in rows if r.n == n]
+        launches = len({li for (pi, li) in measured if pi == si}) or 1
+        per_launch = max(1, len(group) // launches)
+        for i, row in enumerate(group):
+            got = measured.get((si, min(i // per_launch, launches - 1)), {}).get(row.variant)
+            if got is None:
+                continue
+            if isinstance(got, str):
+                row.counters_note = got
+            else:
+                row.counters = got
 
 
 def _model_bytes(variant, row) -> float | None:

@@ -32,7 +32,7 @@ def add_parser(subparsers, common) -> None:
 def run(args) -> int:
     from kernels.inspector import declarations, toolchain
     from kernels.inspector.compiler import check_arch
-    from kernels.inspector.report import check_block
+    from kernels.inspector.report import checked_decl_block
 
     arch = check_arch(args.arch)
     block = _parse_block(args.block)
@@ -44,7 +44,7 @@ def run(args) -> int:
     if args.compare:
         names.append(args.compare)
     for name in names:
-        check_block(declarations.declaration(args.target, name), block, arch)
+        checked_decl_block(declarations.declaration(args.target, name), block, arch)
     if toolchain.missing():
         if args.show == "source" and not args.all and not args.compare:
             return _print_source_only(args)
@@ -76,13 +76,13 @@ def _run_file(args, arch, block) -> int:
     from kernels import backend as backends
     from kernels.inspector import declarations, toolchain
     from kernels.inspector.compiler import compile_variant_file
-    from kernels.inspector.report import build, check_block, inspect_many
+    from kernels.inspector.report import build, checked_decl_block, inspect_many
     from kernels.user_variants import loader
 
     if args.variant or args.all:
         raise InputError("--variant-file takes the place of VARIANT and --all; compare with --compare VARIANT")
     if args.compare:
-        check_block(declarations.declaration(args.target, args.compare), block, arch)
+        checked_decl_block(declarations.declaration(args.target, args.compare), block, arch)
     try:
         variant = loader.load(args.variant_file, backends.resolve(args.backend, args.device))
     finally:
@@ -90,7 +90,7 @@ def _run_file(args, arch, block) -> int:
     if variant.run.target != args.target:
         raise InputError(f"--variant-file {args.variant_file} declares TARGET {variant.run.target!r}, not {args.target!r}")
     decl = loader.kernel_decl(variant)
-    check_block(decl, block, arch)
+    checked_decl_block(decl, block, arch)
     toolchain.require()
     file = variant.run.file
     compiled = compile_variant_file(args.target, variant.name, file.path, file.source, variant.run.declared["inspect"],

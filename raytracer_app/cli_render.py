@@ -29,12 +29,6 @@ def render_command(args, backend) -> int:
         check_output(args.save_scene, "--save-scene", [("--out", args.out), scene_file])
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
-    caps = backend.caps
-    if max(size) > caps.max_image_side:
-        raise InputError(f"--size {size[0]}x{size[1]} is too large for this backend: at most "
-                         f"{caps.max_image_side}x{caps.max_image_side}" + (" in the simulator, which runs every GPU "
-                         "thread in Python" if backend.is_simulator else ""))
-    args.repeats = caps.check_repeats(args.repeats)
     notes: list[str] = []  # printed after the timing
     if args.target == "spheres":
         frame = _render_spheres(args, backend, size, block)
@@ -43,7 +37,7 @@ def render_command(args, backend) -> int:
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
     details = ", ".join(f"{k} {printable(v)}" for k, v in frame.meta.items() if k != "kind")  # scene names
-    print(f"{frame.meta['kind']}: {details}, {size[0]}x{size[1]}{launch}")
+    print(f"{frame.meta['kind']}: {details}, {frame.image.shape[1]}x{frame.image.shape[0]}{launch}")
     print(f"kernel ({backend.timing_method}): {frame.kernel.summary()}")
     print(f"one whole frame (launch + kernel + copy back): median {frame.frame_ms:.3f} ms over the same "
           f"{frame.kernel.repeats} frames, {frame.outside_kernel_ms:.3f} ms of it outside the kernel")
@@ -57,22 +51,19 @@ def render_command(args, backend) -> int:
 
 
 def _render_spheres(args, backend, size, block):
-    from kernels.raytrace.scene import generate_scene, load_scene, save_scene, max_spheres
+    from kernels.raytrace.scene import generate_scene, load_scene, memory_cap, save_scene
 
     if args.scene and args.spheres is not None:
         raise InputError("give either --scene FILE or --spheres N, not both")
     memory = args.memory or "global"
-    cap = max_spheres(memory if backend.runs_cuda_kernels else "host", backend.limits)
+    cap = memory_cap(backend, memory)  # refused before a large file is read or a scene generated
     if args.scene:
         scene = load_scene(args.scene, cap)
     else:
         scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, cap)
-    if scene.count > backend.caps.max_spheres:
-        raise InputError(f"{'--scene' if args.scene else '--spheres'}: {scene.count} spheres are too many for this "
-                         f"backend: at most {backend.caps.max_spheres}" +
-                         (" in the simulator, which runs every GPU thread in Python" if backend.is_simulator else ""))
-    frame = render_frame({}, RenderRequest("spheres", backend, size, block, scene=scene, memory=memory,
-                                           pattern=args.pattern, repeats=args.repeats))
+    request = RenderRequest("spheres", backend, size, block, scene=scene, memory=memory, pattern=args.pattern,
+                            repeats=args.repeats, labels={"spheres": "--scene" if args.scene else "--spheres"})
+    frame = render_frame({}, request)
     if args.save_scene:
         save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {printable(args.save_scene)}")
@@ -87,6 +78,7 @@ def _render_julia(args, backend, size, block, notes):
                          iterations=args.iterations, colormap=args.colormap, precision=args.precision).checked("--")
     frame = render_frame({}, RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
                                            repeats=args.repeats))
+    size = frame.image.shape[1], frame.image.shape[0]
     if params.precision == "float32" and not params.float32_resolves(*size):
         notes.append(f"note: float32 cannot resolve this view ({params.ulps_per_pixel(*size):.2g} float32 steps "
                      "per pixel): expect blocks; use --precision float64")

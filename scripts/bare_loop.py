@@ -84,29 +84,30 @@ def main(argv=None) -> int:
 def _cuda_frames(scene, width, height, memory, block, packed=False):
     """A function drawing one frame into the next pinned buffer (as the window does), returning it."""
     import numpy as np
-    from numba import cuda
 
+    from kernels.backend import memory as device_memory
     from kernels.harness.frames import HostFrames
     from kernels.launch import grid_for
     from kernels.launch.packed import packed_launch
     from kernels.raytrace.layout import constant_values, pack_spheres
     from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
 
-    image_dev = cuda.device_array((height, width), np.uint32)
+    image_dev = device_memory.empty((height, width), np.uint32)
     host = HostFrames()
     count = np.int32(scene.count)
     grid = grid_for(width, height, block)
     if memory == "binned":
         from kernels.raytrace.binned import BinnedTiles
 
-        launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
+        spheres_dev = device_memory.to_device(pack_spheres(scene.spheres))
+        launch = BinnedTiles().prepare(spheres_dev, scene.count, False, image_dev, block)
     elif memory == "constant":
         kernel = gpu_kernel("constant")
         for offset, values in constant_values(scene.spheres):  # as the window's renderer writes them
             CONSTANT_SPHERES.write(values, kernel, offset=offset)
         args = (count, False, image_dev)
     else:
-        kernel, spheres_dev = gpu_kernel(memory), cuda.to_device(pack_spheres(scene.spheres))
+        kernel, spheres_dev = gpu_kernel(memory), device_memory.to_device(pack_spheres(scene.spheres))
         args = (spheres_dev, count, False, image_dev)
     if memory != "binned":
         launch = (packed and packed_launch(kernel, grid, block, args)) or (lambda: kernel[grid, block](*args))
@@ -114,7 +115,7 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     def draw():
         buffer = host.next_buffer(height, width)
         launch()
-        image_dev.copy_to_host(buffer)
+        device_memory.to_host(image_dev, buffer)
         return buffer
 
     return draw

@@ -55,8 +55,8 @@ def main(argv=None) -> int:
     backends.prepare(args.backend)
     backend = backends.resolve(args.backend)
     from kernels.harness import bench
-    from kernels.harness.variants import select
-    from kernels.hashtable import ALGORITHM, VARIANTS
+    from kernels.hashtable import VARIANTS
+    from kernels.service.bench_request import BenchRequest
 
     ops, loads = _list(args.ops), _list(args.loads, float)
     os.makedirs(args.out, exist_ok=True)
@@ -65,25 +65,25 @@ def main(argv=None) -> int:
         return tune(backend, ops, loads, args.n)
     peak = bench.copy_peak(backend)
     print(f"copy bandwidth: {peak.gbps or 0:.0f} GB/s ({peak.how})", flush=True)
-    variants = select(VARIANTS, args.variants)
+    names = _list(args.variants)
     results = []  # (op, absent, load, row)
     for op in ops:
         rows_of_op = []
         for absent in ((0.0, 1.0) if op == "find" else (0.0,)):
             for load in loads:
                 buckets = max(1024, args.n // CHAIN) if op == "find" else 1024
-                given = {"op": op, "load": load, "absent": absent, "buckets": buckets}
-                options = ALGORITHM.options_for(given, backend)
-                ALGORITHM.check_memory(args.n, options, backend)
+                # the chained and grouped tables have no load factor: timed once, at the first load
+                chosen = [v for v in names if v not in CHAINED or load == loads[0]]
+                request = BenchRequest("hashtable", backend, sizes=(args.n,), repeats=args.repeats,
+                                       variants=tuple(chosen), options={"op": op, "load": load, "absent": absent,
+                                                                        "buckets": buckets})
                 t0 = time.perf_counter()
-                problem = ALGORITHM.make_problem(args.n, options, 0)
+                [problem] = list(request.problems())
                 print(f"\n=== {op}, load {load}, absent {absent:g}, buckets {buckets} "
                       f"(problem built in {time.perf_counter() - t0:.1f} s)", flush=True)
                 print(bench.table_header(), flush=True)
-                # the chained and grouped tables have no load factor: timed once, at the first load
-                chosen = [v for v in variants if v.name not in CHAINED or load == loads[0]]
-                rows = bench.run([problem], chosen, [bench.Launch()], backend, args.repeats, peak=peak,
-                                 unit=ALGORITHM.unit, on_row=lambda r: print(bench.table_line(r), flush=True))
+                rows = bench.run(request, request.selected(VARIANTS), [problem], peak=peak,
+                                 on_row=lambda r: print(bench.table_line(r), flush=True))
                 rows_of_op += [(absent, load, r) for r in rows]
                 del problem
         write(args.out, op, rows_of_op)

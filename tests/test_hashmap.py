@@ -19,6 +19,7 @@ from kernels.hashtable.layout import KEY_EMPTY, KEY_ERASED, SLOT_EMPTY, SLOT_ERA
 from kernels.hashtable.problem import HashProblem, bucket_np
 from kernels.launch import Launch
 from raytracer_app.cli import main
+from tests.runs import plan
 
 OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best"]
 SCHEME = {"linear-probing": (1, 1), "bucketed": (None, 1), "two-choice": (None, 2), "best": (None, 4),
@@ -42,7 +43,7 @@ def variant(name):
 
 
 def run(name, problem, backend, launch=LAUNCH) -> bench.Row:
-    [row] = bench.run([problem], [variant(name)], [launch], backend, 1, unit=hashtable.ALGORITHM.unit)
+    [row] = bench.run(plan(backend, 1, [launch], unit=hashtable.ALGORITHM.unit), [variant(name)], [problem])
     assert row.verified == bench.PASSED, (name, problem.op, row.note)
     return row
 
@@ -150,10 +151,10 @@ def test_the_chained_tables_find_by_walking_their_chains(cuda_backend, cpu_backe
     assert_like_a_dict(problem)
     assert problem.last_answers[1] == problem.last_answers[15] == 2  # table[2], also at 30 (and 9)
     for op, words in (("erase", "tombstones"), ("insert-or-add", "cannot add to it")):
-        [row] = bench.run([batch(op, 1)], [variant(name)], [LAUNCH], backend, 1)
+        [row] = bench.run(plan(backend, 1, [LAUNCH]), [variant(name)], [batch(op, 1)])
         assert row.skip.kind is SkipKind.NOT_APPLICABLE and words in row.note
     long_chains = HashProblem(keys, 4, op="find", table_keys=random_keys(300, 5))  # 75 keys a chain
-    [row] = bench.run([long_chains], [variant(name)], [LAUNCH], backend, 1)
+    [row] = bench.run(plan(backend, 1, [LAUNCH]), [variant(name)], [long_chains])
     assert row.verified == bench.SKIPPED and "give --buckets 5 or more" in row.note
 
 
@@ -396,7 +397,7 @@ def test_every_op_at_a_million_keys_on_a_real_gpu(cuda_backend, op, load):
     problem = hashtable.make_problem((1 << 20) + 3, seed=21, op=op, load=load, absent=0.5,
                                      multiplicity=2.0 if op == "insert-or-add" else 1.0)
     names = [*OPEN_GPU, "torch-sorted-search", "cupy-sorted-search", "cuco-static-map"]
-    rows = bench.run([problem], [variant(n) for n in names], [Launch()], cuda_backend, 3, unit=hashtable.ALGORITHM.unit)
+    rows = bench.run(plan(cuda_backend, 3, [Launch()], unit=hashtable.ALGORITHM.unit), [variant(n) for n in names], [problem])
     for row in rows:
         if row.skip is not None:
             assert row.variant not in OPEN_GPU, row.note

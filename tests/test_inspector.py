@@ -131,10 +131,11 @@ def test_catalog_names_every_gpu_variant_of_every_algorithm():
         assert declarations.variants(algorithm.name) == [v.name for v in algorithm.variants if v.kind == "gpu"]
 
 
-def test_numba_cuda_workaround_is_pinned_to_the_installed_version():
-    from kernels.inspector.offline_compile import CHECKED_ON
+def test_numba_cuda_private_names_are_checked_on_the_installed_version():
+    from kernels.backend.numba_private import CHECKED_ON, NUMBA_CHECKED_ON
 
-    assert version("numba-cuda") == CHECKED_ON, "re-check offline_compile.target_device on this numba-cuda"
+    assert version("numba-cuda") == CHECKED_ON, "re-check kernels/backend/numba_private.py on this numba-cuda"
+    assert version("numba").startswith(NUMBA_CHECKED_ON + "."), "re-check kernels/backend/numba_private.py on this numba"
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys):
@@ -279,7 +280,7 @@ def _three_blocks(decl):
 
 @pytest.mark.gpu
 def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
-    from kernels.inspector.on_gpu import load
+    from tests.inspector_on_gpu import load
     from kernels.inspector.report import inspect_many
 
     arch = load("reduction", "best").arch

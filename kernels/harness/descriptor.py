@@ -38,13 +38,14 @@ class Option:
             return self.default[backend.kind]
         return self.default
 
-    def value(self, given, backend):
-        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default."""
+    def value(self, given, backend, label: str | None = None):
+        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default;
+        a refusal names the option as ``label`` (default: its flag)."""
         if given is None:
             return self.default_for(backend)
         value = self.parse(given) if isinstance(given, str) else given
         if self.choices and value not in self.choices:
-            raise InputError(f"{self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
+            raise InputError(f"{label or self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
         return value
 
 

@@ -16,7 +16,7 @@ from kernels.timing import Timing
 # the largest result file read: 10,000 samples (the repeats' cap) of ~20 bytes each for ~300 rows
 MAX_BYTES = 64 * 2**20
 MAX_WHY = "the largest result file raytracer-app reads"
-HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "options", "rows")
+HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "rows")
 ROW_FIELDS = ("variant", "op", "dtype", "n", "block", "grid", "samples_ms", "median_ms", "noise", "verified")
 
 
@@ -38,15 +38,20 @@ def from_json(doc, label: str = "result") -> Result:
     _type(doc, "date", (str,), label)
     _type(doc, "device", (dict,), label)
     _type(doc["device"], "name", (str,), label, "device.")
-    for key, types in (("versions", (dict,)), ("options", (dict,)), ("rows", (list,))):
+    for key, types in (("versions", (dict,)), ("rows", (list,))):
         _type(doc, key, types, label)
+    if "request" not in doc and "options" not in doc:  # files before the request was recorded hold the options
+        raise InputError(f"{label} lacks the header field(s) request")
+    for key in ("request", "options"):
+        if key in doc:
+            _type(doc, key, (dict,), label)
     for key, types in (("commit", (str,)), ("command", (list,)), ("dirty", (bool,))):
         if doc.get(key) is not None:
             _type(doc, key, types, label)
     rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
     return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
                   versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
-                  options=doc["options"])
+                  options=doc.get("options", {}), request=doc.get("request"), partial=doc.get("partial") is True)
 
 
 def check_header(doc, label: str, kind: str, schema: str, version: int, fields: tuple) -> None:

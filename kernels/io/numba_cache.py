@@ -11,38 +11,23 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
-
-_MARK = "_raytracer_heals"
-
 
 def heal() -> None:
-    """Wrap _load_overload and save_overload of numba's CPU cache class, and of the CUDA one when numba.cuda
-    is loaded (not the simulator's), once each."""
-    names = ["numba.core.caching"]
-    if "numba.cuda" in sys.modules:
-        names.append("numba.cuda.core.caching")
-    for name in names:
-        try:
-            module = __import__(name, fromlist=["Cache"])
-            cls = module.Cache
-        except Exception:  # noqa: BLE001 - another numba layout, or the simulator: leave numba as it is
-            continue
-        if getattr(cls, _MARK, False):
-            continue
-        # _load_overload: reading the index and data and rebuilding, after numba refreshed its target, so a
-        # broken numba install still fails as itself instead of as a cache entry
-        cls._load_overload = _healing_load(cls._load_overload)
-        cls.save_overload = _healing_save(cls.save_overload)
-        setattr(cls, _MARK, True)
+    """Wrap the loading and saving of numba's CPU cache class, and of the CUDA one when numba.cuda is loaded
+    (not the simulator's), once each (the private names: kernels/backend/numba_private.py)."""
+    from kernels.backend import numba_private
+
+    for cls in numba_private.cache_classes():
+        numba_private.wrap_cache(cls, _healing_load, _healing_save)
 
 
 def _discard(cache, exc: BaseException, doing: str) -> None:
     """Warn once and remove the function's index, so numba starts its entries afresh."""
+    from kernels.backend.numba_private import cache_index_path, cache_name
     from kernels.io.cache import warn_once
 
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    warn_once(f"numba's cache for {getattr(cache, '_name', 'a function')} could not be {doing} "
+    index = cache_index_path(cache)
+    warn_once(f"numba's cache for {cache_name(cache)} could not be {doing} "
               f"({type(exc).__name__}: {exc}); compiling again")
     if index:
         try:

@@ -24,6 +24,7 @@ import functools
 import numpy as np
 from numba import cuda
 
+from kernels.backend import memory
 from kernels.backend.simulator import for_kernels
 from kernels.errors import InputError
 from kernels.launch import grid_for
@@ -153,8 +154,8 @@ class BinnedTiles:
         tiles_x, tiles_y = grid_for(width, height, block)
         tiles = tiles_x * tiles_y
         if self.tile_counts is None or self.tile_counts.size != tiles:
-            self.tile_counts = cuda.to_device(np.zeros(tiles, np.int32))
-            self.tile_offsets = cuda.device_array(tiles + 1, np.int64)
+            self.tile_counts = memory.zeros(tiles, np.int32)
+            self.tile_offsets = memory.empty(tiles + 1, np.int64)
         count_k, scan_k, fill_k, shade_k = gpu_kernels()
         counts, offsets = self.tile_counts, self.tile_offsets
         n = np.int32(count)
@@ -165,12 +166,12 @@ class BinnedTiles:
             self._prepared = None
             count_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts)
             scan_k[1, SCAN_THREADS](counts, np.int32(tiles), offsets)  # leaves the counters zero
-            entries = int(offsets[tiles:].copy_to_host()[0])
+            entries = int(memory.to_host(offsets[tiles:])[0])
             if entries > MAX_ENTRIES:
                 raise InputError(f"binned tiles: the spheres cover {entries:,} tile slots, more than {MAX_ENTRIES:,}; "
                                  f"use fewer or smaller spheres, or larger blocks")
             if self.tile_list is None or self.tile_list.size < entries:
-                self.tile_list = cuda.device_array(max(entries + entries // 4, 1), np.int32)
+                self.tile_list = memory.empty(max(entries + entries // 4, 1), np.int32)
             self.entries = entries
             self._prepared = (spheres_dev, *key)
         tile_list = self.tile_list

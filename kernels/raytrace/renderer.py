@@ -7,11 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend
+from kernels.backend import memory as device_memory  # `memory` names the spheres' memory here
+from kernels.errors import InputError
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
-from kernels.raytrace.scene import Scene, capacity, check_count, max_spheres
+from kernels.raytrace.scene import Scene, capacity, check_count, memory_cap
 from kernels.timing import Timing, time_wall
 
 
@@ -93,7 +95,7 @@ class SphereRenderer:
 
     def max_spheres(self, memory: str) -> int:
         """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""
-        return max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
+        return memory_cap(self.backend, memory)
 
     def _render_gpu(self, scene, width, height, memory, block, staggered, repeats, timed=True):
         launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, staggered)
@@ -105,13 +107,11 @@ class SphereRenderer:
     def _prepare_gpu(self, scene, width, height, memory, block, staggered):
         """(launch, device image, the next pinned host image, grid) for one frame: the scene uploaded (or
         written to constant memory) and the kernel configured."""
-        from numba import cuda
-
         from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
 
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):
-            self._image_dev = cuda.device_array((height, width), np.uint32)
+            self._image_dev = device_memory.empty((height, width), np.uint32)
         image_dev = self._image_dev
         grid = grid_for(width, height, block)
         count = np.int32(scene.count)
@@ -144,8 +144,6 @@ class SphereRenderer:
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:
         """Wall time of whole frames as an interactive viewer needs them: the kernel plus the copy back
         into pinned (page-locked) host memory, which the GPU writes by DMA at full link speed."""
-        from numba import cuda
-
         from kernels.raytrace.gpu import gpu_kernel
 
         if not self.backend.is_gpu:
@@ -154,19 +152,17 @@ class SphereRenderer:
         width, height = size
         kernel, grid, count = gpu_kernel(memory), grid_for(width, height, block), np.int32(scene.count)
         image_dev = self._image_dev
-        host = cuda.pinned_array((height, width), np.uint32)
+        host = device_memory.pinned_empty((height, width), np.uint32)
         args = (count, False, image_dev) if memory == "constant" else (self._scene_dev, count, False, image_dev)
 
         def frame():
             kernel[grid, block](*args)
-            image_dev.copy_to_host(host)
+            device_memory.to_host(image_dev, host)
 
         return rgba_view(host), time_wall(frame, repeats, warmup=3)
 
     def _upload_global(self, spheres: np.ndarray):
-        from numba import cuda
-
         if self._scene_host is None or not np.array_equal(self._scene_host, spheres):
-            self._scene_dev = cuda.to_device(pack_spheres(spheres))
+            self._scene_dev = device_memory.to_device(pack_spheres(spheres))
             self._scene_host = spheres.copy()
         return self._scene_dev

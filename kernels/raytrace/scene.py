@@ -65,6 +65,33 @@ def max_spheres(memory: str, limits=None) -> int:
     raise InputError(f"memory {memory!r} is not one of {', '.join(MEMORIES)}")
 
 
+def memory_on(backend, memory: str) -> str:
+    """The memory a frame's spheres are read from on ``backend``: the chosen one where CUDA kernels run,
+    'host' for the CPU twin (which has no GPU memories); the one place that says so."""
+    return memory if backend.runs_cuda_kernels else "host"
+
+
+def memory_cap(backend, memory: str) -> int:
+    """Most spheres ``memory`` holds on ``backend``'s device (constant memory's capacity; a scene's limit
+    for the others and the CPU twin), whatever the backend can finish in reasonable time."""
+    return max_spheres(memory_on(backend, memory), backend.limits)
+
+
+def sphere_cap(backend, memory: str) -> int:
+    """Most spheres a frame on ``backend`` reading them from ``memory`` takes: the memory's own limit on the
+    device (:func:`memory_cap`), within the backend's (the simulator runs every thread in Python)."""
+    return min(memory_cap(backend, memory), backend.caps.max_spheres)
+
+
+def cap_reason(backend, memory: str) -> str:
+    """Why :func:`sphere_cap` is the limit, in words for a message or a tooltip."""
+    cap = sphere_cap(backend, memory)
+    if cap < memory_cap(backend, memory):
+        return f"at most {cap:,} on the simulator: every GPU thread runs in Python"
+    where = f"{memory} memory" if backend.runs_cuda_kernels else "the CPU twin"
+    return f"at most {cap:,} spheres for {where}: {limit_reason(cap)}"
+
+
 def limit_reason(cap: int) -> str:
     """Why ``cap`` is the limit, for messages and tooltips."""
     if cap > CONSTANT_CAPACITY:

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.backend import memory
 from kernels.errors import InputError
 
 
@@ -79,23 +80,21 @@ def check_repeats(repeats: int) -> int:
 GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
 
 
-def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1,
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None,
                      before: Callable[[], object] | None = None) -> Timing:
     """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
     and the launches: the events then bracket the kernels alone, not the launch latency. ``before()``
     (e.g. emptying a table the launch fills) is queued ahead of every launch, outside the events."""
-    from numba import cuda
-
     check_repeats(repeats)
-    for _ in range(warmup):
+    policy = current_policy()
+    for _ in range(policy.warmup if warmup is None else warmup):
         if before is not None:
             before()
         launch()
-    cuda.synchronize()
+    memory.synchronize()
     timer = EventTimer()
-    policy = current_policy()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
@@ -148,12 +147,12 @@ def _head_start_kernel():
     return sleep_ns
 
 
-def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None,
-              before: Callable[[], object] | None = None) -> Timing:
-    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``); ``before()`` runs
+def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
+              sync: Callable[[], object] | None = None, before: Callable[[], object] | None = None) -> Timing:
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``); ``before()`` runs
     ahead of every call, outside the time."""
     check_repeats(repeats)
-    for _ in range(warmup):
+    for _ in range(current_policy().warmup if warmup is None else warmup):
         if before is not None:
             before()
         fn()
@@ -174,7 +173,7 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Cal
     return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
 
 
-def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1,
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None,
                 before: Callable[[], object] | None = None) -> Timing:
     """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
     events there, so it synchronises) and on the CPU. ``before()`` runs ahead of every launch, untimed (a
@@ -182,9 +181,7 @@ def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int
     if backend.is_gpu:
         return time_cuda_events(launch, repeats, warmup, before)
     if backend.is_simulator:
-        from numba import cuda
-
-        return time_wall(launch, repeats, warmup, sync=cuda.synchronize, before=before)
+        return time_wall(launch, repeats, warmup, sync=memory.synchronize, before=before)
     return time_wall(launch, repeats, warmup, before=before)
 
 
@@ -198,12 +195,14 @@ class Policy:
     ``tolerance``: keep repeating until the median of the samples moved by at most this fraction over the
     last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
     median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
-    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample."""
+    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample. ``warmup``:
+    untimed calls before the samples (a timer's caller may fix its own, e.g. a first call that compiles)."""
 
     tolerance: float | None = None
     max_repeats: int | None = None  # default: 10 x repeats
     max_seconds: float = 3.0
     cold: bool = False
+    warmup: int = 1
 
 
 _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
@@ -296,7 +295,7 @@ def l2_flusher(device: int | None = None) -> Callable[[], None]:
     if device not in _FLUSH_BUFFERS:
         l2 = devices.gpu_l2_bytes(device)
         nbytes = max(2 * l2, FLUSH_FALLBACK_BYTES) if l2 else FLUSH_FALLBACK_BYTES
-        _FLUSH_BUFFERS[device] = cuda.device_array(nbytes // 4, "int32")
+        _FLUSH_BUFFERS[device] = memory.empty(nbytes // 4, "int32")
     buffer = _FLUSH_BUFFERS[device]
     kernel = _flush_kernel()[1024, 256]
     value = [0]

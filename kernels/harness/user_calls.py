@@ -1,8 +1,13 @@
-"""What a variant file's ``run`` receives as its launch, how many calls a timing makes (each call gets
-its own zeroed result), and the problem as it crosses to the child process. Imports no numba."""
+"""How a user's variant file is called, below the algorithms that time it (their ``user_run.py``) and the
+user-variant machinery above them (kernels/user_variants): what the file's ``run`` receives as its launch,
+how many calls a timing makes (each call gets its own zeroed result), the problem as it crosses to the
+child process, and where a Run's time goes, phase by phase (load, problem, ship, copy, compile, time,
+verify: measured in the app and in the child, shown by the editor and printed by scripts/variant_run_time.py).
+Imports no numba."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from typing import NamedTuple
@@ -51,16 +56,37 @@ def timed_calls(backend, once, repeats: int, phases) -> timing.Timing:
     every built-in's ('time'). In the simulator, which compiles nothing and runs every thread in Python
     (seconds a launch), one call is verified and is the timing's one sample: a simulator's time says
     nothing of speed, and another call would only double the wait."""
-    from numba import cuda
+    from kernels.backend import memory
 
     if backend.is_simulator:
         with phases.of("time"):
             t0 = time.perf_counter()
             once()
-            cuda.synchronize()
+            memory.synchronize()
         return timing.Timing(((time.perf_counter() - t0) * 1e3,), "wall")
     with phases.of("compile"):
         once()
-        cuda.synchronize()
+        memory.synchronize()
     with phases.of("time"):
         return timing.time_kernel(backend, once, repeats)
+
+
+# the order the editor shows them in; a phase that did not happen (e.g. no compile on a re-run) is left out
+ORDER = ("start", "load", "problem", "ship", "copy", "compile", "time", "verify")
+
+
+class Phases(dict):
+    """{phase: seconds}; ``with phases.of("compile"):`` adds the block's wall time to that phase."""
+
+    @contextlib.contextmanager
+    def of(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[name] = self.get(name, 0.0) + time.perf_counter() - t0
+
+    def text(self) -> str:
+        """'load 0.05 s, compile 0.61 s, ...' in ORDER, then any other phase."""
+        names = [n for n in ORDER if n in self] + [n for n in self if n not in ORDER]
+        return ", ".join(f"{n} {self[n]:.2f} s" for n in names)

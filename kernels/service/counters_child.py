@@ -1,5 +1,6 @@
-"""The process ncu profiles: ``python -m kernels.counters.child SPEC`` (SPEC: JSON with target, n, options,
-seed, launch, variants, device). It builds the same problem the bench timed and runs each variant twice:
+"""The process ncu profiles: ``python -m kernels.service.counters_child REQUEST`` (REQUEST: the JSON of a
+BenchRequest of one problem and one launch, its variants named). It builds the same problem the bench timed
+from the same request and runs each variant twice:
 once unprofiled (compiling, tuning, warming caches), then inside a profiler window (cuProfilerStart/Stop;
 ncu runs with --profile-from-start off) that opens with a marker kernel launched on as many blocks as the
 variant's number, so the report's kernels can be told apart without relying on numba's mangled names.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-PREFIX = "@counters"
+from kernels.counters.measure import PREFIX
 
 
 def _marker():
@@ -29,20 +30,17 @@ def main(argv: list[str]) -> int:
     from numba import cuda
 
     from kernels import backend as backends
-    from kernels.backend import Skip
-    from kernels.harness.bench import one_line
-    from kernels.launch import Launch
-    from kernels.registry import by_name
+    from kernels.backend import Skip, memory
+    from kernels.errors import one_line
+    from kernels.service.bench_request import BenchRequest
 
-    backend = backends.resolve("cuda", spec.get("device", 0))
+    recorded = spec.get("backend") or {}
+    backend = backends.resolve("cuda", recorded.get("device", 0))
     backend.activate()
-    algorithm = by_name(spec["target"])
-    launch = Launch(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in spec.get("launch", {}).items()})
-    if spec.get("input"):
-        problem = algorithm.make_problem(None, spec.get("options", {}), spec.get("seed", 0),
-                                         algorithm.load_input(spec["input"]))
-    else:
-        problem = algorithm.make_problem(spec["n"], spec.get("options", {}), spec.get("seed", 0))
+    request = BenchRequest.from_json(spec, backend)
+    algorithm = request.spec
+    launch = request.launches[0]
+    problem = next(request.problems())
     by_variant = {v.name: v for v in algorithm.variants}
     marker = _marker()
     names = spec["variants"]
@@ -54,12 +52,12 @@ def main(argv: list[str]) -> int:
             if isinstance(out, Skip):
                 print(f"{PREFIX}-skip {i} {out.text}", file=sys.stderr, flush=True)
                 continue
-            cuda.synchronize()
+            memory.synchronize()
             cuda.profile_start()
             try:
                 marker[i + 1, 1]()
                 variant.run(problem, launch, backend, 1)
-                cuda.synchronize()
+                memory.synchronize()
             finally:
                 cuda.profile_stop()
         except Exception as exc:  # noqa: BLE001 - one broken variant is reported, never stops the batch

@@ -1,5 +1,6 @@
-"""On a real GPU: the loaded kernel's resources and the driver's occupancy for it, to set against what the
-inspector computes offline (``cuOccupancyMaxActiveBlocksPerMultiprocessor`` through numba's context)."""
+"""For the inspector's GPU test: on a real GPU, the loaded kernel's resources and the driver's occupancy for it,
+to set against what the inspector computes offline (``cuOccupancyMaxActiveBlocksPerMultiprocessor`` through
+numba's context)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ class LoadedKernel:
         """The driver's occupancy API for this kernel at this block and dynamic shared memory."""
         from numba import cuda
 
-        cufunc = self.compiled.library.get_cufunc()
+        from kernels.backend.numba_private import loaded_function
+
+        cufunc = loaded_function(self.compiled)
         return cuda.current_context().get_active_blocks_per_multiprocessor(cufunc, threads(block), dynamic_shared)
 
 

@@ -40,13 +40,21 @@ class Stalled(RuntimeError):
 
 
 def _one_line(exc: BaseException) -> str:
-    from kernels.errors import InputError
+    from kernels.errors import InputError, one_line
 
-    if isinstance(exc, InputError):
-        return str(exc)
-    from kernels.harness.bench import one_line
+    return str(exc) if isinstance(exc, InputError) else one_line(exc)
 
-    return one_line(exc)
+
+# the jobs a child serves, by the name a caller gives (any other name is 'module:function' itself): each is
+# called as function(payload, send) in the child and returns the job's result
+JOBS = {"render": "kernels.service.render:render_job", "bench": "kernels.service.bench:bench_job"}
+
+
+def _handler(kind: str):
+    import importlib
+
+    module, _, name = JOBS.get(kind, kind).partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _child_main(conn, simulate: bool = True) -> None:
@@ -54,23 +62,13 @@ def _child_main(conn, simulate: bool = True) -> None:
         os.environ[SIM_ENV] = "1"  # before anything imports numba
     else:
         os.environ.pop(SIM_ENV, None)
-    from kernels.service.bench import run_bench
-    from kernels.service.render import render_frame
-    from kernels.user_variants import child_side
-
-    renderers: dict = {}
     while True:
         try:
             kind, payload = conn.recv()
         except (EOFError, OSError):  # the parent has gone
             return
         try:
-            if kind == "render":
-                result = render_frame(renderers, *payload)
-            elif kind == "user":
-                result = child_side.serve(payload, lambda k, v: conn.send((k, v)))
-            else:
-                result = run_bench(payload, lambda k, v: conn.send((k, v)))
+            result = _handler(kind)(payload, lambda k, v: conn.send((k, v)))
             conn.send(("result", result))
         except Exception as exc:
             conn.send(("error", _one_line(exc)))
@@ -106,8 +104,8 @@ class SimulatorProcess:
         self._conn = parent
 
     def call(self, kind: str, payload, should_stop, on_message=None, watchdog_s: float | None = None):
-        """Run one job ('render': (request, memory, repeats); 'bench': fields; 'user': a variant file's
-        job) and return its result. Messages the job streams go to ``on_message(kind, value)``. When
+        """Run one job ('render': (request, memory, repeats); 'bench': a BenchRequest's JSON; or any
+        'module:function' the child can import, e.g. a variant file's job) and return its result. Messages the job streams go to ``on_message(kind, value)``. When
         ``should_stop()`` turns true the child is ended and Cancelled is raised; when ``watchdog_s`` is given
         and the job sends nothing for that long, the child is ended and Stalled is raised."""
         with self._lock:
