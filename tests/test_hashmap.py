@@ -335,6 +335,7 @@ def assert_one_line_exit_2(capsys, argv, words=""):
 @pytest.mark.parametrize("args, words", [
     (["--load", "1.5"], "outside (0, 1)"), (["--load", "0"], "outside (0, 1)"), (["--load", "1"], "outside (0, 1)"),
     (["--load", "half"], "not a number"), (["--load", "nan"], "not a finite number"),
+    (["--load", "0.5,1.2"], "outside (0, 1)"), (["--load", "0.5,"], "empty value"),
     (["--absent", "1.5"], "fraction from 0 to 1"), (["--bucket", "6"], "--bucket"),
     (["--multiplicity", "0.5"], "at least 1"), (["--op", "delete"], "--op"),
     (["--n", "100000", "--load", "0.00001"], "--load 1e-05 with 100,000 keys needs"),  # more slots than a table has
@@ -343,6 +344,18 @@ def assert_one_line_exit_2(capsys, argv, words=""):
 def test_bad_options_exit_2_in_one_line(capsys, args, words):
     assert_one_line_exit_2(capsys, ["bench", "hashtable", "--backend", "cpu", "--variants", "cpu-two-choice", *args],
                            words)
+
+
+def test_a_load_sweep_is_one_row_per_load_with_its_axes(tmp_path, capsys):
+    import csv
+
+    out = tmp_path / "sweep.csv"
+    assert main(["bench", "hashtable", "--backend", "cpu", "--variants", "cpu-two-choice", "--n", "1000", "--op", "find",
+                 "--absent", "0.5", "--load", "0.5,0.9", "--repeats", "1", "--csv", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(out.open()))
+    assert [r["axes"] for r in rows] == [f"op=find load={x} absent=0.5 bucket=8 buckets=1024" for x in (0.5, 0.9)]
+    assert all(r["verified"] == "yes" and r["rate_unit"] == "G ops/s" for r in rows)
 
 
 @pytest.mark.parametrize("key", [KEY_EMPTY, KEY_ERASED])

@@ -10,8 +10,8 @@
 
 Numba's CUDA simulator has neither warp votes nor these loads, so there each is a Python function: the
 loads plain reads, and the ballot a rendezvous of the mask's lanes (Python threads in the simulator), each
-waiting until all have voted, as ``ballot_sync`` does. It reads the simulator's thread objects (their
-``thread_id`` and ``_manager``, its block): numba-cuda's private names, kept to this module. A lane named in a mask
+waiting until all have voted, as ``ballot_sync`` does. It knows a thread's block and lane from the
+simulator's thread objects (numba-cuda's private names: kernels/backend/numba_private.py). A lane named in a mask
 that never arrives is a bug on a GPU too; here it raises after a timeout instead of hanging.
 Importing this module imports numba.cuda: the kernel modules import it, on their first use.
 """
@@ -47,14 +47,16 @@ class _Meeting:
 
 
 def _ballot_simulated(mask, predicate):
-    thread = threading.current_thread()
+    from kernels.backend.numba_private import simulator_lane
+
+    block_of_thread, thread_id = simulator_lane()
     mask = int(mask) & 0xFFFFFFFF
-    lane = thread.thread_id % 32
+    lane = thread_id % 32
     if not (mask >> lane) & 1:
         raise RuntimeError(f"ballot_sync by lane {lane}, which its mask {mask:#010x} does not name")
-    key = (thread.thread_id // 32, mask)
+    key = (thread_id // 32, mask)
     with _meetings_lock:
-        block = _meetings.setdefault(thread._manager, {})  # gone with the block: each launch starts afresh
+        block = _meetings.setdefault(block_of_thread, {})  # gone with the block: each launch starts afresh
         meeting = block.get(key)
         if meeting is None:
             meeting = block[key] = _Meeting(bin(mask).count("1"))
