@@ -38,8 +38,8 @@ def main(argv=None) -> int:
 
     from kernels.launch import parse_block
     from kernels.harness.frames import parse_size, rgba_view
-    from kernels.raytrace.layout import check_memory
-    from kernels.raytrace.scene import generate_scene, max_spheres
+    from kernels.spheres.layout import check_memory
+    from kernels.spheres.scene import generate_scene, max_spheres
 
     width, height = parse_size(args.size)
     block = parse_block(args.block)
@@ -89,15 +89,15 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     from kernels.harness.frames import HostFrames
     from kernels.launch import grid_for
     from kernels.launch.packed import packed_launch
-    from kernels.raytrace.layout import constant_values, pack_spheres
-    from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
+    from kernels.spheres.layout import constant_values, pack_spheres
+    from kernels.spheres.gpu import CONSTANT_SPHERES, gpu_kernel
 
     image_dev = device_memory.empty((height, width), np.uint32)
     host = HostFrames()
     count = np.int32(scene.count)
     grid = grid_for(width, height, block)
     if memory == "binned":
-        from kernels.raytrace.binned import BinnedTiles
+        from kernels.spheres.binned import BinnedTiles
 
         spheres_dev = device_memory.to_device(pack_spheres(scene.spheres))
         launch = BinnedTiles().prepare(spheres_dev, scene.count, False, image_dev, block)
@@ -124,8 +124,8 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
 def _cpu_frames(scene, width, height):
     import numpy as np
 
-    from kernels.raytrace.layout import pack_spheres
-    from kernels.raytrace.tiles import render_spheres_tiles  # the window's CPU twin
+    from kernels.spheres.layout import pack_spheres
+    from kernels.spheres.tiles import render_spheres_tiles  # the window's CPU twin
 
     spheres = pack_spheres(scene.spheres)
     buffers = [np.empty((height, width), np.uint32) for _ in range(2)]

@@ -23,6 +23,9 @@
 #   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
 #   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
+#   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
+#   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
+#   table in $OUT/access-table.md for docs/measurements.md)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -36,7 +39,7 @@ for stage in "$@"; do
       nvidia-smi -L 2>&1 | tee -a "$OUT/session.log"
       app devices 2>&1 | tee -a "$OUT/session.log" ;;
     tests-render)
-      python3 -m pytest -q -rs tests/test_raytrace.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
+      python3 -m pytest -q -rs tests/test_spheres.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
     tests-all)
       timeout 420 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
     constant-proof)
@@ -44,12 +47,12 @@ for stage in "$@"; do
     tests-gpu)
       timeout 540 python3 -m pytest -q -rs -p no:cacheprovider -m gpu ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-gpu.log" | tail -40 ;;
     inspect)
-      for t in reduction histogram hashtable raytrace julia; do app inspect $t --all 2>&1 | tee -a "$OUT/inspect.log"; done
+      for t in reduction histogram hashtable spheres julia; do app inspect $t --all 2>&1 | tee -a "$OUT/inspect.log"; done
       app inspect reduction interleaved-divergent --compare sequential 2>&1 | tee -a "$OUT/inspect.log" ;;
     bench-curve)
-      timeout 300 python3 -m raytracer_app bench raytrace --backend cuda --sizes 20,200,2000,20000,100000 --repeats 10 \
+      timeout 300 python3 -m raytracer_app bench spheres --backend cuda --sizes 20,200,2000,20000,100000 --repeats 10 \
         --variants spheres-global,spheres-constant,spheres-shared,spheres-binned --csv "$OUT/curve.csv" 2>&1 | tee "$OUT/bench-curve.log"
-      timeout 200 python3 -m raytracer_app bench raytrace --backend cuda --n 1000000 --repeats 5 \
+      timeout 200 python3 -m raytracer_app bench spheres --backend cuda --n 1000000 --repeats 5 \
         --variants spheres-shared,spheres-binned --csv "$OUT/curve-1m.csv" 2>&1 | tee -a "$OUT/bench-curve.log"
       for n in 100000 1000000; do
         app render spheres --backend cuda --memory binned --spheres $n --repeats 30 --out /tmp/binned-$n.png 2>&1 | tee -a "$OUT/bench-curve.log"
@@ -61,8 +64,8 @@ for stage in "$@"; do
           --precision $p --repeats 20 --out "$OUT/julia-zoom-$p.png" 2>&1 | tee -a "$OUT/julia-precision.log"
       done ;;
     bench-render)
-      app bench raytrace --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/raytrace.csv" 2>&1 | tee "$OUT/bench-raytrace.log"
-      app bench raytrace --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/raytrace-staggered.csv" 2>&1 | tee "$OUT/bench-raytrace-staggered.log"
+      app bench spheres --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/spheres.csv" 2>&1 | tee "$OUT/bench-spheres.log"
+      app bench spheres --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/spheres-staggered.csv" 2>&1 | tee "$OUT/bench-spheres-staggered.log"
       app bench julia --block 16x16,32x8 --repeats 20 --csv "$OUT/julia.csv" 2>&1 | tee "$OUT/bench-julia.log" ;;
     bench-kernels)
       app bench reduction --op sum --dtype int32 --n 100000000 --repeats 20 --csv "$OUT/reduction.csv" 2>&1 | tee "$OUT/bench-reduction.log"
@@ -149,8 +152,8 @@ for stage in "$@"; do
       tar -czf "$OUT/proc-runs.tgz" -C /tmp proc-runs ;;
     cpu-twins)
       app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"
-      app bench raytrace --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
-      app bench raytrace --backend cpu --sizes 1000000 --variants spheres-cpu,spheres-cpu-tiles --repeats 3 2>&1 | tee -a "$OUT/cpu-twins.log"
+      app bench spheres --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
+      app bench spheres --backend cpu --sizes 1000000 --variants spheres-cpu,spheres-cpu-tiles --repeats 3 2>&1 | tee -a "$OUT/cpu-twins.log"
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
@@ -304,10 +307,33 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
       # kernel test runs there; the library peers take our arrays), once per implementation
       for impl in ${IMPLS:-numba cuda-core}; do
         RAYTRACER_MEMORY=$impl timeout 290 python3 -m pytest -q -rs -p no:cacheprovider --maxfail=20 ${PYTEST_ARGS:-} \
-          tests/test_memory_seam.py tests/test_packed_launch.py tests/test_raytrace.py tests/test_reduction.py \
+          tests/test_memory_seam.py tests/test_packed_launch.py tests/test_spheres.py tests/test_reduction.py \
           tests/test_histogram.py tests/test_julia.py tests/test_peers.py tests/test_user_variants.py 2>&1 \
           | tee "$OUT/memory-seam-tests-$impl.log" | tail -25
       done ;;
+    access-measured)
+      # what each warp does to memory: the trace's prediction (CUDA simulator, in a child process) beside Nsight
+      # Compute's figures for the same launch on this GPU, per GPU variant the simulator runs; 10-30 s a variant,
+      # so split the targets over calls (TARGETS=reduction, then TARGETS="histogram hashtable spheres")
+      mkdir -p /tmp/access
+      for t in ${TARGETS:-reduction histogram hashtable spheres}; do
+        case $t in
+          reduction|histogram) size="--n 1048576" ;;
+          hashtable) size="--n 262144" ;;
+          spheres) size="--n 20 --size 1024x1024" ;;
+          *) size="" ;;
+        esac
+        for v in $(python3 scripts/access_table.py --list $t | cut -d' ' -f2); do
+          s=$EPOCHREALTIME
+          timeout 240 python3 -m raytracer_app access $t $v $size --backend cuda --measured \
+            --json "/tmp/access/$t-$v.json" > "/tmp/access/$t-$v.log" 2>&1
+          echo "access $t $v $size --measured: exit $?, $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s" \
+            | tee -a "$OUT/access-measured.log"
+          grep -E "DIFFERS|error" "/tmp/access/$t-$v.log" | head -5 | sed "s/^/  /" | tee -a "$OUT/access-measured.log"
+        done
+      done
+      python3 scripts/access_table.py /tmp/access/*.json 2>&1 | tee "$OUT/access-table.md" | tail -15
+      tar -czf "$OUT/access.tgz" -C /tmp access ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

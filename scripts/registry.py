@@ -40,6 +40,9 @@ SCRIPTS = (
            "hashmap-tune of gpu-session.sh)",
            ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
             "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
+    Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
+           "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
+           "made without a GPU (predicted only)", ("--example", "{tmp}")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -292,7 +292,7 @@ def test_result_files_keep_counters_and_clocks(tmp_path):
 def test_cli_puts_each_record_on_its_row():
     """Rows come size by size, launch by launch, variant by variant; counters are keyed by (size, launch)."""
     from kernels.harness import bench
-    from raytracer_app.cli_counters import attach
+    from raytracer_app.cli.bench_counters import attach
 
     rows = [bench.Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
     marks = {(s, l): {"a": M.Measured((M.kernel_counters(f"{s}{l}", {}),), "none"), "b": "it raised"}

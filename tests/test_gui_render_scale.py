@@ -63,7 +63,7 @@ def test_count_control_limits_per_memory(qtbot, cuda_backend, monkeypatch):
 
 
 def test_a_loaded_scene_larger_than_constant_memory_keeps_its_memory(qtbot, cuda_backend, monkeypatch):
-    from kernels.raytrace.scene import Scene
+    from kernels.spheres.scene import Scene
     import dataclasses
 
     import kernels.backend as backends

@@ -141,7 +141,7 @@ def test_numba_cuda_private_names_are_checked_on_the_installed_version():
 def test_cli_bad_input_exits_2_with_one_line(capsys):
     for argv in (["inspect", "reduction", "best", "--arch", "sm_70"], ["inspect", "reduction", "nope"],
                  ["inspect", "reduction", "best", "--block", "0"], ["inspect", "reduction", "best", "--block", "2048"],
-                 ["inspect", "raytrace", "spheres-global", "--block", "256"], ["inspect", "reduction"]):
+                 ["inspect", "spheres", "spheres-global", "--block", "256"], ["inspect", "reduction"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("raytracer-app: error: ") and err.count("\n") == 1, (argv, err)
@@ -179,11 +179,11 @@ def test_register_counts_equal_what_ptxas_prints(compiled90, compiled80):
 
 @needs_compiler
 def test_constant_kernel_loads_spheres_with_ld_const_and_global_one_with_ld_global(compiled90):
-    constant = compiled90[("raytrace", "spheres-constant")].ptx
-    glob = compiled90[("raytrace", "spheres-global")].ptx
+    constant = compiled90[("spheres", "spheres-constant")].ptx
+    glob = compiled90[("spheres", "spheres-global")].ptx
     assert ".visible .const" in constant and "ld.const.f32" in constant and "ld.global" not in constant
     assert "ld.global" in glob and "ld.const" not in glob
-    sass = compiled90[("raytrace", "spheres-constant")].sass_text
+    sass = compiled90[("spheres", "spheres-constant")].sass_text
     assert re.search(r"\bU?LDC\b", sass) and not re.search(r"\bLDG\b", sass)
 
 
@@ -258,7 +258,7 @@ def test_cli_all_table_compare_and_json(cache, compiled90, monkeypatch, capsys):
     rows = {r["variant"]: r for r in table["variants"]}
     assert list(rows) == declarations.variants("reduction")
     assert (rows["best"]["registers"], rows["best"]["blocks_per_sm"], rows["best"]["warps_per_sm"]) == (25, 8, 64)
-    assert main(["inspect", "raytrace", "spheres-global", "--compare", "spheres-constant"]) == 0
+    assert main(["inspect", "spheres", "spheres-global", "--compare", "spheres-constant"]) == 0
     out = capsys.readouterr().out
     assert "global load" in out and "spheres-constant keeps 64 warps" in out
     assert main(["inspect", "reduction", "best", "--show", "sass"]) == 0

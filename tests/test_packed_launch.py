@@ -7,8 +7,8 @@ import pytest
 
 from kernels.backend import memory as device_memory
 from kernels.launch.packed import LastLaunch, packed_launch
-from kernels.raytrace.renderer import SphereRenderer
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.renderer import SphereRenderer
+from kernels.spheres.scene import generate_scene
 from tests.references import spheres_reference
 
 
@@ -39,7 +39,7 @@ def test_the_same_launch_is_kept_and_any_change_makes_a_new_one(cuda_backend):
 def test_the_simulator_keeps_numbas_own_launch(cuda_backend):
     if not cuda_backend.is_simulator:
         pytest.skip("a real GPU here: the packed launch is tested below")
-    from kernels.raytrace.gpu import gpu_kernel
+    from kernels.spheres.gpu import gpu_kernel
 
     image = np.zeros((8, 8), np.uint32)
     assert packed_launch(gpu_kernel("constant"), (1, 1), (8, 8), (np.int32(1), False, image)) is None

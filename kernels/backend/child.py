@@ -47,7 +47,8 @@ def _one_line(exc: BaseException) -> str:
 
 # the jobs a child serves, by the name a caller gives (any other name is 'module:function' itself): each is
 # called as function(payload, send) in the child and returns the job's result
-JOBS = {"render": "kernels.service.render:render_job", "bench": "kernels.service.bench:bench_job"}
+JOBS = {"render": "kernels.service.render:render_job", "bench": "kernels.service.bench:bench_job",
+        "access": "kernels.access.job:serve"}  # a traced run (kernels/access): its hooks live only for the job
 
 
 def _handler(kind: str):

@@ -17,6 +17,7 @@ from kernels.timing import Timing
 MAX_BYTES = 64 * 2**20
 MAX_WHY = "the largest result file raytracer-app reads"
 HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "rows")
+TARGET_RENAMED = {"raytrace": "spheres"}  # files written before the ray tracer's target was named spheres
 ROW_FIELDS = ("variant", "op", "dtype", "n", "block", "grid", "samples_ms", "median_ms", "noise", "verified")
 
 
@@ -49,7 +50,7 @@ def from_json(doc, label: str = "result") -> Result:
         if doc.get(key) is not None:
             _type(doc, key, types, label)
     rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
-    return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
+    return Result(target=TARGET_RENAMED.get(doc["target"], doc["target"]), rows=rows, device=doc["device"], date=doc["date"],
                   versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
                   options=doc.get("options", {}), request=doc.get("request"), partial=doc.get("partial") is True)
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.scene import generate_scene
 
 
 def renderers_for(renderers: dict, backend):
     """(SphereRenderer, JuliaRenderer) for ``backend`` from ``renderers`` (a cache: backend -> both)."""
     if backend not in renderers:
         from kernels.julia.renderer import JuliaRenderer
-        from kernels.raytrace.renderer import SphereRenderer
+        from kernels.spheres.renderer import SphereRenderer
 
         renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
     return renderers[backend]

@@ -15,7 +15,7 @@ from kernels.backend import Backend
 from kernels.errors import InputError, one_of
 from kernels.julia.params import LAUNCHES, JuliaParams, launch_block
 from kernels.launch import DEFAULT_BLOCK_2D, check_block, clamp_block
-from kernels.raytrace.scene import MEMORIES, Scene, cap_reason, memory_on, sphere_cap
+from kernels.spheres.scene import MEMORIES, Scene, cap_reason, memory_on, sphere_cap
 
 KINDS = ("spheres", "julia")
 # the CLI's words for each field: a refusal names the option the user typed

@@ -1,5 +1,5 @@
 """Render > Sphere Count Curve: frame time against sphere count (log-log), one line per memory, as
-`raytracer-app bench raytrace --sizes ...` measures it. The sweep runs in a BenchWorker thread (the
+`raytracer-app bench spheres --sizes ...` measures it. The sweep runs in a BenchWorker thread (the
 simulator's in its child process), streams its rows into the chart and can be cancelled at any time.
 
 The sweep is sized for the backend: up to a million spheres at 1024x1024 on a GPU, a few small points on
@@ -85,7 +85,7 @@ class CountCurveDialog(QDialog):
         self.export_button.setToolTip("the curve as PNG (at least 1600 px wide, or twice its size on screen) or SVG, "
                                       "with the image size, counts, backend, device and date in its title and metadata")
         self.export_button.clicked.connect(lambda: self.export_chart())
-        self.reference = ReferencePicker("raytrace")
+        self.reference = ReferencePicker("spheres")
         self.reference.chosen.connect(self._draw_reference)
         self.reference.said.connect(self._say)
         self.reference_items: list = []
@@ -127,7 +127,7 @@ class CountCurveDialog(QDialog):
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
         self.plot.setTitle(chart_title(self.info), size="8pt")
         try:
-            self.job = BenchRequest("raytrace", backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
+            self.job = BenchRequest("spheres", backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
                                     launches=(bench.Launch(block=block),), variants=tuple(variants), repeats=repeats,
                                     peak=False)
         except InputError as exc:  # a block or size this backend refuses: said, nothing started

@@ -13,7 +13,7 @@ from kernels.errors import InputError
 from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
 from kernels.launch import DEFAULT_BLOCK_2D, clamp_block
-from kernels.raytrace.scene import Scene, cap_reason, capacity, generate_scene, sphere_cap
+from kernels.spheres.scene import Scene, cap_reason, capacity, generate_scene, sphere_cap
 from kernels.service.requests import RenderRequest
 
 TABS = ("spheres", "julia")
@@ -75,7 +75,7 @@ class RenderModel(QObject):
 
     def max_spheres_for(self, memory: str) -> int:
         """Most spheres a kernel reading them from ``memory`` takes here (the same rule a RenderRequest
-        checks: kernels.raytrace.scene.sphere_cap)."""
+        checks: kernels.spheres.scene.sphere_cap)."""
         return sphere_cap(self.backend, memory)
 
     def limit_reason_for(self, memory: str) -> str:
@@ -98,7 +98,7 @@ class RenderModel(QObject):
         """The shipped scene preset in use, or '' (a random scene or another file)."""
         from pathlib import Path
 
-        from kernels.raytrace.scene import presets
+        from kernels.spheres.scene import presets
 
         if self.scene_is_random or not self.scene_path:
             return ""

@@ -12,6 +12,112 @@ from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
+from raytracer_app.cli.parser import Parser, common, number, option_type, whole_number, whole_numbers
+
+
+def add_parser(sub) -> None:
+    """`bench TARGET` for every algorithm, with the options its descriptor declares."""
+    from kernels.registry import ALGORITHMS
+
+    bench = sub.add_parser("bench", help="time and verify kernel variants, print a table, optionally write CSV")
+    targets = bench.add_subparsers(dest="target", metavar="TARGET", parser_class=Parser, required=True)
+    for algorithm in ALGORITHMS:
+        _target_parser(targets, algorithm)
+
+
+def _target_parser(targets, algorithm) -> None:
+    """`bench NAME` with the options its descriptor declares; options it does not declare are errors."""
+    from kernels.backend import MAX_REPEATS
+
+    from kernels.registry import ALIASES
+
+    aliases = [old for old, new in ALIASES.items() if new == algorithm.name]  # earlier names, for scripts
+    p = targets.add_parser(algorithm.name, aliases=aliases, help=algorithm.summary, description=algorithm.summary)
+    p.add_argument("--variants", default="all", help="'all' or names separated by commas (see --list)")
+    p.add_argument("--list", action="store_true", help="list the variants with what each teaches, and exit")
+    if algorithm.size:
+        size = algorithm.size
+        p.add_argument("--n", type=whole_number("--n", 1), default=None,
+                       help=f"problem size in {size.unit} (default {size.default['cuda']} on a GPU, "
+                            f"{size.default['cpu']} on the CPU, {size.default['sim']} in the simulator)")
+        p.add_argument("--sizes", type=whole_numbers("--sizes"), default=None, help="sweep over sizes N1,N2,...")
+    if algorithm.load_input:
+        p.add_argument("--input", default=None, help=algorithm.input_help)
+    for option in algorithm.options:
+        default = option.default if not isinstance(option.default, dict) else option.default["cuda"]
+        shown = "x".join(map(str, default)) if isinstance(default, tuple) else default
+        p.add_argument(option.flag, dest=option.name, default=None, type=option_type(option),
+                       choices=option.choices or None, help=f"{option.help} (default {shown})")
+    shapes = algorithm.block_shape_2d
+    p.add_argument("--block", default=None,
+                   help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
+                   "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
+    if not shapes:
+        grid = p.add_mutually_exclusive_group()
+        grid.add_argument("--grid", type=whole_number("--grid", 1), default=None, help="blocks in the grid")
+        grid.add_argument("--grid-sm", type=number("--grid-sm", positive=True), default=None,
+                          help="blocks as a multiple of the SM count")
+    if algorithm.has_items_per_thread:
+        p.add_argument("--items-per-thread", type=whole_number("--items-per-thread", 1), default=None,
+                       help="elements per thread, for variants that have one (best)")
+    p.add_argument("--repeats", type=whole_number("--repeats", 1), default=None,
+                   help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--tolerance", type=number("--tolerance", positive=True), default=None,
+                   help="after --repeats, keep repeating until the median moves by at most this fraction "
+                        "(e.g. 0.01), up to --max-repeats or --max-seconds (default: exactly --repeats)")
+    m.add_argument("--max-repeats", type=whole_number("--max-repeats", 1), default=None,
+                   help="cap on repeats with --tolerance (default 10 x --repeats)")
+    m.add_argument("--max-seconds", type=number("--max-seconds", positive=True), default=3.0,
+                   help="time cap per timing with --tolerance (default 3)")
+    m.add_argument("--warmup", type=whole_number("--warmup", 1), default=1,
+                   help="untimed calls of each row before its timed repeats (default 1: the first call, which "
+                        "compiles, is never timed)")
+    m.add_argument("--rounds", type=whole_number("--rounds", 1), default=1,
+                   help="spread each row's repeats over this many rounds through the rows, each round in a "
+                        "shuffled order (default 1: the repeats back to back); for compare, docs/results.md")
+    m.add_argument("--processes", type=whole_number("--processes", 1), default=1,
+                   help="run the bench in this many fresh processes one after another, each taking its share "
+                        "of --repeats, and join their rows (default 1); compare then judges the processes' "
+                        "medians, docs/results.md")
+    m.add_argument("--cold", action="store_true",
+                   help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
+    m.add_argument("--resources", action="store_true",
+                   help="add each GPU row's registers, shared memory and theoretical occupancy at the launch "
+                        "used (the kernel inspector's compile for this GPU's architecture, sm_90 without one)")
+    m.add_argument("--counters", action="store_true",
+                   help="read each GPU variant's hardware counters with Nsight Compute (ncu, in a child process): "
+                        "DRAM %% of peak and bytes, achieved occupancy, L2 hit rate, bank conflicts, instructions, "
+                        "branch efficiency, top warp stall; then the guided analysis")
+    m.add_argument("--clock-control", choices=("none", "base"), default="none",
+                   help="ncu's clock control with --counters: none (the GPU boosts as in the timed runs, default) "
+                        "or base (locked to base clocks)")
+    if algorithm.name == "reduction":
+        m.add_argument("--retune", action="store_true",
+                       help="redo best's tuning sweep for this device and size (else its cached launch is used)")
+        m.add_argument("--whole-call", action="store_true",
+                       help="time the whole call (launch + result on the host, wall time) of best and the "
+                            "library peers, and print where best's time goes")
+    if algorithm.user is not None:
+        u = p.add_argument_group("your own variants (docs/user-variants.md)")
+        u.add_argument("--variant-file", action="append", default=None, metavar="FILE",
+                       help="also run the variant this file declares (repeatable); --variants takes its NAME")
+        u.add_argument("--variant-timeout", type=number("--variant-timeout", positive=True), default=10.0,
+                       help="seconds a variant file's run may go without finishing a call before its process is "
+                            "stopped (default 10)")
+    p.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random input (default 0)")
+    p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
+                                               "(an existing file is overwritten)")
+    p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
+                                                "header (device, versions, commit, command, date) for `compare` "
+                                                "(docs/results.md; an existing file is overwritten)")
+    common(p)
+
+
+def run(args) -> int:
+    from kernels.backend import resolve
+
+    return bench_command(args, resolve(args.backend, args.device))
 
 
 def bench_command(args, backend) -> int:
@@ -25,9 +131,9 @@ def bench_command(args, backend) -> int:
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     counted = None
     if getattr(args, "counters", False):
-        from raytracer_app import cli_counters
+        from raytracer_app.cli import bench_counters
 
-        counted = cli_counters.measure_all(request, args.clock_control)
+        counted = bench_counters.measure_all(request, args.clock_control)
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     if not request.wants_peak:
@@ -73,6 +179,7 @@ def bench_request(args, backend, **changes) -> BenchRequest:
         options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
         launches=tuple(_launches(args, algorithm)), variants=args.variants,
         variant_files=tuple(getattr(args, "variant_file", None) or ()), repeats=args.repeats, rounds=args.rounds,
+        warmup=args.warmup,
         processes=args.processes, cold=args.cold, input=getattr(args, "input", None), seed=args.seed,
         tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds,
         retune=bool(getattr(args, "retune", False)), variant_timeout=getattr(args, "variant_timeout", 10.0))
@@ -115,12 +222,12 @@ def _after_rows(args, request, rows, peak, counted) -> None:
         print(f"resources ({used}): " + "; ".join(f"{r.variant} {r.registers} registers, {r.shared_bytes} B shared, "
                                                   f"{r.occupancy_pct}% occupancy" for r in rows if r.registers != ""))
     if counted is not None:
-        from raytracer_app import cli_counters
+        from raytracer_app.cli import bench_counters
 
-        cli_counters.attach(rows, counted)
-        cli_counters.print_counters(rows, variants, peak)
+        bench_counters.attach(rows, counted)
+        bench_counters.print_counters(rows, variants, peak)
     if request.backend.is_gpu:
-        from raytracer_app.cli_counters import clocks_note
+        from raytracer_app.cli.bench_counters import clocks_note
 
         if clocks_note(rows):
             print(clocks_note(rows))

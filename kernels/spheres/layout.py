@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.errors import one_of
-from kernels.raytrace.scene import CONSTANT_CAPACITY, MEMORIES
+from kernels.spheres.scene import CONSTANT_CAPACITY, MEMORIES
 
 PATTERNS = ("uniform", "staggered")
 HOST_TWINS = ("tiles", "rows")  # the CPU code that draws on the host: the first is the renderer's default

@@ -36,8 +36,8 @@ import math
 import numba
 import numpy as np
 
-from kernels.raytrace.layout import COLD, HOT, MISS
-from kernels.raytrace.shading import sphere_step, store_pixel, tile_span
+from kernels.spheres.layout import COLD, HOT, MISS
+from kernels.spheres.shading import sphere_step, store_pixel, tile_span
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run

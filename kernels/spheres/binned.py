@@ -28,8 +28,8 @@ from kernels.backend import memory
 from kernels.backend.simulator import for_kernels
 from kernels.errors import InputError
 from kernels.launch import grid_for
-from kernels.raytrace.layout import HOT, MISS, TILE_CHUNK, TILE_FLOATS
-from kernels.raytrace.shading import pattern_start, stage_sphere, store_pixel, tile_span, visit_spheres
+from kernels.spheres.layout import HOT, MISS, TILE_CHUNK, TILE_FLOATS
+from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, tile_span, visit_spheres
 
 BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles

@@ -10,20 +10,21 @@ import os
 import sys
 
 from kernels.errors import InputError
+from raytracer_app.cli.parser import common, whole_number, whole_numbers
 
 
-def add_parser(subparsers, common, int_list, positive_int) -> None:
+def add_parser(subparsers) -> None:
     from kernels.lessons.catalog import LESSONS, names
 
     p = subparsers.add_parser("lesson", help="replay a lesson's optimisation steps on this machine: "
                               + "; ".join(f"{lesson.name} ({lesson.title})" for lesson in LESSONS))
     p.add_argument("name", metavar="NAME", choices=names(), help="|".join(names()))
-    p.add_argument("--n", type=int_list("--n"), default=None,
+    p.add_argument("--n", type=whole_numbers("--n"), default=None,
                    help="sizes N1,N2,... in the lesson's unit (default: the lesson's own on a GPU, e.g. 2^22 and "
                         "2^26 ints for the reduction; its small simulator size without one)")
     p.add_argument("--arch", default=None, help="architecture sm_XY of the static evidence (default: the GPU's "
                                                 "own, sm_90 without one)")
-    p.add_argument("--repeats", type=positive_int("--repeats", 1), default=None,
+    p.add_argument("--repeats", type=whole_number("--repeats", 1), default=None,
                    help="timed repeats of each step after a warm-up (default 10, 2 in the simulator)")
     p.add_argument("--counters", action="store_true",
                    help="read every step's hardware counters with Nsight Compute (ncu) once, as bench --counters "
@@ -56,7 +57,10 @@ def _check_outputs(args) -> None:
             print(f"{option} {path} exists: it will be overwritten")
 
 
-def run(args, backend) -> int:
+def run(args) -> int:
+    from kernels.backend import resolve
+
+    backend = resolve(args.backend, args.device)
     from kernels.inspector.compiler import check_arch
     from kernels.lessons import report
     from kernels.lessons import references, report_refs, results

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kernels import InputError
-from kernels.raytrace.renderer import SphereRenderer
-from kernels.raytrace.scene import (CONSTANT_CAPACITY, MAX_SPHERES, Scene, generate_scene, load_scene, max_spheres, presets,
+from kernels.spheres.renderer import SphereRenderer
+from kernels.spheres.scene import (CONSTANT_CAPACITY, MAX_SPHERES, Scene, generate_scene, load_scene, max_spheres, presets,
                            radius_scale, save_scene, scene_from_dict)
 from tests.references import spheres_reference, spheres_reference_sparse
 
@@ -258,7 +258,7 @@ def test_scene_from_dict_rejects_too_many_spheres():
 
 @pytest.mark.gpu
 def test_gpu_constant_kernel_reads_constant_memory_and_needs_no_recompile(cuda_backend):
-    from kernels.raytrace.gpu import constant_ptx, gpu_kernel
+    from kernels.spheres.gpu import constant_ptx, gpu_kernel
 
     ptx = constant_ptx()
     assert ".visible .const" in ptx and "ld.const" in ptx
@@ -276,7 +276,7 @@ def test_gpu_constant_kernel_reads_constant_memory_and_needs_no_recompile(cuda_b
 def test_shared_kernel_with_more_spheres_than_a_chunk(cuda_backend):
     """More spheres than one shared-memory chunk, many overlapping one tile: the culled passes must
     keep the nearest hit across chunks."""
-    from kernels.raytrace.layout import TILE_CHUNK
+    from kernels.spheres.layout import TILE_CHUNK
 
     rng = np.random.default_rng(9)
     n = TILE_CHUNK + 44
@@ -329,8 +329,8 @@ def test_gpu_binned_tiles_identical_to_global_at_100k_spheres(cuda_backend):
 def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_backend):
     from kernels.backend import SkipKind
     from kernels.harness.bench import Launch
-    from kernels.raytrace import VARIANTS
-    from kernels.raytrace.runs import make_bench_problem
+    from kernels.spheres import VARIANTS
+    from kernels.spheres.runs import make_bench_problem
 
     by_name = {v.name: v for v in VARIANTS}
     problem = make_bench_problem(CONSTANT_CAPACITY + 1, (8, 8))

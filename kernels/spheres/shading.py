@@ -8,7 +8,7 @@ import math
 import numba
 import numpy as np
 
-from kernels.raytrace.layout import COLD, HOT, MISS, TILE_CHUNK
+from kernels.spheres.layout import COLD, HOT, MISS, TILE_CHUNK
 
 
 @numba.jit(nopython=True)

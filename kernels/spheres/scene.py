@@ -20,7 +20,7 @@ SPHERE_FLOATS = 7  # r, g, b, radius, x, y, z
 BYTES_PER_SPHERE = SPHERE_FLOATS * 4
 CONSTANT_BYTES = 65536  # every CUDA GPU has 64 KiB of constant memory
 CONSTANT_CAPACITY = CONSTANT_BYTES // BYTES_PER_SPHERE  # 2340 spheres
-# Where the kernels read the spheres (kernels.raytrace.MEMORIES is this tuple; it lives here, in a module
+# Where the kernels read the spheres (kernels.spheres.MEMORIES is this tuple; it lives here, in a module
 # that does not import numba, so the command line can list it before choosing the simulator).
 MEMORIES = ("global", "constant", "shared", "binned")
 MAX_SPHERES = 1_000_000  # global memory, shared tiles and binned tiles: a scene's own limit

@@ -7,11 +7,12 @@ import json
 from dataclasses import asdict
 
 from kernels.errors import InputError, shown, whole
+from raytracer_app.cli.parser import common, resolve_if_named
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
 
 
-def add_parser(subparsers, common) -> None:
+def add_parser(subparsers) -> None:
     p = subparsers.add_parser("inspect", help="show a GPU variant's registers, occupancy, source, PTX, SASS and "
                               "instruction mix for a target architecture (no GPU needed)")
     from kernels.inspector.declarations import targets
@@ -30,6 +31,7 @@ def add_parser(subparsers, common) -> None:
 
 
 def run(args) -> int:
+    resolve_if_named(args)  # `inspect --backend cuda` without a GPU: exit 2
     from kernels.inspector import declarations, toolchain
     from kernels.inspector.compiler import check_arch
     from kernels.inspector.report import checked_decl_block

@@ -35,15 +35,15 @@ from kernels.harness.render import PIXELS_UNIT
 from kernels.harness.variants import Variant
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
 from kernels.lazy import entry
-from kernels.raytrace.layout import PATTERNS
-from kernels.raytrace.scene import MAX_SPHERES
+from kernels.spheres.layout import PATTERNS
+from kernels.spheres.scene import MAX_SPHERES
 from kernels.harness.frames import parse_size
 
 IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
 
 
 def _run(name: str):
-    return entry("kernels.raytrace.runs", name)
+    return entry("kernels.spheres.runs", name)
 
 
 # --- what the inspector compiles for each GPU variant (1024x1024 images) ---------------------------------------
@@ -67,7 +67,7 @@ def _binned_traffic(n, threads, blocks):
                    "sphere); 8 FP32 operations per pixel and listed sphere (an upper bound: lists are short)")
 
 
-def _kernel(function: str, signature: str, default_n: int, module: str = "kernels.raytrace.gpu", **extra) -> KernelDecl:
+def _kernel(function: str, signature: str, default_n: int, module: str = "kernels.spheres.gpu", **extra) -> KernelDecl:
     traffic = extra.pop("traffic", _spheres_traffic)
     return KernelDecl(module, function, None, signature, (16, 16), no_dynamic_shared, traffic, default_n, **extra)
 
@@ -77,7 +77,7 @@ _INSPECT = {
     "constant": _kernel("render_spheres_constant", _CONSTANT_SIG, 20),
     "shared": _kernel("render_spheres_shared", _SPHERES_SIG, 2000),
     "binned": _kernel("shade_tiles", "void(float32[::1], int32, boolean, int64[::1], int32[::1], int32[::1], uint32[:, ::1])",
-                      100_000, module="kernels.raytrace.binned", traffic=_binned_traffic,
+                      100_000, module="kernels.spheres.binned", traffic=_binned_traffic,
                       note="the shading kernel, the one that grows with the image; binning runs three small kernels "
                            "before it (count per tile, a prefix sum, fill the lists)"),
     "frame-to-host": _kernel("render_spheres_constant", _CONSTANT_SIG, 20,
@@ -115,7 +115,7 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 ALGORITHM = Algorithm(
-    name="raytrace", title="Ray tracer",
+    name="spheres", title="Ray tracer",
     summary="the ray-traced spheres of seed 001: global, constant and shared-tile memory, frames to the host",
     variants=VARIANTS,
     make_problem=lambda n, options, seed, data=None: _make(n, options, seed),
@@ -134,6 +134,6 @@ ALGORITHM = Algorithm(
 
 
 def _make(n, options, seed):
-    from kernels.raytrace.runs import make_bench_problem
+    from kernels.spheres.runs import make_bench_problem
 
     return make_bench_problem(n, options["size"], options["pattern"], seed)

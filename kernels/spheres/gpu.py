@@ -11,8 +11,8 @@ from numba import cuda
 
 from kernels.backend.simulator import for_kernels
 from kernels.device_functions.constant_memory import ConstantArray
-from kernels.raytrace.layout import CONSTANT_COLD_AT, CONSTANT_FLOATS, HOT, MISS, TILE_CHUNK, TILE_FLOATS
-from kernels.raytrace.shading import pattern_start, stage_sphere, store_pixel, trace_pixel, visit_spheres
+from kernels.spheres.layout import CONSTANT_COLD_AT, CONSTANT_FLOATS, HOT, MISS, TILE_CHUNK, TILE_FLOATS
+from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, trace_pixel, visit_spheres
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.raytrace.layout import COLD, HOT
-from kernels.raytrace.shading import pattern_start, shade_pixel, store_pixel
+from kernels.spheres.layout import COLD, HOT
+from kernels.spheres.shading import pattern_start, shade_pixel, store_pixel
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run

@@ -8,9 +8,9 @@ from kernels.harness import render as render_bench
 from kernels.harness.bench import Outcome
 from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.launch import DEFAULT_BLOCK_2D, grid_for
-from kernels.raytrace.layout import check_pattern
-from kernels.raytrace.renderer import SphereRenderer
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.layout import check_pattern
+from kernels.spheres.renderer import SphereRenderer
+from kernels.spheres.scene import generate_scene
 
 
 def make_bench_problem(spheres: int, size=DEFAULT_IMAGE_SIZES["spheres"], pattern: str = "uniform",
@@ -22,7 +22,7 @@ def make_bench_problem(spheres: int, size=DEFAULT_IMAGE_SIZES["spheres"], patter
     scene = generate_scene(spheres, seed)  # validates the count now, before anything runs
     reference = lambda precision: render_bench.renderer_for(  # noqa: E731
         HOST.kind, 0, SphereRenderer).render(scene, size, twin="rows").image.copy()
-    return render_bench.RenderProblem("raytrace", size, pattern, spheres, reference, scene, pattern)
+    return render_bench.RenderProblem("spheres", size, pattern, spheres, reference, scene, pattern)
 
 
 def _spheres(memory: str, on_cpu: bool = False, twin: str = "rows"):

@@ -12,8 +12,8 @@ from kernels.errors import InputError
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
-from kernels.raytrace.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
-from kernels.raytrace.scene import Scene, capacity, check_count, memory_cap
+from kernels.spheres.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
+from kernels.spheres.scene import Scene, capacity, check_count, memory_cap
 from kernels.timing import Timing, time_wall
 
 
@@ -49,11 +49,11 @@ class SphereRenderer:
             pixels = np.empty((height, width), np.uint32)
             spheres = pack_spheres(scene.spheres)
             if twin == "tiles":
-                from kernels.raytrace.tiles import render_spheres_tiles
+                from kernels.spheres.tiles import render_spheres_tiles
 
                 launch = lambda: render_spheres_tiles(spheres, scene.count, pixels)  # noqa: E731
             else:
-                from kernels.raytrace.cpu import render_spheres_cpu
+                from kernels.spheres.cpu import render_spheres_cpu
 
                 launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
             warmup = 0 if ("host", twin) in self._warm else 1
@@ -107,7 +107,7 @@ class SphereRenderer:
     def _prepare_gpu(self, scene, width, height, memory, block, staggered):
         """(launch, device image, the next pinned host image, grid) for one frame: the scene uploaded (or
         written to constant memory) and the kernel configured."""
-        from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
+        from kernels.spheres.gpu import CONSTANT_SPHERES, gpu_kernel
 
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):
@@ -116,7 +116,7 @@ class SphereRenderer:
         grid = grid_for(width, height, block)
         count = np.int32(scene.count)
         if memory == "binned":
-            from kernels.raytrace.binned import BinnedTiles
+            from kernels.spheres.binned import BinnedTiles
 
             if self._binned is None:
                 self._binned = BinnedTiles()
@@ -144,7 +144,7 @@ class SphereRenderer:
                     repeats: int = 100) -> tuple[np.ndarray, Timing]:
         """Wall time of whole frames as an interactive viewer needs them: the kernel plus the copy back
         into pinned (page-locked) host memory, which the GPU writes by DMA at full link speed."""
-        from kernels.raytrace.gpu import gpu_kernel
+        from kernels.spheres.gpu import gpu_kernel
 
         if not self.backend.is_gpu:
             raise InputError("frame-to-host timing needs a real GPU (the cuda backend)")
