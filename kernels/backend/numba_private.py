@@ -38,11 +38,13 @@ NUMBA_CHECKED_ON = "0.68"  # numba (release line): numba_cache's classes
 def simulator_lane() -> tuple[object, int]:
     """(the block, this thread's linear index in it) of the CUDA simulator's thread running now: the simulator
     runs every CUDA thread as a Python thread (a ``BlockThread``) whose ``_manager`` is its block's manager,
-    one per block and launch, and ``thread_id`` its index in the block."""
+    one per block and launch, and ``thread_id`` its index in the block. A traced run (kernels/access) runs
+    its own threads, whose block is their ``_barrier``."""
     import threading
 
     thread = threading.current_thread()
-    return thread._manager, thread.thread_id
+    block = getattr(thread, "_manager", None)
+    return (block if block is not None else thread._barrier), thread.thread_id
 
 
 def numba_cuda_version() -> str:
