@@ -19,7 +19,7 @@ import numpy as np
 
 from kernels.errors import InputError
 from kernels.hashtable import keys as keygen
-from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, MIX_1, MIX_2, VALUE_ABSENT,
+from kernels.hashtable.layout import (KEY_EMPTY, KEY_ERASED, MAX_SLOTS, VALUE_ABSENT,
                                       BUCKET_WIDTHS, capacity_for)
 from kernels.timing import Timing
 
@@ -187,7 +187,8 @@ class HashProblem:
         keys = (slots & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         used = np.flatnonzero(keys < KEY_ERASED)
         values = (slots[used] >> np.uint64(32)).astype(np.int64)
-        return self._check_entries(keys[used], values, _reachable(keys, used, bucket, choices, flags))
+        return self._check_entries(keys[used], values, used // bucket, stopping_buckets(keys, bucket, flags),
+                                   choices)
 
     def check_pairs(self, keys, values) -> int:
         """Checks the (key, value) pairs a table holds (a library's table, read out in any order): every
@@ -196,36 +197,33 @@ class HashProblem:
         if keys.size and (keys.dtype.kind not in "iu" or keys.min() < 0 or keys.max() >= KEY_ERASED):
             self._verdict = (False, "reserved or out-of-range keys read out of the table")
             return 0
-        return self._check_entries(keys.astype(np.uint32), np.asarray(values).ravel().astype(np.int64),
-                                   np.ones(keys.size, bool))
+        return self._check_entries(keys.astype(np.uint32), np.asarray(values).ravel().astype(np.int64))
 
-    def _check_entries(self, stored, values, reachable) -> int:
-        problems = []
+    def _check_entries(self, stored, values, at=None, full=None, choices=0) -> int:
+        from kernels.hashtable.checks import FOREIGN, STRAY, UNREACHABLE, WRONG_VALUE
+
         ref = self.reference()
         t = self._numbering.numbers(stored, missing=-1)
-        known = t >= 0
-        foreign = int(np.count_nonzero(~known))
-        want = np.where(known, ref[np.where(known, t, 0)], -1)
-        stray = int(np.count_nonzero(known & (want < 0)))
-        wrong_value = known & (want >= 0) & (values != want)
-        twice = np.bincount(t[known], minlength=ref.size)
+        codes = _codes(stored, values, t, ref, at, full, choices)
+        twice = np.bincount(t[t >= 0], minlength=ref.size)
         duplicated = int(np.count_nonzero(twice > 1))
         missing = int(np.count_nonzero((ref >= 0) & (twice == 0)))
-        good = known & (want >= 0) & ~wrong_value & reachable
+        count = lambda bit: int(np.count_nonzero(codes & bit))  # noqa: E731
+        problems = []
         if missing:
             problems.append(f"{missing} keys lost")
         if duplicated:
             problems.append(f"{duplicated} keys stored more than once")
-        if int(np.count_nonzero(wrong_value)):
-            problems.append(f"{int(np.count_nonzero(wrong_value))} wrong values")
-        if stray:
-            problems.append(f"{stray} keys that should be absent" + (" (erased)" if self.op == "erase" else ""))
-        if foreign:
-            problems.append(f"{foreign} keys never given")
-        if int(np.count_nonzero(~reachable)):
-            problems.append(f"{int(np.count_nonzero(~reachable))} keys where a find cannot reach them")
+        if count(WRONG_VALUE):
+            problems.append(f"{count(WRONG_VALUE)} wrong values")
+        if count(STRAY):
+            problems.append(f"{count(STRAY)} keys that should be absent" + (" (erased)" if self.op == "erase" else ""))
+        if count(FOREIGN):
+            problems.append(f"{count(FOREIGN)} keys never given")
+        if count(UNREACHABLE):
+            problems.append(f"{count(UNREACHABLE)} keys where a find cannot reach them")
         self._verdict = (not problems, "; ".join(problems))
-        return int(np.count_nonzero(good)) - duplicated
+        return int(np.count_nonzero(codes == 0)) - duplicated
 
     def check_table(self, pool_keys, heads, pool_next) -> int:
         """Walks a finished chained table; returns the entries found in the right bucket and remembers the rest."""
@@ -405,52 +403,45 @@ class _Ranks:
         return int(np.unique(keys).size)
 
 
-# --- the probe sequence, in numpy (the check's own; the kernels' is kernels.hashtable.probing) -----------
+# --- the probe sequence (the check's own, kernels.hashtable.checks; the kernels' is kernels.hashtable.probing)
 
 
-def hash_np(keys, choice: int) -> np.ndarray:
-    """murmur3's fmix32 of key xor (choice x HASH_STEP), as uint32."""
-    h = np.asarray(keys, np.uint32) ^ np.uint32((choice * HASH_STEP) & 0xFFFFFFFF)
-    with np.errstate(over="ignore"):
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(MIX_1)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(MIX_2)
-        h ^= h >> np.uint32(16)
-    return h
+def unreachable_keys(slots, bucket: int, choices: int, flags=None) -> int:
+    """How many keys of the open-addressing table ``slots`` a find cannot reach where they are."""
+    from kernels.hashtable.checks import UNREACHABLE
+
+    keys = (np.asarray(slots, np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    used = np.flatnonzero(keys < KEY_ERASED)
+    codes = _codes(keys[used], np.zeros(used.size, np.int64), np.zeros(used.size, np.int64), np.zeros(1, np.int64),
+                   used // bucket, stopping_buckets(keys, bucket, flags), choices)
+    return int(np.count_nonzero(codes & UNREACHABLE))
 
 
-def bucket_np(keys, choice: int, nbuckets: int) -> np.ndarray:
-    """The bucket of each key under hash ``choice``: (hash x buckets) >> 32."""
-    return ((hash_np(keys, choice).astype(np.uint64) * np.uint64(nbuckets)) >> np.uint64(32)).astype(np.int64)
-
-
-def _reachable(keys: np.ndarray, used: np.ndarray, bucket: int, choices: int, flags=None) -> np.ndarray:
-    """For each used slot, whether a find reaches it: probing visits the key's bucket under each hash in
-    turn, then the buckets after the last one (wrapping), and stops at the first bucket with an empty
-    slot (a tombstone does not stop it) or, with overflow ``flags`` (uint32 words, a bit per bucket), at the
-    first whose flag is clear."""
+def stopping_buckets(keys: np.ndarray, bucket: int, flags=None) -> np.ndarray:
+    """For each bucket of a table (its slots' keys, uint32), whether a find may go on past it: no empty
+    slot in it (a tombstone does not stop a find) and, with overflow ``flags`` (uint32 words, a bit per
+    bucket), its flag set."""
     nbuckets = keys.size // bucket
     full = ~(keys.reshape(nbuckets, bucket) == KEY_EMPTY).any(axis=1)
     if flags is not None:
         bits = np.unpackbits(np.asarray(flags, np.uint32).view(np.uint8), bitorder="little")
         full &= bits[:nbuckets].astype(bool)  # bit b of word w is bucket 32 w + b (little-endian words)
-    at = used // bucket
-    stored = keys[used]
-    ok = np.zeros(at.size, bool)
-    gate = np.ones(at.size, bool)  # every bucket probed so far was full
-    last = None
-    for c in range(choices):
-        home = bucket_np(stored, c, nbuckets)
-        ok |= gate & (at == home)
-        gate &= full[home]
-        last = home
-    open_before = np.concatenate([[0], np.cumsum(~full)])  # open_before[i]: buckets with room among 0..i-1
-    after = last + 1
-    between = np.where(at >= after, open_before[at] - open_before[np.minimum(after, nbuckets)],
-                       open_before[nbuckets] - open_before[np.minimum(after, nbuckets)] + open_before[at])
-    ok |= gate & (at != last) & (between == 0)
-    return ok
+    return full
+
+
+def _codes(stored, values, numbers, reference, at, full, choices) -> np.ndarray:
+    """Each stored entry's code (:mod:`.checks`): its probe sequence walked over the buckets where ``full``
+    is given (which buckets a find goes on past), else the keys and values alone."""
+    from kernels.hashtable.checks import entry_codes
+
+    probe = full is not None
+    if not probe:
+        at, full = np.zeros(0, np.int64), np.zeros(1, bool)
+    open_before = np.concatenate([[0], np.cumsum(~full)]).astype(np.int64)  # buckets with room among 0..i-1
+    return entry_codes(np.ascontiguousarray(stored, np.uint32), np.ascontiguousarray(values, np.int64),
+                       np.ascontiguousarray(at, np.int64), np.ascontiguousarray(numbers, np.int64),
+                       np.ascontiguousarray(reference, np.int64), np.ascontiguousarray(full, np.bool_), open_before,
+                       int(choices), probe)
 
 
 # --- chained and grouped tables ---------------------------------------------------------------------------
