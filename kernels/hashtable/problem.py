@@ -10,7 +10,8 @@ erase leaves a tombstone, so an erased key is absent and may be inserted again.
 The chained tables (seed 003) are checked by walking them (every key found once, in its own bucket, no
 broken links); the grouped (CSR) tables of the sort peers by their segments; the open-addressing tables by
 decoding every slot: each expected key once, with its value, nothing else, and each where a find looks for
-it (the probe sequence of layout.py, in numpy here, not the kernels' code); a find by its answers.
+it (the probe sequence of layout.py, recomputed by :mod:`.checks`, not the kernels' code); a find by its
+answers.
 """
 
 from __future__ import annotations
