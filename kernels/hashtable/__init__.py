@@ -15,9 +15,11 @@ bucket of a key is ``key % buckets``. The peers ``torch-sort-groupby`` and ``cup
 static table grouped by bucket (CSR) by one sort, ``gpu-counting-sort`` the same with our own kernels.
 
 This module declares everything about the algorithm and imports no numba: the problem and its checks
-(:mod:`.problem`), the variants with their launch rules and inspector entries, the descriptor. The code runs
-from :mod:`.cpu`, :mod:`.gpu`, :mod:`.counting_sort`, :mod:`.open_cpu`, :mod:`.open_gpu`, :mod:`.peers` and
-:mod:`.cuco`, imported when a variant first runs.
+(:mod:`.problem`, with :mod:`.keys` for the seeded keys and :mod:`.checks` for a table's entries), the
+variants with their launch rules and inspector entries, the descriptor. The code runs from :mod:`.cpu`,
+:mod:`.gpu`, :mod:`.counting_sort` (the chained and grouped tables; :mod:`.chained` says which ops they take),
+:mod:`.open_kernels` with :mod:`.open_gpu`, :mod:`.device` and :mod:`.probing` (open addressing on the GPU),
+:mod:`.open_cpu` (its CPU twin), :mod:`.peers` and :mod:`.cuco`, imported when a variant first runs.
 """
 
 from __future__ import annotations
