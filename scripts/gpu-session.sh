@@ -19,6 +19,10 @@
 #   lesson-references (the lessons' reference files, DEVICE-lesson-NAME.json with counters where ncu reads them,
 #   LESSONS=a,b for some of them only,
 #   under $OUT/reference-results/: copy them into assets/reference-results/)
+#   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
+#   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
+#   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
+#   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
 #   table in $OUT/access-table.md for docs/measurements.md)
@@ -197,6 +201,42 @@ for stage in "$@"; do
         | tee -a "$OUT/lesson-reduction-counters.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
+    hashmap)
+      bash "$0" hashmap-tests hashmap-sanitizer hashmap-bench ;;
+    hashmap-tests)
+      # every op and variant at a few dozen keys against dicts (here on the GPU), then the gpu-marked runs: a
+      # million keys per op and load with the peers, bucket widths and launches, best's tuning cache
+      timeout 560 python3 -m pytest -q -rs -p no:cacheprovider tests/test_hashmap.py tests/test_hashtable.py \
+        ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/hashmap-tests.log" | tail -30 ;;
+    hashmap-sanitizer)
+      # memcheck and racecheck over every new kernel (and the chained find) at 20,000 keys, load 0.9, half the
+      # lookups absent; best at a fixed launch (no tuning sweep under the sanitizer); then a find holding 4
+      # keys per group in flight and the widest bucket. Each run should end "ERROR SUMMARY: 0 errors" /
+      # "RACECHECK SUMMARY: 0 hazards displayed" with every row verified "yes"
+      sanitize() {
+        compute-sanitizer --tool "$1" --report-api-errors no python3 -m raytracer_app bench hashtable --backend cuda \
+          --n 20000 --load 0.9 --absent 0.5 --block 256 --repeats 1 "${@:2}" 2>&1 \
+          | grep -E "SUMMARY|^(linear|bucketed|two-choice|best|gpu-)|rror" | sed "s/^/$1 ${*:2}: /" | tee -a "$OUT/hashmap-sanitizer.log"
+      }
+      for tool in memcheck racecheck; do
+        for op in insert find erase insert-or-add; do
+          sanitize $tool --op $op --variants linear-probing,bucketed,two-choice,best,gpu-locks,gpu-lockfree
+        done
+        sanitize $tool --op find --items-per-thread 4 --bucket 32 --variants linear-probing,two-choice
+        sanitize $tool --op insert --bucket 4 --multiplicity 3 --variants bucketed,two-choice
+      done ;;
+    hashmap-bench)
+      # every op at LOADS (default 0.5,0.8,0.9,0.95) with N keys (default 2^26) for every variant and peer: the
+      # table of G ops/s, % of copy bandwidth for find, the goals; hashmap-OP.csv / .json in $OUT. All four ops
+      # take longer than one command may: split them, e.g. OPS=insert,insert-or-add then OPS=find then OPS=erase
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" \
+        --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
+        --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
+    hashmap-tune)
+      # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
+      # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
+        --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do

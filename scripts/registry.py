@@ -34,6 +34,12 @@ SCRIPTS = (
     Script("variant_run_time.py", "the variant editor's Run as a user sees it: seconds from Run to the row in the "
            "benchmark panel, compile included, then a re-run without edits (docs/user-variants.md)",
            ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
+    Script("hashmap_bench.py", "the hash tables of issue 38: every op at several load factors, G ops/s per variant "
+           "and load beside the sorted-search peers and cuCollections, % of copy bandwidth for find, the goals; "
+           "--tune sweeps best's bucket width, keys in flight and block (stages hashmap-bench and "
+           "hashmap-tune of gpu-session.sh)",
+           ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
+            "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
     Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
            "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
            "made without a GPU (predicted only)", ("--example", "{tmp}")),

@@ -19,7 +19,9 @@ each function touches, and who calls it:
   checks of ``copy_to_host``;
 - :class:`NumbaArrayProtocol` (the cuda.core side of the memory seam): numba's ``_numba_type_``, ``__cuda_memory__``
   and ``devicearray._StridedMemoryViewShim``, so that a launch types and passes our device arrays as it
-  does its own.
+  does its own;
+- :func:`simulator_lane` (kernels/hashtable/device.py, the simulator's ballot): the CUDA simulator's thread
+  objects, their ``_manager`` (the block) and ``thread_id``.
 
 Nothing here imports numba at import time.
 """
@@ -31,6 +33,18 @@ import functools
 
 CHECKED_ON = "0.30.4"  # numba-cuda
 NUMBA_CHECKED_ON = "0.68"  # numba (release line): numba_cache's classes
+
+
+def simulator_lane() -> tuple[object, int]:
+    """(the block, this thread's linear index in it) of the CUDA simulator's thread running now: the simulator
+    runs every CUDA thread as a Python thread (a ``BlockThread``) whose ``_manager`` is its block's manager,
+    one per block and launch, and ``thread_id`` its index in the block. A traced run (kernels/access) runs
+    its own threads, whose block is their ``_barrier``."""
+    import threading
+
+    thread = threading.current_thread()
+    block = getattr(thread, "_manager", None)
+    return (block if block is not None else thread._barrier), thread.thread_id
 
 
 def numba_cuda_version() -> str:
