@@ -9,7 +9,7 @@ import sys
 
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError, shown, whole
+from kernels.errors import InputError, whole
 from kernels.harness.variants import select
 from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
@@ -278,10 +278,7 @@ def _problems(args, algorithm, options: dict, backend):
     if path:
         if args.n is not None or args.sizes:
             raise InputError("--input sets the problem size; give --n / --sizes or --input, not both")
-        if algorithm.input_size is not None:  # the same estimate as --n, before a byte is read
-            n = algorithm.input_size(path, "--input")
-            algorithm.check_memory(n, options, backend, "--input", f"--input {shown(path)} ({n:,} bytes)")
-        data = algorithm.load_input(path)
+        data = algorithm.load_checked(path, options, backend)  # the estimate --n gets, before a byte is read
         return [algorithm.make_problem(None, options, args.seed, data)], 1
     sizes = _sizes(args, algorithm, backend)
     sweep = algorithm.size is not None and args.sizes

@@ -35,6 +35,37 @@ def heal() -> None:
         cls._load_overload = _healing_load(cls._load_overload)
         cls.save_overload = _healing_save(cls.save_overload)
         setattr(cls, _MARK, True)
+        files = getattr(module, "IndexDataCacheFile", None)
+        if files is not None and not getattr(files, _MARK, False):
+            # numba opens its files with a plain open(): a FIFO in their place would hang it
+            files._load_index = _regular_first(files._load_index, lambda self: self._index_path, {})
+            files._load_data = _regular_first(files._load_data, lambda self, name: self._data_path(name), None)
+            setattr(files, _MARK, True)
+
+
+def _regular_first(original, path_of, missing):
+    """``original`` once the file it opens is checked by the one input reader (without blocking): one that
+    is not a regular file is removed with one warning and counts as missing (``missing`` is returned)."""
+    @functools.wraps(original)
+    def wrapper(self, *args):
+        from kernels.errors import InputError
+        from kernels.io.cache import discard, warn_once
+        from kernels.io.reader import NotAFile, check_input
+
+        path = path_of(self, *args)
+        try:
+            check_input(path, "numba's cache file")
+        except NotAFile as exc:
+            gone = discard(path)
+            warn_once(f"{exc}; {'removed, ' if gone else ''}compiling again")
+            if missing is None:
+                raise OSError(str(exc)) from None  # IndexDataCacheFile.load: a missing data file
+            return dict(missing)
+        except InputError:
+            pass  # missing or unreadable: numba says so itself, as before
+        return original(self, *args)
+
+    return wrapper
 
 
 def _discard(cache, exc: BaseException, doing: str) -> None:

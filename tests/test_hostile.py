@@ -1,0 +1,211 @@
+"""Hostile inputs and moments (issue 39), one class per section, each fixed in its shared mechanism: the one
+reader (never blocks, regular files only, caches too), the one memory estimate (every input whose size
+decides memory), the child processes' deadlines, variant files that cannot compile, option lists, signals,
+compare's verdicts, and what the app writes reading back. Everything in tmp_path; nothing of the system."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels.errors import InputError
+from raytracer_app.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(err: str, kind: str = "error") -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"raytracer-app: {kind}"), err
+    return lines[0]
+
+
+def within(seconds: float, call):
+    """``call()``'s result, failing (instead of hanging the suite) when it takes longer than ``seconds``."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s (blocked?)"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@pytest.fixture
+def low_memory(monkeypatch):
+    """Pretend ``free`` bytes of host memory are available (the estimate reads kernels.backend.devices)."""
+    from kernels.backend import devices
+
+    def set_free(free: int):
+        monkeypatch.setattr(devices, "available_host_bytes", lambda: free)
+    return set_free
+
+
+# --- 1. every reader opens without blocking, regular files only -------------------------------------------------
+
+READS = re.compile(r"(?<![\w.])open\(|\.read_text\((encoding=[^)]*)?\)|\.read_bytes\(\)|\.open\(|np\.load\(|"
+                   r"json\.load\(|pickle\.load\(")
+# the reader itself, the writer's own temporary files, the kernel's /proc and /sys files read for device facts,
+# and files the app writes (mode "w")
+ALLOWED = {"kernels/io/reader.py", "kernels/io/writer.py", "kernels/backend/devices.py"}
+
+
+def test_every_read_of_the_app_goes_through_the_one_reader():
+    offenders = []
+    for folder in ("kernels", "raytracer_app"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel in ALLOWED:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                code = line.split("#", 1)[0]
+                if READS.search(code) and not re.search(r"""["'][wa]b?["']""", code) and "os.open(" not in code \
+                        and "def open(" not in code and ".open(self" not in code and "self.open(" not in code \
+                        and "buffer.open(" not in code:
+                    offenders.append(f"{rel}:{number}: {line.strip()}")
+    assert offenders == [], "read these through kernels.io.reader:\n" + "\n".join(offenders)
+
+
+def _fifo(tmp_path, name):
+    path = tmp_path / name
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("argv, name", [
+    (("compare", "{f}", "{f}"), "base.json"),
+    (("render", "spheres", "--backend", "cpu", "--size", "8x8", "--repeats", "1", "--out", "{d}/a.png",
+      "--scene", "{f}"), "scene.json"),
+    (("bench", "reduction", "--backend", "cpu", "--variants", "numpy", "--repeats", "1", "--input", "{f}"), "in.npy"),
+    (("bench", "histogram", "--backend", "cpu", "--variants", "cpu-numpy", "--repeats", "1", "--input", "{f}"), "in.bin"),
+    (("bench", "reduction", "--backend", "sim", "--n", "64", "--variant-file", "{f}"), "variant.py"),
+])
+def test_a_fifo_as_any_input_is_refused_at_once(tmp_path, capsys, argv, name):
+    fifo = _fifo(tmp_path, name)
+    argv = [a.format(f=fifo, d=tmp_path) for a in argv]
+    code, _, err = within(30, lambda: run(capsys, *argv))
+    assert code == 2 and "FIFO" in one_line(err)
+
+
+def test_the_reader_refuses_what_was_swapped_in_after_its_check(tmp_path, monkeypatch):
+    """A FIFO put in place of a checked file before the open: opened without blocking, refused by fstat."""
+    from kernels.io import reader
+
+    path = tmp_path / "in.json"
+    path.write_text("{}")
+    real_open = os.open
+
+    def swap_then_open(p, flags, *args):
+        if os.fspath(p) == str(path):
+            os.unlink(path)
+            os.mkfifo(path)
+            assert flags & os.O_NONBLOCK
+        return real_open(p, flags, *args)
+
+    monkeypatch.setattr(os, "open", swap_then_open)
+    with pytest.raises(reader.NotAFile, match="FIFO"):
+        within(10, lambda: reader.read_json(path, "--x", 1000, "test"))
+
+
+def test_settings_lesson_references_and_cache_entries_are_checked_without_blocking(tmp_path, monkeypatch, capsys):
+    from kernels.io import cache, reader
+
+    fifo = _fifo(tmp_path, "settings.ini")
+    with pytest.raises(InputError, match="FIFO"):
+        within(10, lambda: reader.check_optional_input(fifo, "the settings file", 1 << 16, "small"))
+    monkeypatch.setattr(cache, "_warned", set())
+    with pytest.raises(cache.BadEntry, match="FIFO.*removed"):
+        within(10, lambda: cache.read_entry(fifo, "some cache", 1 << 16))
+    assert not fifo.exists()  # discarded, so that the entry is rebuilt
+    assert cache.read_entry(tmp_path / "missing.json", "some cache", 10) is None
+
+
+# --- 2. every input whose size decides memory gets the estimate --n gets, before it is read --------------------
+
+def _sparse_npy(path: Path, count: int, dtype="int8") -> Path:
+    """A .npy file whose header promises ``count`` elements, its data a hole (no disk used)."""
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": np.dtype(dtype).str, "fortran_order": False,
+                                                 "shape": (count,)})
+        f.truncate(f.tell() + count * np.dtype(dtype).itemsize)
+    return path
+
+
+def test_every_algorithm_that_loads_an_input_estimates_it_first():
+    from kernels.registry import ALGORITHMS
+
+    loaders = [a for a in ALGORITHMS if a.load_input is not None]
+    assert loaders and all(a.input_size is not None for a in loaders)
+
+
+def test_a_sparse_npy_for_the_reduction_is_refused_by_the_estimate_before_its_data_is_read(
+        tmp_path, capsys, monkeypatch, low_memory):
+    path = _sparse_npy(tmp_path / "big.npy", 2_100_000_000)  # 2 GB of int8 as float32: ~30 GB of run
+    low_memory(19 * 2**30)
+    monkeypatch.setattr(np.lib.format, "read_array", lambda *a, **k: pytest.fail("read the data"))
+    code, _, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--variants", "numpy", "--dtype", "float32",
+                       "--input", path)
+    line = one_line(err)
+    assert code == 2 and "(2,100,000,000 elements) needs about" in line and "19.0 GiB is free" in line
+
+
+@pytest.mark.parametrize("argv", [
+    ("compare", "{f}", "{f}"),
+    ("render", "spheres", "--backend", "cpu", "--size", "8x8", "--repeats", "1", "--out", "{d}/a.png", "--scene", "{f}"),
+])
+def test_a_sparse_json_input_is_refused_by_the_estimate_before_it_is_read(tmp_path, capsys, monkeypatch, low_memory,
+                                                                          argv):
+    from kernels.io import reader
+
+    path = tmp_path / "big.json"
+    with open(path, "wb") as f:
+        f.truncate(40 * 2**20)  # 40 MiB of holes: under each reader's size limit
+    low_memory(100 * 2**20)
+    monkeypatch.setattr(reader, "_read_all", lambda *a: pytest.fail("read before the estimate"))
+    monkeypatch.setattr(reader, "_read_compacted", lambda *a: pytest.fail("read before the estimate"))
+    code, _, err = run(capsys, *[a.format(f=path, d=tmp_path) for a in argv])
+    line = one_line(err)
+    assert code == 2 and "reading it needs about" in line and "100.0 MiB is free" in line
+
+
+def test_a_variant_file_is_refused_by_the_estimate_of_compiling_it(tmp_path, low_memory):
+    from kernels.user_variants import loader
+
+    path = tmp_path / "v.py"
+    path.write_text("x = 1\n" * 50_000)  # 300 KB
+    low_memory(10 * 2**20)
+    with pytest.raises(InputError, match="compiling it needs about"):
+        loader.read(path)
+
+
+def test_a_lesson_reference_too_large_for_memory_is_refused_not_shown(tmp_path, low_memory):
+    from kernels.lessons import results
+
+    path = tmp_path / "NVIDIA-H100-lesson-reduction.json"
+    with open(path, "wb") as f:
+        f.truncate(8 * 2**20)
+    low_memory(16 * 2**20)
+    with pytest.raises(InputError, match="reading it needs about"):
+        results.read(path, "reference")
