@@ -209,3 +209,101 @@ def test_a_lesson_reference_too_large_for_memory_is_refused_not_shown(tmp_path, 
     low_memory(16 * 2**20)
     with pytest.raises(InputError, match="reading it needs about"):
         results.read(path, "reference")
+
+
+# --- 3. every exchange with a child process is under the run's deadline ----------------------------------------
+
+
+
+@pytest.fixture
+def stalling_children(tmp_path, monkeypatch):
+    """Child processes started from now on sleep in their sitecustomize before they read anything."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import time\ntime.sleep(3600)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+def test_a_child_that_stalls_at_start_is_ended_though_its_job_fills_the_pipe(tmp_path, stalling_children):
+    from kernels import backend
+    from kernels.service.child import Stalled
+    from kernels.user_variants import loader
+
+    path = tmp_path / "big.py"
+    path.write_text('"""A large but valid file."""\n' + "x = 1\n" * 150_000)  # 900 KB: more than a pipe holds
+    start = time.monotonic()
+    try:
+        with pytest.raises(Stalled, match="did not start and take the job within 2 s"):
+            within(20, lambda: loader.load(path, backend.resolve("sim"), watchdog_s=2))
+    finally:
+        loader.end_children()
+    assert time.monotonic() - start < 10
+
+
+def test_the_windows_render_call_has_a_deadline(monkeypatch, stalling_children):
+    from kernels import backend
+    from kernels.raytrace.scene import generate_scene
+    from kernels.service import child
+    from kernels.service.requests import RenderRequest
+
+    monkeypatch.setattr(child, "START_S", 2.0)
+    sim = child.SimulatorProcess()
+    request = RenderRequest("spheres", backend.resolve("cpu"), (8, 8), (8, 8), scene=generate_scene(2, 0))
+    try:
+        with pytest.raises(child.Stalled):
+            within(20, lambda: sim.call("render", (request, None, 1), lambda: False))
+    finally:
+        sim.end()
+    assert not sim.running()
+
+
+def test_a_stalled_variant_child_is_exit_1_in_one_line(tmp_path, capsys, stalling_children):
+    path = tmp_path / "big.py"
+    path.write_text('"""A large but valid file."""\n' + "x = 1\n" * 150_000)
+    code, _, err = within(30, lambda: run(capsys, "bench", "reduction", "--backend", "sim", "--n", "64",
+                                          "--variant-file", path, "--variant-timeout", "2"))
+    assert code == 1 and "stopped by the watchdog" in one_line(err, "failed")
+
+
+def test_the_app_s_own_jobs_send_a_heartbeat_so_a_long_one_is_not_taken_for_a_stall(monkeypatch):
+    from kernels.service import child
+
+    sent = []
+    monkeypatch.setattr(child, "HEARTBEAT_S", 0.05)
+    with child._heartbeat(lambda kind, value: sent.append(kind)):
+        time.sleep(0.3)
+    assert sent and set(sent) == {"tick"}
+
+
+# --- 4. a variant file that cannot be compiled is exit 2 naming it; variant new keeps the loader's rule --------
+
+@pytest.mark.parametrize("text, says", [
+    ("x = " + "+".join(["1"] * 150_000) + "\n", "RecursionError"),
+    ("x = (\n", ":1: SyntaxError"),
+    ("def f():\nreturn 1\n", ":2: IndentationError"),
+    ("x = 1\n\0y = 2\n", "null bytes"),
+    (b"x = 1\n# caf\xe9\n", ":2: not UTF-8 text"),
+    ("x = 1\n" * 200_000, "at most 1,048,576"),
+])
+def test_a_file_that_cannot_compile_is_exit_2_naming_it(tmp_path, capsys, text, says):
+    path = tmp_path / "bad.py"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    code, _, err = run(capsys, "bench", "reduction", "--backend", "sim", "--n", "64", "--variant-file", path)
+    line = one_line(err)
+    assert code == 2 and str(path) in line and says in line, line
+
+
+@pytest.mark.parametrize("name", ["a b/c", "x,y", "-lead", "", "a" * 49, "best", "é"])
+def test_variant_new_refuses_a_name_its_loader_would_refuse(tmp_path, capsys, name):
+    out = tmp_path / "mine.py"
+    code, text, err = run(capsys, "variant", "new", "reduction", "--from", "warp-shuffle", "--name", name, out)
+    assert code == 2 and "--name" in one_line(err) and not out.exists() and text == ""
+
+
+def test_every_name_variant_new_accepts_loads(tmp_path):
+    from kernels.user_variants.names import name_problem
+    from kernels.user_variants.templates import source
+
+    for name in ("my-best", "v2.1+fast", "A_b"):
+        assert name_problem(name, "reduction") is None
+        assert f"NAME = {name!r}" in source("reduction", "warp-shuffle", name)
