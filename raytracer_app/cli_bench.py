@@ -9,7 +9,7 @@ import sys
 
 from kernels.harness import bench
 from kernels.registry import by_name
-from kernels.errors import InputError, whole
+from kernels.errors import InputError, items, whole_items
 from kernels.harness.variants import select
 from raytracer_app.cli_options import refuse_launch_options_on_the_host
 
@@ -214,7 +214,7 @@ def _process_shares(args) -> list[int]:
 def _check_whole_call_names(spec: str) -> None:
     from kernels.reduction import whole_call
 
-    names = [x.strip() for x in spec.split(",") if x.strip()]
+    names = items(spec, "--variants")
     unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
     if unknown or not names:
         raise InputError(f"--whole-call measures {', '.join(whole_call.WHOLE_CALL_VARIANTS)}; "
@@ -234,7 +234,7 @@ def _whole_call_rows(args, problems, backend, on_row):
     if not backend.is_gpu:
         raise InputError("--whole-call times launches on a real GPU; it needs the cuda backend")
     names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
-        [x.strip() for x in args.variants.split(",") if x.strip()]
+        items(args.variants, "--variants")
     rows = []
     with _retuning(args):
         for problem in problems:
@@ -302,6 +302,6 @@ def _launches(args, algorithm) -> list[bench.Launch]:
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
-    blocks = [whole(b, "--block") for b in args.block.split(",")]
+        return [bench.Launch(parse_block(b), **common) for b in items(args.block, "--block")]
+    blocks = whole_items(args.block, "--block")
     return [bench.Launch(b, **common) for b in blocks]

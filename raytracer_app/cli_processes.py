@@ -7,11 +7,13 @@ and with each child's repeats, so every option means in a child what it means he
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
+from kernels import signals
 from kernels.errors import InputError
 
 # options the parent handles (or sets per child); the flags among them take no value
@@ -45,31 +47,56 @@ def run(args, backend, shares: list[int], peak_gbps: float | None, on_row) -> li
 
     argv = child_argv(list(args.argv[1:]), backend)
     runs = []
-    with tempfile.TemporaryDirectory(prefix="raytracer-processes-") as folder:
-        for i, share in enumerate(shares, start=1):
-            path = os.path.join(folder, f"process-{i}.json")
-            command = [sys.executable, "-m", "raytracer_app", *argv, "--repeats", str(share),
-                       "--rounds", str(args.rounds), "--json", path]
-            start = time.perf_counter()
-            done = subprocess.run(command, capture_output=True, text=True)
-            why = _failure(done, path)
-            if why is not None:
-                text = f"process {i} of {len(shares)} {why}"
-                raise InputError(text) if done.returncode == 2 else RuntimeError(text)
-            runs.append(read_result(path, f"process {i}'s result file").rows)
-            print(f"process {i}/{len(shares)}: {len(runs[-1])} rows, {share} repeats each, "
-                  f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    folder = tempfile.mkdtemp(prefix="raytracer-processes-")
+    try:
+        with signals.cleaned_up(lambda: shutil.rmtree(folder, ignore_errors=True)):
+            for i, share in enumerate(shares, start=1):
+                path = os.path.join(folder, f"process-{i}.json")
+                command = [sys.executable, "-m", "raytracer_app", *argv, "--repeats", str(share),
+                           "--rounds", str(args.rounds), "--json", path]
+                start = time.perf_counter()
+                code, tail = _run_child(command, os.path.join(folder, f"process-{i}.log"))
+                why = _failure(code, tail, path)
+                if why is not None:
+                    text = f"process {i} of {len(shares)} {why}"
+                    raise InputError(text) if code == 2 else RuntimeError(text)
+                runs.append(read_result(path, f"process {i}'s result file").rows)
+                print(f"process {i}/{len(shares)}: {len(runs[-1])} rows, {share} repeats each, "
+                      f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     rows = merge_processes(runs, peak_gbps)
     for row in rows:
         on_row(row)
     return rows
 
 
-def _failure(done, path: str) -> str | None:
+LOG_TAIL_BYTES = 64 * 2**10  # what is read of a child's stderr: its last lines, however much it printed
+
+
+def _run_child(command: list[str], log: str) -> tuple[int, str]:
+    """Run one child to its end: (exit status, the tail of its stderr). Its stdout (the table the parent
+    prints itself) goes nowhere and its stderr to ``log``, so a child (a variant file) printing hundreds of
+    MB costs no memory here; Ctrl-C or a forced exit ends it with the parent."""
+    from kernels.io.reader import read_tail
+
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        with signals.cleaned_up(proc.kill):
+            code = proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return code, read_tail(log, "a process's log", LOG_TAIL_BYTES).decode("utf-8", "replace")
+
+
+def _failure(code: int, stderr: str, path: str) -> str | None:
     """Why a child's run cannot be used (None when it can: exit 0, or 1 with its rows written, which is a
     variant failing verification, reported in its row)."""
-    if done.returncode in (0, 1) and os.path.exists(path):
+    if code in (0, 1) and os.path.exists(path):
         return None
-    lines = [x for x in (done.stderr or "").splitlines() if x.strip()]
+    lines = [x for x in stderr.splitlines() if x.strip()]
     last = lines[-1].removeprefix("raytracer-app: ") if lines else "no message"
-    return f"exited with {done.returncode}: {last}"
+    return f"exited with {code}: {last}"

@@ -307,3 +307,183 @@ def test_every_name_variant_new_accepts_loads(tmp_path):
     for name in ("my-best", "v2.1+fast", "A_b"):
         assert name_problem(name, "reduction") is None
         assert f"NAME = {name!r}" in source("reduction", "warp-shuffle", name)
+
+
+# --- 5. lists refuse empty items; SIGINT and SIGTERM stop every long command ---------------------------------------
+
+@pytest.mark.parametrize("argv, option", [
+    (("bench", "reduction", "--sizes", "1024,,2048"), "--sizes"),
+    (("bench", "reduction", "--sizes", "1024,2048,"), "--sizes"),
+    (("bench", "reduction", "--sizes", ",1024"), "--sizes"),
+    (("bench", "reduction", "--n", "1024", "--block", "64,,128"), "--block"),
+    (("bench", "reduction", "--n", "1024", "--block", "64,"), "--block"),
+    (("bench", "reduction", "--n", "1024", "--variants", "numpy,,cpu-parallel"), "--variants"),
+    (("bench", "reduction", "--n", "1024", "--variants", "numpy,"), "--variants"),
+    (("bench", "julia", "--block", "16x16,,8x8"), "--block"),
+    (("lesson", "reduction", "--n", "1024,,2048"), "--n"),
+])
+def test_a_list_with_an_empty_item_is_refused(capsys, argv, option):
+    code, out, err = run(capsys, *argv[:2], "--backend", "cpu", *argv[2:])
+    line = one_line(err)
+    assert code == 2 and option in line and ("empty item" in line or "at least one value" in line), line
+
+
+def test_the_one_list_rule():
+    from kernels.errors import items, whole_items
+
+    assert items(" a, b ,c", "--x") == ["a", "b", "c"] and whole_items("1, 2", "--n", 1) == [1, 2]
+    for bad in ("a,,b", "a,", ",a", ",", " , ", ""):
+        with pytest.raises(InputError, match="--x"):
+            items(bad, "--x")
+
+
+CPU_KERNEL = re.compile(r"numba\.(njit|jit)\(([^)]*)\)")
+
+
+def test_every_cpu_kernel_releases_the_gil_so_a_signal_can_end_it():
+    """A CPU kernel cannot be interrupted mid-call; the signal watchdog (kernels/signals.py) can end the
+    process beside it only if the kernel does not hold the GIL."""
+    found = []
+    for path in sorted((ROOT / "kernels").rglob("*.py")):
+        for match in CPU_KERNEL.finditer(path.read_text(encoding="utf-8")):
+            args = match.group(2)
+            if "parallel=True" in args or "cache=" in args:  # entry points called from Python
+                found.append((path.name, "nogil=True" in args))
+    assert len(found) >= 8 and all(nogil for _, nogil in found), found
+
+
+def _cli_child(*argv, code=None, **env):
+    import subprocess
+    import sys
+
+    from tests.conftest import child_pythonpath
+
+    child_env = {**os.environ, "PYTHONPATH": child_pythonpath(), **env}
+    child_env.pop("NUMBA_ENABLE_CUDASIM", None)
+    args = ["-c", code] if code else ["-m", "raytracer_app", *map(str, argv)]
+    return subprocess.Popen([sys.executable, *args], env=child_env, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _stop_after(proc, line_start: str, sig, delay: float = 0.3) -> float:
+    """Send ``sig`` ``delay`` s after the child printed a line starting with ``line_start`` (so that it is
+    inside what follows); the seconds it took to end."""
+    for line in proc.stdout:
+        if line.startswith(line_start):
+            break
+    else:
+        pytest.fail(f"the child ended before saying {line_start!r}: {proc.stderr.read()}")
+    time.sleep(delay)
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    proc.wait(30)
+    return time.monotonic() - sent
+
+
+SPIN = """
+import numba
+from kernels import signals
+
+@numba.njit(nogil=True)
+def spin(n):
+    total = 0.0
+    for i in range(n):
+        total += (i % 7) * 0.5
+    return total
+
+spin(10)
+with signals.stoppable():
+    print("ready", flush=True)
+    spin(10**12)  # minutes of one uninterruptible call
+print("returned")
+"""
+
+
+@pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_ends_a_cpu_kernel_that_cannot_be_interrupted_within_a_second(sig, status):
+    import signal
+
+    proc = _cli_child(code=SPIN)
+    took = _stop_after(proc, "ready", getattr(signal, sig))
+    assert proc.returncode == status and took < 1.5
+    assert "returned" not in proc.stdout.read() and proc.stderr.read().strip().endswith(
+        "terminated" if status == 143 else "interrupted")
+
+
+def test_sigint_stops_a_long_bench_with_130_one_line_and_no_file(tmp_path):
+    import signal
+
+    csv, js = tmp_path / "rows.csv", tmp_path / "rows.json"
+    proc = _cli_child("bench", "reduction", "--backend", "cpu", "--sizes", ",".join(["16777216"] * 20),
+                      "--variants", "numpy", "--repeats", "10000", "--csv", csv, "--json", js)
+    took = _stop_after(proc, "backend:", signal.SIGINT)
+    assert proc.returncode == 130 and took < 1.5
+    assert proc.stderr.read().strip().splitlines() == ["raytracer-app: interrupted"]
+    assert list(tmp_path.iterdir()) == []  # no CSV, no JSON, no temporary file
+
+
+# --- 8. a write killed midway leaves no partial file, and the next one heals -------------------------------------
+
+KILLED_WRITE = """
+import os, sys, time
+from kernels.io import writer
+
+def never(*args, **kwargs):  # killed between writing the temporary file and renaming it
+    print("written", flush=True)
+    time.sleep(600)
+
+os.replace = never
+writer.write_output(sys.argv[1], b"x" * 1000, "--csv")
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_a_write_killed_before_its_rename_leaves_no_file_and_the_next_write_heals(tmp_path, sig):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import child_pythonpath
+    from kernels.io import writer
+
+    target = tmp_path / "rows.csv"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITE, str(target)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": child_pythonpath()}, cwd=ROOT)
+    assert proc.stdout.readline() == "written\n"
+    proc.send_signal(getattr(signal, sig))
+    proc.wait(10)
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(writer.TEMP_PREFIX) and not target.exists()  # never a partial rows.csv
+    os.utime(left, (time.time() - 5, time.time() - 5))
+    writer.write_output(tmp_path / "other.csv", "a\n", "--csv")  # the next write to the folder heals it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.csv"]
+
+
+def test_a_live_writers_temporary_file_is_never_removed(tmp_path):
+    import fcntl
+
+    from kernels.io import writer
+
+    live = tmp_path / f"{writer.TEMP_PREFIX}abcd1234-rows.csv"
+    live.write_text("half")
+    os.utime(live, (time.time() - 60, time.time() - 60))
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a writer holds it
+        assert writer.remove_stale_temps(tmp_path) == 0 and live.exists()
+    finally:
+        os.close(fd)
+    assert writer.remove_stale_temps(tmp_path) == 1 and not live.exists()
+
+
+def test_numbas_leftover_cache_temporaries_are_removed_by_the_next_save(tmp_path):
+    from kernels.io import numba_cache
+
+    stale = tmp_path / "cpu.render-12.py311.nbi.tmp.0123456789abcdef"
+    fresh = tmp_path / "cpu.render-12.py311.1.nbc.tmp.fedcba9876543210"
+    other = tmp_path / "cpu.render-12.py311.nbi"
+    for path in (stale, fresh, other):
+        path.write_bytes(b"x")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    assert numba_cache.remove_stale_temps(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, other.name])

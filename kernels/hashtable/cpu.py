@@ -10,7 +10,7 @@ from kernels.hashtable.layout import EMPTY
 from kernels.timing import time_wall
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def walk_table(keys, heads, next_, buckets):
     n = keys.size
     visited = np.zeros(n, np.bool_)
@@ -30,7 +30,7 @@ def walk_table(keys, heads, next_, buckets):
 
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def insert_all(keys, pool_keys, pool_next, heads):
     # the seed's CPU add_to_table, one key after another: push entry i at the head of its chain
     buckets = heads.size

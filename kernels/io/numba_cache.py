@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
+import time
 
 _MARK = "_raytracer_heals"
 
@@ -94,9 +96,38 @@ def _healing_load(original):
     return _load_overload
 
 
+_NUMBA_TEMP = re.compile(r"\.nb[ic]\.tmp\.[0-9a-f]{16}$")  # numba's _open_for_write: name.tmp.<uid>
+
+
+def remove_stale_temps(folder, now: float | None = None) -> int:
+    """Remove the temporary files numba's cache writer left in ``folder`` when its process was killed
+    between writing and renaming (older than the writer's STALE_TEMP_SECONDS: a live write takes
+    milliseconds). Returns how many were removed; never raises."""
+    from kernels.io.writer import STALE_TEMP_SECONDS
+
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if _NUMBA_TEMP.search(entry.name) and entry.is_file(follow_symlinks=False) and \
+                    now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def _healing_save(original):
     @functools.wraps(original)
     def save_overload(self, sig, data):
+        folder = getattr(self, "_cache_path", None)
+        if folder:
+            remove_stale_temps(folder)  # a killed save's leftovers go with the next save
         try:
             original(self, sig, data)
         except Exception as exc:  # noqa: BLE001 - e.g. a garbled index read before saving

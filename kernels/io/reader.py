@@ -131,6 +131,18 @@ def _read_all(f, label: str, size: int, limit: int, why: str) -> bytes:
     return data
 
 
+def read_tail(path, option: str, nbytes: int) -> bytes:
+    """The last ``nbytes`` bytes of a regular file (all of a shorter one): a child's log however much it
+    printed."""
+    with open_input(path, option) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - nbytes))
+        try:
+            return f.read(nbytes)
+        except OSError as exc:
+            raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
+
+
 def memory_limit() -> tuple[int, str]:
     """(bytes, why) the largest input that fits in memory now."""
     avail = devices.available_host_bytes()

@@ -23,6 +23,7 @@ import os
 import threading
 import time
 
+from kernels import signals
 from kernels.backend.simulator import SIM_ENV
 
 POLL_S = 0.05  # how often the parent checks for Stop while the child works
@@ -141,6 +142,7 @@ class SimulatorProcess:
         self._proc = None
         self._conn = None
         self._sender = None  # the thread sending the current job
+        self._ended_on_exit = None  # the token of its clean-up on a forced exit (kernels.signals)
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -158,6 +160,7 @@ class SimulatorProcess:
         self._proc.start()
         child.close()
         self._conn = parent
+        self._ended_on_exit = signals.on_forced_exit(self._proc.kill)  # Ctrl-C inside a kernel: not left behind
 
     def call(self, kind: str, payload, should_stop, on_message=None, watchdog_s: float | None = None):
         """Run one job ('render': (request, memory, repeats); 'bench': fields; 'user': a variant file's
@@ -210,6 +213,9 @@ class SimulatorProcess:
         first, so that a send still blocked on its pipe fails at once and its thread ends."""
         proc, conn, sender = self._proc, self._conn, self._sender
         self._proc, self._conn, self._sender = None, None, None
+        if self._ended_on_exit is not None:
+            signals.forget(self._ended_on_exit)
+            self._ended_on_exit = None
         if proc is not None and proc.is_alive():
             proc.terminate()
             proc.join(0.5)
