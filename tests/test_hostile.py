@@ -487,3 +487,74 @@ def test_numbas_leftover_cache_temporaries_are_removed_by_the_next_save(tmp_path
     os.utime(stale, (time.time() - 3600, time.time() - 3600))
     assert numba_cache.remove_stale_temps(tmp_path) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, other.name])
+
+
+# --- 6. compare never calls drift FASTER / SLOWER, and never UNSURE a difference far beyond any noise -----------
+
+def _tight(rng, centre, n=20, sigma=0.002):
+    return tuple(float(x) for x in centre * rng.lognormal(0, sigma, n))
+
+
+@pytest.mark.parametrize("method", ["wall", "cuda-events"])
+def test_one_process_a_side_a_difference_within_the_drift_is_unsure_and_says_why(method):
+    from kernels.harness import compare
+    from kernels.timing import Timing
+
+    rng = np.random.default_rng(5)
+    base = Timing(_tight(rng, 0.2455), method)
+    new = Timing(_tight(rng, 0.2455 * 1.045), method)  # two identical runs 4.5% apart, each tight: p ~ 1e-7
+    v = compare.timing_verdict(base, new)
+    assert v.name == compare.UNSURE and v.p_value < 1e-5
+    assert "one process a side" in v.reason and "bench --processes" in v.reason
+
+
+def test_the_issues_cpu_rows_identical_runs_5_9_percent_apart_are_not_slower():
+    from kernels.harness import compare
+    from kernels.timing import Timing
+
+    rng = np.random.default_rng(9)
+    base, new = Timing(_tight(rng, 0.386), "wall"), Timing(_tight(rng, 0.386 * 1.059), "wall")
+    assert compare.timing_verdict(base, new).name == compare.UNSURE
+    assert compare.timing_verdict(new, base).name == compare.UNSURE
+
+
+def test_measured_drift_judges_the_same_difference():
+    """Ten processes a side show how little their medians drift: then 5.9% is SLOWER, said so."""
+    from kernels.harness import compare
+    from kernels.timing import Timing
+
+    rng = np.random.default_rng(3)
+
+    def processes(factor):
+        return Timing(tuple(x for _ in range(10) for x in _tight(rng, 0.386 * factor * rng.lognormal(0, 0.003), 2)),
+                      "wall", (2,) * 10)
+
+    v = compare.timing_verdict(processes(1.0), processes(1.059))
+    assert v.name == compare.SLOWER and "drift measured" in v.reason
+
+
+def test_a_difference_far_beyond_the_noise_is_never_unsure_though_one_repeat_is_an_outlier():
+    """Every sample 50% slower; one repeat of the 20 an outlier (fast or slow) on either side."""
+    from kernels.harness import compare
+    from kernels.timing import Timing
+
+    rng = np.random.default_rng(2)
+    for outlier in (0.5, 3.0):
+        samples = list(_tight(rng, 0.25, sigma=0.01))
+        samples[7] *= outlier
+        base = Timing(tuple(samples), "wall")
+        slower = Timing(tuple(x * 1.5 for x in samples), "wall")
+        assert compare.timing_verdict(base, slower).name == compare.SLOWER
+        assert compare.timing_verdict(slower, base).name == compare.FASTER
+
+
+def test_a_real_noisy_cpu_row_made_50_percent_slower_is_slower():
+    from kernels.harness import compare
+    from kernels.harness.results_read import read_result
+    from kernels.timing import Timing
+
+    row = next(r for r in read_result(ROOT / "tests" / "data" / "reduction-cpu-1.json", "t").rows
+               if r.variant == "numpy")  # a body 4% above its fastest repeats, three slow outliers
+    slower = Timing(tuple(x * 1.5 for x in row.timing.samples_ms), "wall")
+    v = compare.timing_verdict(row.timing, slower)
+    assert v.name == compare.SLOWER and "beyond its 20%" in v.reason
