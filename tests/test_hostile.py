@@ -558,3 +558,55 @@ def test_a_real_noisy_cpu_row_made_50_percent_slower_is_slower():
     slower = Timing(tuple(x * 1.5 for x in row.timing.samples_ms), "wall")
     v = compare.timing_verdict(row.timing, slower)
     assert v.name == compare.SLOWER and "beyond its 20%" in v.reason
+
+
+# --- 7. whatever the app writes, it reads back ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("radius", [1e-46, 5e-324, 1e-300])
+def test_a_radius_positive_as_typed_but_zero_as_stored_is_refused_when_read(tmp_path, radius):
+    from kernels.raytrace.scene import load_scene
+
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps({"spheres": [{"center": [0, 0, 0], "radius": radius, "color": [1, 1, 1]}]}))
+    with pytest.raises(InputError, match="radius .* is 0 as a float32"):
+        load_scene(path)
+
+
+def test_a_scene_that_would_not_load_back_is_never_written(tmp_path):
+    from kernels.raytrace.scene import Scene, save_scene
+
+    for bad in ([1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 1, np.inf, 0, 0], [2, 1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 2e19, 0, 0]):
+        with pytest.raises(InputError, match="would not load back"):
+            save_scene(Scene(np.array([bad], np.float32)), tmp_path / "s.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scenes_round_trip_at_the_edges_of_float32(tmp_path):
+    from kernels.raytrace.scene import Scene, load_scene, save_scene
+
+    tiny, big = np.float32(1.4e-45), np.float32(1.8e19)  # the least positive radius; the largest value
+    spheres = np.array([[0, 1, 0.5, tiny, -big, big, 0], [1e-40, 0.1, 0.3, big, 1e-45, -0.0, 3.3]], np.float32)
+    path = save_scene(Scene(spheres, "edges \u202e\n"), tmp_path / "s.json")
+    back = load_scene(path)
+    np.testing.assert_array_equal(back.spheres, spheres)
+    assert back.name == "edges \u202e\n"
+
+
+def test_result_files_round_trip_whatever_their_text_and_numbers(tmp_path):
+    from kernels.harness import bench, results
+    from kernels.harness.results_read import read_result
+    from kernels.timing import Timing
+
+    odd = "v\x1b[31m\u202e\udcff \"rows\": [] \n"
+    rows = [bench.Row(variant=odd, op="sum", dtype="int32", n=2**62, backend="cpu", device=odd, block="16x16",
+                      grid="", timing=Timing((5e-324, 1e300, 0.0, 1e-9), "wall"), verified="yes", note=odd),
+            bench.Row(variant="skipped", op="sum", dtype="int32", n=0, backend="cpu", device="cpu", block=0, grid=0,
+                      timing=None, verified="skipped", note="")]
+    result = results.Result(target="reduction", rows=rows, device={"name": odd, "backend": "cpu"}, date="d",
+                            versions={"app": odd}, commit=None, command=["raytracer-app", odd, '"rows": []'],
+                            options={"rows": [], "x": float("nan")})
+    path = results.write_result(tmp_path / "r.json", result, "--json")
+    back = read_result(path, "--json")
+    assert [r.variant for r in back.rows] == [odd, "skipped"] and back.rows[0].timing.samples_ms == \
+        rows[0].timing.samples_ms and back.rows[0].n == 2**62 and back.command == result.command
+    assert back.options == {"rows": [], "x": None}  # NaN is written as null

@@ -180,7 +180,8 @@ def to_json(result: Result) -> str:
     # the header indented, each row on one line: small files that diff row by row
     rows = ",\n".join("  " + json.dumps(_plain(row_dict(r)), allow_nan=False) for r in result.rows)
     text = json.dumps(_plain(doc), indent=1, allow_nan=False)
-    return text.replace('"rows": []', '"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + "\n"
+    head, _, tail = text.rpartition('"rows": []')  # the header's last key: options may hold a "rows" of their own
+    return head + ('"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + tail + "\n"
 
 
 def write_result(path, result: Result, option: str, inputs=()) -> Path:

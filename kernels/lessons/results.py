@@ -44,7 +44,8 @@ def to_json(run, command=None) -> str:
            "counters": run.counters, "steps": []}
     steps = ",\n".join("  " + json.dumps(bench_results._plain(_step_dict(r)), allow_nan=False) for r in run.results)
     text = json.dumps(bench_results._plain(doc), indent=1, allow_nan=False)
-    return text.replace('"steps": []', '"steps": [\n' + steps + "\n ]" if steps else '"steps": []') + "\n"
+    head, _, tail = text.rpartition('"steps": []')  # the header's last key, whatever the header's values hold
+    return head + ('"steps": [\n' + steps + "\n ]" if steps else '"steps": []') + tail + "\n"
 
 
 class _Backend:
