@@ -610,3 +610,37 @@ def test_result_files_round_trip_whatever_their_text_and_numbers(tmp_path):
     assert [r.variant for r in back.rows] == [odd, "skipped"] and back.rows[0].timing.samples_ms == \
         rows[0].timing.samples_ms and back.rows[0].n == 2**62 and back.command == result.command
     assert back.options == {"rows": [], "x": None}  # NaN is written as null
+
+
+# --- 8. the cases not tried before: huge result files, loud variants, one cache shared by two processes ---------
+
+def _result_file(path, rows):
+    head = {"schema": "raytracer-app/bench-result", "version": 1, "target": "reduction", "date": "d",
+            "device": {"name": "cpu", "backend": "cpu"}, "versions": {}, "commit": None, "command": None,
+            "options": {}}
+    path.write_text(json.dumps({**head, "rows": [
+        {"variant": f"v{i}", "op": "sum", "dtype": "int32", "n": 1000, "block": 0, "grid": 0, "samples_ms": samples,
+         "median_ms": 1.0, "noise": 0.1, "verified": "yes", "timing_method": "wall"} for i, samples in enumerate(rows)]}))
+    return path
+
+
+@pytest.mark.parametrize("rows, says", [
+    ([[1.0] * 10_001], "has 10,001 samples; at most 10,000"),
+    ([[1.0]] * 20_001, "has 20,001 rows; at most 20,000"),
+])
+def test_compare_refuses_a_file_larger_than_any_bench_run_in_one_line(tmp_path, capsys, rows, says):
+    path = _result_file(tmp_path / "big.json", rows)
+    code, _, err = run(capsys, "compare", path, path)
+    assert code == 2 and says in one_line(err)
+
+
+def test_compare_of_the_largest_rows_takes_numpy_time(tmp_path, capsys):
+    """10,000 samples a side (the repeats' cap): the rank test sorts once in numpy, not per pair in Python."""
+    from kernels.harness import compare
+
+    rng = np.random.default_rng(4)
+    a, b = rng.lognormal(0, 0.01, 10_000), rng.lognormal(0.06, 0.01, 10_000)
+    u, mean, var = compare.mann_whitney_u(a, b)
+    ranks = np.argsort(np.argsort(np.r_[a, b])) + 1.0  # no ties in continuous draws: plain ranks
+    assert u == ranks[:10_000].sum() - 10_000 * 10_001 / 2 and mean == 5e7
+    assert compare.verdict(a.tolist(), b.tolist()).name == compare.SLOWER

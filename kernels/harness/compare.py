@@ -30,6 +30,8 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from kernels.harness import bench
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
@@ -72,10 +74,24 @@ def quantile(sorted_values, q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def _sorted(samples) -> list[float]:
+    """The samples in order (numpy's sort, then a list: a row of 10,000 samples in well under a ms)."""
+    return np.sort(np.asarray(samples, np.float64)).tolist()
+
+
+def _median(xs) -> float:
+    """statistics.median of an already sorted list, without sorting it again."""
+    half = len(xs) // 2
+    return xs[half] if len(xs) % 2 else (xs[half - 1] + xs[half]) / 2
+
+
 def spread(samples) -> float | None:
     """The interquartile range over the median (None for a median of 0)."""
-    xs = sorted(samples)
-    median = statistics.median(xs)
+    return _spread(sorted(samples))
+
+
+def _spread(xs) -> float | None:
+    median = _median(xs)
     return (quantile(xs, 0.75) - quantile(xs, 0.25)) / median if median > 0 else None
 
 
@@ -87,28 +103,31 @@ def low(sorted_values, rules: Rules | None = None) -> float:
 
 def lower_spread(samples, rules: Rules | None = None) -> float | None:
     """How far the median lies above the run's low (:func:`low`), as a fraction of the median (None for 0)."""
-    xs = sorted(samples)
-    median = statistics.median(xs)
+    return _lower_spread(sorted(samples), rules)
+
+
+def _lower_spread(xs, rules: Rules | None = None) -> float | None:
+    median = _median(xs)
     return (median - low(xs, rules)) / median if median > 0 else None
 
 
 def mann_whitney_u(a, b) -> tuple[float, float, float]:
     """(U of ``a``, its mean and its variance under the null hypothesis, corrected for ties).
 
-    U counts the pairs (x in a, y in b) with x > y, a tie counting one half; ranks are midranks."""
-    pooled = sorted([(x, 0) for x in a] + [(y, 1) for y in b])
+    U counts the pairs (x in a, y in b) with x > y, a tie counting one half; ranks are midranks (in numpy:
+    a row of 10,000 samples a side takes milliseconds; midranks and their sums are halves, exact in float64)."""
     n1, n2 = len(a), len(b)
     n = n1 + n2
-    rank_sum_a, tie_term, i = 0.0, 0.0, 0
-    while i < n:
-        j = i
-        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        midrank = (i + j) / 2 + 1  # ranks i+1 .. j+1
-        rank_sum_a += midrank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
-        t = j - i + 1
-        tie_term += t**3 - t
-        i = j + 1
+    pooled = np.concatenate([np.asarray(a, np.float64), np.asarray(b, np.float64)])
+    order = np.argsort(pooled, kind="stable")
+    values = pooled[order]
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])  # each group of equal values
+    counts = np.diff(np.r_[starts, n])
+    midranks = starts + (counts + 1) / 2  # ranks start+1 .. start+count
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(midranks, counts)
+    rank_sum_a = float(ranks[:n1].sum())
+    tie_term = float((counts.astype(np.float64) ** 3 - counts).sum())
     u = rank_sum_a - n1 * (n1 + 1) / 2
     mean = n1 * n2 / 2
     var = n1 * n2 / 12 * ((n + 1) - (tie_term / (n * (n - 1)) if n > 1 else 0))
@@ -129,17 +148,17 @@ def verdict(base, new, rules: Rules = RULES, drift: float = 0.0, drift_why: str 
     """NEW's samples against BASE's (per-repeat times, any unit, both non-empty). ``drift``: how far apart
     runs of the same command can lie (a fraction; 0 when the samples alone decide): a difference within
     it is UNSURE, for the reason ``drift_why``."""
-    b, n = sorted(base), sorted(new)
-    mb, mn = statistics.median(b), statistics.median(n)
+    b, n = _sorted(base), _sorted(new)  # once: every statistic below reads the sorted lists
+    mb, mn = _median(b), _median(n)
     p = mann_whitney_p(b, n) if min(len(b), len(n)) >= rules.min_test else None
     if mb <= 0 or mn <= 0:
         return Verdict(UNSURE, None, p, "a median of 0")
     delta = (mn / mb - 1) * 100
     significant = p is None or p < rules.alpha
     b_lo, b_hi, n_lo, n_hi = low(b, rules), quantile(b, 0.75), low(n, rules), quantile(n, 0.75)
-    noise = [spread(x) for x in (b, n)]
+    noise = [_spread(x) for x in (b, n)]
     noisiest = max(x or 0.0 for x in noise)
-    disturbed = max(lower_spread(x, rules) or 0.0 for x in (b, n))
+    disturbed = max(_lower_spread(x, rules) or 0.0 for x in (b, n))
     p_text = "" if p is None else f", p={p:.2g}"
     for name, apart, ratio in ((SLOWER, n_lo / b_hi - 1, n_lo / b_hi - 1), (FASTER, 1 - n_hi / b_lo, b_lo / n_hi - 1)):
         if apart >= rules.gap:
