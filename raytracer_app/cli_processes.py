@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from kernels import signals
@@ -55,7 +56,7 @@ def run(args, backend, shares: list[int], peak_gbps: float | None, on_row) -> li
                 command = [sys.executable, "-m", "raytracer_app", *argv, "--repeats", str(share),
                            "--rounds", str(args.rounds), "--json", path]
                 start = time.perf_counter()
-                code, tail = _run_child(command, os.path.join(folder, f"process-{i}.log"))
+                code, tail = _run_child(command)
                 why = _failure(code, tail, path)
                 if why is not None:
                     text = f"process {i} of {len(shares)} {why}"
@@ -74,14 +75,21 @@ def run(args, backend, shares: list[int], peak_gbps: float | None, on_row) -> li
 LOG_TAIL_BYTES = 64 * 2**10  # what is read of a child's stderr: its last lines, however much it printed
 
 
-def _run_child(command: list[str], log: str) -> tuple[int, str]:
-    """Run one child to its end: (exit status, the tail of its stderr). Its stdout (the table the parent
-    prints itself) goes nowhere and its stderr to ``log``, so a child (a variant file) printing hundreds of
-    MB costs no memory here; Ctrl-C or a forced exit ends it with the parent."""
-    from kernels.io.reader import read_tail
+def _run_child(command: list[str]) -> tuple[int, str]:
+    """Run one child to its end: (exit status, the last LOG_TAIL_BYTES of its stderr). Its stdout (the
+    table the parent prints itself) goes nowhere and of its stderr only the tail is kept, so a child (a
+    variant file) printing hundreds of MB costs neither memory nor disk here; Ctrl-C or a forced exit ends
+    it with the parent."""
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tail = bytearray()
 
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    def keep_tail():
+        while chunk := proc.stderr.read1(1 << 16):
+            tail.extend(chunk)
+            del tail[:-LOG_TAIL_BYTES]
+
+    reader = threading.Thread(target=keep_tail, daemon=True)
+    reader.start()
     try:
         with signals.cleaned_up(proc.kill):
             code = proc.wait()
@@ -89,7 +97,9 @@ def _run_child(command: list[str], log: str) -> tuple[int, str]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return code, read_tail(log, "a process's log", LOG_TAIL_BYTES).decode("utf-8", "replace")
+        reader.join(5)
+        proc.stderr.close()
+    return code, bytes(tail).decode("utf-8", "replace")
 
 
 def _failure(code: int, stderr: str, path: str) -> str | None:

@@ -127,7 +127,7 @@ def test_children_get_the_command_less_the_parents_options():
 @pytest.mark.parametrize("code, stderr, error", [(2, "raytracer-app: error: --variant-file x: no NAME\n", InputError),
                                                  (1, "", RuntimeError), (-9, "", RuntimeError)])
 def test_a_child_that_fails_is_one_line_with_its_reason(monkeypatch, code, stderr, error):
-    def fake_run(command, log):  # the child exits without writing its result file
+    def fake_run(command):  # the child exits without writing its result file
         return code, stderr
 
     monkeypatch.setattr(cli_processes, "_run_child", fake_run)

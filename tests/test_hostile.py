@@ -644,3 +644,27 @@ def test_compare_of_the_largest_rows_takes_numpy_time(tmp_path, capsys):
     ranks = np.argsort(np.argsort(np.r_[a, b])) + 1.0  # no ties in continuous draws: plain ranks
     assert u == ranks[:10_000].sum() - 10_000 * 10_001 / 2 and mean == 5e7
     assert compare.verdict(a.tolist(), b.tolist()).name == compare.SLOWER
+
+
+LOUD = """
+import sys
+line = "x" * 1023 + "\\n"
+for _ in range(100 * 1024):  # 100 MB on each stream
+    sys.stdout.write(line)
+    sys.stderr.write(line)
+sys.stderr.write("raytracer-app: error: the last word\\n")
+sys.exit(2)
+"""
+
+
+def test_a_loud_child_of_bench_processes_costs_no_memory_and_keeps_its_last_line():
+    import resource
+    import sys
+
+    from raytracer_app import cli_processes
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code, tail = within(120, lambda: cli_processes._run_child([sys.executable, "-c", LOUD]))
+    grew_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert code == 2 and tail.endswith("the last word\n") and len(tail) <= cli_processes.LOG_TAIL_BYTES
+    assert grew_kb < 50_000  # of 200 MB printed
