@@ -410,15 +410,18 @@ def test_a_signal_ends_a_cpu_kernel_that_cannot_be_interrupted_within_a_second(s
         "terminated" if status == 143 else "interrupted")
 
 
-def test_sigint_stops_a_long_bench_with_130_one_line_and_no_file(tmp_path):
+@pytest.mark.parametrize("sig, status, says", [("SIGINT", 130, ["raytracer-app: interrupted"]),
+                                               ("SIGTERM", 143, ["raytracer-app: terminated"]),
+                                               ("SIGKILL", -9, [])])
+def test_a_signal_stops_a_long_bench_at_once_and_leaves_no_file(tmp_path, sig, status, says):
     import signal
 
     csv, js = tmp_path / "rows.csv", tmp_path / "rows.json"
     proc = _cli_child("bench", "reduction", "--backend", "cpu", "--sizes", ",".join(["16777216"] * 20),
                       "--variants", "numpy", "--repeats", "10000", "--csv", csv, "--json", js)
-    took = _stop_after(proc, "backend:", signal.SIGINT)
-    assert proc.returncode == 130 and took < 1.5
-    assert proc.stderr.read().strip().splitlines() == ["raytracer-app: interrupted"]
+    took = _stop_after(proc, "backend:", getattr(signal, sig))
+    assert proc.returncode == status and took < 1.5
+    assert proc.stderr.read().strip().splitlines() == says
     assert list(tmp_path.iterdir()) == []  # no CSV, no JSON, no temporary file
 
 
@@ -668,3 +671,45 @@ def test_a_loud_child_of_bench_processes_costs_no_memory_and_keeps_its_last_line
     grew_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert code == 2 and tail.endswith("the last word\n") and len(tail) <= cli_processes.LOG_TAIL_BYTES
     assert grew_kb < 50_000  # of 200 MB printed
+
+
+SHARER = """
+import sys
+from pathlib import Path
+from kernels.inspector import compiler
+from kernels.launch import tuning
+
+who, entry = sys.argv[1], Path(sys.argv[2])
+signature = compiler.declaration("reduction", "best").signature
+mine = compiler.Compiled("reduction", "best", "sm_90", signature, "x", "p" * 300_000, who, "s" * 300_000, [{}])
+for i in range(25):
+    compiler._store(entry, mine)
+    got = compiler._read_entry(entry, "reduction", "best", "sm_90", "x")
+    assert isinstance(got, compiler.Compiled), got
+    tuning.choose(f"{who}-{i}", lambda items, block: 1.0)
+    tuning.choose("shared", lambda items, block: 1.0)
+print("done")
+"""
+
+
+def test_the_window_and_the_cli_writing_one_cache_at_once_lose_nothing_and_read_no_torn_entry(tmp_path):
+    """Two processes (as the window and a CLI command) store and read the same inspector entry and the
+    tuning file at once: every read sees a whole entry, no warning, every tuning key kept."""
+    import subprocess
+    import sys
+
+    from tests.conftest import child_pythonpath
+    from kernels.launch import tuning
+
+    cache = tmp_path / "cache"
+    entry = cache / "inspect" / "entry.json"
+    entry.parent.mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": child_pythonpath(), "RAYTRACER_CACHE_DIR": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", SHARER, who, str(entry)], env=env, cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for who in ("window", "cli")]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and out.strip() == "done" and "warning" not in err, err
+    keys = json.loads((cache / tuning.CACHE_FILE).read_text())
+    assert set(keys) == {"shared"} | {f"{who}-{i}" for who in ("window", "cli") for i in range(25)}
+    assert sorted(p.name for p in entry.parent.iterdir()) == ["entry.json"]  # no temporary file left
