@@ -176,6 +176,9 @@ MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
 # What may remain once whitespace outside strings is dropped: a sphere of seven 17-digit values takes
 # about 175 bytes. Bounds the memory a file padded with whitespace costs.
 COMPACT_BYTES_PER_SPHERE = 224
+# What reading costs per byte of (compacted) file: its bytes, its text, and the spheres packed as float32
+# while parsing (a 150 MB scene peaked at 337 MB)
+PEAK_PER_BYTE = 3
 
 
 def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
@@ -196,7 +199,7 @@ def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
 
     doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
                     f"a scene holds at most {cap} spheres", check_raw, packer, packer.number,
-                    compact_limit=cap * COMPACT_BYTES_PER_SPHERE + 65536)
+                    compact_limit=cap * COMPACT_BYTES_PER_SPHERE + 65536, peak_per_byte=PEAK_PER_BYTE)
     return packer.scene(doc)
 
 
