@@ -62,14 +62,26 @@ def one_of(value, choices, what: str):
     return value
 
 
-def items(text, what: str) -> list[str]:
+def one_line(exc: BaseException) -> str:
+    """An exception as one readable line (numba's typing errors span many, with terminal colours)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines[1:] if not ln.startswith(("File", "<source", "During"))), "")
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" + (f" {detail}" if detail and len(first) < 80 else "")
+
+
+def items(text, what: str, noun: str = "item") -> list[str]:
     """The items of a comma-separated list ('a, b,c'), blanks around them dropped; InputError naming ``what``
-    for an empty item ('1,,2', a comma at either end) or no item at all: a list never silently shrinks."""
+    for an empty item ('1,,2', a comma at either end) or no item at all: a list never silently shrinks.
+    ``noun``: what an item is called in the message (a name, a value)."""
     parts = [part.strip() for part in str(text).split(",")]
     if parts == [""]:
         raise InputError(f"{what} needs at least one value")
     if "" in parts:
-        raise InputError(f"{what} {shown(text)} has an empty item (two commas in a row, or one at an end)")
+        raise InputError(f"{what} {shown(text)} has an empty {noun} (two commas in a row, or one at an end)")
     return parts
 
 

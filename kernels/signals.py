@@ -93,7 +93,8 @@ def _on_signal(signum, frame):
 def exit_now(status: int) -> None:
     """End the process at once with ``status`` after an interruption the command unwound from: its output
     flushed and the clean-ups run, but not the interpreter's teardown (freeing a large frame, stopping
-    numba's threads), which can take longer than the second a stop may take."""
+    numba's threads), which can take longer than the second a stop may take. The command said its line."""
+    _said.set()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

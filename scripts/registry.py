@@ -34,6 +34,9 @@ SCRIPTS = (
     Script("variant_run_time.py", "the variant editor's Run as a user sees it: seconds from Run to the row in the "
            "benchmark panel, compile included, then a re-run without edits (docs/user-variants.md)",
            ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
+    Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
+           "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
+           "made without a GPU (predicted only)", ("--example", "{tmp}")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -88,7 +88,8 @@ def test_new_columns_are_appended_after_the_old_ones():
     assert bench.CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
     from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 
-    assert bench.CSV_COLUMNS[32:] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert bench.CSV_COLUMNS[32:-1] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert bench.CSV_COLUMNS[-1] == "axes"  # the swept options' values
 
 
 def test_row_writes_noise_cold_and_spec():

@@ -29,7 +29,7 @@ def test_csv_columns_start_as_the_issue_lists():
 @pytest.mark.slow
 def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backend):
     out = tmp_path / "rt.csv"
-    code, text, err = run(capsys, "bench", "raytrace", "--backend", cuda_backend.kind, "--size", "16x16",
+    code, text, err = run(capsys, "bench", "spheres", "--backend", cuda_backend.kind, "--size", "16x16",
                           "--sizes", "3,40", "--block", "8x8,16x4", "--repeats", "1", "--csv", str(out))
     assert code == 0, err
     rows = read_rows(out)
@@ -107,7 +107,7 @@ BAD = [
     (["bench", "reduction", "--n", "0"], "--n 0 must be at least 1"),
     (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
     (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
-    (["bench", "raytrace", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
+    (["bench", "spheres", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
     (["bench", "reduction", "--repeats", "2", "--rounds", "3"], "--rounds 3 is more than --repeats 2"),
     (["bench", "reduction", "--repeats", "4", "--rounds", "2", "--tolerance", "0.01"], "without --tolerance"),
     (["bench", "reduction", "--rounds", "0"], "--rounds 0 must be at least 1"),
@@ -154,7 +154,7 @@ def test_runs_that_cannot_fit_in_memory_are_refused_before_allocating(tmp_path, 
 
 def test_block_above_the_device_limit(tmp_path, capsys, cuda_backend):
     out = tmp_path / "x.csv"
-    code, _, err = run(capsys, "bench", "raytrace", "--block", "64x64", "--backend", cuda_backend.kind, "--csv", str(out))
+    code, _, err = run(capsys, "bench", "spheres", "--block", "64x64", "--backend", cuda_backend.kind, "--csv", str(out))
     assert code == 2 and "at most 1024 per block" in err and not out.exists()
 
 

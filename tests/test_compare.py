@@ -76,7 +76,7 @@ def test_bench_json_writes_the_header_and_the_samples(tmp_path, capsys):
     assert code == 0, err
     doc = json.loads(out.read_text())
     assert doc["command"] == ["raytracer-app", *argv] and doc["target"] == "reduction"
-    assert doc["options"]["repeats"] == 3 and doc["options"]["n"] == 5000
+    assert doc["request"]["repeats"] == 3 and doc["request"]["sizes"] == [5000]
     assert datetime.datetime.strptime(doc["date"], "%Y-%m-%dT%H:%M:%SZ")
     assert doc["device"]["backend"] == "cpu" and doc["device"]["copy_peak_gbps"] > 0 and doc["device"]["cores"] >= 1
     assert doc["commit"] is None or re.fullmatch(r"[0-9a-f]{40}", doc["commit"])

@@ -91,8 +91,8 @@ def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend)
 
 def _visible_seed(count: int, size) -> int:
     """A seed whose random scene shows at least one sphere in a small image (CPU twin, same pixels)."""
-    from kernels.raytrace.renderer import SphereRenderer
-    from kernels.raytrace.scene import generate_scene
+    from kernels.spheres.renderer import SphereRenderer
+    from kernels.spheres.scene import generate_scene
 
     r = SphereRenderer(resolve("cpu"))
     for seed in range(200):
@@ -276,7 +276,7 @@ def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
 
 
 def test_failed_render_shows_message_and_next_render_succeeds(qtbot, make_window, cpu_backend, monkeypatch):
-    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.spheres.renderer import SphereRenderer
 
     preset(**{"render/size_spheres": "64x64"})
     w = make_window(cpu_backend)

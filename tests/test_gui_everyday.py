@@ -83,7 +83,7 @@ def test_typed_c_values_keep_sign_and_five_decimals(qtbot, make_window, cpu_back
 
 # ---------------------------------------------------------------------------------------------- labels, scene file
 def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_backend):
-    from kernels.raytrace.scene import presets
+    from kernels.spheres.scene import presets
 
     from raytracer_app.gui.controls import CUSTOM
     from raytracer_app.gui.models import JULIA_PRESETS
@@ -109,7 +109,7 @@ def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_b
 
 
 def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, make_window, cpu_backend, tmp_path):
-    from kernels.raytrace.scene import generate_scene, save_scene
+    from kernels.spheres.scene import generate_scene, save_scene
 
     preset(**{"render/size_spheres": "32x32"})
     path = tmp_path / "mine.json"

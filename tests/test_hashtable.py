@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from kernels import hashtable
+from kernels.service.bench_request import BenchRequest
+from tests.runs import plan
 from kernels.harness import bench
 from kernels.backend import SkipKind
 from kernels.harness.bench import Launch
@@ -360,11 +362,11 @@ def test_bad_problem_inputs(kwargs, message):
 ])
 def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, message):
     with pytest.raises(InputError, match=message):
-        bench.run([hashtable.make_problem(10)], hashtable.VARIANTS, [launch], cuda_backend, 1)
+        BenchRequest("hashtable", cuda_backend, sizes=(10,), launches=(launch,), repeats=1)
 
 
 def test_runner_on_the_cpu_backend(cpu_backend):
-    rows = bench.run([hashtable.make_problem(3000, buckets=32)], hashtable.VARIANTS, [Launch()], cpu_backend, 1)
+    rows = bench.run(plan(cpu_backend, 1, [Launch()]), hashtable.VARIANTS, [hashtable.make_problem(3000, buckets=32)])
     by_name = {r.variant: r for r in rows}
     assert by_name["cpu"].verified == bench.PASSED and by_name["cpu"].result == 3000
     assert by_name["cpu"].gbps > 0
@@ -383,7 +385,7 @@ def peer_skipped_for_a_reason(row, backend) -> bool:
 
 
 def test_runner_on_the_cuda_backend(cuda_backend):
-    rows = bench.run([hashtable.make_problem(1000, buckets=32, seed=8)], hashtable.VARIANTS, [SMALL], cuda_backend, 1)
+    rows = bench.run(plan(cuda_backend, 1, [SMALL]), hashtable.VARIANTS, [hashtable.make_problem(1000, buckets=32, seed=8)])
     for row in rows:
         if peer_skipped_for_a_reason(row, cuda_backend):
             continue
@@ -395,7 +397,7 @@ def test_runner_on_the_cuda_backend(cuda_backend):
 @pytest.mark.parametrize("launch", [Launch(), Launch(block=256, grid_sm=8), Launch(block=1024, grid_sm=2)])
 def test_a_million_keys_on_a_real_gpu(cuda_backend, launch):
     problem = hashtable.make_problem(2**20, buckets=1024, seed=12)
-    rows = bench.run([problem], hashtable.VARIANTS, [launch], cuda_backend, 3)
+    rows = bench.run(plan(cuda_backend, 3, [launch]), hashtable.VARIANTS, [problem])
     for row in rows:
         if peer_skipped_for_a_reason(row, cuda_backend):
             continue

@@ -19,11 +19,13 @@ import time
 from pathlib import Path
 
 from kernels.counters import metrics as M
-from kernels.counters.child import PREFIX
 from kernels.counters.report import short_name, split
 from kernels.counters.tool import CannotMeasure, MeasureFailed, find_ncu, permission_problem, report_module_dir, why_not
 
 CLOCK_CONTROLS = ("none", "base")
+# the profiled child (kernels/service/counters_child.py) reports progress and skips on stderr behind this
+PREFIX = "@counters"
+CHILD_MODULE = "kernels.service.counters_child"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -46,7 +48,7 @@ def command(ncu: str, metrics: list[str], clock_control: str, report: str, spec:
     """The ncu command line: every metric at once, only inside the child's profiler windows."""
     return [ncu, "--metrics", ",".join(metrics), "--clock-control", clock_control, "--profile-from-start", "off",
             "--export", report, "--force-overwrite", "--print-summary", "none",
-            sys.executable, "-m", "kernels.counters.child", json.dumps(spec)]
+            sys.executable, "-m", CHILD_MODULE, json.dumps(spec)]
 
 
 def _env(extra_path: str | None = None) -> dict:
@@ -106,11 +108,12 @@ def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0) 
     return (None if stopped else proc.returncode), "\n".join(tail), skips
 
 
-def read_report(ncu: Path, report: str) -> list[dict]:
-    """The report's kernels through NVIDIA's ncu_report module, in a child process."""
+def read_report(ncu: Path, report: str, extra=()) -> list[dict]:
+    """The report's kernels through NVIDIA's ncu_report module, in a child process (``extra``: metric names
+    to read beside the counters' own)."""
     folder = report_module_dir(ncu)
-    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report], capture_output=True, text=True,
-                          env=_env(str(folder)), cwd=str(ROOT), timeout=600)
+    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report, *extra], capture_output=True,
+                          text=True, env=_env(str(folder)), cwd=str(ROOT), timeout=600)
     if done.returncode != 0:
         raise MeasureFailed(f"reading the ncu report failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout)
@@ -137,21 +140,24 @@ def to_measured(actions: list[dict], names: list[str], skips: dict, clock_contro
     return out
 
 
-def measure(target: str, variants: list[str], n, options: dict, seed: int, launch: dict, backend,
-            clock_control: str = "none", on_progress=None, should_stop=None, raw_out: list | None = None,
-            input_path: str | None = None) -> dict:
-    """Counters for every variant in one ncu run (see the module's doc). ``launch``: the Launch's fields
-    the user gave (block, grid, grid_sm, items_per_thread). ``raw_out``: receives the report's kernels."""
+def measure(request: dict, backend, clock_control: str = "none", on_progress=None, should_stop=None,
+            raw_out: list | None = None, extra_metrics=()) -> dict:
+    """Counters for every variant of ``request`` in one ncu run (see the module's doc). ``request``: the JSON
+    of a BenchRequest of one problem and one launch (kernels/service/bench_request.py), its variants named;
+    the profiled child builds the same problem from it. ``raw_out``: receives the report's kernels.
+    ``extra_metrics``: more ncu metrics to collect (those this ncu lists), found in ``raw_out``."""
+    variants = list(request["variants"])
     if clock_control not in CLOCK_CONTROLS:
         raise CannotMeasure(f"clock control {clock_control!r}: choose one of {', '.join(CLOCK_CONTROLS)}")
     reason = why_not(backend)
     if reason:
         raise CannotMeasure(reason)
     ncu = find_ncu()
-    wanted, _left = M.metric_list(available_metrics(str(ncu), backend.device))
-    spec = {"target": target, "variants": list(variants), "n": n, "options": options, "seed": seed,
-            "launch": {k: v for k, v in launch.items() if v is not None}, "device": backend.device,
-            "input": input_path}
+    available = available_metrics(str(ncu), backend.device)
+    wanted, _left = M.metric_list(available)
+    extra = [m for m in extra_metrics if available is None or M.base_name(m) in available]
+    wanted += [m for m in extra if m not in wanted]
+    spec = request
     with tempfile.TemporaryDirectory(prefix="raytracer-counters-") as tmp:
         report = os.path.join(tmp, "counters.ncu-rep")
         status, tail, skips = run_ncu(command(str(ncu), wanted, clock_control, report, spec), on_progress,
@@ -164,7 +170,7 @@ def measure(target: str, variants: list[str], n, options: dict, seed: int, launc
         if not os.path.exists(report):
             last = [ln for ln in tail.splitlines() if ln.strip()][-3:]
             raise MeasureFailed(f"ncu wrote no report (exit status {status}): {' | '.join(last) or 'no output'}")
-        actions = read_report(ncu, report)
+        actions = read_report(ncu, report, extra)
     if raw_out is not None:
         raw_out.extend(actions)
     return to_measured(actions, list(variants), skips, clock_control)

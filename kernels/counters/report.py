@@ -1,9 +1,9 @@
 """Reading an ncu report, and telling which kernels belong to which variant.
 
-``python -m kernels.counters.report FILE`` runs with Nsight Compute's ``extras/python`` on its path (the
-``ncu_report`` module ships with ncu, for any Python 3) and prints every profiled kernel, in launch order, as
-JSON: ``[{"name", "mangled", "metrics": {ncu name: value}}]``. Loading it in a child keeps NVIDIA's module
-out of the app's process.
+``python -m kernels.counters.report FILE [METRIC...]`` runs with Nsight Compute's ``extras/python`` on its path
+(the ``ncu_report`` module ships with ncu, for any Python 3) and prints every profiled kernel, in launch order, as
+JSON (the counters' metrics, and the METRICs named): ``[{"name", "mangled", "metrics": {ncu name: value}}]``.
+Loading it in a child keeps NVIDIA's module out of the app's process.
 
 :func:`split` is pure: the child that ncu profiles launches a marker kernel (grid = variant number) at the
 start of each variant's profiled window, so the kernels between two markers are that variant's."""
@@ -35,9 +35,11 @@ def _value(metric):
     return metric.as_double()
 
 
-def read(path: str) -> list[dict]:
+def read(path: str, extra=()) -> list[dict]:
+    """Every profiled kernel's wanted metrics (METRICS, the stall reasons, and ``extra`` names)."""
     import ncu_report
 
+    wanted = _WANTED | set(extra)
     context = ncu_report.load_report(path)
     out = []
     for r in range(context.num_ranges()):
@@ -45,9 +47,9 @@ def read(path: str) -> list[dict]:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             metrics = {}
-            names = action.metric_names() if hasattr(action, "metric_names") else sorted(_WANTED)
+            names = action.metric_names() if hasattr(action, "metric_names") else sorted(wanted)
             for name in names:
-                if name in _WANTED or STALL_PATTERN.match(base_name(name)):
+                if name in wanted or STALL_PATTERN.match(base_name(name)):
                     value = _value(action.metric_by_name(name))
                     if value is not None:
                         metrics[name] = value
@@ -90,7 +92,7 @@ def split(actions: list[dict], count: int) -> dict[int, list[dict]]:
 
 
 def main(argv: list[str]) -> int:
-    json.dump(read(argv[0]), sys.stdout)
+    json.dump(read(argv[0], argv[1:]), sys.stdout)
     return 0
 
 

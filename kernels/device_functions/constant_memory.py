@@ -82,6 +82,8 @@ class ConstantArray:
             return True
         from numba import cuda
 
+        from kernels.backend.numba_private import module_global, write_global
+
         data = values.tobytes()
         dev = cuda.get_current_device().id if device is None else device
         written = False
@@ -89,10 +91,10 @@ class ConstantArray:
             key = (id(compiled), dev, offset)
             if self._written.get(key) == data:
                 continue
-            symbol, size = compiled.library.get_cufunc().module.get_global_symbol(self.name)
+            symbol, size = module_global(compiled, self.name)
             if size != self.length * 4:
                 raise ValueError(f"constant symbol {self.name} has {size} bytes, expected {self.length * 4}")
-            cuda.driver.host_to_device(symbol.view(offset * 4), values, len(data))
+            write_global(symbol, offset * 4, values)
             self._written[key] = data
             written = True
         return written

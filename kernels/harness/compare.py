@@ -247,14 +247,16 @@ KEY_FIELDS = ("target", "variant", "op", "dtype", "n", "block", "grid")
 
 
 def row_key(target: str, row) -> tuple:
-    """What identifies a row across runs: target, variant, problem and launch (block and grid)."""
-    return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid))
+    """What identifies a row across runs: target, variant, problem (with its swept values) and launch
+    (block and grid)."""
+    return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid),
+            bench.axes_text(getattr(row, "axes", None)))
 
 
 def key_text(key: tuple) -> str:
-    target, variant, op, dtype, n, block, grid = key
+    target, variant, op, dtype, n, block, grid, axes = key
     launch = ", ".join(x for x in (f"block {block}" if block else "", f"grid {grid}" if grid else "") if x)
-    return f"{target} {variant} {op} {dtype} n={n}" + (f" ({launch})" if launch else "")
+    return f"{target} {variant} {op} {dtype} n={n}" + (f" {axes}" if axes else "") + (f" ({launch})" if launch else "")
 
 
 @dataclass

@@ -38,13 +38,14 @@ class Option:
             return self.default[backend.kind]
         return self.default
 
-    def value(self, given, backend):
-        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default."""
+    def value(self, given, backend, label: str | None = None):
+        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default;
+        a refusal names the option as ``label`` (default: its flag)."""
         if given is None:
             return self.default_for(backend)
         value = self.parse(given) if isinstance(given, str) else given
         if self.choices and value not in self.choices:
-            raise InputError(f"{self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
+            raise InputError(f"{label or self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
         return value
 
 
@@ -119,16 +120,6 @@ class Algorithm:
         if self.load_input is not None and self.input_size is None:
             raise TypeError(f"{self.name}: an algorithm that loads --input declares input_size, so that a file "
                             "gets the memory estimate --n gets before it is read")
-
-    def load_checked(self, path, options: dict, backend, option: str = "--input"):
-        """The data of input file ``path`` for make_problem, after the memory estimate of the run it sets
-        (as for ``--n``, from the file's size or header, before a byte of data is read)."""
-        from kernels.errors import shown
-
-        n, loading = self.input_size(path, option)
-        self.check_memory(n, options, backend, option, f"{option} {shown(path)} ({n:,} {self.size.unit if self.size else 'items'})",
-                          extra_host=loading)
-        return self.load_input(path)
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)

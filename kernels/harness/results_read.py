@@ -24,7 +24,8 @@ MAX_WHY = "the largest result file raytracer-app reads"
 # comparing a file stays within seconds and a few hundred MB
 MAX_SAMPLES = MAX_REPEATS
 MAX_ROWS = 20_000
-HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "options", "rows")
+HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "rows")
+TARGET_RENAMED = {"raytrace": "spheres"}  # files written before the ray tracer's target was named spheres
 ROW_FIELDS = ("variant", "op", "dtype", "n", "block", "grid", "samples_ms", "median_ms", "noise", "verified")
 
 
@@ -46,8 +47,13 @@ def from_json(doc, label: str = "result") -> Result:
     _type(doc, "date", (str,), label)
     _type(doc, "device", (dict,), label)
     _type(doc["device"], "name", (str,), label, "device.")
-    for key, types in (("versions", (dict,)), ("options", (dict,)), ("rows", (list,))):
+    for key, types in (("versions", (dict,)), ("rows", (list,))):
         _type(doc, key, types, label)
+    if "request" not in doc and "options" not in doc:  # files before the request was recorded hold the options
+        raise InputError(f"{label} lacks the header field(s) request")
+    for key in ("request", "options"):
+        if key in doc:
+            _type(doc, key, (dict,), label)
     for key, types in (("commit", (str,)), ("command", (list,)), ("dirty", (bool,))):
         if doc.get(key) is not None:
             _type(doc, key, types, label)
@@ -55,9 +61,9 @@ def from_json(doc, label: str = "result") -> Result:
         raise InputError(f"{label} has {len(doc['rows']):,} rows; at most {MAX_ROWS:,} are read (more than a "
                          "bench run writes)")
     rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
-    return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
+    return Result(target=TARGET_RENAMED.get(doc["target"], doc["target"]), rows=rows, device=doc["device"], date=doc["date"],
                   versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
-                  options=doc["options"])
+                  options=doc.get("options", {}), request=doc.get("request"), partial=doc.get("partial") is True)
 
 
 def check_header(doc, label: str, kind: str, schema: str, version: int, fields: tuple) -> None:

@@ -26,7 +26,7 @@ from kernels.inspector import toolchain
 from kernels.inspector.declarations import declaration
 from kernels.errors import InputError
 from kernels.inspector.errors import CompileFailed
-from kernels.inspector.occupancy import DEFAULT_ARCH, LIMITS, limits_for
+from kernels.inspector.occupancy import DEFAULT_ARCH, limits_for
 
 CACHE_ENV = "RAYTRACER_INSPECT_CACHE"
 CHILD_TIMEOUT_S = 600
@@ -56,12 +56,6 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
     from kernels.io.cache import cache_root
 
     return cache_root() / "inspect"
-
-
-def supported_archs() -> list[str]:
-    """Architectures with published limits here that the installed ptxas can target, oldest first."""
-    have = toolchain.ptxas_archs()
-    return [arch for arch in sorted(LIMITS, key=_arch_number) if arch in have]
 
 
 def _arch_number(arch: str) -> int:
@@ -136,13 +130,6 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
                 _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
             results[(target, variant)] = compiled
     return results
-
-
-def compile_kernel(target: str, variant: str, arch: str = DEFAULT_ARCH, cache=None) -> Compiled:
-    result = compile_kernels([(target, variant)], arch, cache)[(target, variant)]
-    if isinstance(result, Exception):
-        raise result
-    return result
 
 
 def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:

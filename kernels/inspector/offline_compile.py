@@ -2,54 +2,24 @@
 
 numba-cuda's ``compile_ptx`` takes the target ``cc``, but a kernel that calls a device function compiles
 that callee for ``get_current_device()``'s compute capability (``numba.cuda.dispatcher``), which needs a
-driver. :func:`target_device` replaces that one name for the duration of a compile with an object that
-reports the target: the only place the inspector touches numba-cuda's internals. It was checked on
-numba-cuda ``CHECKED_ON``; a test fails when the installed version differs, so that the next upgrade is
-checked again. Callees are cached per argument types, not per architecture, so one process compiles for
-one architecture only: :mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA
-simulator off (``compile_ptx`` does not work in a simulator process).
+driver. :func:`kernels.backend.numba_private.target_device` replaces that one name for the duration of a
+compile with an object that reports the target: the only place the inspector touches numba-cuda's internals
+(checked on the version that module names; a test fails when the installed version differs). Callees are
+cached per argument types, not per architecture, so one process compiles for one architecture only:
+:mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA simulator off
+(``compile_ptx`` does not work in a simulator process).
 
 Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
 import json
 import sys
 
-CHECKED_ON = "0.30.4"
-
-
-def numba_cuda_version() -> str:
-    from importlib.metadata import version
-
-    return version("numba-cuda")
-
-
-class _TargetDevice:
-    def __init__(self, cc: tuple[int, int]):
-        self.compute_capability = cc
-
-
-@contextlib.contextmanager
-def target_device(cc: tuple[int, int]):
-    """While inside, numba-cuda compiles device functions for ``cc`` instead of asking the driver."""
-    from numba.cuda import dispatcher
-
-    if not hasattr(dispatcher, "get_current_device"):
-        raise RuntimeError(
-            f"numba-cuda {numba_cuda_version()} changed how device functions pick their architecture "
-            f"(no numba.cuda.dispatcher.get_current_device); the inspector was checked on {CHECKED_ON}"
-        )
-    original = dispatcher.get_current_device
-    dispatcher.get_current_device = lambda: _TargetDevice(cc)
-    try:
-        yield
-    finally:
-        dispatcher.get_current_device = original
+from kernels.backend.numba_private import numba_cuda_version, target_device
 
 
 def resolve_kernel(job: dict):

@@ -55,7 +55,7 @@ class KernelReport:
         return [i for i, s in enumerate(self.sass) if s.file == file and s.line == line]
 
 
-def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> tuple[int, ...]:
+def checked_decl_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> tuple[int, ...]:
     if block is None or decl.fixed_block:
         return decl.default_block
     if len(block) != len(decl.default_block):
@@ -70,7 +70,7 @@ def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> t
 def build(compiled: Compiled, block: tuple[int, ...] | None = None, decl: KernelDecl | None = None) -> KernelReport:
     """The report of a compiled kernel; ``decl`` for a kernel the registry does not declare (a user's file)."""
     decl = decl or declaration(compiled.target, compiled.variant)
-    block = check_block(decl, block, compiled.arch)
+    block = checked_decl_block(decl, block, compiled.arch)
     resources = sass_mod.parse_ptxas(compiled.ptxas_report, compiled.ptx)
     lines = sass_mod.parse_sass(compiled.sass_text)
     total = threads(block)

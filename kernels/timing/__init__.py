@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.backend import memory
 from kernels.errors import InputError
 
 
@@ -80,19 +81,17 @@ def check_repeats(repeats: int) -> int:
 GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
 
 
-def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
     """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
     and the launches: the events then bracket the kernels alone, not the launch latency."""
-    from numba import cuda
-
     check_repeats(repeats)
-    for _ in range(warmup):
-        launch()
-    cuda.synchronize()
-    timer = EventTimer()
     policy = current_policy()
+    for _ in range(policy.warmup if warmup is None else warmup):
+        launch()
+    memory.synchronize()
+    timer = EventTimer()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
@@ -143,10 +142,11 @@ def _head_start_kernel():
     return sleep_ns
 
 
-def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None) -> Timing:
-    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``)."""
+def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
+              sync: Callable[[], object] | None = None) -> Timing:
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``)."""
     check_repeats(repeats)
-    for _ in range(warmup):
+    for _ in range(current_policy().warmup if warmup is None else warmup):
         fn()
     if sync:
         sync()
@@ -161,15 +161,13 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Cal
     return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
 
 
-def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
     """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
     events there, so it synchronises) and on the CPU."""
     if backend.is_gpu:
         return time_cuda_events(launch, repeats, warmup)
     if backend.is_simulator:
-        from numba import cuda
-
-        return time_wall(launch, repeats, warmup, sync=cuda.synchronize)
+        return time_wall(launch, repeats, warmup, sync=memory.synchronize)
     return time_wall(launch, repeats, warmup)
 
 
@@ -183,12 +181,14 @@ class Policy:
     ``tolerance``: keep repeating until the median of the samples moved by at most this fraction over the
     last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
     median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
-    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample."""
+    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample. ``warmup``:
+    untimed calls before the samples (a timer's caller may fix its own, e.g. a first call that compiles)."""
 
     tolerance: float | None = None
     max_repeats: int | None = None  # default: 10 x repeats
     max_seconds: float = 3.0
     cold: bool = False
+    warmup: int = 1
 
 
 _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
@@ -281,7 +281,7 @@ def l2_flusher(device: int | None = None) -> Callable[[], None]:
     if device not in _FLUSH_BUFFERS:
         l2 = devices.gpu_l2_bytes(device)
         nbytes = max(2 * l2, FLUSH_FALLBACK_BYTES) if l2 else FLUSH_FALLBACK_BYTES
-        _FLUSH_BUFFERS[device] = cuda.device_array(nbytes // 4, "int32")
+        _FLUSH_BUFFERS[device] = memory.empty(nbytes // 4, "int32")
     buffer = _FLUSH_BUFFERS[device]
     kernel = _flush_kernel()[1024, 256]
     value = [0]

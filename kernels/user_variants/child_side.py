@@ -13,9 +13,8 @@ import traceback
 import types
 
 from kernels.launch import LaunchRule, resolve
-from kernels.user_variants.launch_args import detached
+from kernels.harness.user_calls import Phases, detached
 from kernels.user_variants.names import name_problem
-from kernels.user_variants.phases import Phases
 
 _MODULES: dict[str, types.ModuleType] = {}  # by sha256 of the text: a re-run without edits compiles nothing
 # the last problem shipped, by its token: a re-run (or another file on the same problem) is not sent its
@@ -168,7 +167,7 @@ _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 def where(exc: BaseException, path: str) -> str:
     """'path:line: Type: message' with the line in the user's file the error comes from (the last frame in
     it, or the line numba's message names), else 'path: ...'."""
-    from kernels.harness.bench import one_line
+    from kernels.errors import one_line
 
     line = None
     if isinstance(exc, SyntaxError) and exc.filename == path:

@@ -14,11 +14,11 @@ import uuid
 from kernels.backend import Skip, SkipKind
 from kernels.errors import InputError
 from kernels.harness.variants import Variant
-from kernels.service.child import SimulatorProcess, Stalled
-from kernels.user_variants.launch_args import detached
-from kernels.user_variants.phases import Phases
+from kernels.backend.child import SimulatorProcess, Stalled
+from kernels.harness.user_calls import Phases, detached
 
 OPTION = "--variant-file"
+USER_JOB = "kernels.user_variants.child_side:serve"  # what the child runs for each of this module's jobs
 MAX_BYTES = 1 << 20  # a variant file is source code: a megabyte is plenty
 DEFAULT_WATCHDOG_S = 10.0
 
@@ -102,7 +102,7 @@ def end_children() -> None:
 
 
 def _ask(backend, payload: dict, watchdog_s: float, should_stop=lambda: False) -> dict:
-    return child_for(backend).call("user", payload, should_stop, watchdog_s=watchdog_s)
+    return child_for(backend).call(USER_JOB, payload, should_stop, watchdog_s=watchdog_s)
 
 
 def warm(backend, problem=None, watchdog_s: float = 60.0) -> None:

@@ -162,7 +162,7 @@ import numba
 import numpy as np
 from numba import cuda, uint32
 
-from kernels.backend import simulator_active
+from kernels.backend import memory, simulator_active
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector
 from kernels.launch import LaunchRule
 from kernels.user_variants.names import name_problem
@@ -182,10 +182,11 @@ _SCRATCH = {}
 
 
 def scratch(name, size, dtype):
-    """A zeroed device array kept across calls (allocated by the first, untimed, call)."""
+    """A zeroed device array kept across calls (allocated by the first, untimed, call), from the lab's
+    memory seam, as the arrays run() is given."""
     key = (name, size, np.dtype(dtype).str)
     if key not in _SCRATCH:
-        _SCRATCH[key] = cuda.to_device(np.zeros(size, dtype))
+        _SCRATCH[key] = memory.zeros(size, dtype)
     return _SCRATCH[key]
 
 

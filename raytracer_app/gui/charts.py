@@ -7,8 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-RATE_UNITS = ("GB/s", "M inserts/s")  # a panel's throughput unit: bandwidth, or hash-table inserts
-MODES = ("bars", "block", "n")  # bars per variant, or a sweep over block size / over N
 PEAK_PEN = dict(color=(255, 200, 0), width=2)
 GHOST_PEN = dict(color=(230, 230, 230, 170), width=1.5)  # a loaded baseline: dashed, semi-transparent
 GHOST_BRUSH = (230, 230, 230, 45)

@@ -23,7 +23,7 @@ from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdi
 from kernels.errors import InputError, whole_items
 from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
-from kernels.service.child import Cancelled, SimulatorProcess
+from kernels.backend.child import Cancelled, SimulatorProcess
 from raytracer_app.gui import lesson_references as shown_refs
 from raytracer_app.gui.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
