@@ -215,12 +215,20 @@ def test_a_lesson_reference_too_large_for_memory_is_refused_not_shown(tmp_path, 
 
 
 
+STALL = """
+import time
+with open("/proc/self/cmdline", "rb") as f:  # the job's child only, not multiprocessing's resource tracker
+    if b"spawn_main" in f.read():
+        time.sleep(120)
+"""
+
+
 @pytest.fixture
 def stalling_children(tmp_path, monkeypatch):
-    """Child processes started from now on sleep in their sitecustomize before they read anything."""
+    """Child processes spawned from now on sleep in their sitecustomize before they read anything."""
     site = tmp_path / "site"
     site.mkdir()
-    (site / "sitecustomize.py").write_text("import time\ntime.sleep(3600)\n")
+    (site / "sitecustomize.py").write_text(STALL)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
