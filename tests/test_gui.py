@@ -212,6 +212,22 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert set(names) <= set(variants)
 
 
+def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants(["numpy"])
+    panel.n.setValue(3000)
+    panel.warmup.setValue(4)
+    panel.repeats.setValue(3)
+    request = panel.request()
+    assert (request.sizes, request.variants, request.repeats, request.warmup) == ((3000,), ("numpy",), 3, 4)
+    assert request.policy.warmup == 4
+    panel.rounds.setValue(3)
+    panel.repeats.setValue(2)
+    assert not panel.run()  # refused before anything runs, in the panel's own words
+    assert "Rounds 3 is more than Repeats 2" in panel.status.text()
+
+
 def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, cpu_backend):
     from raytracer_app.gui.bench_panel import FAILED_BG
 

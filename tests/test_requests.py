@@ -172,3 +172,22 @@ def test_settling_brings_values_into_range_and_says_what_changed():
     assert "at most 1024 threads per block" in notes[1] and "64 on the simulator" in notes[2]
     assert settle_render(CPU, (64, 64), (16, 16), "constant", 20) == ({"size": (64, 64), "block": (16, 16),
                                                                         "count": 20}, [])
+
+
+def test_warmup_is_one_field_from_the_cli_and_the_panel_to_the_timers(tmp_path, capsys, qtbot):
+    from kernels import timing
+    from raytracer_app.cli import main
+
+    r = BenchRequest("reduction", CPU, warmup=4)
+    assert r.policy.warmup == 4 and BenchRequest.from_json(r.to_json()).warmup == 4
+    with timing.measurement(r.policy):
+        assert timing.warmups() == 4
+    out = tmp_path / "run.json"
+    assert main(["bench", "reduction", "--backend", "cpu", "--n", "2000", "--variants", "numpy", "--repeats", "2",
+                 "--warmup", "3", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["request"]["warmup"] == 3
+    capsys.readouterr()
+    assert main(["bench", "reduction", "--backend", "cpu", "--warmup", "0"]) == 2
+    assert "--warmup 0 must be at least 1" in capsys.readouterr().err
+    with pytest.raises(InputError, match="Warm-up 0 must be a whole number from 1"):
+        BenchRequest("reduction", CPU, warmup=0, labels={"warmup": "Warm-up"})

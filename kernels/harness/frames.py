@@ -13,7 +13,7 @@ import numpy as np
 
 from kernels.backend import memory
 from kernels.errors import InputError, shown, whole
-from kernels.timing import EventTimer, Timing, check_repeats
+from kernels.timing import EventTimer, Timing, check_repeats, warmups
 
 MAX_SIDE = 4096
 DEFAULT_IMAGE_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}  # the seeds' images
@@ -98,6 +98,7 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
     In the simulator the kernel is wall time up to a synchronize. On the CPU (``image_dev`` None) the kernel writes
     host memory itself: a frame is its kernel."""
     check_repeats(repeats)
+    warmup = warmups(warmup)
     for _ in range(warmup):
         launch()
     kernel_ms, frame_ms = [], []

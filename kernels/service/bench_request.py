@@ -20,12 +20,13 @@ from kernels.launch import Launch
 
 # the CLI's words for each field: a refusal names the option the user typed
 CLI_LABELS = {
-    "sizes": "--sizes", "repeats": "--repeats", "rounds": "--rounds",
+    "sizes": "--sizes", "repeats": "--repeats", "rounds": "--rounds", "warmup": "--warmup",
     "processes": "--processes", "tolerance": "--tolerance", "max_repeats": "--max-repeats",
     "max_seconds": "--max-seconds", "cold": "--cold", "input": "--input", "seed": "--seed",
     "variants": "--variants", "variant_timeout": "--variant-timeout", "block": "--block", "grid": "--grid",
     "grid_sm": "--grid-sm", "items_per_thread": "--items-per-thread",
 }
+MAX_WARMUP = 1000
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class BenchRequest:
     variant_files: tuple[str, ...] = ()
     repeats: int | None = None  # timed repeats per row; None: the backend's default
     rounds: int = 1  # the repeats spread over this many shuffled rounds through the rows
+    warmup: int = 1  # untimed calls before each row's timed repeats (at least one: a compile is never timed)
     processes: int = 1  # fresh processes the repeats are shared between (kernels.harness.processes)
     cold: bool = False  # also time every GPU row with L2 flushed before each repeat
     peak: bool = True  # measure the copy bandwidth first, where GB/s is the algorithm's figure of merit
@@ -161,6 +163,8 @@ class BenchRequest:
         if self.cold and not self.backend.is_gpu:
             raise InputError(f"{words['cold']} flushes a GPU's L2 cache; it needs the cuda backend")
         check_rounds(self.rounds, self.repeats, self.tolerance, (words["rounds"], words["repeats"]))
+        if not isinstance(self.warmup, int) or isinstance(self.warmup, bool) or not 1 <= self.warmup <= MAX_WARMUP:
+            raise InputError(f"{words['warmup']} {self.warmup!r} must be a whole number from 1 to {MAX_WARMUP}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise InputError(f"{words['seed']} {self.seed!r} must be a whole number of at least 0")
         if not self.variant_timeout > 0:
@@ -231,7 +235,8 @@ class BenchRequest:
         """How the timers measure this run (:class:`kernels.timing.Policy`)."""
         from kernels.timing import Policy
 
-        return Policy(tolerance=self.tolerance, max_repeats=self.max_repeats, max_seconds=self.max_seconds)
+        return Policy(tolerance=self.tolerance, max_repeats=self.max_repeats, max_seconds=self.max_seconds,
+                      warmup=self.warmup)
 
     @property
     def unit(self):

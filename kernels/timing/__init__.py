@@ -88,7 +88,7 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | N
     and the launches: the events then bracket the kernels alone, not the launch latency."""
     check_repeats(repeats)
     policy = current_policy()
-    for _ in range(policy.warmup if warmup is None else warmup):
+    for _ in range(warmups(warmup)):
         launch()
     memory.synchronize()
     timer = EventTimer()
@@ -146,7 +146,7 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
               sync: Callable[[], object] | None = None) -> Timing:
     """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``)."""
     check_repeats(repeats)
-    for _ in range(current_policy().warmup if warmup is None else warmup):
+    for _ in range(warmups(warmup)):
         fn()
     if sync:
         sync()
@@ -182,13 +182,13 @@ class Policy:
     last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
     median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
     exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample. ``warmup``:
-    untimed calls before the samples (a timer's caller may fix its own, e.g. a first call that compiles)."""
+    untimed calls before the samples, at least (None: each timer's own, see :func:`warmups`)."""
 
     tolerance: float | None = None
     max_repeats: int | None = None  # default: 10 x repeats
     max_seconds: float = 3.0
     cold: bool = False
-    warmup: int = 1
+    warmup: int | None = None
 
 
 _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
@@ -196,6 +196,14 @@ _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
 
 def current_policy() -> Policy:
     return _POLICY.get()
+
+
+def warmups(own: int | None = None) -> int:
+    """Untimed calls before a timing's samples: the timer caller's own count (default 1, so that a compile never
+    lands in a timing; 0 where the caller knows its code is warm), or the run's policy's where it asks for more."""
+    own = 1 if own is None else own
+    asked = current_policy().warmup
+    return own if asked is None else max(own, asked)
 
 
 @contextlib.contextmanager

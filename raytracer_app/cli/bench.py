@@ -72,6 +72,9 @@ def _target_parser(targets, algorithm) -> None:
                    help="cap on repeats with --tolerance (default 10 x --repeats)")
     m.add_argument("--max-seconds", type=number("--max-seconds", positive=True), default=3.0,
                    help="time cap per timing with --tolerance (default 3)")
+    m.add_argument("--warmup", type=whole_number("--warmup", 1), default=1,
+                   help="untimed calls of each row before its timed repeats (default 1: the first call, which "
+                        "compiles, is never timed)")
     m.add_argument("--rounds", type=whole_number("--rounds", 1), default=1,
                    help="spread each row's repeats over this many rounds through the rows, each round in a "
                         "shuffled order (default 1: the repeats back to back); for compare, docs/results.md")
@@ -180,6 +183,7 @@ def bench_request(args, backend, **changes) -> BenchRequest:
         options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
         launches=tuple(_launches(args, algorithm)), variants=args.variants,
         variant_files=tuple(getattr(args, "variant_file", None) or ()), repeats=args.repeats, rounds=args.rounds,
+        warmup=args.warmup,
         processes=args.processes, cold=args.cold, input=getattr(args, "input", None), seed=args.seed,
         tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds,
         retune=bool(getattr(args, "retune", False)), variant_timeout=getattr(args, "variant_timeout", 10.0))

@@ -16,7 +16,7 @@ from PyQt6.QtWidgets import (
 from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.rounds import MAX_ROUNDS
-from kernels.service.bench_request import BenchRequest
+from kernels.service.bench_request import MAX_WARMUP, BenchRequest
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.chart_export import describe
@@ -235,6 +235,12 @@ class BenchPanel(QWidget):
                                "shuffled order: the samples then show how much the GPU moves from moment to moment, "
                                "which a comparison with another run needs (1: the repeats back to back)")
         form.addRow("Rounds", self.rounds)
+        self.warmup = QSpinBox()
+        self.warmup.setRange(1, MAX_WARMUP)
+        self.warmup.setValue(1)
+        self.warmup.setToolTip("untimed calls of each variant before its timed repeats (1: the first call, which "
+                               "compiles, is never timed; more settle clocks and caches)")
+        form.addRow("Warm-up", self.warmup)
         self.sweep = QComboBox()
         self.sweep.addItems(list(SWEEPS))
         self.sweep.setToolTip("sweep block size: powers of two up to the device limit (each variant's own grid "
@@ -357,12 +363,14 @@ class BenchPanel(QWidget):
                       sizes=tuple(n_sweep(n) if mode == "n" else [n]),
                       options={key: combo.currentText() for key, combo in self.options.items()},
                       launches=tuple(launches), variants=tuple(self.selected_variants()),
-                      repeats=self.repeats.value(), rounds=self.rounds.value(), peak=self.show_peak.isChecked())
+                      repeats=self.repeats.value(), rounds=self.rounds.value(), warmup=self.warmup.value(),
+                      peak=self.show_peak.isChecked())
         return BenchRequest(**{**fields, **changes}, labels=self.labels())
 
     def labels(self) -> dict:
         """The panel's words for a request's fields, as its refusals name them."""
-        return {"sizes": self.spec.size.label, "repeats": "Repeats", "rounds": "Rounds", "block": "Block size",
+        return {"sizes": self.spec.size.label, "repeats": "Repeats", "rounds": "Rounds", "warmup": "Warm-up",
+                "block": "Block size",
                 "grid_sm": "Grid", "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
 
     def run(self) -> bool:
@@ -499,7 +507,8 @@ class BenchPanel(QWidget):
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
+                        ("block", self.block)):
             s.setValue(self._key(name), w.value())
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
@@ -515,7 +524,8 @@ class BenchPanel(QWidget):
         names = s.value(self._key("variants"))
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
+                        ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
