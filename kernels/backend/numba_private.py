@@ -10,8 +10,10 @@ each function touches, and who calls it:
   dispatcher's ``_prepare_args``, ``_codelibrary`` and ``driver._to_core_stream``;
 - :func:`target_device` (kernels/inspector/offline_compile.py): ``numba.cuda.dispatcher.get_current_device``
   replaced while compiling for an architecture without a GPU;
-- :func:`cache_classes`, :func:`wrap_cache`, :func:`cache_index_path`, :func:`cache_name`
-  (kernels/io/numba_cache.py): numba's cache classes' ``_load_overload``, ``_cache_file`` and ``_name``;
+- :func:`cache_classes`, :func:`wrap_cache`, :func:`cache_index_path`, :func:`cache_name`,
+  :func:`wrap_cache_file_reads`, :func:`cache_folder` (kernels/io/numba_cache.py): numba's cache classes'
+  ``_load_overload``, ``_cache_file``, ``_name`` and ``_cache_path``, and ``IndexDataCacheFile``'s
+  ``_load_index``, ``_load_data``, ``_index_path`` and ``_data_path``;
 - :func:`loaded_function`, :func:`module_global` and :func:`write_global` (kernels/device_functions/constant_memory.py,
   kernels/inspector/on_gpu.py): the loaded module of a compiled kernel, its global symbols and numba's
   driver copy into one;
@@ -137,6 +139,30 @@ def wrap_cache(cls, wrap_load, wrap_save) -> None:
     cls._load_overload = wrap_load(cls._load_overload)
     cls.save_overload = wrap_save(cls.save_overload)
     setattr(cls, _WRAPPED, True)
+
+
+def wrap_cache_file_reads(wrap) -> None:
+    """Replace the index and data reads of numba's ``IndexDataCacheFile`` (CPU, and CUDA when numba.cuda is
+    loaded) by ``wrap(original, path_of, missing)``, once per class: ``path_of(self, *args)`` is the file
+    the read opens, ``missing`` what it returns for a missing index ({}; None: a data file, OSError)."""
+    import sys
+
+    names = ["numba.core.caching"] + (["numba.cuda.core.caching"] if "numba.cuda" in sys.modules else [])
+    for name in names:
+        try:
+            cls = __import__(name, fromlist=["IndexDataCacheFile"]).IndexDataCacheFile
+        except Exception:  # noqa: BLE001 - another numba layout, or the simulator: leave numba as it is
+            continue
+        if getattr(cls, _WRAPPED, False):
+            continue
+        cls._load_index = wrap(cls._load_index, lambda self: self._index_path, {})
+        cls._load_data = wrap(cls._load_data, lambda self, name: self._data_path(name), None)
+        setattr(cls, _WRAPPED, True)
+
+
+def cache_folder(cache) -> str | None:
+    """The folder of a cache instance's files (None if numba keeps them elsewhere)."""
+    return getattr(cache, "_cache_path", None)
 
 
 def cache_index_path(cache) -> str | None:

@@ -16,7 +16,7 @@ from kernels.hashtable.layout import HASH_STEP, MIX_1, MIX_2
 FOREIGN, STRAY, WRONG_VALUE, UNREACHABLE = 1, 2, 4, 8  # the bits of an entry's code
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def _bucket(key, choice, nbuckets):
     h = np.uint32(key) ^ np.uint32(np.uint32(choice) * np.uint32(HASH_STEP))
     h = np.uint32(h ^ (h >> np.uint32(16)))
@@ -27,7 +27,7 @@ def _bucket(key, choice, nbuckets):
     return np.int64((np.uint64(h) * np.uint64(nbuckets)) >> np.uint64(32))
 
 
-@numba.njit(cache=False, parallel=True)
+@numba.njit(nogil=True, cache=False, parallel=True)
 def entry_codes(stored, values, buckets_at, numbers, reference, full, open_before, choices, probe):
     """A code per stored entry (0: right): FOREIGN (a key never given), STRAY (a key that must not be
     there), WRONG_VALUE, UNREACHABLE (with ``probe``: a find, walking the key's probe sequence over the

@@ -14,7 +14,7 @@ from kernels.timing import time_wall
 _ABSENT = np.uint32(VALUE_ABSENT)
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def walk_table(keys, heads, next_, buckets):
     n = keys.size
     visited = np.zeros(n, np.bool_)
@@ -33,7 +33,7 @@ def walk_table(keys, heads, next_, buckets):
     return found, misplaced, bad_links
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def insert_all(keys, pool_keys, pool_next, heads):
     # the seed's CPU add_to_table, one key after another: push entry i at the head of its chain
     buckets = heads.size
@@ -45,7 +45,7 @@ def insert_all(keys, pool_keys, pool_next, heads):
         heads[b] = i
 
 
-@numba.njit(cache=False, parallel=True)
+@numba.njit(nogil=True, cache=False, parallel=True)
 def find_all(queries, pool_keys, pool_next, heads, answers):
     # each key's whole chain: the smallest entry holding it (its first occurrence) answers
     buckets = heads.size

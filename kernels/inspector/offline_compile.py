@@ -81,8 +81,9 @@ def compile_job(job: dict, cc: tuple[int, int]) -> dict:
 
 def main(argv: list[str]) -> int:
     jobs_path, result_path = argv
-    with open(jobs_path) as f:
-        request = json.load(f)
+    from kernels.io.reader import read_json
+
+    request = read_json(jobs_path, "the compile jobs", 64 * 2**20, "a list of kernels to compile")
     cc = tuple(request["cc"])
     results = {}
     for job in request["jobs"]:
