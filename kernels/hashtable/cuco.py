@@ -63,7 +63,10 @@ def _library(folder: str, arch: str):
         return _skip(f"nvcc --version failed: {exc}")
     flags = (*NVCC_FLAGS, f"-arch={arch}", f"-I{include}")
     digest = hashlib.sha256()
-    for part in (SHIM.read_bytes(), " ".join(flags).encode(), version.encode(), _fingerprint(include / "cuco")):
+    from kernels.io.reader import read_bytes
+
+    shim = read_bytes(SHIM, "the cuCollections shim", 1 << 20, "a C++ source file of the package")
+    for part in (shim, " ".join(flags).encode(), version.encode(), _fingerprint(include / "cuco")):
         digest.update(part)
         digest.update(b"\0")
     target = _build_dir() / f"rt_cuco-{digest.hexdigest()[:24]}.so"
