@@ -8,10 +8,9 @@ import numpy as np
 
 from kernels.harness.bench import Outcome
 from kernels.hashtable.chained import chained_skip
-from kernels.hashtable.layout import EMPTY, VALUE_ABSENT
+from kernels.hashtable.layout import EMPTY
+from kernels.hashtable.probing import chain_answer
 from kernels.timing import time_wall
-
-_ABSENT = np.uint32(VALUE_ABSENT)
 
 
 @numba.njit(nogil=True, cache=False)
@@ -47,17 +46,8 @@ def insert_all(keys, pool_keys, pool_next, heads):
 
 @numba.njit(nogil=True, cache=False, parallel=True)
 def find_all(queries, pool_keys, pool_next, heads, answers):
-    # each key's whole chain: the smallest entry holding it (its first occurrence) answers
-    buckets = heads.size
     for i in numba.prange(queries.size):
-        key = queries[i]
-        e = heads[key % buckets]
-        found = -1
-        while e != EMPTY:
-            if pool_keys[e] == key and (found < 0 or e < found):
-                found = e
-            e = pool_next[e]
-        answers[i] = _ABSENT if found < 0 else np.uint32(found)
+        answers[i] = chain_answer(queries[i], pool_keys, pool_next, heads, EMPTY)
 
 
 def run_cpu(problem, launch, backend, repeats):

@@ -9,13 +9,13 @@ import numpy as np
 from numba import cuda
 
 from kernels.backend import memory
+from kernels.backend.simulator import for_kernels
 from kernels.harness.bench import Outcome
 from kernels.hashtable import VARIANT_BY_NAME
 from kernels.hashtable.chained import chained_skip
-from kernels.hashtable.layout import EMPTY, VALUE_ABSENT
+from kernels.hashtable.layout import EMPTY
+from kernels.hashtable.probing import chain_answer
 from kernels.timing import time_kernel
-
-_ABSENT = np.uint32(VALUE_ABSENT)
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,20 +74,14 @@ def table_kernels():
                 head = seen
             i += stride
 
+    answer = for_kernels(chain_answer)
+
     @cuda.jit
     def find_in_chains(keys, pool_keys, pool_next, heads, answers):
-        # walk the key's whole chain: with a key inserted twice the first occurrence (the smallest entry,
-        # whose index is its value) answers, wherever the pushes put it
-        buckets = heads.size
+        # the key's whole chain: with a key inserted twice the first occurrence answers, wherever the pushes
+        # put it
         for i in range(cuda.grid(1), keys.size, cuda.gridsize(1)):
-            key = keys[i]
-            e = heads[key % buckets]
-            found = -1
-            while e != EMPTY:
-                if pool_keys[e] == key and (found < 0 or e < found):
-                    found = e
-                e = pool_next[e]
-            answers[i] = _ABSENT if found < 0 else np.uint32(found)
+            answers[i] = answer(keys[i], pool_keys, pool_next, heads, EMPTY)
 
     return reset_table, insert_with_locks, insert_lock_free, find_in_chains
 

@@ -91,3 +91,17 @@ def flag_word(bucket):
 def flag_bit(bucket):
     """``bucket``'s overflow flag within its word."""
     return np.uint32(np.uint32(1) << (np.uint32(bucket) & np.uint32(31)))
+
+
+@numba.jit(nopython=True)
+def chain_answer(key, pool_keys, pool_next, heads, empty):
+    """A chained table's answer for ``key``: the smallest entry holding it (its first occurrence, whose index
+    is its value) on its bucket's whole chain, or VALUE_ABSENT; ``empty`` ends a chain. The seed's tables'
+    find, for the GPU kernel and the CPU twin alike."""
+    e = heads[key % heads.size]
+    found = -1
+    while e != empty:
+        if pool_keys[e] == key and (found < 0 or e < found):
+            found = e
+        e = pool_next[e]
+    return VALUE_ABSENT32 if found < 0 else np.uint32(found)
