@@ -164,3 +164,92 @@ def test_cli_lines_json_for_harris_kernel_2(tmp_path, monkeypatch, capsys):
     call = rows["shared[t] = thread_partial(a, b)"]
     assert call["figures"]["static/with_inlined"]["sass_instructions"] > \
         call["figures"]["static/own"]["sass_instructions"] + body["figures"]["static/with_inlined"]["sass_instructions"]
+
+
+# --- the measured path without a GPU: ncu's side replaced by a report made from the compile itself ------------
+
+
+def _fake_ncu_run(monkeypatch, report, shift=0):
+    """measure() answering as ncu would for interleaved-strided: one kernel, each instruction of ``report``
+    executed once at PC base + its address (the text of the instruction ``shift`` places later, to make
+    the SASS differ), located by ncu's source_info on the kernel's call line (as if it knew no inlining)."""
+    from types import SimpleNamespace
+
+    from kernels.counters import measure as counters_measure
+    from kernels.counters.metrics import KernelCounters, Measured
+    from kernels.service import bench_request
+
+    base = 0x7F00_0000_0000
+    call = next(s for s in report.sources[0].text.splitlines() if "thread_partial(a, b)" in s)
+    call_line = report.sources[0].first_line + report.sources[0].text.splitlines().index(call)
+    pcs = {hex(base + ins.address): {"file": report.sources[0].file, "line": call_line,
+                                     "sass": report.sass[(i + shift) % len(report.sass)].text, "inst_executed": 1.0}
+           for i, ins in enumerate(report.sass)}
+
+    def measure(request, backend, on_progress=None, should_stop=None, raw_out=None, extra_metrics=(), lines=True):
+        raw_out.extend([{"name": "counters_marker", "mangled": "counters_marker", "metrics": {"launch__grid_size": 1}},
+                        {"name": "interleaved_strided(Array<int, 1>)", "mangled": "_Z20interleaved_strided",
+                         "metrics": {"smsp__inst_executed.sum": float(len(pcs))}, "pcs": pcs, "pc_totals": {}}])
+        return {"interleaved-strided": Measured((KernelCounters("interleaved_strided", {}),), "none")}
+
+    monkeypatch.setattr(counters_measure, "measure", measure)
+    monkeypatch.setattr(bench_request, "BenchRequest", lambda *a, **k: SimpleNamespace(
+        to_json=lambda: {"sizes": list(k["sizes"]), "variants": list(k["variants"])}))
+    return call_line
+
+
+@needs_compiler
+def test_measured_lines_take_the_compiles_chains(monkeypatch):
+    from types import SimpleNamespace
+
+    from kernels.counters.lines import MEASURED, STATIC, WITH_INLINED
+    from kernels.inspector.lines import measure_lines, static_lines
+    from kernels.inspector.report import inspect
+
+    report = inspect("reduction", "interleaved-strided")
+    call_line = _fake_ncu_run(monkeypatch, report)
+    got = measure_lines("reduction", ["interleaved-strided"], SimpleNamespace(device_name="a GPU"), 1 << 20,
+                        static={"interleaved-strided": report})
+    measured, static = got["interleaved-strided"][0], static_lines(report)
+    assert "from the sm_90 compile, instruction for instruction" in measured.notes[0]
+    for where, row in static.rows.items():  # one execution per instruction: the counts are the static ones
+        for scope in ("own", WITH_INLINED):
+            assert row.get("sass_instructions", STATIC, scope) == measured.rows.get(where, row).get(
+                "inst_executed", MEASURED, scope), (where, scope)
+    body = measured.row("kernels/reduction/gpu.py", next(
+        r.line for r in static.rows.values() if r.source == "total += term(a, b, i)"))
+    assert body.get("inst_executed") > 0 and body.source == "total += term(a, b, i)"
+    assert measured.row(report.sources[0].file, call_line).get("inst_executed", scope=WITH_INLINED) > 200
+
+    _fake_ncu_run(monkeypatch, report, shift=1)  # another instruction stream: ncu's own lines are kept
+    blind = measure_lines("reduction", ["interleaved-strided"], SimpleNamespace(device_name="a GPU"), 1 << 20,
+                          static={"interleaved-strided": report})["interleaved-strided"][0]
+    assert "differs from the sm_90 compile" in blind.notes[0]
+    assert list(blind.rows) == [("kernels/reduction/gpu_harris.py", call_line)]
+
+
+@needs_compiler
+def test_cli_measured_lines_json_and_text(monkeypatch, tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from raytracer_app.cli import inspect_lines, main
+    from kernels.inspector.report import inspect
+
+    _fake_ncu_run(monkeypatch, inspect("reduction", "interleaved-strided"))
+    gpu = SimpleNamespace(device_name="NVIDIA H100 80GB HBM3", kind="cuda", is_gpu=True, is_host=False, device=0,
+                          limits=SimpleNamespace(sm_count=132))
+    monkeypatch.setattr(inspect_lines, "measuring_backend", lambda args: gpu)
+    out = tmp_path / "measured.json"
+    assert main(["inspect", "reduction", "interleaved-strided", "--lines", "--measured", "--arch", "sm_90",
+                 "--n", "1048576", "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "1 variants measured per line in" in captured.err
+    assert "kernel interleaved_strided: measured on NVIDIA H100 80GB HBM3 with ncu" in captured.out
+    assert "instr exec" in captured.out  # every instruction on a line:
+    assert re.search(r"100.0% of \d+ instructions executed are on a line", captured.out)
+    print(captured.out)
+    doc = json.loads(out.read_text())
+    assert doc["measured"] is True and doc["n"] == 1048576 and doc["device"]["name"] == "NVIDIA H100 80GB HBM3"
+    kernel = doc["variants"][0]["kernels"][0]
+    kinds = {k.split("/")[0] for line in kernel["lines"] for k in line["figures"]}
+    assert kinds == {"static", "measured"} and kernel["totals"]["measured"]["inst_executed"]["kernel"] > 0

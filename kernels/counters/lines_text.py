@@ -54,15 +54,16 @@ def coverage_text(lines: KernelLines, kind: str) -> str:
     return (", ".join(parts) + " are on a line") if parts else ""
 
 
-def table(lines: KernelLines, kind: str, how_many: int = 8) -> str:
+def table(lines: KernelLines, kind: str, how_many: int = 8, notes: bool = True) -> str:
     """The kernel's top lines by the kind's main figure (static: SASS instructions; measured and reference:
-    stall samples, else instructions executed), with the kind's columns some line has."""
+    stall samples, else instructions executed), with the kind's columns some line has (and the kernel's
+    notes, unless ``notes`` is False)."""
     rows = top_rows(lines, kind, how_many)
     head = f"kernel {lines.name}: {lines.labels.get(kind, kind)}"
     covered = coverage_text(lines, kind)
     if covered:
         head += f"\n  {covered}"
-    for note in lines.notes:
+    for note in lines.notes if notes else ():
         head += f"\n  note: {note}"
     if not rows:
         return head + "\n  (no line has figures of this kind)"
