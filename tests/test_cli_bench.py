@@ -187,3 +187,30 @@ def test_summary_compares_best_with_the_registry_peers():
     # warp-shuffle is ours, not a peer: the fastest peer is cupy-sum
     assert "75% of copy bandwidth" in line and "2.00x the speed of cupy-sum" in line
     assert "cupy-dot: not installed" in line and "cuda-reduce: not installed" not in line
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_writes_them_marked_partial(tmp_path, capsys, monkeypatch):
+    """The first row finishes, then Ctrl-C: the row is printed, both files are written with it (the result
+    file marked partial) and the exit status is 130."""
+    import json
+
+    from raytracer_app.cli import bench as cli_bench
+    from kernels.service import bench as service
+
+    real = service.run_bench
+
+    def interrupted(request, progress=None, stop=None, **kw):
+        def relay(kind, value):
+            progress(kind, value)
+            if kind == "row":
+                raise KeyboardInterrupt
+        return real(request, relay, stop, **kw)
+
+    monkeypatch.setattr(cli_bench, "run_bench", interrupted)
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    code, text, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "3000", "--variants",
+                          "numpy,cpu-parallel", "--repeats", "2", "--json", str(out_json), "--csv", str(out_csv))
+    assert code == 130 and "interrupted after 1 row(s)" in err
+    doc = json.loads(out_json.read_text())
+    assert doc["partial"] is True and [r["variant"] for r in doc["rows"]] == ["numpy"]
+    assert len(out_csv.read_text().splitlines()) == 2  # the header and the one finished row

@@ -1,10 +1,10 @@
 """A runtime-writable ``__constant__`` array for Numba CUDA kernels: what ``cudaMemcpyToSymbol`` does in C.
 
-``cuda.const.array_like`` bakes the values into the PTX at compile time (new data means a recompile,
-0.8 s on an H200). Here a kernel reads ``ConstantArray.get()``, an intrinsic that declares an externally
+``cuda.const.array_like`` bakes the values into the PTX at compile time (new data means a recompile, which
+takes the better part of a second). Here a kernel reads ``ConstantArray.get()``, an intrinsic that declares an externally
 visible global in the constant address space (PTX ``.visible .const``, loads become ``ld.const``); after
 the kernel is compiled, :meth:`ConstantArray.write` copies new values into the loaded module's symbol
-(tens of microseconds), once per compiled kernel and device.
+(one small copy), once per compiled kernel and device.
 
 In the simulator the same kernel source reads a plain numpy array instead (``get`` is then an ordinary
 Python function), so the constant-memory kernel runs there unchanged.

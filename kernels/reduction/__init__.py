@@ -25,8 +25,8 @@ from kernels.reduction.problem import (ACCUMULATOR_DTYPE, DTYPES, FLOAT_RTOL, MA
                                        ReductionProblem, make_problem)
 
 MIN_BLOCK = 32
-# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the fastest
-# untuned choice on an H100 from 2^20 to 2^28 elements. A GPU run without a launch tunes it per size.
+# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the untuned
+# choice (docs/measurements.md says how it compared). A GPU run without a launch tunes it per size.
 DEFAULT_ITEMS_PER_THREAD = 8
 MAX_ITEMS_PER_THREAD = 64
 BEST_KERNEL = "best: tiles of 16-byte loads"  # in the tuning cache's key: another kernel tunes afresh
