@@ -253,3 +253,18 @@ def test_cli_measured_lines_json_and_text(monkeypatch, tmp_path, capsys):
     kernel = doc["variants"][0]["kernels"][0]
     kinds = {k.split("/")[0] for line in kernel["lines"] for k in line["figures"]}
     assert kinds == {"static", "measured"} and kernel["totals"]["measured"]["inst_executed"]["kernel"] > 0
+
+
+@needs_compiler
+def test_cli_lines_with_the_simulators_prediction_beside_the_static_figures(tmp_path, monkeypatch, capsys):
+    from raytracer_app.cli import main
+
+    monkeypatch.setenv("RAYTRACER_INSPECT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "predicted.json"
+    assert main(["inspect", "reduction", "interleaved-strided", "--lines", "--predicted", "--json", str(out)]) == 0
+    assert "predicted by the CUDA simulator's trace" in capsys.readouterr().out
+    kernel = json.loads(out.read_text())["variants"][0]["kernels"][0]
+    rows = {r["source"]: r["figures"] for r in kernel["lines"]}
+    strided = rows["shared[index] += shared[index + stride]"]
+    assert strided["static/own"]["sass_instructions"] > 0 and strided["predicted/own"]["shared_conflicts"] > 0
+    assert rows["shared[t] = thread_partial(a, b)"]["predicted/own"]["shared_conflicts"] == 0  # stride 1

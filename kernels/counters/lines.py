@@ -59,14 +59,14 @@ COLUMNS = {c.key: c for c in (
 def shown_file(path: str | None) -> str | None:
     """A project file relative to the project (``kernels/reduction/gpu.py``), any other as given. A path of
     another checkout of the project (a reference made on another machine) is shown the same way."""
-    if not path:
+    if not path or not os.path.isabs(path):  # already shown (or a name such as '<string>')
         return path
     try:
         return Path(path).resolve().relative_to(ROOT).as_posix()
     except (ValueError, OSError):
         pass
     parts = Path(path).parts
-    if "kernels" in parts and os.path.isabs(path):
+    if "kernels" in parts:
         rest = Path(*parts[len(parts) - 1 - parts[::-1].index("kernels"):])
         if (ROOT / rest).is_file():
             return rest.as_posix()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kernels.counters.lines import COLUMNS, MEASURED, OWN, REFERENCE, STATIC, WITH_INLINED, KernelLines
+from kernels.counters.lines import COLUMNS, MEASURED, OWN, PREDICTED, REFERENCE, STATIC, WITH_INLINED, KernelLines
 
 # (key, scope, heading, width): the columns each kind prints, when some line has them
 _STATIC = (("sass_instructions", OWN, "SASS", 6), ("sass_instructions", WITH_INLINED, "+inlined", 9))
@@ -11,6 +11,8 @@ _MEASURED = (("stall_pct", OWN, "stall%", 7), ("stall_pct", WITH_INLINED, "+inli
              ("top_stall", OWN, "top stall", 18), ("inst_executed", OWN, "instr exec", 11),
              ("global_sectors", OWN, "sectors", 9), ("global_sectors_excessive", OWN, "excess", 8),
              ("shared_wavefronts", OWN, "wavefr", 8), ("shared_conflicts", OWN, "confl", 8), ("lanes", OWN, "lanes", 6))
+_PREDICTED = (("global_sectors", OWN, "sectors", 9), ("shared_wavefronts", OWN, "wavefr", 8),
+              ("shared_conflicts", OWN, "confl", 8), ("lanes", OWN, "lanes", 6))
 SORT = {STATIC: "sass_instructions", MEASURED: "stall_samples", REFERENCE: "stall_samples"}
 
 
@@ -35,6 +37,10 @@ def _cell(key: str, value) -> str:
 
 
 def top_rows(lines: KernelLines, kind: str, how_many: int):
+    if kind == PREDICTED:  # what a line costs the memory system: its sectors and wavefronts
+        cost = {w: (r.get("global_sectors", kind) or 0) + (r.get("shared_wavefronts", kind) or 0)
+                for w, r in lines.rows.items()}
+        return [lines.rows[w] for w in sorted((w for w in cost if cost[w] > 0), key=lambda w: (-cost[w], w))][:how_many]
     rows = lines.top(SORT[kind], kind, how_many)
     if not rows and kind != STATIC:
         rows = lines.top("inst_executed", kind, how_many)
@@ -67,7 +73,7 @@ def table(lines: KernelLines, kind: str, how_many: int = 8, notes: bool = True) 
         head += f"\n  note: {note}"
     if not rows:
         return head + "\n  (no line has figures of this kind)"
-    wanted = _STATIC if kind == STATIC else _MEASURED
+    wanted = _STATIC if kind == STATIC else _PREDICTED if kind == PREDICTED else _MEASURED
     columns = [c for c in wanted if any(r.get(c[0], kind, c[1]) is not None for r in rows)]
     out = [head, "  " + " ".join(f"{h:>{w}}" if not COLUMNS[k].text else f"{h:<{w}}" for k, _, h, w in columns)
            + "  line"]

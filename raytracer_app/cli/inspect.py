@@ -34,6 +34,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--measured", action="store_true",
                    help="with --lines: measure each line on this GPU with Nsight Compute (stall samples by reason, "
                         "instructions executed, sectors, shared wavefronts; needs a GPU and ncu)")
+    p.add_argument("--predicted", action="store_true",
+                   help="with --lines: also the CUDA simulator's access trace of the variant per line (sectors, "
+                        "wavefronts, bank conflicts, active lanes; no GPU needed, as `access` traces it)")
     p.add_argument("--n", type=whole_number("--n", 1), default=None,
                    help="problem size of the --measured run (default: the size the inspector models, 2^24 for "
                         "the reduction)")
@@ -52,7 +55,7 @@ def run(args) -> int:
 
     arch = check_arch(args.arch)
     block = _parse_block(args.block)
-    lines = args.lines or args.measured
+    lines = args.lines or args.measured or args.predicted
     if lines:
         from raytracer_app.cli import inspect_lines
 

@@ -3,7 +3,9 @@
 Static (no GPU): each line's SASS instructions, a device function's code on its own lines and a call line
 also with what it inlines. ``--measured`` (a GPU and Nsight Compute): one ncu run over the variants with
 source counters, folded per line (stall samples by reason, instructions executed, sectors, wavefronts).
-Without a GPU, the per-line references shipped in assets/reference-results/ are shown, labelled."""
+``--predicted``: the simulator's access trace of the variant beside them (kernels/access: sectors, wavefronts,
+bank conflicts, active lanes per line). Without a GPU, the per-line references shipped in
+assets/reference-results/ are shown, labelled."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ def run(args, arch: str, block, names: list[str]) -> int:
             reports[name] = report
     elif backend is None:
         toolchain.require()  # one line naming what is missing and the extra that brings it
+    predicted = {name: _predicted(args.target, name) for name in names} if args.predicted else {}
     measured, seconds, n = {}, None, None
     if backend is not None:
         from kernels.inspector.declarations import declaration
@@ -78,6 +81,8 @@ def run(args, arch: str, block, names: list[str]) -> int:
         kernels = _combined(static_lines(report) if report is not None else None, measured.get(name))
         if isinstance(kernels, str):
             failures += 1
+        else:
+            kernels = _with_predicted(kernels, predicted.get(name) or [])
         per_variant[name] = kernels
         if backend is None:
             references[name] = _references(args.target, name)
@@ -125,6 +130,34 @@ def _combined(static, measured):
     return out
 
 
+def _predicted(target: str, name: str) -> list:
+    """The variant's kernels traced in the CUDA simulator (kernels/access), as predicted per-line figures."""
+    from kernels import access
+    from kernels.access import planning, runner
+    from kernels.counters.lines import from_access
+
+    job = planning.plan(target, name)
+    print(f"lines: tracing {job.label} in the CUDA simulator ...", file=sys.stderr, flush=True)
+    try:
+        result = access.trace(job)
+    finally:
+        runner.end()
+    return [from_access(k) for k in result.kernels]
+
+
+def _with_predicted(kernels: list, predicted: list) -> list:
+    """Each kernel with the predicted figures of the traced kernel of its name; a traced kernel of no other's
+    name on its own."""
+    out, used = [], set()
+    for kernel in kernels:
+        match = next((p for p in predicted if p.name == kernel.name.split("#")[0] and p.name not in used), None)
+        if match is not None:
+            used.add(match.name)
+            kernel = kernel.merged(match)
+        out.append(kernel)
+    return out + [p for p in predicted if p.name not in used]
+
+
 def _references(target: str, name: str):
     from kernels.inspector.line_references import load
 
@@ -135,7 +168,7 @@ def _references(target: str, name: str):
 
 
 def _print(args, arch, per_variant, references, backend) -> None:
-    from kernels.counters.lines import MEASURED, REFERENCE, STATIC
+    from kernels.counters.lines import MEASURED, PREDICTED, REFERENCE, STATIC
     from kernels.counters.lines_text import table
 
     if args.json == "-":
@@ -146,7 +179,7 @@ def _print(args, arch, per_variant, references, backend) -> None:
             print(f"  no figures: {kernels}")
             continue
         for kernel in kernels:
-            for kind in (STATIC, MEASURED):
+            for kind in (STATIC, PREDICTED, MEASURED):
                 if kind in kernel.kinds():
                     print(table(kernel, kind, args.top, notes=False))
             for note in kernel.notes:
