@@ -180,7 +180,7 @@ class KernelLines:
         return {"name": self.name, "labels": dict(self.labels), "totals": self.totals, "notes": list(self.notes),
                 "lines": [{"file": r.file, "line": r.line, "source": r.source,
                            "figures": {f"{kind}/{scope}": figs for (kind, scope), figs in sorted(r.figures.items())}}
-                          for r in self.sorted_rows()]}
+                          for r in self.sorted_rows() if r.figures]}  # a line without figures: no row
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelLines":
