@@ -100,7 +100,7 @@ def _measure(args, backend, names, reports, n: int):
 
     print(f"measuring {len(names)} variant{'s' if len(names) > 1 else ''} of {args.target} per line with Nsight "
           f"Compute on {backend.device_name} ...", file=sys.stderr, flush=True)
-    static = {n: r for n, r in reports.items() if not isinstance(r, Exception)}
+    static = {name: r for name, r in reports.items() if not isinstance(r, Exception)}
     measured, seconds = timed(lambda: measure_lines(args.target, names, backend, n, on_progress=progress,
                                                     static=static))
     print(f"lines: {len(names)} variants measured per line in {seconds:.1f} s (one ncu run)", file=sys.stderr,
