@@ -26,6 +26,12 @@
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
 #   table in $OUT/access-table.md for docs/measurements.md)
+#   lines (issue 37: figures per Python line; PARTS="tests inspect panel pcs timing" for some of them): the tests
+#   of the per-line code, `inspect reduction interleaved-strided|best --lines --measured` (JSON in $OUT/lines/),
+#   the whole reduction panel per line in one ncu run with its wall time (its JSON is this device's per-line
+#   reference: $OUT/reference-results/DEVICE-lines-reduction.json, copy it into assets/reference-results/),
+#   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
+#   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -334,6 +340,48 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
       done
       python3 scripts/access_table.py /tmp/access/*.json 2>&1 | tee "$OUT/access-table.md" | tail -15
       tar -czf "$OUT/access.tgz" -C /tmp access ;;
+    lines)
+      mkdir -p "$OUT/lines" "$OUT/reference-results"
+      log() { echo "$@" | tee -a "$OUT/lines.log"; }
+      since() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
+      { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } 2>&1 \
+        | tee -a "$OUT/lines.log"
+      device=$(python3 -c "from kernels import backend; from kernels.harness.results import device_slug
+print(device_slug(backend.resolve('cuda').device_name))")
+      for part in ${PARTS:-tests inspect panel pcs timing}; do
+        s=$EPOCHREALTIME
+        case $part in
+          tests)
+            timeout 400 python3 -m pytest -q -rs -p no:cacheprovider tests/test_lines_gpu.py tests/test_lines.py \
+              tests/test_lines_static.py tests/test_lines_recorded.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/lines-tests.log" \
+              | tail -15 ;;
+          inspect)
+            for v in interleaved-strided best; do
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 \
+                --json "$OUT/lines/$v.json" > "$OUT/lines/$v.log" 2>&1
+              log "inspect reduction $v --lines --measured: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v.log" | tee -a "$OUT/lines.log"
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 --n 268435456 \
+                > "$OUT/lines/$v-2p28.log" 2>&1
+              log "inspect reduction $v --lines --measured --n 268435456: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v-2p28.log" | tee -a "$OUT/lines.log"
+            done ;;
+          panel)
+            # every reduction GPU variant, one ncu run; its JSON is this device's per-line reference
+            timeout 540 python3 -m raytracer_app inspect reduction --all --lines --measured --top 5 \
+              --json "$OUT/reference-results/$device-lines-reduction.json" > "$OUT/lines/panel.log" 2>&1
+            log "inspect reduction --all --lines --measured: exit $?, $(since $s) s wall (compile included)"
+            grep -E "measured per line in|note:|^kernel .* measured on" "$OUT/lines/panel.log" | tee -a "$OUT/lines.log" ;;
+          pcs)
+            timeout 240 python3 scripts/pc_table.py "$OUT/lines/best-pcs-$device.json" --variant best --n 1048576 2>&1 \
+              | tee -a "$OUT/lines.log" ;;
+          timing)
+            # same process count and repeats with and without line information, alternated, compared
+            timeout 540 python3 scripts/lineinfo_timing.py --out "$OUT/lines" --rounds 2 -- bench reduction --backend cuda \
+              --variants best,interleaved-strided --sizes 1048576,268435456 --repeats 40 2>&1 | tee -a "$OUT/lines.log" ;;
+        esac
+        log "lines part $part: $(since $s) s"
+      done ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -10,12 +10,15 @@ each function touches, and who calls it:
   dispatcher's ``_prepare_args``, ``_codelibrary`` and ``driver._to_core_stream``;
 - :func:`target_device` (kernels/inspector/offline_compile.py): ``numba.cuda.dispatcher.get_current_device``
   replaced while compiling for an architecture without a GPU;
+- :func:`lineinfo_everywhere` (kernels/inspector/offline_compile.py, kernels/service/counters_child.py):
+  ``numba.cuda.dispatcher.compile_cuda`` wrapped so that device functions (and, in the process ncu profiles,
+  kernels) carry line information;
 - :func:`cache_classes`, :func:`wrap_cache`, :func:`cache_index_path`, :func:`cache_name`,
   :func:`wrap_cache_file_reads`, :func:`cache_folder` (kernels/io/numba_cache.py): numba's cache classes'
   ``_load_overload``, ``_cache_file``, ``_name`` and ``_cache_path``, and ``IndexDataCacheFile``'s
   ``_load_index``, ``_load_data``, ``_index_path`` and ``_data_path``;
 - :func:`loaded_function`, :func:`module_global` and :func:`write_global` (kernels/device_functions/constant_memory.py,
-  kernels/inspector/on_gpu.py): the loaded module of a compiled kernel, its global symbols and numba's
+  tests/inspector_on_gpu.py): the loaded module of a compiled kernel, its global symbols and numba's
   driver copy into one;
 - :func:`device_to_host` (the numba side of kernels/backend/memory.py): numba's driver copy without the
   checks of ``copy_to_host``;
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 CHECKED_ON = "0.30.4"  # numba-cuda
 NUMBA_CHECKED_ON = "0.68"  # numba (release line): numba_cache's classes
@@ -106,6 +110,48 @@ def target_device(cc: tuple[int, int]):
         yield
     finally:
         dispatcher.get_current_device = original
+
+
+@contextlib.contextmanager
+def lineinfo_everywhere():
+    """While inside, every kernel and device function numba-cuda compiles carries line information
+    (``lineinfo=True``: PTX ``.loc`` directives, no change to the error model), unless it asked for full
+    debug information or is numba's own (an intrinsic's Python implementation: its code stays on the line
+    that calls it, as the user wrote it). numba-cuda compiles a device function (``@cuda.jit(device=True)``, or a ``@numba.jit``
+    function called from a kernel) with that function's own ``lineinfo`` option, False by default, so
+    without this its inlined code is attributed to the kernel's call line; with it, each inlined line keeps
+    its own file and line and an ``inlined_at`` chain back to the call. Callees are cached per argument
+    types, so only what is compiled inside is affected (a fresh process compiles everything inside)."""
+    from numba.cuda import dispatcher
+
+    if not callable(getattr(dispatcher, "compile_cuda", None)):
+        raise RuntimeError(
+            f"numba-cuda {numba_cuda_version()} changed how kernels and device functions are compiled (no "
+            f"numba.cuda.dispatcher.compile_cuda); line information was checked on {CHECKED_ON}"
+        )
+    original = dispatcher.compile_cuda
+    numba_dirs = _numba_dirs()
+
+    @functools.wraps(original)
+    def compile_cuda(pyfunc, *args, **kwargs):
+        filename = getattr(getattr(pyfunc, "__code__", None), "co_filename", "")
+        if not kwargs.get("debug") and not os.path.abspath(filename).startswith(numba_dirs):
+            kwargs["lineinfo"] = True
+        return original(pyfunc, *args, **kwargs)
+
+    dispatcher.compile_cuda = compile_cuda
+    try:
+        yield
+    finally:
+        dispatcher.compile_cuda = original
+
+
+def _numba_dirs() -> tuple[str, ...]:
+    """The folders of numba's and numba-cuda's own Python code."""
+    import numba
+    import numba.cuda
+
+    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (numba, numba.cuda))
 
 
 # --- numba's on-disk cache -------------------------------------------------------------------------------
