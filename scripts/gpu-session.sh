@@ -289,10 +289,10 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
         for col in $runs; do
           c=${col%2}; name=$part${col#$c}  # before2: the before column again, as before-NAME2.json
           case $part in
-            raytrace) run_column $c $name raytrace --backend cuda --size 1024x1024 --repeats 40 --processes 10 --rounds 2 \
+            raytrace) run_column $c $name raytrace --backend cuda --size 1024x1024 --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 \
                         --variants spheres-global,spheres-constant,spheres-shared,spheres-binned,spheres-frame-to-host ;;
             reduction) run_column $c $name reduction --backend cuda --variants best --sizes 1048576,268435456 \
-                         --repeats 40 --processes 10 --rounds 2 ;;
+                         --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 ;;
             whole-call) run_column $c $name reduction --backend cuda --whole-call --variants best,best-plain \
                           --sizes 1048576 --repeats 2000 ;;
           esac
