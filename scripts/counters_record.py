@@ -26,7 +26,7 @@ def record(target: str, out_dir: str) -> str:
     options, n = request.option_values, request.sizes[0]
     raw: list = []
     t0 = time.perf_counter()
-    got = measure(request.to_json(), backend, raw_out=raw,
+    got = measure(request.to_json(), backend, raw_out=raw, lines=False,  # per-PC tables: scripts/pc_table.py
                   on_progress=lambda d, t, text: print(f"  {text}", file=sys.stderr, flush=True))
     seconds = time.perf_counter() - t0
     doc = {"target": target, "n": n, "options": options, "device": backend.device_name,

@@ -19,9 +19,19 @@
 #   lesson-references (the lessons' reference files, DEVICE-lesson-NAME.json with counters where ncu reads them,
 #   LESSONS=a,b for some of them only,
 #   under $OUT/reference-results/: copy them into assets/reference-results/)
+#   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
+#   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
+#   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
+#   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
 #   table in $OUT/access-table.md for docs/measurements.md)
+#   lines (issue 37: figures per Python line; PARTS="tests inspect panel pcs timing" for some of them): the tests
+#   of the per-line code, `inspect reduction interleaved-strided|best --lines --measured` (JSON in $OUT/lines/),
+#   the whole reduction panel per line in one ncu run with its wall time (its JSON is this device's per-line
+#   reference: $OUT/reference-results/DEVICE-lines-reduction.json, copy it into assets/reference-results/),
+#   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
+#   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -197,6 +207,42 @@ for stage in "$@"; do
         | tee -a "$OUT/lesson-reduction-counters.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
+    hashmap)
+      bash "$0" hashmap-tests hashmap-sanitizer hashmap-bench ;;
+    hashmap-tests)
+      # every op and variant at a few dozen keys against dicts (here on the GPU), then the gpu-marked runs: a
+      # million keys per op and load with the peers, bucket widths and launches, best's tuning cache
+      timeout 560 python3 -m pytest -q -rs -p no:cacheprovider tests/test_hashmap.py tests/test_hashtable.py \
+        ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/hashmap-tests.log" | tail -30 ;;
+    hashmap-sanitizer)
+      # memcheck and racecheck over every new kernel (and the chained find) at 20,000 keys, load 0.9, half the
+      # lookups absent; best at a fixed launch (no tuning sweep under the sanitizer); then a find holding 4
+      # keys per group in flight and the widest bucket. Each run should end "ERROR SUMMARY: 0 errors" /
+      # "RACECHECK SUMMARY: 0 hazards displayed" with every row verified "yes"
+      sanitize() {
+        compute-sanitizer --tool "$1" --report-api-errors no python3 -m raytracer_app bench hashtable --backend cuda \
+          --n 20000 --load 0.9 --absent 0.5 --block 256 --repeats 1 "${@:2}" 2>&1 \
+          | grep -E "SUMMARY|^(linear|bucketed|two-choice|best|gpu-)|rror" | sed "s/^/$1 ${*:2}: /" | tee -a "$OUT/hashmap-sanitizer.log"
+      }
+      for tool in memcheck racecheck; do
+        for op in insert find erase insert-or-add; do
+          sanitize $tool --op $op --variants linear-probing,bucketed,two-choice,best,gpu-locks,gpu-lockfree
+        done
+        sanitize $tool --op find --items-per-thread 4 --bucket 32 --variants linear-probing,two-choice
+        sanitize $tool --op insert --bucket 4 --multiplicity 3 --variants bucketed,two-choice
+      done ;;
+    hashmap-bench)
+      # every op at LOADS (default 0.5,0.8,0.9,0.95) with N keys (default 2^26) for every variant and peer: the
+      # table of G ops/s, % of copy bandwidth for find, the goals; hashmap-OP.csv / .json in $OUT. All four ops
+      # take longer than one command may: split them, e.g. OPS=insert,insert-or-add then OPS=find then OPS=erase
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" \
+        --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
+        --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
+    hashmap-tune)
+      # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
+      # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
+        --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do
@@ -243,10 +289,10 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
         for col in $runs; do
           c=${col%2}; name=$part${col#$c}  # before2: the before column again, as before-NAME2.json
           case $part in
-            raytrace) run_column $c $name raytrace --backend cuda --size 1024x1024 --repeats 40 --processes 10 --rounds 2 \
+            raytrace) run_column $c $name raytrace --backend cuda --size 1024x1024 --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 \
                         --variants spheres-global,spheres-constant,spheres-shared,spheres-binned,spheres-frame-to-host ;;
             reduction) run_column $c $name reduction --backend cuda --variants best --sizes 1048576,268435456 \
-                         --repeats 40 --processes 10 --rounds 2 ;;
+                         --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 ;;
             whole-call) run_column $c $name reduction --backend cuda --whole-call --variants best,best-plain \
                           --sizes 1048576 --repeats 2000 ;;
           esac
@@ -294,6 +340,48 @@ import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, n
       done
       python3 scripts/access_table.py /tmp/access/*.json 2>&1 | tee "$OUT/access-table.md" | tail -15
       tar -czf "$OUT/access.tgz" -C /tmp access ;;
+    lines)
+      mkdir -p "$OUT/lines" "$OUT/reference-results"
+      log() { echo "$@" | tee -a "$OUT/lines.log"; }
+      since() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
+      { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } 2>&1 \
+        | tee -a "$OUT/lines.log"
+      device=$(python3 -c "from kernels import backend; from kernels.harness.results import device_slug
+print(device_slug(backend.resolve('cuda').device_name))")
+      for part in ${PARTS:-tests inspect panel pcs timing}; do
+        s=$EPOCHREALTIME
+        case $part in
+          tests)
+            timeout 400 python3 -m pytest -q -rs -p no:cacheprovider tests/test_lines_gpu.py tests/test_lines.py \
+              tests/test_lines_static.py tests/test_lines_recorded.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/lines-tests.log" \
+              | tail -15 ;;
+          inspect)
+            for v in interleaved-strided best; do
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 \
+                --json "$OUT/lines/$v.json" > "$OUT/lines/$v.log" 2>&1
+              log "inspect reduction $v --lines --measured: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v.log" | tee -a "$OUT/lines.log"
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 --n 268435456 \
+                > "$OUT/lines/$v-2p28.log" 2>&1
+              log "inspect reduction $v --lines --measured --n 268435456: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v-2p28.log" | tee -a "$OUT/lines.log"
+            done ;;
+          panel)
+            # every reduction GPU variant, one ncu run; its JSON is this device's per-line reference
+            timeout 540 python3 -m raytracer_app inspect reduction --all --lines --measured --top 5 \
+              --json "$OUT/reference-results/$device-lines-reduction.json" > "$OUT/lines/panel.log" 2>&1
+            log "inspect reduction --all --lines --measured: exit $?, $(since $s) s wall (compile included)"
+            grep -E "measured per line in|note:|^kernel .* measured on" "$OUT/lines/panel.log" | tee -a "$OUT/lines.log" ;;
+          pcs)
+            timeout 240 python3 scripts/pc_table.py "$OUT/lines/best-pcs-$device.json" --variant best --n 1048576 2>&1 \
+              | tee -a "$OUT/lines.log" ;;
+          timing)
+            # same process count and repeats with and without line information, alternated, compared
+            timeout 540 python3 scripts/lineinfo_timing.py --out "$OUT/lines" --rounds 2 -- bench reduction --backend cuda \
+              --variants best,interleaved-strided --sizes 1048576,268435456 --repeats 40 2>&1 | tee -a "$OUT/lines.log" ;;
+        esac
+        log "lines part $part: $(since $s) s"
+      done ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

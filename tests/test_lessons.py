@@ -57,7 +57,7 @@ def test_paper_launches():
 def test_unknown_lesson_is_an_input_error():
     from kernels.errors import InputError
 
-    with pytest.raises(InputError, match="unknown lesson 'nope'; known: reduction, constant-memory, atomics"):
+    with pytest.raises(InputError, match="unknown lesson 'nope'; known: reduction, constant-memory, atomics, hash-tables"):
         catalog.by_name("nope")
 
 

@@ -280,9 +280,6 @@ def test_cuda_core_pinned_arrays_are_numpy_and_keep_their_memory(core):
 # --- who may touch numba-cuda's host-side array API and private names ----------------------------------------
 
 SEAM = {"kernels/backend/memory.py", "kernels/backend/memory_cuda_core.py", "kernels/backend/numba_private.py"}
-# Not on the seam yet: the hash-table package moves to it in its own rewrite (issue 34). Remove this entry
-# then: test_the_exemption_is_still_needed fails as soon as the package no longer needs it.
-NOT_YET_ON_THE_SEAM = ("kernels/hashtable/",)
 SOURCES = sorted(p for folder in ("kernels", "scripts", "raytracer_app") for p in (ROOT / folder).rglob("*.py"))
 
 # numba-cuda's host-side array API (deprecated, numba-cuda RFC #471) and its driver's copies: called on the
@@ -328,14 +325,9 @@ def seam_violations(path: Path) -> list[str]:
 
 
 def test_only_the_seam_touches_numbas_host_arrays_and_private_names():
-    checked = [p for p in SOURCES if rel(p) not in SEAM and not rel(p).startswith(NOT_YET_ON_THE_SEAM)]
+    checked = [p for p in SOURCES if rel(p) not in SEAM]
     found = {rel(p): v for p in checked if (v := seam_violations(p))}
     assert found == {}, "use kernels/backend/memory.py (arrays, copies, streams) or numba_private.py (private names)"
-
-
-def test_the_exemption_is_still_needed():
-    exempt = [p for p in SOURCES if rel(p).startswith(NOT_YET_ON_THE_SEAM)]
-    assert any(seam_violations(p) for p in exempt), f"{NOT_YET_ON_THE_SEAM} is on the seam now: remove the exemption"
 
 
 def test_the_scan_would_catch_a_violation(tmp_path):

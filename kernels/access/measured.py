@@ -14,9 +14,10 @@ AGREE_RELATIVE = 0.10  # a predicted ratio agrees within 10% of the measured one
 AGREE_ABSOLUTE = 0.1  # or within 0.1 where both are under 1
 
 
-def measure(job, backend, should_stop=None, on_progress=None) -> dict:
+def measure(job, backend, should_stop=None, on_progress=None, lines_out: dict | None = None) -> dict:
     """{kernel label: {ncu metric: value}} for ``job``'s variant at its launch, on ``backend``'s GPU.
-    CannotMeasure (one line, exit 2) where counters cannot be read; MeasureFailed when ncu broke."""
+    CannotMeasure (one line, exit 2) where counters cannot be read; MeasureFailed when ncu broke.
+    ``lines_out``: receives {kernel label: KernelLines}, the same run's source counters per line."""
     from kernels.counters.measure import measure as ncu_measure
     from kernels.counters.report import split
     from kernels.counters.tool import MeasureFailed
@@ -38,6 +39,8 @@ def measure(job, backend, should_stop=None, on_progress=None) -> dict:
         return {}  # stopped
     if isinstance(outcome, str):
         raise MeasureFailed(f"ncu measured nothing for {job.variant}: {outcome}")
+    if lines_out is not None:
+        lines_out.update({k.name: k.lines for k in outcome.kernels if k.lines is not None})
     return by_kernel(split(raw, 1).get(0, []))
 
 

@@ -10,16 +10,23 @@ each function touches, and who calls it:
   dispatcher's ``_prepare_args``, ``_codelibrary`` and ``driver._to_core_stream``;
 - :func:`target_device` (kernels/inspector/offline_compile.py): ``numba.cuda.dispatcher.get_current_device``
   replaced while compiling for an architecture without a GPU;
-- :func:`cache_classes`, :func:`wrap_cache`, :func:`cache_index_path`, :func:`cache_name`
-  (kernels/io/numba_cache.py): numba's cache classes' ``_load_overload``, ``_cache_file`` and ``_name``;
+- :func:`lineinfo_everywhere` (kernels/inspector/offline_compile.py, kernels/service/counters_child.py):
+  ``numba.cuda.dispatcher.compile_cuda`` wrapped so that device functions (and, in the process ncu profiles,
+  kernels) carry line information;
+- :func:`cache_classes`, :func:`wrap_cache`, :func:`cache_index_path`, :func:`cache_name`,
+  :func:`wrap_cache_file_reads`, :func:`cache_folder` (kernels/io/numba_cache.py): numba's cache classes'
+  ``_load_overload``, ``_cache_file``, ``_name`` and ``_cache_path``, and ``IndexDataCacheFile``'s
+  ``_load_index``, ``_load_data``, ``_index_path`` and ``_data_path``;
 - :func:`loaded_function`, :func:`module_global` and :func:`write_global` (kernels/device_functions/constant_memory.py,
-  kernels/inspector/on_gpu.py): the loaded module of a compiled kernel, its global symbols and numba's
+  tests/inspector_on_gpu.py): the loaded module of a compiled kernel, its global symbols and numba's
   driver copy into one;
 - :func:`device_to_host` (the numba side of kernels/backend/memory.py): numba's driver copy without the
   checks of ``copy_to_host``;
 - :class:`NumbaArrayProtocol` (the cuda.core side of the memory seam): numba's ``_numba_type_``, ``__cuda_memory__``
   and ``devicearray._StridedMemoryViewShim``, so that a launch types and passes our device arrays as it
-  does its own.
+  does its own;
+- :func:`simulator_lane` (kernels/hashtable/device.py, the simulator's ballot): the CUDA simulator's thread
+  objects, their ``_manager`` (the block) and ``thread_id``.
 
 Nothing here imports numba at import time.
 """
@@ -28,9 +35,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 CHECKED_ON = "0.30.4"  # numba-cuda
 NUMBA_CHECKED_ON = "0.68"  # numba (release line): numba_cache's classes
+
+
+def simulator_lane() -> tuple[object, int]:
+    """(the block, this thread's linear index in it) of the CUDA simulator's thread running now: the simulator
+    runs every CUDA thread as a Python thread (a ``BlockThread``) whose ``_manager`` is its block's manager,
+    one per block and launch, and ``thread_id`` its index in the block. A traced run (kernels/access) runs
+    its own threads, whose block is their ``_barrier``."""
+    import threading
+
+    thread = threading.current_thread()
+    block = getattr(thread, "_manager", None)
+    return (block if block is not None else thread._barrier), thread.thread_id
 
 
 def numba_cuda_version() -> str:
@@ -92,6 +112,48 @@ def target_device(cc: tuple[int, int]):
         dispatcher.get_current_device = original
 
 
+@contextlib.contextmanager
+def lineinfo_everywhere():
+    """While inside, every kernel and device function numba-cuda compiles carries line information
+    (``lineinfo=True``: PTX ``.loc`` directives, no change to the error model), unless it asked for full
+    debug information or is numba's own (an intrinsic's Python implementation: its code stays on the line
+    that calls it, as the user wrote it). numba-cuda compiles a device function (``@cuda.jit(device=True)``, or a ``@numba.jit``
+    function called from a kernel) with that function's own ``lineinfo`` option, False by default, so
+    without this its inlined code is attributed to the kernel's call line; with it, each inlined line keeps
+    its own file and line and an ``inlined_at`` chain back to the call. Callees are cached per argument
+    types, so only what is compiled inside is affected (a fresh process compiles everything inside)."""
+    from numba.cuda import dispatcher
+
+    if not callable(getattr(dispatcher, "compile_cuda", None)):
+        raise RuntimeError(
+            f"numba-cuda {numba_cuda_version()} changed how kernels and device functions are compiled (no "
+            f"numba.cuda.dispatcher.compile_cuda); line information was checked on {CHECKED_ON}"
+        )
+    original = dispatcher.compile_cuda
+    numba_dirs = _numba_dirs()
+
+    @functools.wraps(original)
+    def compile_cuda(pyfunc, *args, **kwargs):
+        filename = getattr(getattr(pyfunc, "__code__", None), "co_filename", "")
+        if not kwargs.get("debug") and not os.path.abspath(filename).startswith(numba_dirs):
+            kwargs["lineinfo"] = True
+        return original(pyfunc, *args, **kwargs)
+
+    dispatcher.compile_cuda = compile_cuda
+    try:
+        yield
+    finally:
+        dispatcher.compile_cuda = original
+
+
+def _numba_dirs() -> tuple[str, ...]:
+    """The folders of numba's and numba-cuda's own Python code."""
+    import numba
+    import numba.cuda
+
+    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (numba, numba.cuda))
+
+
 # --- numba's on-disk cache -------------------------------------------------------------------------------
 
 _WRAPPED = "_raytracer_heals"
@@ -123,6 +185,30 @@ def wrap_cache(cls, wrap_load, wrap_save) -> None:
     cls._load_overload = wrap_load(cls._load_overload)
     cls.save_overload = wrap_save(cls.save_overload)
     setattr(cls, _WRAPPED, True)
+
+
+def wrap_cache_file_reads(wrap) -> None:
+    """Replace the index and data reads of numba's ``IndexDataCacheFile`` (CPU, and CUDA when numba.cuda is
+    loaded) by ``wrap(original, path_of, missing)``, once per class: ``path_of(self, *args)`` is the file
+    the read opens, ``missing`` what it returns for a missing index ({}; None: a data file, OSError)."""
+    import sys
+
+    names = ["numba.core.caching"] + (["numba.cuda.core.caching"] if "numba.cuda" in sys.modules else [])
+    for name in names:
+        try:
+            cls = __import__(name, fromlist=["IndexDataCacheFile"]).IndexDataCacheFile
+        except Exception:  # noqa: BLE001 - another numba layout, or the simulator: leave numba as it is
+            continue
+        if getattr(cls, _WRAPPED, False):
+            continue
+        cls._load_index = wrap(cls._load_index, lambda self: self._index_path, {})
+        cls._load_data = wrap(cls._load_data, lambda self, name: self._data_path(name), None)
+        setattr(cls, _WRAPPED, True)
+
+
+def cache_folder(cache) -> str | None:
+    """The folder of a cache instance's files (None if numba keeps them elsewhere)."""
+    return getattr(cache, "_cache_path", None)
 
 
 def cache_index_path(cache) -> str | None:

@@ -10,6 +10,7 @@ import datetime
 import json
 import math
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -183,7 +184,7 @@ def _record(value):
 def to_json(result: Result) -> str:
     doc = {"schema": SCHEMA, "version": VERSION, "target": result.target, "date": result.date,
            "device": result.device, "versions": result.versions, "commit": result.commit, "dirty": result.dirty,
-           "command": result.command, "rows": []}
+           "command": result.command, "rows": _PLACE}
     if result.partial:
         doc["partial"] = True
     if result.request is not None:
@@ -193,7 +194,17 @@ def to_json(result: Result) -> str:
     # the header indented, each row on one line: small files that diff row by row
     rows = ",\n".join("  " + json.dumps(_plain(row_dict(r)), allow_nan=False) for r in result.rows)
     text = json.dumps(_plain(doc), indent=1, allow_nan=False)
-    return text.replace('"rows": []', '"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + "\n"
+    return put_list(text, "rows", rows) + "\n"
+
+
+# where a file's one-line-per-item list goes in its indented header: a token no value of the header holds
+_PLACE = f"@list-{secrets.token_hex(16)}"
+
+
+def put_list(text: str, key: str, items: str) -> str:
+    """The header ``text`` (dumped with ``key``: ``_PLACE``) with ``items`` (JSON values joined by ',\\n')
+    as that list, one item a line; replaced at that key only, whatever the header's values hold."""
+    return text.replace(f'"{key}": "{_PLACE}"', f'"{key}": [\n{items}\n ]' if items else f'"{key}": []', 1)
 
 
 def write_result(path, result: Result, option: str, inputs=()) -> Path:

@@ -44,10 +44,11 @@ def load_input(path, option: str = "--input") -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint8)
 
 
-def _input_size(path, option: str) -> int:
+def _input_size(path, option: str) -> tuple[int, int]:
+    """The file's bytes are the problem (its memory estimate counts them): (its size, nothing beside)."""
     from kernels.io.reader import input_size
 
-    return input_size(path, option)
+    return input_size(path, option), 0
 
 
 # --- what the inspector compiles for each GPU variant (100 MiB of bytes; grids modelled on an H100) --------
@@ -157,6 +158,6 @@ ALGORITHM = Algorithm(
                                "CUB's benchmark inputs entropy-0.811 .. entropy-0.000 (bit entropy; AND of 1-4 "
                                "random bytes, 0.000 = one value)", choices=PATTERNS,
                     default="uniform"),),
-    load_input=load_input, input_size=lambda path, option: _input_size(path, option), input_help="any file: its bytes are counted instead of random data",
+    load_input=load_input, input_size=_input_size, input_help="any file: its bytes are counted instead of random data",
     memory=_memory, user=USER,
 )

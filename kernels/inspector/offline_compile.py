@@ -4,7 +4,9 @@ numba-cuda's ``compile_ptx`` takes the target ``cc``, but a kernel that calls a 
 that callee for ``get_current_device()``'s compute capability (``numba.cuda.dispatcher``), which needs a
 driver. :func:`kernels.backend.numba_private.target_device` replaces that one name for the duration of a
 compile with an object that reports the target: the only place the inspector touches numba-cuda's internals
-(checked on the version that module names; a test fails when the installed version differs). Callees are
+(checked on the version that module names; a test fails when the installed version differs), and
+:func:`kernels.backend.numba_private.lineinfo_everywhere` gives the device functions a kernel calls line
+information as the kernel has, so that their inlined code maps to their own lines. Callees are
 cached per argument types, not per architecture, so one process compiles for one architecture only:
 :mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA simulator off
 (``compile_ptx`` does not work in a simulator process).
@@ -19,7 +21,7 @@ import inspect
 import json
 import sys
 
-from kernels.backend.numba_private import numba_cuda_version, target_device
+from kernels.backend.numba_private import lineinfo_everywhere, numba_cuda_version, target_device
 
 
 def resolve_kernel(job: dict):
@@ -74,15 +76,16 @@ def compile_job(job: dict, cc: tuple[int, int]) -> dict:
     from numba import cuda
 
     fn = resolve_kernel(job)
-    with target_device(cc):
+    with target_device(cc), lineinfo_everywhere():
         ptx, _ = cuda.compile_ptx(fn, job["signature"], cc=cc, lineinfo=True)
     return {"ptx": ptx, "sources": callee_sources(fn)}
 
 
 def main(argv: list[str]) -> int:
     jobs_path, result_path = argv
-    with open(jobs_path) as f:
-        request = json.load(f)
+    from kernels.io.reader import read_json
+
+    request = read_json(jobs_path, "the compile jobs", 64 * 2**20, "a list of kernels to compile")
     cc = tuple(request["cc"])
     results = {}
     for job in request["jobs"]:

@@ -42,10 +42,10 @@ def to_json(run, command=None) -> str:
            "date": made["date"], "device": device, "versions": made["versions"],
            "commit": made["commit"], "dirty": made["dirty"], "command": made["command"], "sizes": run.sizes,
            "measured": run.measured, "how": run.how, "evidence_arch": run.arch, "evidence_note": run.evidence_note,
-           "counters": run.counters, "steps": []}
+           "counters": run.counters, "steps": bench_results._PLACE}
     steps = ",\n".join("  " + json.dumps(bench_results._plain(_step_dict(r)), allow_nan=False) for r in run.results)
     text = json.dumps(bench_results._plain(doc), indent=1, allow_nan=False)
-    return text.replace('"steps": []', '"steps": [\n' + steps + "\n ]" if steps else '"steps": []') + "\n"
+    return bench_results.put_list(text, "steps", steps) + "\n"
 
 
 def write(path, run, option: str, others=(), command=None):

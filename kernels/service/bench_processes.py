@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 POLL_S = 0.1  # how often the parent checks for Stop while a child runs
@@ -35,7 +37,10 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
     env = dict(os.environ)
     if request.backend.is_simulator:
         env[SIM_ENV] = "1"  # before the child imports numba
-    with tempfile.TemporaryDirectory(prefix="raytracer-processes-") as folder:
+    from kernels import signals
+
+    with tempfile.TemporaryDirectory(prefix="raytracer-processes-") as folder, \
+            signals.cleaned_up(lambda: shutil.rmtree(folder, ignore_errors=True)):  # a forced exit too
         for i, share in enumerate(shares, start=1):
             if should_stop():
                 stopped = True
@@ -71,11 +76,29 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
     return rows, peak, False
 
 
+LOG_TAIL_BYTES = 64 * 2**10  # what is kept of a child's stderr: its last lines, however much it printed
+
+
 def _run_child(command, env, should_stop) -> tuple[int | None, str]:
-    """(exit status, stderr) of the child; (None, '') when stopped (the child is ended)."""
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env)
-        try:
+    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, '') when stopped (the child
+    is ended). Its stdout goes nowhere and of its stderr a thread keeps only the tail, so a child (a variant
+    file) printing hundreds of MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's
+    forced exit, ends it with the parent."""
+    from kernels import signals
+
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    tail = bytearray()
+
+    def keep_tail():
+        while chunk := proc.stderr.read1(1 << 16):
+            tail.extend(chunk)
+            del tail[:-LOG_TAIL_BYTES]
+
+    reader = threading.Thread(target=keep_tail, daemon=True)
+    reader.start()
+    try:
+        with signals.cleaned_up(proc.kill):
             while proc.poll() is None:
                 if should_stop():
                     proc.terminate()
@@ -86,9 +109,11 @@ def _run_child(command, env, should_stop) -> tuple[int | None, str]:
                         proc.wait()
                     return None, ""
                 time.sleep(POLL_S)
-        except BaseException:  # Ctrl-C in the parent: the child goes with it
-            proc.kill()
-            proc.wait()
-            raise
-        err.seek(0)
-        return proc.returncode, err.read()
+    except BaseException:  # Ctrl-C in the parent: the child goes with it
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        reader.join(5)
+        proc.stderr.close()
+    return proc.returncode, bytes(tail).decode("utf-8", "replace")

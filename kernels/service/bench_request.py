@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Iterator, Mapping
 
 from kernels.backend import Backend
-from kernels.errors import InputError
+from kernels.errors import InputError, items
 from kernels.launch import Launch
 
 # the CLI's words for each field: a refusal names the option the user typed
@@ -119,7 +119,7 @@ class BenchRequest:
 
         names = self.variants
         if isinstance(names, str):
-            names = [s.strip() for s in names.split(",")]
+            names = items(names, words["variants"], "name")
         names = tuple(dict.fromkeys(names))
         if not names or any(not isinstance(n, str) or not n.strip() for n in names):
             raise InputError(f"{words['variants']} {','.join(map(str, names))!r} has an empty name; give 'all' "
@@ -195,13 +195,13 @@ class BenchRequest:
         options = dict(self.options)
         for values in self._sweep_values():
             chosen = {**options, **values}
-            if self.input is not None:
-                if spec.input_size is not None:  # the same estimate as a size, before a byte is read
-                    from kernels.errors import shown
+            if self.input is not None:  # the same estimate as a size, from the file's size or header, unread
+                from kernels.errors import shown
 
-                    n = spec.input_size(self.input, words["input"])
-                    spec.check_memory(n, chosen, self.backend, words["input"],
-                                      f"{words['input']} {shown(self.input)} ({n:,} bytes)")
+                n, loading = spec.input_size(self.input, words["input"])
+                unit = spec.size.unit if spec.size else "items"
+                spec.check_memory(n, chosen, self.backend, words["input"],
+                                  f"{words['input']} {shown(self.input)} ({n:,} {unit})", extra_host=loading)
                 continue
             for n in self.sizes:
                 spec.check_memory(n, chosen, self.backend, words["sizes"])
@@ -303,11 +303,11 @@ def _swept(option, value, backend, label) -> tuple:
     """A swept option's values: its default alone, or each item of a comma list (or of a sequence)."""
     if value is None:
         return (option.value(None, backend, label),)
-    items = [s.strip() for s in value.split(",")] if isinstance(value, str) else list(value) \
+    values = items(value, label, "value") if isinstance(value, str) else list(value) \
         if isinstance(value, (list, tuple)) else [value]
-    if not items or any(isinstance(x, str) and not x for x in items):
+    if not values or any(isinstance(x, str) and not x.strip() for x in values):
         raise InputError(f"{label} {value!r} has an empty value; give values separated by commas")
-    return tuple(dict.fromkeys(option.value(_tupled(x), backend, label) for x in items))
+    return tuple(dict.fromkeys(option.value(_tupled(x), backend, label) for x in values))
 
 
 def _tupled(value):

@@ -1,7 +1,8 @@
-"""The process ncu profiles: ``python -m kernels.service.counters_child REQUEST`` (REQUEST: the JSON of a
-BenchRequest of one problem and one launch, its variants named). It builds the same problem the bench timed
-from the same request and runs each variant twice:
-once unprofiled (compiling, tuning, warming caches), then inside a profiler window (cuProfilerStart/Stop;
+"""The process ncu profiles: ``python -m kernels.service.counters_child [--lineinfo] REQUEST`` (REQUEST: the JSON
+of a BenchRequest of one problem and one launch, its variants named; ``--lineinfo``: every kernel and device
+function compiled with line information, for Nsight Compute's per-line source counters). It builds the same
+problem the bench timed from the same request and runs each variant twice: once unprofiled (compiling,
+tuning, warming caches), then inside a profiler window (cuProfilerStart/Stop;
 ncu runs with --profile-from-start off) that opens with a marker kernel launched on as many blocks as the
 variant's number, so the report's kernels can be told apart without relying on numba's mangled names.
 
@@ -26,6 +27,17 @@ def _marker():
 
 
 def main(argv: list[str]) -> int:
+    from kernels.counters.measure import LINEINFO_FLAG
+
+    if argv and argv[0] == LINEINFO_FLAG:
+        from kernels.backend.numba_private import lineinfo_everywhere
+
+        with lineinfo_everywhere():  # before any kernel module is imported or compiles
+            return run(argv[1:])
+    return run(argv)
+
+
+def run(argv: list[str]) -> int:
     spec = json.loads(argv[0])
     from numba import cuda
 

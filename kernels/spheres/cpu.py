@@ -12,7 +12,7 @@ from kernels.io.numba_cache import heal
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
-@numba.jit(nopython=True, parallel=True, cache=True)
+@numba.jit(nopython=True, nogil=True, parallel=True, cache=True)
 def render_spheres_cpu(spheres, count, staggered, pixels):
     """The CPU twin: the same per-pixel math with Numba's parallel loop over rows. Each row first keeps
     only the spheres it crosses (dy^2 < r^2, the hit test's own condition, in index order), which cuts

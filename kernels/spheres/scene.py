@@ -160,8 +160,9 @@ def _sphere_row(sph, where: str) -> list:
         raise InputError(f"{where}: 'radius' must be a number, got {_short(radius)}")
     _check_float32(where, "center", center)
     _check_float32(where, "radius", [radius])
-    if not radius > 0:
-        raise InputError(f"{where}: radius {_short(radius)} must be positive")
+    if not np.float32(float(radius)) > 0:  # as the scene stores it: a radius that rounds to 0 would not load back
+        why = "must be positive" if not radius > 0 else "is 0 as a float32, as the scene stores it; at least 1.4e-45"
+        raise InputError(f"{where}: radius {_short(radius)} {why}")
     if not all(0 <= c <= 1 for c in color):
         raise InputError(f"{where}: color {_short(color)} must have r, g, b in 0..1")
     return [*color, radius, *center]
@@ -202,6 +203,9 @@ MAX_SCENE_FILE_BYTES = MAX_SPHERES * 512 + 65536
 # What may remain once whitespace outside strings is dropped: a sphere of seven 17-digit values takes
 # about 175 bytes. Bounds the memory a file padded with whitespace costs.
 COMPACT_BYTES_PER_SPHERE = 224
+# What reading costs per byte of (compacted) file: its bytes, its text, and the spheres packed as float32
+# while parsing (a 150 MB scene peaked at 337 MB)
+PEAK_PER_BYTE = 3
 
 
 def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
@@ -222,7 +226,7 @@ def load_scene(path, cap: int = MAX_SPHERES, option: str = "--scene") -> Scene:
 
     doc = read_json(path, option, min(MAX_SCENE_FILE_BYTES, cap * 512 + 65536),
                     f"a scene holds at most {cap} spheres", check_raw, packer, packer.number,
-                    compact_limit=cap * COMPACT_BYTES_PER_SPHERE + 65536)
+                    compact_limit=cap * COMPACT_BYTES_PER_SPHERE + 65536, peak_per_byte=PEAK_PER_BYTE)
     return packer.scene(doc)
 
 
@@ -279,11 +283,28 @@ class _Packer:
         return Scene(np.ascontiguousarray(rows), name)
 
 
+def check_storable(scene: Scene, option: str = "--save-scene") -> None:
+    """InputError unless every sphere of ``scene`` is what :func:`load_scene` accepts, checked on its float32
+    values as stored: a scene the app writes always loads back."""
+    s = scene.spheres
+    with np.errstate(over="ignore", invalid="ignore"):
+        bad = ~(np.isfinite(s).all(axis=1) & np.isfinite(s * s).all(axis=1) & (s[:, 3] > 0)
+                & (s[:, 0:3] >= 0).all(axis=1) & (s[:, 0:3] <= 1).all(axis=1))
+    if s.ndim != 2 or s.shape[1] != SPHERE_FLOATS or not 1 <= len(s) <= MAX_SPHERES:
+        raise InputError(f"{option}: a scene of shape {s.shape} cannot be saved; 1..{MAX_SPHERES} spheres of 7 values")
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{option}: sphere {i} ({', '.join(f'{v:g}' for v in s[i])}) would not load back: radius "
+                         f"above 0, colour in 0..1, values whose squares fit float32")
+
+
 def save_scene(scene: Scene, path, option: str = "--save-scene", inputs=()):
-    """Write the scene as JSON through the one output writer; returns the file written."""
+    """Write the scene as JSON through the one output writer; returns the file written. What it writes
+    loads back (:func:`check_storable`; float32 values are written exactly)."""
     from kernels.io.writer import write_output
 
-    text = json.dumps(scene.to_dict(), indent=1, allow_nan=False)  # values are finite float32: always loads back
+    check_storable(scene, option)
+    text = json.dumps(scene.to_dict(), indent=1, allow_nan=False)
     return write_output(path, text + "\n", option, inputs)
 
 

@@ -48,7 +48,7 @@ DEPTH_BUCKETS = 4096  # the nearest-first order is a counting sort into this man
 STRIPES = 64  # interleaved groups of tiles shared among the threads
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def order_by_reach(spheres, count):
     """(order, bucket, top_of_bucket): the scene indices nearest reach first, by a counting sort into
     DEPTH_BUCKETS depth buckets (stable: by index inside a bucket); each sphere's bucket, and each bucket's
@@ -78,7 +78,7 @@ def order_by_reach(spheres, count):
     return order, bucket, top_of_bucket
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(nogil=True, parallel=True, cache=True)
 def bin_spheres(spheres, count, width, height, tile):
     """(ordered, order, top, offsets, tile_list, longest): ``ordered`` is the sphere buffer nearest first
     (:func:`order_by_reach`; row k is scene index ``order[k]``, ``top[k]`` bounds the reach of rows k on),
@@ -127,7 +127,7 @@ def bin_spheres(spheres, count, width, height, tile):
     return ordered, order, top, offsets, tile_list, longest
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(nogil=True, parallel=True, cache=True)
 def shade_tiles_cpu(ordered, order, top, offsets, tile_list, longest, tile, pixels):
     """Every tile from its own list, tiles in parallel (interleaved, so every thread gets a fair share)."""
     count = order.size

@@ -37,8 +37,8 @@ class Timing:
             start += count
         return out
 
-    @property
-    def median_ms(self) -> float:
+    @functools.cached_property
+    def median_ms(self) -> float:  # kept: a row of 10,000 samples is sorted once, not per table column
         return statistics.median(self.samples_ms)
 
     @property
@@ -59,7 +59,8 @@ class Timing:
     @property
     def noise(self) -> float | None:
         """Relative spread of the samples: (max - min) / median (None for a zero median)."""
-        return relative_spread(self.samples_ms)
+        median = self.median_ms if self.samples_ms else 0.0
+        return (self.max_ms - self.min_ms) / median if median > 0 else None
 
 
 def join_timings(timings, by_process: bool = False) -> Timing | None:
@@ -80,20 +81,26 @@ def check_repeats(repeats: int) -> int:
 GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
 
 
-def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None,
+                     before: Callable[[], object] | None = None) -> Timing:
     """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
-    and the launches: the events then bracket the kernels alone, not the launch latency."""
+    and the launches: the events then bracket the kernels alone, not the launch latency. ``before()``
+    (e.g. emptying a table the launch fills) is queued ahead of every launch, outside the events."""
     check_repeats(repeats)
     policy = current_policy()
     for _ in range(warmups(warmup)):
+        if before is not None:
+            before()
         launch()
     memory.synchronize()
     timer = EventTimer()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
+        if before is not None:
+            before()
         if flush is not None:
             flush()  # outside the events: the next launch finds none of its input in L2
         return timer(launch)[0]
@@ -142,15 +149,22 @@ def _head_start_kernel():
 
 
 def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
-              sync: Callable[[], object] | None = None) -> Timing:
-    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``)."""
+              sync: Callable[[], object] | None = None, before: Callable[[], object] | None = None) -> Timing:
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``); ``before()`` runs
+    ahead of every call, outside the time."""
     check_repeats(repeats)
     for _ in range(warmups(warmup)):
+        if before is not None:
+            before()
         fn()
     if sync:
         sync()
 
     def sample() -> float:
+        if before is not None:
+            before()
+            if sync:
+                sync()
         t0 = time.perf_counter()
         fn()
         if sync:
@@ -160,14 +174,16 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
     return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
 
 
-def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None) -> Timing:
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None,
+                before: Callable[[], object] | None = None) -> Timing:
     """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
-    events there, so it synchronises) and on the CPU."""
+    events there, so it synchronises) and on the CPU. ``before()`` runs ahead of every launch, untimed (a
+    hash table's insert times the insert into a table emptied before each repeat)."""
     if backend.is_gpu:
-        return time_cuda_events(launch, repeats, warmup)
+        return time_cuda_events(launch, repeats, warmup, before)
     if backend.is_simulator:
-        return time_wall(launch, repeats, warmup, sync=memory.synchronize)
-    return time_wall(launch, repeats, warmup)
+        return time_wall(launch, repeats, warmup, sync=memory.synchronize, before=before)
+    return time_wall(launch, repeats, warmup, before=before)
 
 
 # --- how long to measure: noise and an NVBench-like stopping rule ------------------------------------------

@@ -14,6 +14,7 @@ import os
 import sys
 
 from kernels import backend as backends
+from kernels import signals
 from kernels.errors import InputError, printable
 from raytracer_app.cli.parser import Parser, early_backend, join_negative_pairs
 
@@ -86,9 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = _main(argv)
         sys.stdout.flush()
-        return code
     finally:
         sys.stdout = stdout
+    if argv is None and code in signals.EXIT_STATUS.values():  # the process's own command line, stopped
+        signals.exit_now(code)
+    return code
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -104,14 +107,18 @@ def _main(argv: list[str] | None = None) -> int:
         if args.command is None:
             args = parser.parse_args(["gui", *argv])
         args.argv = ["raytracer-app", *argv]  # the command line, as result files record it
-        return _dispatch(args)
+        if args.command == "gui":
+            return _dispatch(args)
+        with signals.stoppable():  # Ctrl-C / SIGTERM end it within a second, even inside a kernel
+            return _dispatch(args)
     except InputError as exc:
         print(f"raytracer-app: error: {printable(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("raytracer-app: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return signals.say_stopped(exc)
     except Exception as exc:  # one line for the user; RAYTRACER_DEBUG=1 shows the traceback
+        if signals.stopped_by() is not None:  # a Ctrl-C that came out as another error
+            return signals.say_stopped(signals.stopped_by())
         if os.environ.get("RAYTRACER_DEBUG"):
             raise
         from kernels.errors import one_line

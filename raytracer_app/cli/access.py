@@ -73,11 +73,12 @@ def run(args) -> int:
                         block=block, blocks=args.blocks, variant_file=getattr(args, "variant_file", None),
                         limits=limits)
     measured = device = None
+    lines: dict = {}
     if backend is not None:
         from kernels.access.measured import measure
 
         print(f"measuring {job.label} with Nsight Compute on {backend.device_name} ...", file=sys.stderr, flush=True)
-        measured = measure(job, backend, on_progress=lambda done, total, text: None)
+        measured = measure(job, backend, on_progress=lambda done, total, text: None, lines_out=lines)
         device = backend.device_name
     if limits is planning.MODEL_LIMITS:
         print(f"grids sized for {limits.name}; the trace runs in the CUDA simulator", file=sys.stderr, flush=True)
@@ -88,6 +89,12 @@ def run(args) -> int:
 
         runner.end()
     print(report.format_result(result, args.lines, measured, device or ""))
+    if lines:
+        from kernels.counters.lines import MEASURED, fill_sources
+        from kernels.counters.lines_text import table
+
+        for kernel in lines.values():  # the same ncu run's source counters, per Python line
+            print(table(fill_sources(kernel), MEASURED, args.lines))
     if json_path is not None:
         from kernels.access import files
         from kernels.harness.results import device_info

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 import sys
 
-from kernels.errors import InputError, whole
+from kernels import signals
+
+from kernels.errors import InputError, items, whole_items
 from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
@@ -142,8 +144,10 @@ def bench_command(args, backend) -> int:
     run = None
     try:
         run = run_bench(request, _printer(request, finished))
-    except KeyboardInterrupt:  # the rows that finished are kept: printed above, and written as partial
-        print(f"raytracer-app: interrupted after {len(finished)} row(s)", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # the rows that finished are kept: printed above, and written as partial
+        stopped = signals.status_of(exc)  # 130 for Ctrl-C, 143 for SIGTERM (kernels/signals.py)
+        print(f"raytracer-app: {'terminated' if stopped == 143 else 'interrupted'} after {len(finished)} row(s)",
+              file=sys.stderr)
     rows = run.rows if run is not None else finished
     peak = run.peak if run is not None else None
     if run is not None:
@@ -154,7 +158,7 @@ def bench_command(args, backend) -> int:
     if json_path and not _write_json(rows, json_path, args, request, peak, partial):
         return 1
     if partial:
-        return 130
+        return stopped
     if run.bad_files:  # the file loaded but did not compile: bad input, as a file that does not load
         for line in run.bad_files:
             print(f"raytracer-app: error: {line}", file=sys.stderr)
@@ -293,7 +297,7 @@ def _write_json(rows, path, args, request, peak, partial: bool = False) -> bool:
 def _check_whole_call_names(spec: str) -> None:
     from kernels.reduction import whole_call
 
-    names = [x.strip() for x in spec.split(",") if x.strip()]
+    names = items(spec, "--variants", "name")
     unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
     if unknown or not names:
         raise InputError(f"--whole-call measures {', '.join(whole_call.WHOLE_CALL_VARIANTS)}; "
@@ -317,7 +321,7 @@ def _whole_call(args, backend) -> int:
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     print(bench.table_header())
     names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
-        [x.strip() for x in args.variants.split(",") if x.strip()]
+        items(args.variants, "--variants", "name")
     rows = []
     with tuning.retuning(request.retune):
         for problem in request.problems():
@@ -357,6 +361,6 @@ def _launches(args, algorithm) -> list[bench.Launch]:
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [bench.Launch(parse_block(b), **common) for b in args.block.split(",") if b.strip()]
-    blocks = [whole(b, "--block") for b in args.block.split(",")]
+        return [bench.Launch(parse_block(b), **common) for b in items(args.block, "--block")]
+    blocks = whole_items(args.block, "--block")
     return [bench.Launch(b, **common) for b in blocks]

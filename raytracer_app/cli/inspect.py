@@ -1,5 +1,7 @@
 """`raytracer-app inspect TARGET VARIANT|--all`: what a GPU variant's kernel compiles to (resources,
-occupancy, source, PTX, SASS, instruction mix), for a chosen architecture, with no GPU needed."""
+occupancy, source, PTX, SASS, instruction mix), for a chosen architecture, with no GPU needed; with
+``--lines`` the figures per Python line (raytracer_app/cli/inspect_lines.py), measured on a GPU with
+``--measured``."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import json
 from dataclasses import asdict
 
 from kernels.errors import InputError, shown, whole
-from raytracer_app.cli.parser import common, resolve_if_named
+from raytracer_app.cli.parser import common, resolve_if_named, whole_number
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
 
@@ -24,7 +26,22 @@ def add_parser(subparsers) -> None:
     p.add_argument("--arch", default=None, help="target architecture sm_XY (default sm_90): sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120")
     p.add_argument("--show", default="all", choices=SHOWS, help="what to print (default all)")
     p.add_argument("--compare", default=None, metavar="OTHER", help="another variant of the target, side by side")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help="print JSON instead of text, or write it to FILE (overwritten)")
+    p.add_argument("--lines", action="store_true",
+                   help="figures per Python line: SASS instructions (a device function's code on its own lines, a "
+                        "call line also with what it inlines), and the shipped H100 / H200 references")
+    p.add_argument("--measured", action="store_true",
+                   help="with --lines: measure each line on this GPU with Nsight Compute (stall samples by reason, "
+                        "instructions executed, sectors, shared wavefronts; needs a GPU and ncu)")
+    p.add_argument("--predicted", action="store_true",
+                   help="with --lines: also the CUDA simulator's access trace of the variant per line (sectors, "
+                        "wavefronts, bank conflicts, active lanes; no GPU needed, as `access` traces it)")
+    p.add_argument("--n", type=whole_number("--n", 1), default=None,
+                   help="problem size of the --measured run (default: the size the inspector models, 2^24 for "
+                        "the reduction)")
+    p.add_argument("--top", type=whole_number("--top", 1), default=8, help="lines shown per kernel with --lines "
+                                                                          "(default 8)")
     p.add_argument("--variant-file", default=None, metavar="FILE",
                    help="inspect your own variant from FILE (its INSPECT; docs/user-variants.md) instead of a built-in")
     common(p)
@@ -38,6 +55,13 @@ def run(args) -> int:
 
     arch = check_arch(args.arch)
     block = _parse_block(args.block)
+    lines = args.lines or args.measured or args.predicted
+    if lines:
+        from raytracer_app.cli import inspect_lines
+
+        inspect_lines.check(args)
+    elif args.n is not None:
+        raise InputError("--n sets the size of the measured run: it applies with --lines --measured")
     if args.variant_file:
         return _run_file(args, arch, block)
     if args.all == (args.variant is not None):
@@ -47,6 +71,8 @@ def run(args) -> int:
         names.append(args.compare)
     for name in names:
         checked_decl_block(declarations.declaration(args.target, name), block, arch)
+    if lines:
+        return inspect_lines.run(args, arch, block, names)
     if toolchain.missing():
         if args.show == "source" and not args.all and not args.compare:
             return _print_source_only(args)
@@ -66,10 +92,21 @@ def run(args) -> int:
     if args.compare:
         return _print_compare(args, first, reports[(args.target, args.compare)])
     if args.json:
-        print(json.dumps(report_dict(first, args.show), indent=1))
+        _emit(args, report_dict(first, args.show))
     else:
         print(format_report(first, args.show))
     return 0
+
+
+def _emit(args, doc) -> None:
+    """``--json``: the document on stdout, or (``--json FILE``) written through the one writer."""
+    text = json.dumps(doc, indent=1)
+    if args.json == "-":
+        print(text)
+        return
+    from kernels.io.writer import write_output
+
+    print(f"wrote {write_output(args.json, text + chr(10), '--json')}")
 
 
 def _run_file(args, arch, block) -> int:
@@ -104,7 +141,7 @@ def _run_file(args, arch, block) -> int:
             raise other
         return _print_compare(args, mine, other)
     if args.json:
-        print(json.dumps(report_dict(mine, args.show), indent=1))
+        _emit(args, report_dict(mine, args.show))
     else:
         print(format_report(mine, args.show))
     return 0
@@ -195,10 +232,11 @@ def format_sass(r) -> str:
     source_lines = _source_lines(r)
     out, where = [], None
     for ins in r.sass:
-        if (ins.file, ins.line) != where:
-            where = (ins.file, ins.line)
-            text = source_lines.get(where, "")
-            out.append(f"  # {ins.file}:{ins.line}  {text.strip()}" if ins.file else "  # (no line)")
+        if ins.chain != where:
+            where = ins.chain
+            text = source_lines.get((ins.file, ins.line), "")
+            at = "".join(f"  (inlined at line {line})" for _, line in ins.inlined_at[:1])
+            out.append(f"  # {ins.file}:{ins.line}  {text.strip()}{at}" if ins.file else "  # (no line)")
         out.append(f"    /*{ins.address:04x}*/ {ins.text}")
     return "\n".join(out)
 
@@ -256,7 +294,7 @@ def _print_table(args, reports, names, block) -> int:
                      "limiter": o.limiter})
     arch = _arch_of(reports)
     if args.json:
-        print(json.dumps({"target": args.target, "arch": arch, "variants": rows}, indent=1))
+        _emit(args, {"target": args.target, "arch": arch, "variants": rows})
     else:
         print(f"{args.target} on {arch} (each variant at its default block)")
         head = f"{'variant':<22}{'block':>7}{'regs':>6}{'smem':>8}{'dyn smem':>9}{'local':>7}{'bars':>5}" \
@@ -285,8 +323,8 @@ def _print_compare(args, a, b) -> int:
 
     table = rows(a, b)
     if args.json:
-        print(json.dumps({"a": a.variant, "b": b.variant, "arch": a.arch,
-                          "rows": [list(r) for r in table], "sentence": sentence(a, b)}, indent=1))
+        _emit(args, {"a": a.variant, "b": b.variant, "arch": a.arch, "rows": [list(r) for r in table],
+                     "sentence": sentence(a, b)})
         return 0
     width = max(len(q) for q, _, _ in table) + 2
     col = max(len(x) for _, x, _ in table + [("", a.variant, "")]) + 2

@@ -9,7 +9,7 @@ import argparse
 import math
 
 from kernels import backend as backends
-from kernels.errors import InputError, whole
+from kernels.errors import InputError, whole, whole_items
 
 
 class Parser(argparse.ArgumentParser):
@@ -53,13 +53,13 @@ def whole_number(name, minimum=None):
 
 
 def whole_numbers(name, minimum=1):
+    """A comma list of whole numbers: the one list rule (kernels.errors.items, no empty item)."""
     def parse(text):
-        return [whole_number(name, minimum)(t) for t in str(text).split(",") if t.strip()] or _empty(name)
+        try:
+            return whole_items(text, name, minimum)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return parse
-
-
-def _empty(name):
-    raise argparse.ArgumentTypeError(f"{name} needs at least one value")
 
 
 def number(name, positive: bool = False):

@@ -23,6 +23,7 @@ def run(args) -> int:
 
     from kernels.user_variants import templates
 
+    templates.source(args.target, args.source, args.name)  # a bad --from or --name: one line, nothing written
     if os.path.exists(args.file):
         print(f"{args.file} exists: it will be overwritten")
     written = templates.write(args.target, args.source, args.file, args.name, "FILE")

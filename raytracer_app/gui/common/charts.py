@@ -179,7 +179,7 @@ class EmptyNote:
 def y_label(metric: str, log_y: bool = False, simulated: bool = False) -> str:
     """The y axis title: short enough to stand beside a 250 px tall chart (the long name is the chart's
     tooltip), never cut off. A simulated time is Python's, and says so."""
-    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "simulated ms" if simulated else "kernel ms")
+    unit = {"GB/s": "GB/s", "G ops/s": "G ops/s"}.get(metric, "simulated ms" if simulated else "kernel ms")
     return unit + (" (log)" if log_y else "")
 
 
@@ -339,7 +339,7 @@ class BenchChart(pg.PlotWidget):
         plot.setLabel("bottom", axis)
         plot.setLabel("left", y_label(self.metric, self.log_y, self.simulated))
         plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
-                                         "M inserts/s": "inserts per second, in millions"}.get(
+                                         "G ops/s": "hash-table operations per second, in billions"}.get(
             self.metric, "median kernel time in milliseconds"))
         plot.getAxis("bottom").setTicks(None)
         plot.getAxis("bottom").set_categories(None)

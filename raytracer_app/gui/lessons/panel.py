@@ -21,7 +21,7 @@ from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLa
                              QPushButton, QScrollArea, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
                              QWidget)
 
-from kernels.errors import InputError, whole
+from kernels.errors import InputError, whole_items
 from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.backend.child import Cancelled, SimulatorProcess
@@ -185,7 +185,7 @@ class LessonsPanel(QWidget):
 
     def _given_sizes(self) -> list[int] | None:
         text = self.sizes_edit.text().strip()
-        return [whole(t, "n") for t in text.split(",") if t.strip()] if text else None
+        return whole_items(text, "n") if text else None
 
     def prepare(self) -> None:
         """One row per step and size, each with a guess to make before it runs."""
