@@ -1,7 +1,7 @@
 """The shell (issue 35): at 1366x768, 1920x1080 and 2560x1440 every tool owns the window in its workspace and
 meets its minimum size there: the render view half the window, each benchmark panel its variants list and its
 chart together, the Inspector and the Editor enough lines of code, Lessons every step and the explanation
-with no sideways scrolling. A tool floats only on an explicit action, Reset Layout restores everything, and
+with no sideways scrolling, Access two variants side by side with a whole warp picture each. A tool floats only on an explicit action, Reset Layout restores everything, and
 a layout saved by an older version is discarded. pytest-qt, offscreen (the screen's available geometry stood
 in, as tests/test_gui_laptop.py does); no timing asserts."""
 
@@ -98,6 +98,16 @@ def test_every_tool_meets_its_minimum_size(qtbot, make_window, cpu_backend, scre
     assert lessons.explanation_area.isVisible() and lessons.explanation_area.width() >= 380
     assert not lessons.explanation_area.horizontalScrollBar().isVisible()
     assert lessons.explanation.text() and lessons.chart.isVisible()
+
+    # Access: two variants side by side, each with its source and a whole warp picture
+    open_tool(qtbot, w, "Access")
+    qtbot.waitUntil(lambda: w.access is not None and w.access.isVisible(), timeout=WAIT)
+    qtbot.wait(50)
+    assert no_sideways_scrolling(w.access_dock)
+    for pane in w.access.panes:
+        assert pane.width() >= 0.4 * w.width() and within(pane.picture, w.access_dock)
+        assert pane.picture.height() >= pane.picture.minimumHeight() and pane.table.viewport().height() >= 100
+    w.access.stop()
     assert available.contains(w.frameGeometry())  # no tool grew the window
 
 

@@ -1,7 +1,7 @@
 """The desktop GUI (PyQt6 + pyqtgraph). ``run_gui`` is the entry point the CLI calls.
 
 One sub-package per tool, each holding that tool's widgets, models and workers: render/, benchmarks/,
-inspector/, editor/, lessons/; the shell/ (window, menus, workspaces, layout, status line) puts
+inspector/, editor/, lessons/, access/; the shell/ (window, menus, workspaces, layout, status line) puts
 them in one window; common/ holds what several share (charts, dialogs, settings, workers). Models and state
 never hold a widget (tests/test_architecture.py lists them).
 """

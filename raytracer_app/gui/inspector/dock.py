@@ -72,6 +72,7 @@ class InspectorDock(QWidget):
     """The dock's contents. ``shown(target, variant)`` asks the window to raise the dock."""
 
     shown = pyqtSignal(str, str)
+    accessRequested = pyqtSignal(str, str)  # (target, variant): show what its warps do to memory
     _compare = pyqtSignal(object)
 
     def __init__(self, parent=None):
@@ -98,6 +99,7 @@ class InspectorDock(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.tabs)
         self.panel.target_box.currentTextChanged.connect(lambda _: self._fill_compare_boxes())
+        self.panel.accessRequested.connect(self.accessRequested)
         self._fill_compare_boxes()
 
     # ------------------------------------------------------------------ building
@@ -228,9 +230,15 @@ class InspectorDock(QWidget):
             return None
 
     def _variant_menu(self, box, pos, target, name, panel) -> None:
-        menu = QMenu(box)
-        menu.addAction("Inspect", lambda: self.open(target, name, panel.block_size(), panel))
+        menu = self.variant_menu(box, target, name, panel)
         menu.exec(box.mapToGlobal(pos))
+
+    def variant_menu(self, parent, target, name, panel) -> QMenu:
+        """A variant name's context menu in a panel: Inspect, and Memory access per warp (the Access tool)."""
+        menu = QMenu(parent)
+        menu.addAction("Inspect", lambda: self.open(target, name, panel.block_size(), panel))
+        menu.addAction("Memory access per warp", lambda: self.accessRequested.emit(target, name))
+        return menu
 
     def _table_row(self, panel, row: int) -> None:
         item = panel.table.item(row, 0)

@@ -93,6 +93,7 @@ class _CodeView(QPlainTextEdit):
 
 class InspectorPanel(QWidget):
     reportShown = pyqtSignal(object)  # KernelReport
+    accessRequested = pyqtSignal(str, str)  # (target, variant): its memory accesses in the Access tool
     _request = pyqtSignal(object)
 
     def __init__(self, cache=None, parent=None):
@@ -131,6 +132,12 @@ class InspectorPanel(QWidget):
             top.addWidget(QLabel(label))
             top.addWidget(widget)
         top.addWidget(self.inspect_button)
+        self.access_button = QPushButton("Memory access…")
+        self.access_button.setToolTip("what each warp of this variant does to memory, line by line, traced in the "
+                                      "CUDA simulator (the Access tool)")
+        self.access_button.clicked.connect(lambda: self.accessRequested.emit(self.target_box.currentText(),
+                                                                             self.variant_box.currentText()))
+        top.addWidget(self.access_button)
         top.addStretch(1)
         self.status = QLabel("pick a variant and press Inspect")
         self.status.setWordWrap(True)

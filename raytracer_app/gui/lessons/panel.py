@@ -79,6 +79,7 @@ class LessonsPanel(QWidget):
     """``backend_of()`` gives the window's current backend when a lesson starts."""
 
     message = pyqtSignal(str)
+    accessRequested = pyqtSignal(str, str)  # (target, variant): what its warps do to memory, in the Access tool
 
     def __init__(self, backend_of, parent=None):
         super().__init__(parent)
@@ -119,7 +120,9 @@ class LessonsPanel(QWidget):
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.explanation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                                 | Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.explanation.linkActivated.connect(self._link)
         self.explanation_area = QScrollArea()  # a long explanation scrolls down, never sideways
         self.explanation_area.setWidget(self.explanation)
         self.explanation_area.setWidgetResizable(True)
@@ -455,7 +458,14 @@ class LessonsPanel(QWidget):
             parts += shown_refs.explanation(self.references, key[1])
         elif self.references or step.published is not None:
             parts.append("<i>Guess this step first: its published figure and the references show once you have.</i>")
+        if traceable(self.lesson.target, step.variant):
+            parts.append(f'<a href="access:{step.variant}">What {step.variant}\'s warps do to memory, line by line</a> '
+                         "(traced in the CUDA simulator, in the Access tool)")
         self.explanation.setText("<br><br>".join(parts))
+
+    def _link(self, link: str) -> None:
+        if link.startswith("access:"):
+            self.accessRequested.emit(self.lesson.target, link.split(":", 1)[1])
 
     # ------------------------------------------------------------------ export
     def export(self, kind: str, path: str | None = None) -> None:
@@ -482,6 +492,14 @@ class LessonsPanel(QWidget):
         item = QTableWidgetItem(text)
         item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
         self.table.setItem(row, column, item)
+
+
+def traceable(target: str, variant: str) -> bool:
+    """Whether the Access tool can trace this step's variant (a GPU variant the simulator runs)."""
+    from kernels.registry import by_name
+
+    v = next((v for v in by_name(target).variants if v.name == variant), None)
+    return v is not None and v.kind == "gpu" and not v.runs_on_host and not v.sim_skip
 
 
 def _f(x, digits: int) -> str:

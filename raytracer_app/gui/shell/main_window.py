@@ -113,6 +113,12 @@ class MainWindow(QMainWindow):
             tool.restartRequested.connect(lambda: self.restart_switching_simulator())
         self.workspaces.add("Editor", [self.variant_dock], tip="your own variant: edit, Run, Inspect vs a built-in")
         self.workspaces.add("Lessons", [self.lessons_dock], tip="a lesson's steps: guess, run, see why each paid")
+        self.access = None  # built when first shown (see ensure_access)
+        self.access_dock = self._dock("Access", None, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.access_dock.hide()
+        self.access_dock.visibilityChanged.connect(lambda shown: shown and self.ensure_access())
+        self.workspaces.add("Access", [self.access_dock], tip="what each warp does to memory, line by line: a run "
+                            "traced in the CUDA simulator, two variants side by side")
         self.count_curve = None
         self.model.restore()  # the saved values; the controls follow its changed signal
         backend_settings.load_panels(self.settings, backend.kind, self.panels.values())
@@ -321,9 +327,30 @@ class MainWindow(QMainWindow):
 
             self.lessons = LessonsPanel(lambda: self.model.backend)
             self.lessons.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+            self.lessons.accessRequested.connect(self.open_access)
             self.lessons_dock.setWidget(layout.scrolling(self.lessons))
             wheel_guard.guard_tree(self.lessons)
         return self.lessons
+
+    def ensure_access(self):
+        """The Access tool, built on first need."""
+        if self.access is None and not self._closing:
+            from raytracer_app.gui.access.view import AccessView
+
+            self.access = AccessView()
+            self.access.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+            self.access_dock.setWidget(layout.scrolling(self.access))
+            wheel_guard.guard_tree(self.access)
+        return self.access
+
+    def open_access(self, target: str, variant: str) -> bool:
+        """Clicking a variant's 'memory access' in a panel, the Inspector or a lesson: trace it in the Access
+        tool, which then owns the window."""
+        view = self.ensure_access()
+        if view is None:
+            return False
+        self.workspaces.show_dock(self.access_dock)
+        return view.open(target, variant)
 
     def ensure_inspector(self):
         """The Inspector dock's contents, built on first need and wired to every benchmark panel."""
@@ -332,6 +359,7 @@ class MainWindow(QMainWindow):
 
             self.inspector = InspectorDock()
             self.inspector.shown.connect(lambda *_: self.workspaces.show_dock(self.inspector_dock))
+            self.inspector.accessRequested.connect(self.open_access)
             for panel in self.panels.values():
                 self.inspector.attach(panel)
             self.inspector_dock.setWidget(layout.scrolling(self.inspector))
@@ -417,7 +445,8 @@ class MainWindow(QMainWindow):
         """A benchmark or a render is still running in a worker thread."""
         curve = self.count_curve is not None and self.count_curve.running()
         lessons = self.lessons is not None and self.lessons.busy()
-        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve or lessons
+        access = self.access is not None and self.access.busy()
+        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve or lessons or access
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Stop every worker and join its thread. Rows and frames are short, so this usually waits for
@@ -438,6 +467,8 @@ class MainWindow(QMainWindow):
                 self.count_curve.cancel()
             if self.lessons is not None:
                 self.lessons.worker.stop()
+            if self.access is not None:
+                self.access.stop()
         if self.busy() and now < self._close_deadline:
             event.ignore()
             self.statusBar().showMessage("stopping the running work before closing…")
@@ -452,6 +483,7 @@ class MainWindow(QMainWindow):
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
         threads += [self.lessons.thread] if self.lessons is not None else []
+        threads += self.access.threads() if self.access is not None else []
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
                 ORPHANS.append(thread)  # keep it referenced: destroying a running QThread aborts

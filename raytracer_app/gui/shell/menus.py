@@ -61,6 +61,11 @@ class Menus:
         lessons.setToolTip("replay a lesson's optimisation steps (Harris's reduction, constant memory, atomics): "
                            "guess each step, run it, see why it paid or not")
         view.addAction(lessons)
+        access = w.access_dock.toggleViewAction()
+        access.setText("Memory &Access")
+        access.setToolTip("what each warp of a GPU variant does to memory, line by line (sectors, bank conflicts, "
+                          "active lanes), from a run traced in the CUDA simulator: two variants side by side")
+        view.addAction(access)
         render = bar.addMenu("&Render")
         self._action(render, "Render &Now", lambda: w.request_render(force=True), "Ctrl+R")
         self.compare = self._action(render, "&Compare Memory", w.compare_memory, "Ctrl+M",
