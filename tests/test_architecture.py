@@ -17,7 +17,8 @@ GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
              ("render/models.py", "render/model_settings.py", "common/settings.py", "shell/timing_log.py",
               "benchmarks/algorithms.py", "shell/backend_settings.py", "common/sim_limits.py",
               "common/file_dialogs.py", "editor/files.py", "benchmarks/reference_results.py",
-              "lessons/references.py", "shell/display.py", "shell/restart.py", "access/listing.py")]
+              "lessons/references.py", "lessons/pictures.py", "shell/display.py", "shell/restart.py",
+              "access/listing.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 

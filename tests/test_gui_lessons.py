@@ -38,6 +38,7 @@ def panel(qtbot, monkeypatch, tmp_path):
     yield p
     p.worker.stop()
     p.thread.shutdown(timeout_ms=WAIT)
+    p.pictures.shutdown()
 
 
 def cell(p, row, column):
@@ -117,7 +118,8 @@ def test_view_menu_opens_the_lessons_dock(qtbot, cpu_backend):
         assert w.lessons.table.rowCount() == len(REDUCTION.steps)
     finally:
         w.close()
-        qtbot.waitUntil(lambda: w.render_thread.isFinished() and w.lessons.thread.isFinished(), timeout=60_000)
+        qtbot.waitUntil(lambda: w.render_thread.isFinished() and w.lessons.thread.isFinished()
+                        and w.lessons.pictures.thread.isFinished(), timeout=60_000)
 
 
 # --- the references without a GPU, and the counters option ------------------------------------------------------
@@ -166,6 +168,7 @@ def test_without_gpu_the_references_show_labelled_and_counters_are_off_with_the_
     finally:
         p.worker.stop()
         p.thread.shutdown(timeout_ms=WAIT)
+        p.pictures.shutdown()
 
 
 def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_path):
@@ -200,3 +203,30 @@ def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_pa
     finally:
         p.worker.stop()
         p.thread.shutdown(timeout_ms=WAIT)
+        p.pictures.shutdown()
+
+
+def test_a_step_shows_the_warp_request_it_changes(qtbot, panel):
+    """Issue 36: step 3 (sequential) shows the bank picture of the conflict it removes: kernel 2's tree load with
+    replays beside kernel 3's without; the atomics lesson shows 32 lanes on one counter."""
+    from kernels.lessons import catalog
+
+    p = panel
+    p.sizes_edit.setText("512")
+    p.prepare()
+    p.table.setCurrentCell(2, 0)  # 3 sequential addressing
+    box = p.pictures
+    assert not box.isHidden() and "step 3 removes" in box.title.text()
+    qtbot.waitUntil(lambda: all(d.request is not None for d in box.drawings), timeout=WAIT)
+    before, after = (d.request for d in box.drawings)
+    assert before.space == after.space == "shared" and before.conflicts > 0 and after.conflicts == 0
+    assert "bank conflict" in box.texts[0].text() and "no bank conflict" in box.texts[1].text()
+    p.table.setCurrentCell(3, 0)  # a step without a picture
+    assert box.isHidden()
+    p.lesson_box.setCurrentIndex(p.lesson_box.findData("atomics"))
+    one = next(i for i, s in enumerate(catalog.by_name("atomics").steps) if s.label == "global-atomics entropy-0.000")
+    p.table.setCurrentCell(one, 0)
+    qtbot.waitUntil(lambda: box.drawings[0].request is not None, timeout=WAIT)
+    request = box.drawings[0].request
+    assert request.op == "red" and request.active == 32 and len({a for a in request.lanes}) == 1  # one counter
+    assert len(request.sectors()) == 1 and box.drawings[1].isHidden()

@@ -23,6 +23,7 @@ class TraceAsk:
     n: int | None = None
     block: int | None = None
     blocks: int | None = None  # blocks traced per launch (None: the trace's default)
+    options: tuple = ()  # (name, value) pairs: the target's options (None of them: the simulator's defaults)
 
     @property
     def label(self) -> str:
@@ -49,7 +50,7 @@ class AccessWorker(JobWorker):
 
         try:
             extra = {"blocks": ask.blocks} if ask.blocks else {}
-            job = plan(ask.target, ask.variant, n=ask.n, block=ask.block, **extra)
+            job = plan(ask.target, ask.variant, n=ask.n, block=ask.block, options=dict(ask.options), **extra)
             result = trace(job, self._stop.is_set, self._progress, child=self.sim)
             listings = {k.name: source_listing(k) for k in result.kernels}
             self.traced.emit(ask, result, listings)

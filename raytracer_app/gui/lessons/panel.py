@@ -26,6 +26,7 @@ from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.backend.child import Cancelled, SimulatorProcess
 from raytracer_app.gui.lessons import references as shown_refs
+from raytracer_app.gui.lessons.picture_box import LessonPictures
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
@@ -123,8 +124,16 @@ class LessonsPanel(QWidget):
         self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                                  | Qt.TextInteractionFlag.LinksAccessibleByMouse)
         self.explanation.linkActivated.connect(self._link)
+        self.pictures = LessonPictures(self)  # a step's warp request, drawn (issue 36): some steps have one
+        self.pictures.accessRequested.connect(self.accessRequested)
+        explained = QWidget()
+        column = QVBoxLayout(explained)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.explanation)
+        column.addWidget(self.pictures)
+        column.addStretch(1)
         self.explanation_area = QScrollArea()  # a long explanation scrolls down, never sideways
-        self.explanation_area.setWidget(self.explanation)
+        self.explanation_area.setWidget(explained)
         self.explanation_area.setWidgetResizable(True)
         self.explanation_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.explanation_area.setMinimumWidth(EXPLANATION_MIN_PX)
@@ -445,6 +454,7 @@ class LessonsPanel(QWidget):
         key = next((k for k, v in self.row_of.items() if v == row), None)
         if key is None:
             self.explanation.setText("")
+            self.pictures.hide()
             return
         step = self.lesson.steps[key[1]]
         parts = [f"<b>{step.title}</b> ({step.variant})", step.idea]
@@ -458,6 +468,7 @@ class LessonsPanel(QWidget):
             parts += shown_refs.explanation(self.references, key[1])
         elif self.references or step.published is not None:
             parts.append("<i>Guess this step first: its published figure and the references show once you have.</i>")
+        self.pictures.show_step(self.lesson, step)
         if traceable(self.lesson.target, step.variant):
             parts.append(f'<a href="access:{step.variant}">What {step.variant}\'s warps do to memory, line by line</a> '
                          "(traced in the CUDA simulator, in the Access tool)")

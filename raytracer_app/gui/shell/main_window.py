@@ -467,6 +467,7 @@ class MainWindow(QMainWindow):
                 self.count_curve.cancel()
             if self.lessons is not None:
                 self.lessons.worker.stop()
+                self.lessons.pictures.worker.stop()
             if self.access is not None:
                 self.access.stop()
         if self.busy() and now < self._close_deadline:
@@ -482,7 +483,7 @@ class MainWindow(QMainWindow):
         threads += [self.render_thread, self.variant_editor.thread]
         threads += [self.inspector.panel.thread] if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
-        threads += [self.lessons.thread] if self.lessons is not None else []
+        threads += [self.lessons.thread, self.lessons.pictures.thread] if self.lessons is not None else []
         threads += self.access.threads() if self.access is not None else []
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
