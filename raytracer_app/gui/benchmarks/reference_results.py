@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kernels.harness.results import device_slug, short_device
 
-REFERENCE_DIR = Path(__file__).resolve().parents[2] / "assets" / "reference-results"
+REFERENCE_DIR = Path(__file__).resolve().parents[3] / "assets" / "reference-results"
 
 
 @dataclass
