@@ -89,8 +89,11 @@ class WarpPicture(QWidget):
                              self.empty_text)
             painter.end()
             return
+        row_h = max(6.0, (self.height() - 8) / WARP)
+        font = painter.font()
+        font.setPixelSize(max(6, min(13, int(row_h) - 1)))  # 32 lanes fit the height, labels never overlap
+        painter.setFont(font)
         metrics = painter.fontMetrics()
-        row_h = max(8.0, (self.height() - 8) / WARP)
         lane_w = metrics.horizontalAdvance("31 +0x00000000") + 8
         for lane, text in enumerate(self.lane_rows()):
             rect = QRectF(4, 4 + lane * row_h, lane_w, row_h)
@@ -133,11 +136,14 @@ class WarpPicture(QWidget):
         cell_w = area.width() / BANKS
         cell_h = min(row_h * 1.5, (area.height() - row_h) / max(rows, 1))
         painter.setPen(QColor(120, 120, 120))
-        for bank in range(BANKS):  # the banks' numbers across the top, every 4th
-            if bank % 4 == 0:
-                painter.drawText(QRectF(area.left() + bank * cell_w, area.top(), cell_w * 4, row_h),
-                                 Qt.AlignmentFlag.AlignLeft, f"bank {bank}")
-        top = area.top() + row_h
+        metrics = painter.fontMetrics()
+        every = next((s for s in (1, 2, 4, 8, 16) if metrics.horizontalAdvance("28") + 4 <= s * cell_w), 32)
+        painter.drawText(QRectF(area.left(), area.top() - 2, area.width(), row_h), Qt.AlignmentFlag.AlignRight,
+                         "banks →")
+        for bank in range(0, BANKS, every):  # the banks' numbers across the top, as many as fit
+            painter.drawText(QRectF(area.left() + bank * cell_w, area.top() + row_h * 0.5, cell_w * every, row_h),
+                             Qt.AlignmentFlag.AlignLeft, str(bank))
+        top = area.top() + row_h * 1.6
         for row in range(rows):
             painter.setPen(QColor(220, 220, 220))
             for bank in range(BANKS):
@@ -155,7 +161,8 @@ class WarpPicture(QWidget):
             label = str(lanes[0]) if len(lanes) == 1 else f"{len(lanes)}"
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
         painter.setPen(QColor("black"))
-        painter.drawText(QRectF(area.left(), top + rows * cell_h + 4, area.width(), row_h * 3),
+        line_h = painter.fontMetrics().height()
+        painter.drawText(QRectF(area.left(), top + rows * cell_h + 4, area.width(), line_h * 4),
                          Qt.TextFlag.TextWordWrap,
                          f"{rows} wavefront(s) down, banks across: each cell is the lane it serves (a number of lanes "
                          "where they read one word: a broadcast); red: a replay, a bank conflict")

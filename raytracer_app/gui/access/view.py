@@ -76,6 +76,9 @@ class AccessPane(QWidget):
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
         self.target_box, self.variant_box = QComboBox(), QComboBox()
+        for box, chars in ((self.target_box, 9), (self.variant_box, 18)):  # two panes fit a laptop's width
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(chars)
         self.target_box.addItems(targets())
         self.target_box.currentTextChanged.connect(self._fill_variants)
         self.n_box = QSpinBox()
@@ -118,11 +121,16 @@ class AccessPane(QWidget):
         self.table.setMinimumHeight(8 * self.table.verticalHeader().defaultSectionSize() + 30)  # 8 lines at least
 
         self.warp_box = QComboBox()
+        self.warp_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.warp_box.setMinimumContentsLength(10)
         self.warp_box.setToolTip("every request the line kept, or one warp's (of its first traced block): its "
                                  "requests are the loop's iterations, in order")
         self.warp_box.currentIndexChanged.connect(lambda _: self._fill_requests())
-        self.prev_button, self.next_button, self.play_button = QPushButton("◀ Previous"), QPushButton("Next ▶"), \
+        self.prev_button, self.next_button, self.play_button = QPushButton("◀ Prev"), QPushButton("Next ▶"), \
             QPushButton("Play")
+        self.prev_button.setToolTip("the line's previous request")
+        self.next_button.setToolTip("the line's next request")
+        self.play_button.setToolTip("step through the requests on their own, one every 0.6 s")
         self.play_button.setCheckable(True)
         self.prev_button.clicked.connect(lambda: self.step(-1))
         self.next_button.clicked.connect(lambda: self.step(1))
@@ -277,7 +285,7 @@ class AccessPane(QWidget):
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if value is not None:
                 level = listing.heat_level(figure, value)
-                item.setBackground(QColor.fromHsvF(0.0, 0.15 + 0.75 * level, 1.0))
+                item.setBackground(QColor.fromHsvF(0.33 * (1.0 - level), 0.2 + 0.5 * level, 1.0))  # green to red
                 item.setToolTip(f"{figure}: {value:.2f} over {line.access.requests_seen} request(s) of the traced "
                                 "blocks")
             self.table.setItem(r, HEAT_COLUMN, item)
@@ -345,9 +353,10 @@ class AccessPane(QWidget):
             self.picture.show_request(None)
             return
         request = self.requests[self.index]
-        kept = f" (of {line.requests_seen} traced: the first and a spread kept)" if line.requests_seen > len(
-            line.requests) else ""
+        kept = f" ({line.requests_seen} traced)" if line.requests_seen > len(line.requests) else ""
         self.position.setText(f"request {self.index + 1} of {len(self.requests)}{kept}")
+        self.position.setToolTip("a line keeps its first 24 requests and 24 spread over the rest of the traced "
+                                 "blocks; its counts cover them all")
         self.request_text.setText(listing.describe(request))
         self.picture.show_request(request)
 
