@@ -10,7 +10,8 @@ What it does, with the app's own start-up (``run_gui``) and a throw-away QSettin
 not read or touched):
 
 1. opens the main window on the CPU backend at ``--size`` (default 1920x1080, the screen's size at most),
-   Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front;
+   Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front of the
+   Benchmarks workspace (the README's picture is that workspace: ``--workspace Benchmarks``);
 2. renders a random scene of 40 spheres (seed 1; ``--spheres``, ``--seed``) or a scene preset
    (``--scene book-20``, the book's scene), then renders it again back to back a few times (as View >
    Render Continuously does) so the status line shows kernel time, frame time and frames per second;
@@ -39,8 +40,8 @@ Options for checking the layout (issue 20) rather than the README's pictures:
   and ghost rows);
 - ``--open-inspector``: after the benchmark, open View > Inspector and inspect reduction best for sm_90
   (as with --inspector), then grab the whole window;
-- ``--workspace Benchmarks``: the workspace shown when the window is grabbed (on a small screen each owns
-  the window).
+- ``--workspace Benchmarks``: the workspace shown when the window is grabbed (each owns the window);
+- ``--every-tool DIR``: instead, every workspace's tool at work, one grab each, as DIR/WxH-TOOL.png.
 """
 
 from __future__ import annotations
@@ -144,9 +145,9 @@ class Driver:
 
     def dock_widths(self) -> str:
         w = self.window
-        return (f"window {w.width()}x{w.height()}: Controls {w.controls_dock.width()} px, view {w.view.width()} px, "
-                f"{BENCH_PANEL} dock {w.bench_docks[0].width()} px (settings, chart, table heights "
-                f"{w.panels[BENCH_PANEL].split.sizes()})")
+        return (f"window {w.width()}x{w.height()}, workspace {w.workspaces.current().name}: Controls "
+                f"{w.controls_dock.width()} px, view {w.view.width()} px, {BENCH_PANEL} dock {w.bench_docks[0].width()} px "
+                f"(chart, table heights {w.panels[BENCH_PANEL].split.sizes()})")
 
     def shrink_maximize(self) -> None:
         """--shrink-maximize: shrink the window, maximize it, and say the docks' widths at each step."""

@@ -63,7 +63,9 @@ def test_a_cli_baseline_draws_a_ghost_and_fills_delta_and_verdict(qtbot, make_wi
         assert "against" in panel.table.item(r, TABLE_COLUMNS.index("verdict")).toolTip()
     # the run was saved under the cache folder, and Export JSON writes the same rows with their samples
     saved = sorted((cache_root() / "results").glob("*-reduction.json"))
-    assert saved and f"saved as {saved[-1]}" in panel.status.text()  # the folder named, not the name alone
+    from raytracer_app.gui.benchmarks.panel_results import home_short
+
+    assert saved and f"saved as {home_short(saved[-1])}" in panel.status.text()  # the folder named, not the name alone
     out = tmp_path / "export.json"
     assert panel.export_json(out)
     exported = json.loads(out.read_text())

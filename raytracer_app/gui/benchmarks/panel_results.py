@@ -14,6 +14,17 @@ from raytracer_app.gui.common.dialogs import ask_path
 from raytracer_app.gui.common.saving import export_to, in_background, message_of
 
 
+def home_short(path) -> str:
+    """``path`` with the home folder written ~ (the status line's room is short)."""
+    from pathlib import Path
+
+    path, home = Path(path), Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
 def saved_folder():
     """Where the panels save their runs, made if it is not there yet (None when it cannot be)."""
     from kernels.io.cache import make_private_dir
@@ -125,7 +136,7 @@ class PanelResults:
         except Exception as exc:  # a full disk or an unwritable cache folder: the run is still shown
             return f"; not saved: {message_of(exc)}"
         self.last_path = path
-        return f"; saved as {path}"
+        return f"; saved as {home_short(path)}"
 
     def export(self, path=None) -> bool:
         panel = self.panel
