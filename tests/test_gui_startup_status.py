@@ -19,23 +19,20 @@ def test_the_first_frame_says_it_compiles_and_takes_the_quick_twin(qtbot, make_w
     monkeypatch.setattr(worker_module, "twin_cached", lambda kind, twin: cached["value"])
     warmed = []
     monkeypatch.setattr(worker_module.RenderWorker, "_warm_the_rest", lambda self, first: warmed.append(first))
-    preset(**{"render/size_spheres": "32x32"})
+    preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
     w = make_window(cpu_backend)
-    said = []
-    started = w._work_started
-    monkeypatch.setattr(w, "_work_started", lambda job: (started(job), said.append(w.work[0] if w.work else "")))
-    w.worker.started.disconnect()
-    w.worker.started.connect(w._work_started)
     frame = wait_frame(qtbot, w)
     # the window's first kernel frame: the row twin (the tiled one compiles in the background, from then on)
     assert frame.meta.get("twin") == "rows" and warmed == ["spheres"]
-    assert any(text.startswith("compiling the spheres CPU kernel (first run only") for text in said), said
     assert w.worker.loading(w.model.request()) == ""  # drawn once: later frames are renders again
+    w.model.set_tab("julia")  # not drawn yet: what its first frame waits for, said as such
+    julia = w.model.request()
+    assert w.worker.loading(julia).startswith("compiling the julia CPU kernel (first run only")
+    w._work_started(julia)
+    assert w.work[0].startswith("compiling the julia CPU kernel (first run only")
     cached["value"] = True  # numba's cache holds it: loading, and no "first run only"
-    julia = w.model.request().__class__
-    w.model.set_tab("julia")
-    text = w.worker.loading(w.model.request())
-    assert text == "loading the julia CPU kernel from numba's cache" and julia
+    assert w.worker.loading(julia) == "loading the julia CPU kernel from numba's cache"
+    w.work = None
 
 
 def test_the_busy_label_shows_the_time_so_far_and_a_message_covers_it(qtbot, make_window, cpu_backend):
