@@ -103,8 +103,8 @@ def _visible_seed(count: int, size) -> int:
 
 @pytest.mark.slow
 def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
-    seed = _visible_seed(8, (64, 64))
-    preset(cuda_backend.kind, **{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
+    seed = _visible_seed(8, (32, 32))  # a small image: the simulator runs a thread per pixel, in Python
+    preset(cuda_backend.kind, **{"render/size_spheres": "32x32", "spheres/count": 8, "spheres/seed": seed})
     w = make_window(cuda_backend)
     assert w.controls.mem_constant.isEnabled()
     first = wait_frame(qtbot, w, memory="global", spheres=8)
