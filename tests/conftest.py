@@ -30,6 +30,10 @@ def _gpu_present() -> bool:
 
 if not _gpu_present():
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+from kernels.backend.simulator import quick_thread_switches, simulator_active  # noqa: E402 (imports no numba)
+
+if simulator_active():
+    quick_thread_switches()  # as the app's simulator processes do
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # caches (best's tuning, results the window keeps, the inspector's compiles) go to a folder of this session,
 # never the user's; the process that made it removes it at the session's end (pytest_unconfigure). xdist
@@ -53,6 +57,10 @@ def pytest_unconfigure(config):
 
 
 MAX_WORKERS = 2  # each worker imports numba and Qt and compiles its own CPU twins: more pay less on 2-4 cores
+# the files that compile with NVIDIA's tools for about a minute each start first, one per worker, so that
+# neither starts last while the other worker idles; the others keep their order (the first of them warm
+# numba's cache before the files that start new interpreters come)
+_FIRST = ("test_inspector.py", "test_user_variant_templates.py")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -60,8 +68,8 @@ def pytest_cmdline_main(config):
     """``python -m pytest`` on xdist workers when pytest-xdist is installed and ``-n`` was not given (not
     in pyproject's addopts: a machine without the plugin, as the GPU machine's bundle, would refuse the
     option). Runs before xdist's own hook, which turns ``-n`` into workers. A test file runs whole on one
-    worker (``--dist loadfile``), so that a module's costly fixtures are made once, and the files that hold
-    the slow tests go first (pytest_collection_modifyitems), so that no long one starts last."""
+    worker (``--dist loadfile``), so that a module's costly fixtures are made once, and the two longest
+    files go first (pytest_collection_modifyitems)."""
     if not config.pluginmanager.hasplugin("xdist") or _WORKER is not None:
         return
     if config.option.numprocesses is None and not config.option.collectonly:
@@ -94,10 +102,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     if _WORKER is not None:  # every worker collects, and must order, the same
-        slow = {}
-        for item in items:
-            slow[item.path] = slow.get(item.path, 0) + ("slow" in item.keywords)
-        items.sort(key=lambda item: -slow[item.path])  # stable: a file's tests keep their order
+        items.sort(key=lambda item: _FIRST.index(item.path.name) if item.path.name in _FIRST else len(_FIRST))
     from kernels import backend
 
     if backend.gpu_available():

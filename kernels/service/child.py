@@ -17,7 +17,7 @@ import os
 import threading
 import time
 
-from kernels.backend.simulator import SIM_ENV
+from kernels.backend.simulator import SIM_ENV, quick_thread_switches
 
 POLL_S = 0.05  # how often the parent checks for Stop while the child works
 
@@ -52,6 +52,7 @@ def _one_line(exc: BaseException) -> str:
 def _child_main(conn, simulate: bool = True) -> None:
     if simulate:
         os.environ[SIM_ENV] = "1"  # before anything imports numba
+        quick_thread_switches()
     else:
         os.environ.pop(SIM_ENV, None)
     from kernels.service.bench import run_bench
