@@ -119,7 +119,13 @@ def test_the_readme_shows_cli_examples():
     assert "raytracer-app inspect reduction best" in _cli_examples()
 
 
-@pytest.mark.parametrize("block", _cli_blocks(), ids=lambda b: b[0])
+def _slow_if_it_compiles(block: list[str]):
+    """A block that inspects (a real compile) or runs a variant file (its child process) is slow."""
+    slow = any(line.split()[1] == "inspect" or "--variant-file" in line for line in block)
+    return pytest.param(block, marks=pytest.mark.slow) if slow else block
+
+
+@pytest.mark.parametrize("block", [_slow_if_it_compiles(b) for b in _cli_blocks()], ids=lambda b: b[0])
 def test_cli_examples_in_the_docs_run(block, tmp_path, monkeypatch, capsys):
     """Each `raytracer-app ...` line of the README's shell blocks runs (on whatever this machine
     has: the CPU backend without a GPU) and exits 0, a block's lines in order in one temporary folder.
