@@ -144,6 +144,7 @@ def test_backend_entries(qtbot, make_window, cpu_backend):
 
 def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_backend):
     preset(**{"render/size_spheres": "48x48", "spheres/count": 4})
+    preset(cuda_backend.kind, **{"render/size_spheres": "32x32"})  # not the simulator's 64x64: a thread a pixel
     w = make_window(cpu_backend)
     assert wait_frame(qtbot, w).backend == "cpu"
     assert w.panels["Reduction"].selected_variants() == ["numpy", "cpu-parallel"]
