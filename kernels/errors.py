@@ -1,7 +1,8 @@
 """Errors that reach the user as one line (CLI) or a message (GUI), and the helpers that keep that line
 short and harmless: user text echoed in a message goes through :func:`shown` (control characters escaped,
-long text cut), and whole numbers typed by the user go through :func:`whole` (a bounded digit count, so a
-5000-digit number is one line, never Python's own error)."""
+long text cut), whole numbers typed by the user go through :func:`whole` (a bounded digit count, so a 5000-digit number
+is one line, never Python's own error), and lists typed as 'a,b,c' through :func:`items` (one rule for
+every list: no empty item)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,31 @@ def one_of(value, choices, what: str):
     if value not in choices:
         raise InputError(f"{what} {shown(value)} is not one of {', '.join(map(str, choices))}")
     return value
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one readable line (numba's typing errors span many, with terminal colours)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines[1:] if not ln.startswith(("File", "<source", "During"))), "")
+    first = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {first}" + (f" {detail}" if detail and len(first) < 80 else "")
+
+
+def items(text, what: str, noun: str = "item") -> list[str]:
+    """The items of a comma-separated list ('a, b,c'), blanks around them dropped; InputError naming ``what``
+    for an empty item ('1,,2', a comma at either end) or no item at all: a list never silently shrinks.
+    ``noun``: what an item is called in the message (a name, a value)."""
+    parts = [part.strip() for part in str(text).split(",")]
+    if parts == [""]:
+        raise InputError(f"{what} needs at least one value")
+    if "" in parts:
+        raise InputError(f"{what} {shown(text)} has an empty {noun} (two commas in a row, or one at an end)")
+    return parts
+
+
+def whole_items(text, what: str, minimum: int | None = None, maximum: int | None = None) -> list[int]:
+    """The whole numbers of a comma-separated list (:func:`items`, each through :func:`whole`)."""
+    return [whole(part, what, minimum, maximum) for part in items(text, what)]

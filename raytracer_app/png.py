@@ -46,7 +46,9 @@ def write_png(path, rgba: np.ndarray, text: dict[str, str] | None = None, option
 
 def read_png_text(path) -> dict[str, str]:
     """The tEXt entries of a PNG (used by tests and handy for users)."""
-    data = Path(path).read_bytes()
+    from kernels.io.reader import read_bytes
+
+    data = read_bytes(path, "PNG", 1 << 30, "an image of at most 4096x4096")
     pos, text = 8, {}
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos:pos + 4])

@@ -38,8 +38,8 @@ def main(argv=None) -> int:
 
     from kernels.launch import parse_block
     from kernels.harness.frames import parse_size, rgba_view
-    from kernels.raytrace.layout import check_memory
-    from kernels.raytrace.scene import generate_scene, max_spheres
+    from kernels.spheres.layout import check_memory
+    from kernels.spheres.scene import generate_scene, max_spheres
 
     width, height = parse_size(args.size)
     block = parse_block(args.block)
@@ -84,29 +84,30 @@ def main(argv=None) -> int:
 def _cuda_frames(scene, width, height, memory, block, packed=False):
     """A function drawing one frame into the next pinned buffer (as the window does), returning it."""
     import numpy as np
-    from numba import cuda
 
+    from kernels.backend import memory as device_memory
     from kernels.harness.frames import HostFrames
     from kernels.launch import grid_for
     from kernels.launch.packed import packed_launch
-    from kernels.raytrace.layout import constant_values, pack_spheres
-    from kernels.raytrace.gpu import CONSTANT_SPHERES, gpu_kernel
+    from kernels.spheres.layout import constant_values, pack_spheres
+    from kernels.spheres.gpu import CONSTANT_SPHERES, gpu_kernel
 
-    image_dev = cuda.device_array((height, width), np.uint32)
+    image_dev = device_memory.empty((height, width), np.uint32)
     host = HostFrames()
     count = np.int32(scene.count)
     grid = grid_for(width, height, block)
     if memory == "binned":
-        from kernels.raytrace.binned import BinnedTiles
+        from kernels.spheres.binned import BinnedTiles
 
-        launch = BinnedTiles().prepare(cuda.to_device(pack_spheres(scene.spheres)), scene.count, False, image_dev, block)
+        spheres_dev = device_memory.to_device(pack_spheres(scene.spheres))
+        launch = BinnedTiles().prepare(spheres_dev, scene.count, False, image_dev, block)
     elif memory == "constant":
         kernel = gpu_kernel("constant")
         for offset, values in constant_values(scene.spheres):  # as the window's renderer writes them
             CONSTANT_SPHERES.write(values, kernel, offset=offset)
         args = (count, False, image_dev)
     else:
-        kernel, spheres_dev = gpu_kernel(memory), cuda.to_device(pack_spheres(scene.spheres))
+        kernel, spheres_dev = gpu_kernel(memory), device_memory.to_device(pack_spheres(scene.spheres))
         args = (spheres_dev, count, False, image_dev)
     if memory != "binned":
         launch = (packed and packed_launch(kernel, grid, block, args)) or (lambda: kernel[grid, block](*args))
@@ -114,7 +115,7 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     def draw():
         buffer = host.next_buffer(height, width)
         launch()
-        image_dev.copy_to_host(buffer)
+        device_memory.to_host(image_dev, buffer)
         return buffer
 
     return draw
@@ -123,8 +124,8 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
 def _cpu_frames(scene, width, height):
     import numpy as np
 
-    from kernels.raytrace.layout import pack_spheres
-    from kernels.raytrace.tiles import render_spheres_tiles  # the window's CPU twin
+    from kernels.spheres.layout import pack_spheres
+    from kernels.spheres.tiles import render_spheres_tiles  # the window's CPU twin
 
     spheres = pack_spheres(scene.spheres)
     buffers = [np.empty((height, width), np.uint32) for _ in range(2)]

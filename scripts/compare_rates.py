@@ -39,12 +39,14 @@ def scaled(timing: Timing, factor: float) -> Timing:
     return Timing(tuple(x * factor for x in timing.samples_ms), timing.method, timing.processes)
 
 
-def rates(pairs) -> dict:
+def rates(pairs, samples_only: bool = False) -> dict:
     """{factor: (share FASTER or SLOWER, share SLOWER)} over (base, new) pairs of Timings, judged as
-    `compare` judges them (by the processes' medians where both files ran in several processes)."""
+    `compare` judges them (by the processes' medians where both files ran in several processes, else by the
+    samples with one process's drift allowed for), or with ``samples_only`` by the samples' rule alone."""
     out = {}
     for factor in FACTORS:
-        names = [compare.timing_verdict(a, scaled(b, factor)).name for a, b in pairs]
+        judge = (lambda a, b: compare.verdict(a.samples_ms, b.samples_ms)) if samples_only else compare.timing_verdict
+        names = [judge(a, scaled(b, factor)).name for a, b in pairs]
         wrong = sum(v in (compare.FASTER, compare.SLOWER) for v in names) / len(names)
         out[factor] = (wrong, names.count(compare.SLOWER) / len(names))
     return out
@@ -64,14 +66,16 @@ def main(argv=None) -> int:
     ap.add_argument("files", nargs="*", help="result files of identical runs (bench --json)")
     args = ap.parse_args(argv)
     rules = compare.RULES
-    print(f"rules: gap {rules.gap:g}, judgeable (median - min) / median <= {rules.judgeable:g}, same {rules.same:g}, quiet IQR <= "
-          f"{rules.quiet:g}, alpha {rules.alpha:g} from {rules.min_test} samples")
+    print(f"rules: gap {rules.gap:g}, judgeable (median - low) / median <= {rules.judgeable:g} (else apart by "
+          f"{rules.beyond_noise:g}x that, up to {rules.disturbed_max:g}), same {rules.same:g}, quiet IQR <= "
+          f"{rules.quiet:g}, alpha {rules.alpha:g} from {rules.min_test} samples; one process a side: drift "
+          f"{rules.drift_wall:g} wall, {rules.drift_events:g} CUDA events; synthetic rows by the samples' rule alone")
     rng = np.random.default_rng(args.seed)
     for sigma in (float(s) for s in args.sigmas.split(",")):
         for shift in sorted({0.0, args.shift}):
             pairs = [(Timing(tuple(synthetic_run(rng, 20, sigma, shift)), "wall"),
                       Timing(tuple(synthetic_run(rng, 20, sigma, shift)), "wall")) for _ in range(args.rows)]
-            print(line(f"synthetic sigma {sigma:g} shift {shift:g}", len(pairs), rates(pairs)))
+            print(line(f"synthetic sigma {sigma:g} shift {shift:g}", len(pairs), rates(pairs, samples_only=True)))
     by_row: dict = {}
     for path in args.files:
         result = read_result(path, "FILE")

@@ -22,10 +22,10 @@ def main(argv=None) -> int:
         return 2
     from numba import cuda
 
-    from kernels.raytrace.gpu import CONSTANT_SPHERES, constant_ptx, gpu_kernel
-    from kernels.raytrace.renderer import SphereRenderer
-    from kernels.raytrace.layout import pack_spheres
-    from kernels.raytrace.scene import generate_scene
+    from kernels.spheres.gpu import CONSTANT_SPHERES, constant_ptx, gpu_kernel
+    from kernels.spheres.renderer import SphereRenderer
+    from kernels.spheres.layout import pack_spheres
+    from kernels.spheres.scene import generate_scene
 
     SphereRenderer(backend.resolve("cuda")).render(generate_scene(20, seed=1), memory="constant")
     ptx = constant_ptx()

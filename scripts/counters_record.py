@@ -17,15 +17,16 @@ def record(target: str, out_dir: str) -> str:
     from kernels.counters.tool import find_ncu, ncu_version
     from kernels.io.writer import write_output
     from kernels.registry import by_name
+    from kernels.service.bench_request import BenchRequest
 
     backend = backends.resolve("cuda")
     algorithm = by_name(target)
     names = [v.name for v in algorithm.variants if v.kind == "gpu" and v.skip_reason(backend) is None]
-    options = {o.name: o.default for o in algorithm.options}
-    n = algorithm.size.default_for(backend)
+    request = BenchRequest(target, backend, variants=tuple(names), repeats=1)
+    options, n = request.option_values, request.sizes[0]
     raw: list = []
     t0 = time.perf_counter()
-    got = measure(target, names, n, options, 0, {}, backend, raw_out=raw,
+    got = measure(request.to_json(), backend, raw_out=raw, lines=False,  # per-PC tables: scripts/pc_table.py
                   on_progress=lambda d, t, text: print(f"  {text}", file=sys.stderr, flush=True))
     seconds = time.perf_counter() - t0
     doc = {"target": target, "n": n, "options": options, "device": backend.device_name,

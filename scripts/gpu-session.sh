@@ -7,6 +7,11 @@
 #   ROUNDS=R: each alternated with a run in R interleaved rounds)
 #   compare-processes (20 runs with --processes, rated; FIRST/LAST/BUDGET split them over several calls)
 #   cpu-twins user-variant lessons pack
+#   memory-seam (issue 34: the memory seam before, main at 0dbf0d9 exported to .base/, and after, with numba's
+#   arrays and with cuda.core's; result files and `compare`s in $OUT/memory-seam.tgz, verdicts in
+#   $OUT/memory-seam.log; PARTS="raytrace reduction whole-call" for some of them, CONTROL=1 also runs the
+#   before column a second time to show the noise floor)
+#   memory-seam-tests (the tests of the code the seam changed, once per implementation, IMPLS="numba cuda-core")
 #   counters (bench reduction / histogram --counters with CSVs and wall times, ncu by hand on one variant
 #   beside the app's figures, the recorded metric sets; where ncu cannot read counters, the one-line error)
 #   reference-results (the result files the app ships, under $OUT/reference-results/: copy them into
@@ -14,6 +19,19 @@
 #   lesson-references (the lessons' reference files, DEVICE-lesson-NAME.json with counters where ncu reads them,
 #   LESSONS=a,b for some of them only,
 #   under $OUT/reference-results/: copy them into assets/reference-results/)
+#   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
+#   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
+#   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
+#   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
+#   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
+#   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
+#   table in $OUT/access-table.md for docs/measurements.md)
+#   lines (issue 37: figures per Python line; PARTS="tests inspect panel pcs timing" for some of them): the tests
+#   of the per-line code, `inspect reduction interleaved-strided|best --lines --measured` (JSON in $OUT/lines/),
+#   the whole reduction panel per line in one ncu run with its wall time (its JSON is this device's per-line
+#   reference: $OUT/reference-results/DEVICE-lines-reduction.json, copy it into assets/reference-results/),
+#   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
+#   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -27,7 +45,7 @@ for stage in "$@"; do
       nvidia-smi -L 2>&1 | tee -a "$OUT/session.log"
       app devices 2>&1 | tee -a "$OUT/session.log" ;;
     tests-render)
-      python3 -m pytest -q -rs tests/test_raytrace.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
+      python3 -m pytest -q -rs tests/test_spheres.py tests/test_julia.py tests/test_cli_render.py 2>&1 | tee "$OUT/tests-render.log" | tail -25 ;;
     tests-all)
       timeout 420 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-all.log" | tail -40 ;;
     constant-proof)
@@ -35,12 +53,12 @@ for stage in "$@"; do
     tests-gpu)
       timeout 540 python3 -m pytest -q -rs -p no:cacheprovider -m gpu ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/tests-gpu.log" | tail -40 ;;
     inspect)
-      for t in reduction histogram hashtable raytrace julia; do app inspect $t --all 2>&1 | tee -a "$OUT/inspect.log"; done
+      for t in reduction histogram hashtable spheres julia; do app inspect $t --all 2>&1 | tee -a "$OUT/inspect.log"; done
       app inspect reduction interleaved-divergent --compare sequential 2>&1 | tee -a "$OUT/inspect.log" ;;
     bench-curve)
-      timeout 300 python3 -m raytracer_app bench raytrace --backend cuda --sizes 20,200,2000,20000,100000 --repeats 10 \
+      timeout 300 python3 -m raytracer_app bench spheres --backend cuda --sizes 20,200,2000,20000,100000 --repeats 10 \
         --variants spheres-global,spheres-constant,spheres-shared,spheres-binned --csv "$OUT/curve.csv" 2>&1 | tee "$OUT/bench-curve.log"
-      timeout 200 python3 -m raytracer_app bench raytrace --backend cuda --n 1000000 --repeats 5 \
+      timeout 200 python3 -m raytracer_app bench spheres --backend cuda --n 1000000 --repeats 5 \
         --variants spheres-shared,spheres-binned --csv "$OUT/curve-1m.csv" 2>&1 | tee -a "$OUT/bench-curve.log"
       for n in 100000 1000000; do
         app render spheres --backend cuda --memory binned --spheres $n --repeats 30 --out /tmp/binned-$n.png 2>&1 | tee -a "$OUT/bench-curve.log"
@@ -52,8 +70,8 @@ for stage in "$@"; do
           --precision $p --repeats 20 --out "$OUT/julia-zoom-$p.png" 2>&1 | tee -a "$OUT/julia-precision.log"
       done ;;
     bench-render)
-      app bench raytrace --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/raytrace.csv" 2>&1 | tee "$OUT/bench-raytrace.log"
-      app bench raytrace --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/raytrace-staggered.csv" 2>&1 | tee "$OUT/bench-raytrace-staggered.log"
+      app bench spheres --sizes 20,200,2000 --block 16x16,32x8,32x32 --repeats 20 --csv "$OUT/spheres.csv" 2>&1 | tee "$OUT/bench-spheres.log"
+      app bench spheres --pattern staggered --sizes 20,200,2000 --block 16x16,32x32 --repeats 20 --csv "$OUT/spheres-staggered.csv" 2>&1 | tee "$OUT/bench-spheres-staggered.log"
       app bench julia --block 16x16,32x8 --repeats 20 --csv "$OUT/julia.csv" 2>&1 | tee "$OUT/bench-julia.log" ;;
     bench-kernels)
       app bench reduction --op sum --dtype int32 --n 100000000 --repeats 20 --csv "$OUT/reduction.csv" 2>&1 | tee "$OUT/bench-reduction.log"
@@ -140,8 +158,8 @@ for stage in "$@"; do
       tar -czf "$OUT/proc-runs.tgz" -C /tmp proc-runs ;;
     cpu-twins)
       app bench julia --backend cpu --variants julia-cpu,julia-cpu-simd,julia-cpu-float64,julia-cpu-simd-float64 --repeats 20 2>&1 | tee "$OUT/cpu-twins.log"
-      app bench raytrace --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
-      app bench raytrace --backend cpu --sizes 1000000 --variants spheres-cpu,spheres-cpu-tiles --repeats 3 2>&1 | tee -a "$OUT/cpu-twins.log"
+      app bench spheres --backend cpu --sizes 20,2000 --variants spheres-cpu,spheres-cpu-tiles --repeats 20 2>&1 | tee -a "$OUT/cpu-twins.log"
+      app bench spheres --backend cpu --sizes 1000000 --variants spheres-cpu,spheres-cpu-tiles --repeats 3 2>&1 | tee -a "$OUT/cpu-twins.log"
       for p in uniform low-entropy; do
         app bench histogram --backend cpu --n 268435456 --pattern $p --repeats 10 2>&1 | tee -a "$OUT/cpu-twins.log"
       done ;;
@@ -189,6 +207,42 @@ for stage in "$@"; do
         | tee -a "$OUT/lesson-reduction-counters.log" ;;
     pack)
       (cd "$OUT" && tar -czf csv.tgz *.csv 2>/dev/null && rm -f *.csv) ;;
+    hashmap)
+      bash "$0" hashmap-tests hashmap-sanitizer hashmap-bench ;;
+    hashmap-tests)
+      # every op and variant at a few dozen keys against dicts (here on the GPU), then the gpu-marked runs: a
+      # million keys per op and load with the peers, bucket widths and launches, best's tuning cache
+      timeout 560 python3 -m pytest -q -rs -p no:cacheprovider tests/test_hashmap.py tests/test_hashtable.py \
+        ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/hashmap-tests.log" | tail -30 ;;
+    hashmap-sanitizer)
+      # memcheck and racecheck over every new kernel (and the chained find) at 20,000 keys, load 0.9, half the
+      # lookups absent; best at a fixed launch (no tuning sweep under the sanitizer); then a find holding 4
+      # keys per group in flight and the widest bucket. Each run should end "ERROR SUMMARY: 0 errors" /
+      # "RACECHECK SUMMARY: 0 hazards displayed" with every row verified "yes"
+      sanitize() {
+        compute-sanitizer --tool "$1" --report-api-errors no python3 -m raytracer_app bench hashtable --backend cuda \
+          --n 20000 --load 0.9 --absent 0.5 --block 256 --repeats 1 "${@:2}" 2>&1 \
+          | grep -E "SUMMARY|^(linear|bucketed|two-choice|best|gpu-)|rror" | sed "s/^/$1 ${*:2}: /" | tee -a "$OUT/hashmap-sanitizer.log"
+      }
+      for tool in memcheck racecheck; do
+        for op in insert find erase insert-or-add; do
+          sanitize $tool --op $op --variants linear-probing,bucketed,two-choice,best,gpu-locks,gpu-lockfree
+        done
+        sanitize $tool --op find --items-per-thread 4 --bucket 32 --variants linear-probing,two-choice
+        sanitize $tool --op insert --bucket 4 --multiplicity 3 --variants bucketed,two-choice
+      done ;;
+    hashmap-bench)
+      # every op at LOADS (default 0.5,0.8,0.9,0.95) with N keys (default 2^26) for every variant and peer: the
+      # table of G ops/s, % of copy bandwidth for find, the goals; hashmap-OP.csv / .json in $OUT. All four ops
+      # take longer than one command may: split them, e.g. OPS=insert,insert-or-add then OPS=find then OPS=erase
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" \
+        --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
+        --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
+    hashmap-tune)
+      # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
+      # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
+        --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do
@@ -202,6 +256,132 @@ for stage in "$@"; do
         dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum \
         python3 -m raytracer_app bench reduction --backend cuda --variants best --repeats 3 2>&1 | tee -a "$OUT/counters.log" | grep -E "dram__|sm__|lts__|smsp__|best_|ERR"
       python3 scripts/counters_record.py "$OUT" 2>&1 | tee -a "$OUT/counters.log" ;;
+    memory-seam)
+      # one tuning cache for every column, so that best runs at the same launch in each (rows match by launch)
+      export RAYTRACER_CACHE_DIR=${RAYTRACER_CACHE_DIR:-$(mktemp -d)}
+      ms=$(mktemp -d)/memory-seam && mkdir -p "$ms"
+      log() { echo "$@" | tee -a "$OUT/memory-seam.log"; }
+      columns="numba cuda-core"
+      if [ -d .base/kernels ]; then columns="before $columns"; else log "no .base/ (main at 0dbf0d9): no before column"; fi
+      # COLUMN NAME ARGS...: one `bench ARGS --json` as that column runs it, into $ms/COLUMN-NAME.json
+      run_column() {
+        local col=$1 name=$2; shift 2
+        local s=$EPOCHREALTIME
+        if [ "$col" = before ]; then  # from inside .base/, so that python -m finds its packages before ours
+          (cd .base && PYTHONPATH=$PWD:${PYTHONPATH:-} timeout 280 python3 -m raytracer_app bench "$@" \
+            --json "$ms/$col-$name.json" > "$ms/$col-$name.log" 2>&1)
+        else
+          RAYTRACER_MEMORY=$col timeout 280 python3 -m raytracer_app bench "$@" --json "$ms/$col-$name.json" \
+            > "$ms/$col-$name.log" 2>&1
+        fi
+        log "$col $name: exit $?, $(awk "BEGIN{printf \"%.0f\", $EPOCHREALTIME - $s}") s"
+      }
+      for col in numba cuda-core; do
+        RAYTRACER_MEMORY=$col python3 -c "from kernels import backend; backend.resolve('cuda').activate()
+import numpy as np; from kernels.backend import memory; memory.pinned_empty(4, np.int32); print(memory.describe())" 2>&1 \
+          | tail -3 | sed "s/^/$col: /" | tee -a "$OUT/memory-seam.log"
+      done
+      nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$OUT/memory-seam.log"
+      python3 -c "import cuda.core; print('cuda.core', cuda.core.__version__)" 2>&1 | tail -1 | tee -a "$OUT/memory-seam.log"
+      runs=$columns
+      [ "${CONTROL:-0}" = 1 ] && [ -d .base/kernels ] && runs="$columns before2"
+      for part in ${PARTS:-raytrace reduction whole-call}; do
+        for col in $runs; do
+          c=${col%2}; name=$part${col#$c}  # before2: the before column again, as before-NAME2.json
+          case $part in
+            raytrace) run_column $c $name raytrace --backend cuda --size 1024x1024 --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 \
+                        --variants spheres-global,spheres-constant,spheres-shared,spheres-binned,spheres-frame-to-host ;;
+            reduction) run_column $c $name reduction --backend cuda --variants best --sizes 1048576,268435456 \
+                         --repeats ${SEAM_REPEATS:-40} --processes ${SEAM_PROCESSES:-10} --rounds 2 ;;
+            whole-call) run_column $c $name reduction --backend cuda --whole-call --variants best,best-plain \
+                          --sizes 1048576 --repeats 2000 ;;
+          esac
+        done
+        for col in numba cuda-core; do
+          [ -f "$ms/before-$part.json" ] && app compare "$ms/before-$part.json" "$ms/$col-$part.json" \
+            --markdown "$ms/compare-$part-before-$col.md" 2>&1 | sed "s/^/[$part: $col against before] /" | tee -a "$OUT/memory-seam.log"
+        done
+        app compare "$ms/numba-$part.json" "$ms/cuda-core-$part.json" --markdown "$ms/compare-$part-numba-cuda-core.md" 2>&1 \
+          | sed "s/^/[$part: cuda-core against numba] /" | tee -a "$OUT/memory-seam.log"
+        [ -f "$ms/before-${part}2.json" ] && app compare "$ms/before-$part.json" "$ms/before-${part}2.json" 2>&1 \
+          | sed "s/^/[$part: before against before (noise)] /" | tee -a "$OUT/memory-seam.log"
+      done
+      for f in "$ms"/*-whole-call*.log; do [ -f "$f" ] && { log "--- $(basename "$f")"; grep -A8 "breakdown" "$f" | tee -a "$OUT/memory-seam.log"; }; done
+      tar -czf "$OUT/memory-seam.tgz" -C "$(dirname "$ms")" memory-seam ;;
+    memory-seam-tests)
+      # the tests of the code the memory seam changed (all of them, not only those marked gpu: on a GPU every
+      # kernel test runs there; the library peers take our arrays), once per implementation
+      for impl in ${IMPLS:-numba cuda-core}; do
+        RAYTRACER_MEMORY=$impl timeout 290 python3 -m pytest -q -rs -p no:cacheprovider --maxfail=20 ${PYTEST_ARGS:-} \
+          tests/test_memory_seam.py tests/test_packed_launch.py tests/test_spheres.py tests/test_reduction.py \
+          tests/test_histogram.py tests/test_julia.py tests/test_peers.py tests/test_user_variants.py 2>&1 \
+          | tee "$OUT/memory-seam-tests-$impl.log" | tail -25
+      done ;;
+    access-measured)
+      # what each warp does to memory: the trace's prediction (CUDA simulator, in a child process) beside Nsight
+      # Compute's figures for the same launch on this GPU, per GPU variant the simulator runs; 10-30 s a variant,
+      # so split the targets over calls (TARGETS=reduction, then TARGETS="histogram hashtable spheres")
+      mkdir -p /tmp/access
+      for t in ${TARGETS:-reduction histogram hashtable spheres}; do
+        case $t in
+          reduction|histogram) size="--n 1048576" ;;
+          hashtable) size="--n 262144" ;;
+          spheres) size="--n 20 --size 1024x1024" ;;
+          *) size="" ;;
+        esac
+        for v in $(python3 scripts/access_table.py --list $t | cut -d' ' -f2); do
+          s=$EPOCHREALTIME
+          timeout 240 python3 -m raytracer_app access $t $v $size --backend cuda --measured \
+            --json "/tmp/access/$t-$v.json" > "/tmp/access/$t-$v.log" 2>&1
+          echo "access $t $v $size --measured: exit $?, $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s" \
+            | tee -a "$OUT/access-measured.log"
+          grep -E "DIFFERS|error" "/tmp/access/$t-$v.log" | head -5 | sed "s/^/  /" | tee -a "$OUT/access-measured.log"
+        done
+      done
+      python3 scripts/access_table.py /tmp/access/*.json 2>&1 | tee "$OUT/access-table.md" | tail -15
+      tar -czf "$OUT/access.tgz" -C /tmp access ;;
+    lines)
+      mkdir -p "$OUT/lines" "$OUT/reference-results"
+      log() { echo "$@" | tee -a "$OUT/lines.log"; }
+      since() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; }
+      { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } 2>&1 \
+        | tee -a "$OUT/lines.log"
+      device=$(python3 -c "from kernels import backend; from kernels.harness.results import device_slug
+print(device_slug(backend.resolve('cuda').device_name))")
+      for part in ${PARTS:-tests inspect panel pcs timing}; do
+        s=$EPOCHREALTIME
+        case $part in
+          tests)
+            timeout 400 python3 -m pytest -q -rs -p no:cacheprovider tests/test_lines_gpu.py tests/test_lines.py \
+              tests/test_lines_static.py tests/test_lines_recorded.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/lines-tests.log" \
+              | tail -15 ;;
+          inspect)
+            for v in interleaved-strided best; do
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 \
+                --json "$OUT/lines/$v.json" > "$OUT/lines/$v.log" 2>&1
+              log "inspect reduction $v --lines --measured: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v.log" | tee -a "$OUT/lines.log"
+              timeout 240 python3 -m raytracer_app inspect reduction $v --lines --measured --top 10 --n 268435456 \
+                > "$OUT/lines/$v-2p28.log" 2>&1
+              log "inspect reduction $v --lines --measured --n 268435456: exit $?"
+              grep -v "^lines: " "$OUT/lines/$v-2p28.log" | tee -a "$OUT/lines.log"
+            done ;;
+          panel)
+            # every reduction GPU variant, one ncu run; its JSON is this device's per-line reference
+            timeout 540 python3 -m raytracer_app inspect reduction --all --lines --measured --top 5 \
+              --json "$OUT/reference-results/$device-lines-reduction.json" > "$OUT/lines/panel.log" 2>&1
+            log "inspect reduction --all --lines --measured: exit $?, $(since $s) s wall (compile included)"
+            grep -E "measured per line in|note:|^kernel .* measured on" "$OUT/lines/panel.log" | tee -a "$OUT/lines.log" ;;
+          pcs)
+            timeout 240 python3 scripts/pc_table.py "$OUT/lines/best-pcs-$device.json" --variant best --n 1048576 2>&1 \
+              | tee -a "$OUT/lines.log" ;;
+          timing)
+            # same process count and repeats with and without line information, alternated, compared
+            timeout 540 python3 scripts/lineinfo_timing.py --out "$OUT/lines" --rounds 2 -- bench reduction --backend cuda \
+              --variants best,interleaved-strided --sizes 1048576,268435456 --repeats 40 2>&1 | tee -a "$OUT/lines.log" ;;
+        esac
+        log "lines part $part: $(since $s) s"
+      done ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

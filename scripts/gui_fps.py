@@ -25,7 +25,7 @@ import tempfile  # noqa: E402
 
 
 def main() -> int:
-    from kernels.raytrace.scene import MEMORIES  # imports no numba: the backend is chosen below
+    from kernels.spheres.scene import MEMORIES  # imports no numba: the backend is chosen below
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="auto")

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CURVE_TARGET = "raytrace"  # the Sphere Count Curve's (count_curve.py runs the same target)
+CURVE_TARGET = "spheres"  # the Sphere Count Curve's (count_curve.py runs the same target)
 
 
 def targets() -> tuple[str, ...]:
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, type=lambda x: Path(x).resolve(), help="folder for the result files")
     p.add_argument("--backend", default="cuda", help="cuda for the shipped files (cpu only to try the script)")
     p.add_argument("--repeats", type=int, default=None, help="timed repeats (default: bench's own)")
-    p.add_argument("--targets", default="", help="targets separated by commas (default: every panel's and raytrace)")
+    p.add_argument("--targets", default="", help="targets separated by commas (default: every panel's and spheres)")
     p.add_argument("--lessons", default="", help="lessons separated by commas, or all (default: none)")
     p.add_argument("--counters", action="store_true", help="the lessons with their measured counters (ncu), where "
                                                             "they can be read here")

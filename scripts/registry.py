@@ -34,10 +34,26 @@ SCRIPTS = (
     Script("variant_run_time.py", "the variant editor's Run as a user sees it: seconds from Run to the row in the "
            "benchmark panel, compile included, then a re-run without edits (docs/user-variants.md)",
            ("--backend", "sim", "--from", "sequential", "--n", "1000", "--repeats", "1")),
+    Script("hashmap_bench.py", "the hash tables of issue 38: every op at several load factors, G ops/s per variant "
+           "and load beside the sorted-search peers and cuCollections, % of copy bandwidth for find, the goals; "
+           "--tune sweeps best's bucket width, keys in flight and block (stages hashmap-bench and "
+           "hashmap-tune of gpu-session.sh)",
+           ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
+            "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
+    Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
+           "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
+           "made without a GPU (predicted only)", ("--example", "{tmp}")),
+    Script("lineinfo_timing.py", "whether line information changes kernel times: the same bench alternately "
+           "without and with it (as the per-line counters compile), result files compared (stage lines of "
+           "gpu-session.sh; tried here on the CPU)",
+           ("--out", "{tmp}/lineinfo", "--rounds", "1", "--", "bench", "reduction", "--backend", "cpu",
+            "--variants", "numpy", "--sizes", "4096", "--repeats", "3")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "
            "a process per group", ("whole-call", "{tmp}"), needs_gpu=True),
+    Script("pc_table.py", "records a real per-PC table of ncu's source counters (tests/data/lines/, folded by "
+           "tests/test_lines_recorded.py): best's kernels at 2^20", ("{tmp}/pcs.json",), needs_gpu=True),
     Script("counters_record.py", "records the ncu metric sets the counters tests replay (tests/data/counters/): "
            "one ncu run per target over its GPU variants at the default size", ("{tmp}", "reduction"), needs_gpu=True),
 )

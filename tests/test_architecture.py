@@ -1,8 +1,8 @@
 """The rooms hold: compute knows nothing of the app, app state knows nothing of widgets, nothing but the
 backend module asks a backend which kind it is by name, no module imports another that imports it back
 (counting imports inside functions), and every algorithm package keeps numba out of its declarations.
-(An import-linter contract in pyproject.toml says part of this for those who run lint-imports; these
-tests enforce all of it in every run.)"""
+(The floors and the absence of circles are import-linter contracts in pyproject.toml, which
+test_the_import_contracts_hold runs.)"""
 
 import ast
 from pathlib import Path
@@ -117,7 +117,36 @@ def test_the_name_check_would_catch_a_violation(tmp_path):
     assert sorted(_name_comparisons(named)) == [1, 3, 5]  # a precision mode may still be 'auto'
 
 
-# --- no import circles, counting the imports inside functions ------------------------------------------------
+# --- the floors and no circles: import-linter's contracts in pyproject.toml --------------------------------
+
+
+def test_the_import_contracts_hold(capsys):
+    """`lint-imports` on pyproject.toml's contracts (imports inside functions count): kernels know nothing of
+    the app or Qt, every package stays on its floor, and no module imports one that imports it back."""
+    from importlinter.cli import lint_imports
+
+    code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert code == 0, capsys.readouterr().out
+
+
+def test_the_contracts_would_catch_a_climb_and_a_circle(tmp_path, monkeypatch, capsys):
+    from importlinter.cli import lint_imports
+
+    package = tmp_path / "floors"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text("def f():\n    from floors import high\n")  # inside a function
+    (package / "high.py").write_text("from floors import low\n")
+    config = tmp_path / "contracts.toml"
+    config.write_text('[tool.importlinter]\nroot_packages = ["floors"]\n\n'
+                      '[[tool.importlinter.contracts]]\nname = "floors"\ntype = "layers"\n'
+                      'layers = ["floors.high", "floors.low"]\n\n'
+                      '[[tool.importlinter.contracts]]\nname = "circles"\ntype = "acyclic_siblings"\n'
+                      'ancestors = ["floors"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
+    out = capsys.readouterr().out
+    assert "floors.low is not allowed to import floors.high" in out and "Contracts: 0 kept, 2 broken" in out
 
 
 def module_name(path: Path) -> str:
@@ -146,47 +175,6 @@ def import_edges(path: Path) -> set[str]:
     return {m for m in found if m in MODULES and m != here}
 
 
-def find_circles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan)."""
-    index, low, stack, on, circles, counter = {}, {}, [], set(), [], [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                circles.append(sorted(group))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return circles
-
-
-def test_no_import_circles_anywhere():
-    edges = {name: import_edges(path) for name, path in MODULES.items()}
-    assert find_circles(edges) == []
-
-
-def test_the_circle_check_would_catch_one():
-    assert find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-
-
 # --- the algorithm packages ------------------------------------------------------------------------------------
 
 ALGORITHM_PACKAGES = sorted(p.parent for p in (ROOT / "kernels").glob("*/__init__.py")
@@ -211,7 +199,7 @@ def test_an_algorithm_package_declares_without_numba_and_keeps_its_kernels_apart
 
 def test_targets_come_from_the_registry_only():
     """No module keeps its own list of algorithm names (the CLI, the GUI and the inspector read the registry)."""
-    names = {"reduction", "histogram", "hashtable", "raytrace", "julia"}
+    names = {"reduction", "histogram", "hashtable", "spheres", "julia"}
     for path in KERNELS + APP:
         if path == ROOT / "kernels" / "registry.py":
             continue
@@ -221,10 +209,12 @@ def test_targets_come_from_the_registry_only():
 
 
 def test_only_child_processes_run_a_users_variant_file():
-    """A user's file is executed by kernels/user_variants/child_side.py alone (the user-variant child and the
-    inspector's compiler child call it): nothing in the app's process runs one (docs/user-variants.md)."""
+    """A user's file is executed by kernels/user_variants/child_side.py alone (the user-variant child, the
+    inspector's compiler child and the access trace's simulator child call it): nothing in the app's process
+    runs one (docs/user-variants.md)."""
     runner = ROOT / "kernels" / "user_variants" / "child_side.py"
-    callers = {ROOT / "kernels" / "service" / "child.py", ROOT / "kernels" / "inspector" / "offline_compile.py"}
+    # the user-variant child names child_side as its job; these two import it
+    callers = {ROOT / "kernels" / "inspector" / "offline_compile.py", ROOT / "kernels" / "access" / "job.py"}
     for path in KERNELS + APP:
         tree = ast.parse(path.read_text(), str(path))
         calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

@@ -88,7 +88,8 @@ def test_new_columns_are_appended_after_the_old_ones():
     assert bench.CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
     from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 
-    assert bench.CSV_COLUMNS[32:] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert bench.CSV_COLUMNS[32:-1] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert bench.CSV_COLUMNS[-1] == "axes"  # the swept options' values
 
 
 def test_row_writes_noise_cold_and_spec():
@@ -289,3 +290,14 @@ def test_summary_compares_cold_runs_too():
     [line] = bench.summary_lines([best, peer], None, VARIANTS)
     hot, cold = line.split("cold (L2 flushed): ")
     assert hot.rstrip("; ").endswith("a win") and cold.endswith("a loss")
+
+
+def test_the_warm_up_is_the_timers_own_unless_the_run_asks_for_more():
+    from kernels import timing
+
+    calls = []
+    assert timing.warmups() == 1 and timing.warmups(0) == 0 and timing.warmups(3) == 3
+    with timing.measurement(timing.Policy(warmup=5)):
+        assert timing.warmups() == 5 and timing.warmups(0) == 5 and timing.warmups(7) == 7
+        t = timing.time_wall(lambda: calls.append(1), 2)
+    assert len(calls) == 5 + 2 and t.repeats == 2  # five untimed calls, then the two timed ones

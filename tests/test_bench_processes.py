@@ -1,12 +1,11 @@
-"""bench --processes: a run spread over fresh processes (kernels/harness/processes.py, raytracer_app/
-cli_processes.py), its result file (sample_processes) and compare's rule on the processes' medians
+"""bench --processes: a run spread over fresh processes (kernels/harness/processes.py,
+kernels/service/bench_processes.py), its result file (sample_processes) and compare's rule on the processes' medians
 (compare.process_verdict), checked against numpy and hand-computed values."""
 
 from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ from kernels.harness.processes import check_processes, merge_processes
 from kernels.harness.results import make_result, to_json
 from kernels.harness.results_read import read_result
 from kernels.timing import Timing
-from raytracer_app import cli_processes
 from raytracer_app.cli import main
 
 # --- splitting and joining ------------------------------------------------------------------------------------
@@ -82,13 +80,13 @@ def test_the_split_survives_the_result_file(tmp_path):
     from kernels.backend import resolve
 
     path = tmp_path / "r.json"
-    path.write_text(to_json(make_result("reduction", merged, resolve("cpu"), None, ["raytracer-app"], {})))
+    path.write_text(to_json(make_result(_request(), merged, None, ["raytracer-app"])))
     back = read_result(str(path), "FILE").rows[0].timing
     assert back.processes == (2, 1, 2) and back.samples_ms == (1.0, 1.1, 1.2, 1.3, 1.4)
     doc = json.loads(path.read_text())
     assert doc["rows"][0]["sample_processes"] == [2, 1, 2]
     one = merge_processes([[row("a", [1.0])]])  # one process: no split written, none read back
-    path.write_text(to_json(make_result("reduction", one, resolve("cpu"), None, None, {})))
+    path.write_text(to_json(make_result(_request(), one, None)))
     assert json.loads(path.read_text())["rows"][0]["sample_processes"] is None
     assert read_result(str(path), "FILE").rows[0].timing.processes == ()
 
@@ -99,7 +97,7 @@ def test_a_bad_split_in_a_file_is_one_line(tmp_path, value, words):
     from kernels.backend import resolve
 
     rows = merge_processes([[row("a", [1.0, 1.1, 1.2])], [row("a", [1.3, 1.4])]])
-    doc = json.loads(to_json(make_result("reduction", rows, resolve("cpu"), None, None, {})))
+    doc = json.loads(to_json(make_result(_request(), rows, None)))
     doc["rows"][0]["sample_processes"] = value
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
@@ -108,37 +106,43 @@ def test_a_bad_split_in_a_file_is_one_line(tmp_path, value, words):
     assert "\n" not in str(info.value) and "rows[0].sample_processes" in str(info.value)
 
 
-# --- the children's command line --------------------------------------------------------------------------------
+# --- the children: each runs the request with its share --------------------------------------------------------
 
 
-class FakeBackend:
-    def __init__(self, kind, device=0):
-        self.kind, self.device, self.is_gpu = kind, device, kind == "cuda"
+def _request(**changes):
+    from kernels.backend import Backend
+    from kernels.service.bench_request import BenchRequest
+
+    fields = dict(sizes=(5000,), variants="numpy", repeats=5, processes=2)
+    return BenchRequest("reduction", Backend("cpu"), **{**fields, **changes})
 
 
-def test_children_get_the_command_less_the_parents_options():
-    argv = ["bench", "reduction", "--processes", "4", "--json=out.json", "--csv", "o.csv", "--resources",
-            "--repeats", "20", "--rounds=2", "--n", "1000", "--backend", "auto", "--variants", "best"]
-    assert cli_processes.child_argv(argv, FakeBackend("cuda", 1)) == \
-        ["bench", "reduction", "--n", "1000", "--variants", "best", "--backend", "cuda", "--device", "1"]
-    assert cli_processes.child_argv(["bench", "julia", "--device", "0"], FakeBackend("cpu")) == \
-        ["bench", "julia", "--backend", "cpu"]
+def test_children_get_the_request_with_their_share(monkeypatch):
+    from kernels.service import bench_processes
+
+    seen = []
+
+    def fake_child(command, env, should_stop):  # read the request the child was given; write no result
+        with open(command[-2], encoding="utf-8") as f:
+            seen.append(json.load(f))
+        return 2, "raytracer-app: error: stop here\n"
+
+    monkeypatch.setattr(bench_processes, "_run_child", fake_child)
+    with pytest.raises(InputError):
+        bench_processes.run_in_processes(_request(repeats=7, processes=3, rounds=2), lambda *a: None, lambda: False)
+    (first,) = seen
+    assert first["repeats"] == 3 and first["processes"] == 1 and first["rounds"] == 2 and first["peak"] is True
+    assert first["variants"] == ["numpy"] and first["sizes"] == [5000] and first["backend"]["kind"] == "cpu"
 
 
 @pytest.mark.parametrize("code, stderr, error", [(2, "raytracer-app: error: --variant-file x: no NAME\n", InputError),
                                                  (1, "", RuntimeError), (-9, "", RuntimeError)])
 def test_a_child_that_fails_is_one_line_with_its_reason(monkeypatch, code, stderr, error):
-    def fake_run(command, **kwargs):  # the child exits without writing its result file
-        return subprocess.CompletedProcess(command, code, "", stderr)
+    from kernels.service import bench_processes
 
-    monkeypatch.setattr(cli_processes.subprocess, "run", fake_run)
-
-    class Args:
-        argv = ["raytracer-app", "bench", "reduction"]
-        rounds = 1
-
+    monkeypatch.setattr(bench_processes, "_run_child", lambda command, env, stop: (code, stderr))
     with pytest.raises(error, match=f"process 1 of 2 exited with {code}") as info:
-        cli_processes.run(Args, FakeBackend("cpu"), [1, 1], None, print)
+        bench_processes.run_in_processes(_request(), lambda *a: None, lambda: False)
     if stderr:
         assert str(info.value).endswith("error: --variant-file x: no NAME")
 
@@ -154,7 +158,7 @@ def test_bench_in_processes_writes_one_file_with_every_process(tmp_path, capsys)
     (r,) = read_result(str(out), "FILE").rows
     assert r.timing.processes == (3, 2) and r.ok and int(r.result) == sum_of_seeded_input(5000)
     doc = json.loads(out.read_text())
-    assert doc["options"]["processes"] == 2 and doc["command"][-2:] == ["--json", str(out)]
+    assert doc["request"]["processes"] == 2 and doc["command"][-2:] == ["--json", str(out)]
 
 
 def sum_of_seeded_input(n):
@@ -227,7 +231,7 @@ def test_process_medians_decide_by_hand():
     assert v.p_value == pytest.approx(compare.mann_whitney_p(b_meds, [m * 1.05 for m in b_meds]))
     assert compare.timing_verdict(base, base).name == SAME
     few = Timing(base.samples_ms, "wall", (5, 5))  # two processes: judged by the samples
-    assert "processes" not in compare.timing_verdict(few, Timing(slower.samples_ms, "wall", (5, 5))).reason
+    assert "the medians of" not in compare.timing_verdict(few, Timing(slower.samples_ms, "wall", (5, 5))).reason
 
 
 def test_spread_process_medians_with_equal_centres_are_unsure():

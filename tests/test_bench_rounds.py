@@ -4,6 +4,7 @@ and the bad values the CLI and the window refuse. Fake variants with scripted sa
 import pytest
 
 from kernels.errors import InputError
+from tests.runs import plan
 from kernels.harness import bench
 from kernels.harness.rounds import MAX_ROUNDS, check_rounds, round_order, split_repeats
 from kernels.harness.variants import Variant
@@ -67,7 +68,7 @@ def _variants(log, values, bad=None):
 def test_rounds_interleave_the_rows_and_join_their_samples(cpu_backend):
     log = []
     values = {"a": iter(float(x) for x in range(1, 100)), "b": iter(float(x) for x in range(101, 200))}
-    rows = bench.run([_Problem()], _variants(log, values), [bench.Launch()], cpu_backend, 6, rounds=3)
+    rows = bench.run(plan(cpu_backend, 6, [bench.Launch()], rounds=3), _variants(log, values), [_Problem()])
     assert [r for _, r in log] == [2] * 6  # three rounds of two repeats for each row
     assert sorted(log[0:2]) == sorted(log[2:4]) == [("a", 2), ("b", 2)]  # every round visits every row
     a, b = rows
@@ -82,14 +83,14 @@ def test_rounds_interleave_the_rows_and_join_their_samples(cpu_backend):
 def test_a_round_that_fails_verification_fails_the_row(cpu_backend):
     log = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    rows = bench.run([_Problem()], _variants(log, values, bad=("b", 2)), [bench.Launch()], cpu_backend, 4, rounds=4)
+    rows = bench.run(plan(cpu_backend, 4, [bench.Launch()], rounds=4), _variants(log, values, bad=("b", 2)), [_Problem()])
     assert rows[0].ok and rows[1].verified == bench.FAILED and "wrong" in rows[1].note
 
 
 def test_progress_counts_every_round(cpu_backend):
     seen = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    bench.run([_Problem(), _Problem()], _variants([], values), [bench.Launch()], cpu_backend, 3, rounds=3,
+    bench.run(plan(cpu_backend, 3, [bench.Launch()], rounds=3), _variants([], values), [_Problem(), _Problem()],
               on_progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (12, 12) and len(seen) == 12  # 2 problems x 2 rows x 3 rounds
 
@@ -97,7 +98,7 @@ def test_progress_counts_every_round(cpu_backend):
 def test_one_round_is_the_plain_run(cpu_backend):
     log = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    bench.run([_Problem()], _variants(log, values), [bench.Launch()], cpu_backend, 5)
+    bench.run(plan(cpu_backend, 5, [bench.Launch()]), _variants(log, values), [_Problem()])
     assert log == [("a", 5), ("b", 5)]
 
 
@@ -111,7 +112,7 @@ def test_cli_writes_the_joined_samples_and_the_rounds(tmp_path, capsys):
                  "--repeats", "4", "--rounds", "2", "--json", str(out)])
     assert code == 0, capsys.readouterr().err
     data = json.loads(out.read_text())
-    assert data["options"]["rounds"] == 2
+    assert data["request"]["rounds"] == 2
     assert [(r["variant"], r["repeats"], len(r["samples_ms"])) for r in data["rows"]] == [
         ("numpy", 4, 4), ("cpu-parallel", 4, 4)]
 

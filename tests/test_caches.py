@@ -128,6 +128,34 @@ def test_a_corrupt_tuning_file_warns_once_and_is_rewritten(cache_dir, capsys):
     assert list(json.loads((cache_dir / tuning.CACHE_FILE).read_text())) == ["k"]
 
 
+@pytest.mark.parametrize("kind", ["fifo", "socket", "folder"])
+def test_a_tuning_file_that_is_not_a_file_is_removed_and_rebuilt_without_hanging(cache_dir, capsys, kind):
+    import socket
+
+    cache_dir.mkdir()
+    path = cache_dir / tuning.CACHE_FILE
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it for reading would wait for a writer forever
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    else:
+        path.mkdir()
+    assert tuning.choose("k", lambda i, b: 1.0)[1] == "tuned now"
+    (line,) = warnings_in(capsys.readouterr().err)
+    assert "not a file" in line and "removed" in line
+    assert path.is_file() and list(json.loads(path.read_text())) == ["k"]
+    assert tuning.choose("k", lambda i, b: pytest.fail("tuned twice"))[1] == "cached"
+
+
+def test_a_fifo_as_the_tuning_lock_is_refused_without_hanging(cache_dir, capsys):
+    cache_dir.mkdir()
+    os.mkfifo(cache_dir / (tuning.CACHE_FILE + ".lock"))
+    assert tuning.choose("k", lambda i, b: 1.0)[1] == "tuned now, cache not writable"
+    assert len(warnings_in(capsys.readouterr().err)) == 1
+
+
 def test_tuning_with_a_file_in_place_of_the_folder_still_runs(cache_dir, capsys):
     cache_dir.parent.mkdir(exist_ok=True)
     cache_dir.write_text("not a folder")
@@ -254,7 +282,7 @@ def test_inspect_works_when_the_cache_folder_refuses_writes(inspect_cache, capsy
 
 
 @pytest.mark.slow  # ptxas and nvdisasm run for real, once per case
-@pytest.mark.parametrize("damage", ["folder", "not json", "other arch", "other target", "other numba",
+@pytest.mark.parametrize("damage", ["folder", "fifo", "not json", "other arch", "other target", "other numba",
                                     "wrong type", "missing field"])
 def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, compiled_once, capsys, damage):
     folder, asked = inspect_cache
@@ -264,6 +292,9 @@ def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, c
     bad = dict(good)
     if damage == "folder":
         entry.mkdir()
+        (entry / "inside").write_text("a folder that cannot be removed as an entry")
+    elif damage == "fifo":
+        os.mkfifo(entry)  # opening it for reading would wait for a writer forever
     elif damage == "not json":
         entry.write_text('{"target": "reduc')
     else:
@@ -328,7 +359,7 @@ def test_a_damaged_numba_cache_entry_is_compiled_again_with_one_warning(tmp_path
 
     def run():
         done = subprocess.run([sys.executable, "-c", "import numba_user"], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.strip() == "42", done.stderr
         return warnings_in(done.stderr)
 
@@ -340,4 +371,9 @@ def test_a_damaged_numba_cache_entry_is_compiled_again_with_one_warning(tmp_path
     assert run() == []  # rebuilt
     index.write_text("garbage\n")
     assert len(run()) == 1
+    assert run() == []
+    index.unlink()
+    os.mkfifo(index)  # numba's own open() would wait for a writer forever
+    (line,) = run()
+    assert "FIFO" in line and "removed" in line and index.is_file()
     assert run() == []

@@ -29,7 +29,7 @@ def test_csv_columns_start_as_the_issue_lists():
 @pytest.mark.slow
 def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backend):
     out = tmp_path / "rt.csv"
-    code, text, err = run(capsys, "bench", "raytrace", "--backend", cuda_backend.kind, "--size", "16x16",
+    code, text, err = run(capsys, "bench", "spheres", "--backend", cuda_backend.kind, "--size", "16x16",
                           "--sizes", "3,40", "--block", "8x8,16x4", "--repeats", "1", "--csv", str(out))
     assert code == 0, err
     rows = read_rows(out)
@@ -107,7 +107,7 @@ BAD = [
     (["bench", "reduction", "--n", "0"], "--n 0 must be at least 1"),
     (["bench", "reduction", "--input", "/nonexistent.npy"], "does not exist"),
     (["bench", "reduction", "--grid", "4", "--grid-sm", "2"], "not allowed with argument"),
-    (["bench", "raytrace", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
+    (["bench", "spheres", "--pattern", "zigzag"], "--pattern: invalid choice: 'zigzag'"),
     (["bench", "reduction", "--repeats", "2", "--rounds", "3"], "--rounds 3 is more than --repeats 2"),
     (["bench", "reduction", "--repeats", "4", "--rounds", "2", "--tolerance", "0.01"], "without --tolerance"),
     (["bench", "reduction", "--rounds", "0"], "--rounds 0 must be at least 1"),
@@ -154,7 +154,7 @@ def test_runs_that_cannot_fit_in_memory_are_refused_before_allocating(tmp_path, 
 
 def test_block_above_the_device_limit(tmp_path, capsys, cuda_backend):
     out = tmp_path / "x.csv"
-    code, _, err = run(capsys, "bench", "raytrace", "--block", "64x64", "--backend", cuda_backend.kind, "--csv", str(out))
+    code, _, err = run(capsys, "bench", "spheres", "--block", "64x64", "--backend", cuda_backend.kind, "--csv", str(out))
     assert code == 2 and "at most 1024 per block" in err and not out.exists()
 
 
@@ -187,3 +187,30 @@ def test_summary_compares_best_with_the_registry_peers():
     # warp-shuffle is ours, not a peer: the fastest peer is cupy-sum
     assert "75% of copy bandwidth" in line and "2.00x the speed of cupy-sum" in line
     assert "cupy-dot: not installed" in line and "cuda-reduce: not installed" not in line
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_writes_them_marked_partial(tmp_path, capsys, monkeypatch):
+    """The first row finishes, then Ctrl-C: the row is printed, both files are written with it (the result
+    file marked partial) and the exit status is 130."""
+    import json
+
+    from raytracer_app.cli import bench as cli_bench
+    from kernels.service import bench as service
+
+    real = service.run_bench
+
+    def interrupted(request, progress=None, stop=None, **kw):
+        def relay(kind, value):
+            progress(kind, value)
+            if kind == "row":
+                raise KeyboardInterrupt
+        return real(request, relay, stop, **kw)
+
+    monkeypatch.setattr(cli_bench, "run_bench", interrupted)
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    code, text, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "3000", "--variants",
+                          "numpy,cpu-parallel", "--repeats", "2", "--json", str(out_json), "--csv", str(out_csv))
+    assert code == 130 and "interrupted after 1 row(s)" in err
+    doc = json.loads(out_json.read_text())
+    assert doc["partial"] is True and [r["variant"] for r in doc["rows"]] == ["numpy"]
+    assert len(out_csv.read_text().splitlines()) == 2  # the header and the one finished row

@@ -33,7 +33,7 @@ def test_render_spheres_on_cpu_writes_the_definition(tmp_path, capsys):
                           "--size", "320x200", "--repeats", "2", "--out", str(out), "--save-scene", str(scene))
     assert code == 0, err
     assert "kernel (wall time): median" in text and "cpu" in text
-    from kernels.raytrace.scene import load_scene
+    from kernels.spheres.scene import load_scene
 
     ref = spheres_reference(load_scene(scene).spheres, 320, 200)
     assert np.abs(read_png(out).astype(int) - ref).max() <= 1
@@ -230,7 +230,7 @@ def test_render_spheres_with_every_memory_on_cuda_kernels(tmp_path, capsys, cuda
                           "--size", "20x16", "--memory", memory, "--block", "8x8", "--repeats", "1", "--out", str(out))
     assert code == 0, err
     assert f"memory {memory}" in text
-    from kernels.raytrace.scene import load_scene
+    from kernels.spheres.scene import load_scene
 
     assert np.abs(read_png(out).astype(int) - spheres_reference(load_scene(scene).spheres, 20, 16)).max() <= 1
 

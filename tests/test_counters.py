@@ -15,6 +15,9 @@ from kernels.counters import tool
 from kernels.counters.report import MARKER, short_name, split
 
 GPU = types.SimpleNamespace(is_gpu=True, is_simulator=False, device=0)  # what measure() asks of a backend
+# a BenchRequest's JSON, as measure() takes it (kernels/service/bench_request.py)
+REQUEST = {"algorithm": "reduction", "backend": {"kind": "cuda", "device": 0}, "sizes": [1 << 20],
+           "options": {"op": "sum", "dtype": "int32"}, "variants": ["best"], "repeats": 1}
 PERM_TEXT = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
              "Counters on the target device 0. For instructions on enabling permissions and to get more "
              "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
@@ -80,7 +83,7 @@ def test_permission_denied_is_one_line_with_the_fix(no_toolkit, monkeypatch):
     monkeypatch.setenv("RAYTRACER_NCU", str(ncu))
     measure.available_metrics.cache_clear()
     with pytest.raises(tool.CannotMeasure) as err:
-        measure.measure("reduction", ["best"], 1 << 20, {"op": "sum", "dtype": "int32"}, 0, {}, GPU)
+        measure.measure(REQUEST, GPU)
     text = str(err.value)
     assert "ERR_NVGPUCTRPERM" in text and "NVreg_RestrictProfilingToAdminUsers=0" in text and "\n" not in text
 
@@ -92,7 +95,7 @@ def test_a_profiler_that_cannot_start_is_one_line(no_toolkit, monkeypatch):
     monkeypatch.setenv("RAYTRACER_NCU", str(ncu))
     measure.available_metrics.cache_clear()
     with pytest.raises(tool.CannotMeasure, match="could not start its profiler.*LibraryNotLoaded"):
-        measure.measure("reduction", ["best"], 1 << 20, {"op": "sum", "dtype": "int32"}, 0, {}, GPU)
+        measure.measure(REQUEST, GPU)
 
 
 def test_cli_without_a_gpu_exits_2_with_one_line(tmp_path):
@@ -111,7 +114,7 @@ def test_the_command_is_one_ncu_run_for_the_whole_batch():
     cmd = command("/opt/ncu", ["a.sum", "b.pct"], "none", "/tmp/r.ncu-rep", {"variants": ["x", "y"]})
     assert cmd[:3] == ["/opt/ncu", "--metrics", "a.sum,b.pct"]
     assert cmd[cmd.index("--clock-control") + 1] == "none" and "--profile-from-start" in cmd
-    assert cmd[-3:-1] == ["-m", "kernels.counters.child"]
+    assert cmd[-3:-1] == ["-m", "kernels.service.counters_child"]
 
 
 def test_metric_list_keeps_what_this_ncu_has():
@@ -174,7 +177,10 @@ def test_real_counters_for_the_reduction_on_a_gpu():
     if reason:
         pytest.skip(reason)
     n = 1 << 26  # 256 MiB of int32: larger than any L2, so the bytes come from DRAM
-    got = measure("reduction", ["best", "two-kernel"], n, {"op": "sum", "dtype": "int32"}, 0, {}, backend)
+    from kernels.service.bench_request import BenchRequest
+
+    request = BenchRequest("reduction", backend, sizes=(n,), variants=("best", "two-kernel"), repeats=1)
+    got = measure(request.to_json(), backend)
     best, two = got["best"], got["two-kernel"]
     assert isinstance(best, M.Measured), best
     assert 0.9 * 4 * n <= best.dram_bytes <= 1.2 * 4 * n  # reads every int32 once
@@ -286,11 +292,11 @@ def test_result_files_keep_counters_and_clocks(tmp_path):
 def test_cli_puts_each_record_on_its_row():
     """Rows come size by size, launch by launch, variant by variant; counters are keyed by (size, launch)."""
     from kernels.harness import bench
-    from raytracer_app.cli_counters import attach
+    from raytracer_app.cli.bench_counters import attach
 
     rows = [bench.Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
     marks = {(s, l): {"a": M.Measured((M.kernel_counters(f"{s}{l}", {}),), "none"), "b": "it raised"}
              for s in (0, 1) for l in (0, 1)}
-    attach(rows, marks, variant_count=2, launch_count=2)
+    attach(rows, marks)
     assert [r.counters.kernels[0].name for r in rows if r.variant == "a"] == ["00", "01", "10", "11"]
     assert all(r.counters is None and r.counters_note == "it raised" for r in rows if r.variant == "b")

@@ -91,8 +91,8 @@ def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend)
 
 def _visible_seed(count: int, size) -> int:
     """A seed whose random scene shows at least one sphere in a small image (CPU twin, same pixels)."""
-    from kernels.raytrace.renderer import SphereRenderer
-    from kernels.raytrace.scene import generate_scene
+    from kernels.spheres.renderer import SphereRenderer
+    from kernels.spheres.scene import generate_scene
 
     r = SphereRenderer(resolve("cpu"))
     for seed in range(200):
@@ -213,6 +213,22 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert set(names) <= set(variants)
 
 
+def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants(["numpy"])
+    panel.n.setValue(3000)
+    panel.warmup.setValue(4)
+    panel.repeats.setValue(3)
+    request = panel.request()
+    assert (request.sizes, request.variants, request.repeats, request.warmup) == ((3000,), ("numpy",), 3, 4)
+    assert request.policy.warmup == 4
+    panel.rounds.setValue(3)
+    panel.repeats.setValue(2)
+    assert not panel.run()  # refused before anything runs, in the panel's own words
+    assert "Rounds 3 is more than Repeats 2" in panel.status.text()
+
+
 def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, cpu_backend):
     from raytracer_app.gui.bench_panel import FAILED_BG
 
@@ -277,7 +293,7 @@ def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
 
 
 def test_failed_render_shows_message_and_next_render_succeeds(qtbot, make_window, cpu_backend, monkeypatch):
-    from kernels.raytrace.renderer import SphereRenderer
+    from kernels.spheres.renderer import SphereRenderer
 
     preset(**{"render/size_spheres": "64x64"})
     w = make_window(cpu_backend)

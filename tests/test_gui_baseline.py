@@ -106,4 +106,4 @@ def test_a_panel_run_in_rounds_saves_its_joined_samples(qtbot, make_window, cpu_
     assert "8 step(s)" in panel._running_text and panel.progress.maximum() == 8  # 2 rows x 4 rounds
     assert [len(row.timing.samples_ms) for row, _ in panel.rows] == [REPEATS, REPEATS]
     saved = json.loads(sorted((cache_root() / "results").glob("*-reduction.json"))[-1].read_text())
-    assert saved["options"]["rounds"] == 4 and all(len(r["samples_ms"]) == REPEATS for r in saved["rows"])
+    assert saved["request"]["rounds"] == 4 and all(len(r["samples_ms"]) == REPEATS for r in saved["rows"])

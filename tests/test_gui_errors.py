@@ -102,7 +102,7 @@ def test_open_scene_malformed_is_one_status_line_and_the_window_stays_usable(qtb
 
 
 def test_open_scene_refuses_fifo_socket_directory_and_a_huge_file(qtbot, window, tmp_path):
-    from kernels.raytrace.scene import MAX_SCENE_FILE_BYTES
+    from kernels.spheres.scene import MAX_SCENE_FILE_BYTES
 
     big = tmp_path / "big.json"
     with open(big, "w") as f:  # sparse: the size is what matters, not the bytes
@@ -165,7 +165,7 @@ def test_export_timings_says_what_it_holds_and_refuses_special_files(qtbot, wind
         reader = csv.DictReader(f)
         rows = list(reader)
     assert tuple(reader.fieldnames) == bench.CSV_COLUMNS and rows
-    # a frame row means what a `bench raytrace` row means: op = access pattern, n = spheres
+    # a frame row means what a `bench spheres` row means: op = access pattern, n = spheres
     expected = ("spheres-cpu-tiles", "uniform", str(window.model.scene.count))  # drawn by the tiled CPU twin
     assert (rows[0]["variant"], rows[0]["op"], rows[0]["n"]) == expected
 

@@ -83,7 +83,7 @@ def test_typed_c_values_keep_sign_and_five_decimals(qtbot, make_window, cpu_back
 
 # ---------------------------------------------------------------------------------------------- labels, scene file
 def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_backend):
-    from kernels.raytrace.scene import presets
+    from kernels.spheres.scene import presets
 
     from raytracer_app.gui.controls import CUSTOM
     from raytracer_app.gui.models import JULIA_PRESETS
@@ -109,7 +109,7 @@ def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_b
 
 
 def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, make_window, cpu_backend, tmp_path):
-    from kernels.raytrace.scene import generate_scene, save_scene
+    from kernels.spheres.scene import generate_scene, save_scene
 
     preset(**{"render/size_spheres": "32x32"})
     path = tmp_path / "mine.json"
@@ -275,27 +275,27 @@ def test_a_row_whose_input_fits_in_the_cache_says_so(qtbot, make_window, cpu_bac
     assert "fits in the cache" in cell.toolTip()
 
 
-def test_hash_table_shows_inserts_per_second(qtbot, make_window, cpu_backend, tmp_path):
+def test_hash_table_shows_operations_per_second(qtbot, make_window, cpu_backend, tmp_path):
     w = make_window(cpu_backend)
     panel = w.panels["Hash table"]
     columns = [panel.table.horizontalHeaderItem(i).text() for i in range(panel.table.columnCount())]
-    assert "M inserts/s" in columns and "GB/s" not in columns
-    assert [panel.metric.itemText(i) for i in range(panel.metric.count())] == ["M inserts/s", "ms"]
+    assert "G ops/s" in columns and "GB/s" not in columns
+    assert [panel.metric.itemText(i) for i in range(panel.metric.count())] == ["G ops/s", "ms"]
     panel.n.setValue(4096)
     panel.repeats.setValue(2)
     assert panel.run()
     qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
     row = panel.rows[0][0]
-    rate = row.n / (row.timing.median_ms * 1e-3) / 1e6  # keys per second, from the row's own timing
-    shown = float(panel.table.item(0, columns.index("M inserts/s")).text())
+    rate = row.n / (row.timing.median_ms * 1e-3) / 1e9  # keys per second, from the row's own timing
+    shown = float(panel.table.item(0, columns.index("G ops/s")).text())
     assert shown == pytest.approx(rate, rel=0.01, abs=0.01)
     axis = panel.chart.getPlotItem().getAxis("left")
-    assert axis.labelText == "M inserts/s" and "inserts per second" in axis.toolTip()
+    assert axis.labelText == "G ops/s" and "operations per second" in axis.toolTip()
     assert "x0.001" not in panel.chart.getPlotItem().getAxis("bottom").label.toPlainText()
     assert panel.export_csv(tmp_path / "h.csv")
     with open(tmp_path / "h.csv", newline="") as f:  # the CSV carries the rate in its own columns
         timed = [r for r in csv.DictReader(f) if r["median_ms"]]
-    assert timed and all(r["rate_unit"] == "M inserts/s" for r in timed)
+    assert timed and all(r["rate_unit"] == "G ops/s" for r in timed)
     assert float(timed[0]["rate"]) == pytest.approx(rate, rel=0.01)
 
 

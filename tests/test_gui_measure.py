@@ -49,17 +49,18 @@ def test_measure_fills_tooltips_and_the_measured_tab(window, qtbot, monkeypatch)
     doc, recorded = _recorded()
     calls = []
 
-    def fake_measure(on_progress=None, should_stop=None, **job):
-        calls.append(job)
-        for i, name in enumerate(job["variants"]):
-            on_progress(i, len(job["variants"]), f"{i + 1}/{len(job['variants'])} {name}")
-        return {name: recorded[name] for name in job["variants"]}
+    def fake_measure(request, backend, on_progress=None, should_stop=None):
+        calls.append(request)
+        names = request["variants"]
+        for i, name in enumerate(names):
+            on_progress(i, len(names), f"{i + 1}/{len(names)} {name}")
+        return {name: recorded[name] for name in names}
 
     monkeypatch.setattr(measure_module, "measure", fake_measure)
     monkeypatch.setattr(MeasureControl, "reason", lambda self: "")
     panel = window.panels["Reduction"]
-    monkeypatch.setattr(panel.measure, "job", lambda: dict(target="reduction", variants=["best", "two-kernel"],
-                                                           n=doc["n"], options={}, seed=0, launch={}, backend=None))
+    request = panel.request(sizes=(doc["n"],), variants=("best", "two-kernel"), repeats=1, rounds=1)
+    monkeypatch.setattr(panel.measure, "job", lambda: dict(request=request.to_json(), backend=None))
     panel.measure.refresh()
     assert panel.measure.button.isEnabled()
     inspector = window.ensure_inspector()

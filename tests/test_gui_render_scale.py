@@ -35,9 +35,11 @@ def _controls(qtbot, backend):
 def test_count_control_limits_per_memory(qtbot, cuda_backend, monkeypatch):
     """With the simulator's own cap lifted the model behaves as on a GPU: a million spheres for global,
     shared and binned memory, the constant bank's capacity for constant memory, shown with the reason."""
-    from raytracer_app.gui import sim_limits
+    import dataclasses
 
-    monkeypatch.setattr(sim_limits, "SIM_MAX_SPHERES", 10**9)
+    import kernels.backend as backends
+
+    monkeypatch.setitem(backends._CAPS, "sim", dataclasses.replace(backends._CAPS["sim"], max_spheres=10**9))
     model, controls = _controls(qtbot, cuda_backend)
     capacity = min(CONSTANT_BYTES, cuda_backend.limits.total_constant_memory) // SPHERE_BYTES
     for memory, expected in (("global", 1_000_000), ("shared", 1_000_000), ("binned", 1_000_000),
@@ -61,10 +63,12 @@ def test_count_control_limits_per_memory(qtbot, cuda_backend, monkeypatch):
 
 
 def test_a_loaded_scene_larger_than_constant_memory_keeps_its_memory(qtbot, cuda_backend, monkeypatch):
-    from kernels.raytrace.scene import Scene
-    from raytracer_app.gui import sim_limits
+    from kernels.spheres.scene import Scene
+    import dataclasses
 
-    monkeypatch.setattr(sim_limits, "SIM_MAX_SPHERES", 10**9)
+    import kernels.backend as backends
+
+    monkeypatch.setitem(backends._CAPS, "sim", dataclasses.replace(backends._CAPS["sim"], max_spheres=10**9))
     model, controls = _controls(qtbot, cuda_backend)
     spheres = np.tile(np.array([[1, 0, 0, 5, 0, 0, 0]], np.float32), (3000, 1))
     model.set_scene(Scene(spheres, "big"), "big.json")

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from kernels import histogram
+from kernels.service.bench_request import BenchRequest
+from tests.runs import plan
 from kernels.harness import bench
 from kernels.backend import SkipKind
 from kernels.harness.bench import Launch
@@ -197,13 +199,13 @@ def test_bad_input_files(tmp_path):
     (Launch(items_per_thread=68), "items_per_thread 68 is out of range"),
 ])
 def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, message):
-    problem = histogram.make_problem(100)
     with pytest.raises(InputError, match=message):
-        bench.run([problem], select(histogram.VARIANTS, "shared-atomics,best"), [launch], cuda_backend, 1)
+        BenchRequest("histogram", cuda_backend, sizes=(100,), launches=(launch,), variants="shared-atomics,best",
+                     repeats=1)
 
 
 def test_runner_on_the_cpu_backend_skips_gpu_and_peer_variants(cpu_backend):
-    rows = bench.run([histogram.make_problem(5000)], histogram.VARIANTS, [Launch()], cpu_backend, 1)
+    rows = bench.run(plan(cpu_backend, 1, [Launch()]), histogram.VARIANTS, [histogram.make_problem(5000)])
     by_name = {r.variant: r for r in rows}
     assert [by_name[n].verified for n in CPU_VARIANTS] == [bench.PASSED] * len(CPU_VARIANTS)
     for name in GPU_VARIANTS + ["cupy-histogram"]:
@@ -214,7 +216,7 @@ def test_runner_on_the_cpu_backend_skips_gpu_and_peer_variants(cpu_backend):
 
 def test_runner_on_the_cuda_backend(cuda_backend):
     problem = histogram.make_problem(3000, pattern="low-entropy")
-    rows = bench.run([problem], histogram.VARIANTS, [SMALL], cuda_backend, 1)
+    rows = bench.run(plan(cuda_backend, 1, [SMALL]), histogram.VARIANTS, [problem])
     by_name = {r.variant: r for r in rows}
     for name in CPU_VARIANTS + GPU_VARIANTS:
         assert by_name[name].verified == bench.PASSED, (name, by_name[name].note)
@@ -235,7 +237,7 @@ PEER_NAMES = {v.name for v in histogram.VARIANTS if v.kind == "peer"}
 def test_16_mib_on_a_real_gpu(cuda_backend, pattern):
     problem = histogram.make_problem(16 * 2**20 + 3, seed=11, pattern=pattern)
     launches = [Launch(), Launch(grid_sm=32), Launch(block=1024, grid_sm=2, items_per_thread=8)]
-    rows = bench.run([problem], histogram.VARIANTS, launches, cuda_backend, 3)
+    rows = bench.run(plan(cuda_backend, 3, launches), histogram.VARIANTS, [problem])
     for row in rows:
         if row.variant in PEER_NAMES and row.verified == bench.SKIPPED:  # an optional library not installed
             assert row.skip.kind is SkipKind.MISSING_LIBRARY

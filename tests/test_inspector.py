@@ -133,16 +133,17 @@ def test_catalog_names_every_gpu_variant_of_every_algorithm():
         assert declarations.variants(algorithm.name) == [v.name for v in algorithm.variants if v.kind == "gpu"]
 
 
-def test_numba_cuda_workaround_is_pinned_to_the_installed_version():
-    from kernels.inspector.offline_compile import CHECKED_ON
+def test_numba_cuda_private_names_are_checked_on_the_installed_version():
+    from kernels.backend.numba_private import CHECKED_ON, NUMBA_CHECKED_ON
 
-    assert version("numba-cuda") == CHECKED_ON, "re-check offline_compile.target_device on this numba-cuda"
+    assert version("numba-cuda") == CHECKED_ON, "re-check kernels/backend/numba_private.py on this numba-cuda"
+    assert version("numba").startswith(NUMBA_CHECKED_ON + "."), "re-check kernels/backend/numba_private.py on this numba"
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys):
     for argv in (["inspect", "reduction", "best", "--arch", "sm_70"], ["inspect", "reduction", "nope"],
                  ["inspect", "reduction", "best", "--block", "0"], ["inspect", "reduction", "best", "--block", "2048"],
-                 ["inspect", "raytrace", "spheres-global", "--block", "256"], ["inspect", "reduction"]):
+                 ["inspect", "spheres", "spheres-global", "--block", "256"], ["inspect", "reduction"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("raytracer-app: error: ") and err.count("\n") == 1, (argv, err)
@@ -179,11 +180,11 @@ def test_register_counts_equal_what_ptxas_prints(compiled90, compiled80):
 
 @real_compile
 def test_constant_kernel_loads_spheres_with_ld_const_and_global_one_with_ld_global(compiled90):
-    constant = compiled90[("raytrace", "spheres-constant")].ptx
-    glob = compiled90[("raytrace", "spheres-global")].ptx
+    constant = compiled90[("spheres", "spheres-constant")].ptx
+    glob = compiled90[("spheres", "spheres-global")].ptx
     assert ".visible .const" in constant and "ld.const.f32" in constant and "ld.global" not in constant
     assert "ld.global" in glob and "ld.const" not in glob
-    sass = compiled90[("raytrace", "spheres-constant")].sass_text
+    sass = compiled90[("spheres", "spheres-constant")].sass_text
     assert re.search(r"\bU?LDC\b", sass) and not re.search(r"\bLDG\b", sass)
 
 
@@ -216,15 +217,19 @@ def test_julia_launches_match_the_occupancy_formula(compiled90, compiled80):
 
 
 @real_compile
-def test_every_sass_line_marker_points_into_the_kernels_own_file(compiled90):
+def test_every_sass_line_marker_points_into_the_kernels_sources(compiled90):
+    """Each marker names a line of the kernel's own module or of a function it calls (device functions carry
+    line information since issue 37, so their inlined code is on their own lines), within the file."""
     for (target, variant), c in compiled90.items():
         own = importlib.util.find_spec(declarations.all_declarations()[(target, variant)].module).origin
-        with open(own) as f:
-            length = len(f.read().splitlines())
+        files = {own} | {s["file"] for s in c.sources}
         markers = re.findall(r'//## File "([^"]+)", line (\d+)', c.sass_text)
         assert markers, (target, variant)
+        assert any(file == own for file, _ in markers), (target, variant)
         for file, line in markers:
-            assert file == own and 1 <= int(line) <= length, (variant, file, line)
+            with open(file) as f:
+                length = len(f.read().splitlines())
+            assert file in files and 1 <= int(line) <= length, (variant, file, line)
 
 
 @real_compile
@@ -258,7 +263,7 @@ def test_cli_all_table_compare_and_json(cache, compiled90, monkeypatch, capsys):
     rows = {r["variant"]: r for r in table["variants"]}
     assert list(rows) == declarations.variants("reduction")
     assert (rows["best"]["registers"], rows["best"]["blocks_per_sm"], rows["best"]["warps_per_sm"]) == (25, 8, 64)
-    assert main(["inspect", "raytrace", "spheres-global", "--compare", "spheres-constant"]) == 0
+    assert main(["inspect", "spheres", "spheres-global", "--compare", "spheres-constant"]) == 0
     out = capsys.readouterr().out
     assert "global load" in out and "spheres-constant keeps 64 warps" in out
     assert main(["inspect", "reduction", "best", "--show", "sass"]) == 0
@@ -280,7 +285,7 @@ def _three_blocks(decl):
 
 @pytest.mark.gpu
 def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
-    from kernels.inspector.on_gpu import load
+    from tests.inspector_on_gpu import load
     from kernels.inspector.report import inspect_many
 
     arch = load("reduction", "best").arch

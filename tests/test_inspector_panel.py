@@ -31,12 +31,18 @@ def test_panel_links_python_line_to_ptx_and_sass_and_moves_the_marker(panel, qtb
     report = panel.report
     kernel_file = report.sources[0].file
     source_lines = panel.source_view.toPlainText().splitlines()
-    # numba's line info puts an inlined device function's instructions on the kernel line calling it
+    # a line calling a device function highlights its own instructions and those the call inlined (issue 37)
     line = next(int(t.split()[0]) for t in source_lines if t.strip().endswith("total = warp_sum(total)"))
     panel.select_source_line(kernel_file, line)
     sass = panel.sass_view.toPlainText().splitlines()
     marked = [sass[i] for i in panel.sass_view.highlighted()]
-    assert marked and all(text.split()[0] == str(line) for text in marked)
+    assert marked and all((kernel_file, line) in report.sass[i].chain for i in panel.sass_view.highlighted())
+    assert any(re.search(r"\bSHFL\.DOWN\b", text) for text in marked)
+    # a line inside the device function highlights its own instructions, wherever they were inlined
+    body = next(int(t.split()[0]) for t in source_lines if "cuda.shfl_down_sync(" in t)
+    panel.select_source_line(kernel_file, body)
+    marked = [sass[i] for i in panel.sass_view.highlighted()]
+    assert marked and all(text.split()[0] == str(body) for text in marked)
     assert any(re.search(r"\bSHFL\.DOWN\b", text) for text in marked)
     ptx = panel.ptx_view.toPlainText().splitlines()
     assert panel.ptx_view.highlighted() and all(ptx[i].strip() for i in panel.ptx_view.highlighted())

@@ -57,7 +57,7 @@ def test_paper_launches():
 def test_unknown_lesson_is_an_input_error():
     from kernels.errors import InputError
 
-    with pytest.raises(InputError, match="unknown lesson 'nope'; known: reduction, constant-memory, atomics"):
+    with pytest.raises(InputError, match="unknown lesson 'nope'; known: reduction, constant-memory, atomics, hash-tables"):
         catalog.by_name("nope")
 
 
@@ -66,11 +66,23 @@ def test_unknown_lesson_is_an_input_error():
 
 class FakeGPU:
     is_gpu, runs_cuda_kernels, is_simulator, is_host = True, True, False, False
-    label, device_name, kind = "cuda:0 (test GPU)", "test GPU", "cuda"
+    label, device_name, kind, device = "cuda:0 (test GPU)", "test GPU", "cuda", 0
 
     @property
     def caps(self):
         return backends.Backend("cpu").caps
+
+    @property
+    def limits(self):
+        from kernels.backend.devices import DeviceLimits
+
+        return DeviceLimits(name="test GPU", sm_count=132)
+
+    def free_device_bytes(self):
+        return None
+
+    def skip_reason(self, variant_kind):
+        return None
 
 
 TIMES = [8.0, 4.0, 2.0, 1.0, 0.95, 0.5, 0.5, 0.25, 0.2]  # ms per step
@@ -242,9 +254,10 @@ def fake_counters(monkeypatch, got=None):
     records = {**_recorded_reduction(), **BUILT, **(got or {})}
     calls = []
 
-    def measure(target, variants, n, options, seed, launch, backend, clock_control="none", on_progress=None,
-                should_stop=None, **kw):
-        calls.append((target, list(variants), n, dict(launch), clock_control))
+    def measure(request, backend, clock_control="none", on_progress=None, should_stop=None, **kw):
+        variants = request["variants"]
+        calls.append((request["algorithm"], list(variants), request["sizes"][0], dict(request["launches"][0]),
+                      clock_control))
         return {v: records.get(v, "no kernel was profiled for it") for v in variants}
 
     monkeypatch.setattr(tool, "why_not", lambda backend: "")

@@ -5,9 +5,10 @@ packed launch writes what numba's launch writes, through a continuous stream of 
 import numpy as np
 import pytest
 
+from kernels.backend import memory as device_memory
 from kernels.launch.packed import LastLaunch, packed_launch
-from kernels.raytrace.renderer import SphereRenderer
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.renderer import SphereRenderer
+from kernels.spheres.scene import generate_scene
 from tests.references import spheres_reference
 
 
@@ -38,7 +39,7 @@ def test_the_same_launch_is_kept_and_any_change_makes_a_new_one(cuda_backend):
 def test_the_simulator_keeps_numbas_own_launch(cuda_backend):
     if not cuda_backend.is_simulator:
         pytest.skip("a real GPU here: the packed launch is tested below")
-    from kernels.raytrace.gpu import gpu_kernel
+    from kernels.spheres.gpu import gpu_kernel
 
     image = np.zeros((8, 8), np.uint32)
     assert packed_launch(gpu_kernel("constant"), (1, 1), (8, 8), (np.int32(1), False, image)) is None
@@ -54,11 +55,11 @@ def test_gpu_packed_launch_writes_what_numbas_launch_writes(cuda_backend):
         if i < out.size:
             out[i] = start + step * i
 
-    out = cuda.device_array(1000, np.float32)
+    out = device_memory.empty(1000, np.float32)  # the seam's array, of either implementation: it packs as well
     call = packed_launch(ramp, 4, 256, (out, np.float32(2.0), np.float32(0.5)))
     assert call is not None
     call()
-    np.testing.assert_array_equal(out.copy_to_host(), (2.0 + 0.5 * np.arange(1000)).astype(np.float32))
+    np.testing.assert_array_equal(device_memory.to_host(out), (2.0 + 0.5 * np.arange(1000)).astype(np.float32))
 
 
 @pytest.mark.gpu

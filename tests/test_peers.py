@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kernels import hashtable, histogram, reduction
+from tests.runs import plan
 from kernels.backend import peers as optional_libraries
 from kernels.hashtable import peers as hashtable_peers
 from kernels.histogram import peers as histogram_peers
@@ -126,7 +127,7 @@ def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
 
     problem = reduction.make_problem("sum", "int32", 64)
     peers = [v for v in reduction.VARIANTS if v.name in REDUCTION_PEERS]
-    rows = bench.run([problem], peers, [Launch()], cpu_backend, 1)
+    rows = bench.run(plan(cpu_backend, 1, [Launch()]), peers, [problem])
     assert [r.verified for r in rows] == [bench.SKIPPED] * len(peers)
     assert all(r.skip.kind is SkipKind.NEEDS_CUDA_BACKEND for r in rows)
 
@@ -135,7 +136,7 @@ def test_hashtable_peers_skip_on_the_cpu_and_in_the_simulator(cpu_backend):
     from kernels.harness import bench
 
     peers = [v for v in hashtable.VARIANTS if v.name in HASHTABLE_PEERS]
-    rows = bench.run([hashtable.make_problem(64, buckets=8)], peers, [Launch()], cpu_backend, 1)
+    rows = bench.run(plan(cpu_backend, 1, [Launch()]), peers, [hashtable.make_problem(64, buckets=8)])
     assert [(r.verified, r.skip.kind) for r in rows] == [(bench.SKIPPED, SkipKind.NEEDS_CUDA_BACKEND)] * 2
     # the simulator's skip is decided by the backend before anything runs (a Backend object, not a switch
     # of this process to the simulator)
@@ -203,7 +204,7 @@ def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
     from kernels.harness import bench
 
     problem = reduction.make_problem("sum", dtype, (1 << 20) + 3, seed=5)
-    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME[name]], [Launch()], cuda_backend, 2)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME[name]], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
     assert row.verified == bench.PASSED, row.note
@@ -216,7 +217,7 @@ def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
     from kernels.harness import bench
 
     problem = reduction.make_problem(op, dtype, 100_003, seed=7)
-    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["triton-sum"]], [Launch()], cuda_backend, 2)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["triton-sum"]], [problem])
     if row.skip is not None and row.skip.kind is SkipKind.MISSING_LIBRARY:
         pytest.skip(row.note)
     assert row.verified == bench.PASSED, row.note
@@ -230,7 +231,7 @@ def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
 
     problem = histogram.make_problem((1 << 20) + 1, seed=4, pattern=pattern)
     variant = {v.name: v for v in histogram.VARIANTS}[name]
-    [row] = bench.run([problem], [variant], [Launch()], cuda_backend, 2)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [variant], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
     assert row.verified == bench.PASSED, row.note
@@ -244,13 +245,13 @@ def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
 
     problem = hashtable.make_problem((1 << 20) + 7, buckets=buckets, seed=11)
     variant = {v.name: v for v in hashtable.VARIANTS}[name]
-    [row] = bench.run([problem], [variant], [Launch()], cuda_backend, 2, unit=hashtable.ALGORITHM.unit)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()], unit=hashtable.ALGORITHM.unit), [variant], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
     assert row.verified == bench.PASSED, row.note
     assert row.result == problem.n and problem.last_check == (problem.n, 0, 0)
     assert problem.verify(row.result) == (True, "")
-    assert row.rate_unit == "M inserts/s" and row.rate == pytest.approx(problem.n / 1e6 / (row.timing.median_ms * 1e-3))
+    assert row.rate_unit == "G ops/s" and row.rate == pytest.approx(problem.n / 1e9 / (row.timing.median_ms * 1e-3))
 
 
 @pytest.mark.gpu
@@ -274,8 +275,8 @@ def test_gpu_best_tuned_and_cached(cuda_backend):
     from kernels.launch import tuning
 
     problem = reduction.make_problem("sum", "int32", 1 << 16, seed=1)
-    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["best"]], [problem])
     assert row.verified == bench.PASSED and "tuned:" in row.note and "tuned now" in row.note
-    [row] = bench.run([problem], [reduction.VARIANT_BY_NAME["best"]], [Launch()], cuda_backend, 2)
+    [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["best"]], [problem])
     assert "cached" in row.note
     assert len(tuning.load_cache()) == 1

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from kernels.harness import bench
+from kernels.service.bench_request import BenchRequest
+from tests.runs import plan
 from kernels import reduction as R
 from kernels.backend import Skip, SkipKind
 from kernels.harness.bench import Launch
@@ -214,7 +216,7 @@ def test_int64_accumulation_on_the_gpu_path(cuda_backend):
 
 def test_bench_run_all_variants(cuda_backend):
     problem = R.make_problem("sum", "int32", 600, seed=11)
-    rows = bench.run([problem], R.VARIANTS, [Launch(block=32, grid=4)], cuda_backend, 1)
+    rows = bench.run(plan(cuda_backend, 1, [Launch(block=32, grid=4)]), R.VARIANTS, [problem])
     by_name = {r.variant: r for r in rows}
     assert list(by_name) == [v.name for v in R.VARIANTS]
     for name in SIM_GPU_VARIANTS + CPU_VARIANTS:
@@ -235,7 +237,7 @@ def test_bench_run_all_variants(cuda_backend):
 
 def test_bench_run_cpu_backend_skips_gpu_variants(cpu_backend):
     problem = R.make_problem("dot", "float32", 300, seed=12)
-    rows = bench.run([problem], R.VARIANTS, [Launch(block=32)], cpu_backend, 1)
+    rows = bench.run(plan(cpu_backend, 1, [Launch(block=32)]), R.VARIANTS, [problem])
     for row in rows:
         if row.variant in CPU_VARIANTS:
             assert row.verified == bench.PASSED, row
@@ -259,7 +261,7 @@ def test_a_broken_variant_does_not_stop_the_others(cuda_backend):
         BY_NAME["numpy"],
     ]
     problem = R.make_problem("sumsq", "int32", 400, seed=13)
-    rows = bench.run([problem], variants, [Launch(block=32, grid=2)], cuda_backend, 1)
+    rows = bench.run(plan(cuda_backend, 1, [Launch(block=32, grid=2)]), variants, [problem])
     assert [(r.variant, r.verified) for r in rows] == [
         ("crashes", bench.ERROR), ("off-by-one", bench.FAILED), ("tree-mask", bench.PASSED), ("numpy", bench.PASSED),
     ]
@@ -387,12 +389,9 @@ def test_bad_launch(cuda_backend, name, launch, message):
     assert message in str(err.value)
 
 
-def test_bad_launch_stops_bench_run_before_anything_runs(cuda_backend):
-    problem = R.make_problem("sum", "int32", 100)
-    seen = []
+def test_bad_launch_is_refused_when_the_request_is_made(cuda_backend):
     with pytest.raises(InputError, match="tree-mask needs a power-of-two block size, got 96"):
-        bench.run([problem], R.VARIANTS, [Launch(block=96, grid=2)], cuda_backend, 1, on_row=seen.append)
-    assert seen == []
+        BenchRequest("reduction", cuda_backend, sizes=(100,), launches=(Launch(block=96, grid=2),), repeats=1)
 
 
 def test_defaults_and_grid_from_sm_count(cuda_backend):
@@ -543,6 +542,6 @@ def test_gpu_peers(cuda_backend, large_problems, name):
 @pytest.mark.gpu
 def test_gpu_bench_run_has_no_errors(cuda_backend):
     problems = [R.make_problem(op, "int32", 1_000_003, seed=22) for op in R.OPS]
-    rows = bench.run(problems, R.VARIANTS, [Launch()], cuda_backend, 3)
+    rows = bench.run(plan(cuda_backend, 3, [Launch()]), R.VARIANTS, problems)
     assert [r for r in rows if r.verified in (bench.ERROR, bench.FAILED)] == []
     assert all(r.gbps for r in rows if r.verified == bench.PASSED)

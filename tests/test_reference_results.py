@@ -29,7 +29,7 @@ def shipped(monkeypatch):
 def test_listing_names_each_device_from_its_file_and_reads_nothing():
     found = reference_results.listed("reduction", FIXTURE)
     assert [label for label, _ in found] == ["H100", "H200"]
-    assert [label for label, _ in reference_results.listed("raytrace", FIXTURE)] == ["H100"]
+    assert [label for label, _ in reference_results.listed("spheres", FIXTURE)] == ["H100"]
     assert reference_results.listed("hashtable", FIXTURE) == []
     assert reference_results.listed("reduction", FIXTURE / "missing") == []
     assert "no reference results shipped for hashtable" in reference_results.none_text("hashtable")
@@ -46,8 +46,8 @@ def test_loading_validates_the_file_and_its_target(tmp_path):
     bad.write_text('{"schema": "raytracer-app/bench-result", "version": 1}')
     with pytest.raises(InputError, match="lacks the header"):
         reference_results.load(bad, "reduction")
-    curve = reference_results.curve_points(reference_results.load(FIXTURE / "nvidia-h100-80gb-hbm3-raytrace.json",
-                                                                  "raytrace"))
+    curve = reference_results.curve_points(reference_results.load(FIXTURE / "nvidia-h100-80gb-hbm3-spheres.json",
+                                                                  "spheres"))
     assert sorted(curve) == ["constant", "global"] and [n for n, _ in curve["global"]] == [20, 1000, 2340]
 
 
@@ -142,7 +142,7 @@ def test_the_script_is_registered_and_plans_the_runs(tmp_path):
     assert any(s.file == "reference_results.py" for s in SCRIPTS)
     plan = script.plan("cuda", 20)
     targets = [cmd[cmd.index("bench") + 1] for cmd in plan]
-    assert targets == ["reduction", "histogram", "hashtable", "raytrace"]
+    assert targets == ["reduction", "histogram", "hashtable", "spheres"]
     raytrace = plan[-1]
     assert raytrace[raytrace.index("--sizes") + 1] == "20,100,1000,2340,10000,100000,1000000"
     assert all("--json" in cmd and "--backend" in cmd for cmd in plan)
@@ -150,7 +150,7 @@ def test_the_script_is_registered_and_plans_the_runs(tmp_path):
     assert "--repeats" not in script.plan("cuda", None)[0]  # the others: bench's own default
 
 
-@pytest.mark.parametrize("target", ["reduction", "histogram", "hashtable", "raytrace"])
+@pytest.mark.parametrize("target", ["reduction", "histogram", "hashtable", "spheres"])
 def test_the_shipped_files_load_and_name_an_h100_and_an_h200(target):
     # the real files under assets/reference-results/, made on the GPU machines (not the fixture)
     found = reference_results.listed(target)

@@ -9,7 +9,7 @@ import pytest
 from kernels import backend as backends
 from kernels.backend import Backend
 from kernels.julia.params import JuliaParams
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.scene import generate_scene
 from kernels.service import first_frame as fast_start
 from kernels.service.requests import RenderRequest
 from tests import references
@@ -79,7 +79,7 @@ def test_a_gpu_window_starts_with_a_preview_then_the_kernel_frame(cuda_backend, 
 def test_every_algorithm_package_and_the_window_load_without_numba():
     """What the window imports before its first frame imports no numba (0.3 s, and numba.cuda more)."""
     code = ("import sys, kernels.registry, kernels.harness.bench, kernels.service.first_frame, "
-            "kernels.service.render, kernels.service.requests, kernels.raytrace.renderer, kernels.julia.renderer, "
+            "kernels.service.render, kernels.service.requests, kernels.spheres.renderer, kernels.julia.renderer, "
             "kernels.inspector.declarations, raytracer_app.gui.main_window; "
             "from kernels.registry import ALGORITHMS; [v.run for a in ALGORITHMS for v in a.variants]; "
             "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from raytracer_app.cli import main
+from tests.runs import plan
 
 GOOD = '''\
 """Atomics per thread: a plain grid-stride sum."""
@@ -165,7 +166,7 @@ def test_the_problem_is_shipped_once_and_each_run_says_its_phases(tmp_path, monk
         variant = loader.load(write(tmp_path, GOOD), sim)
         for _ in range(2):
             sent.clear()
-            (row,) = harness.run([problem], [variant], [harness.Launch(block=64, grid=2)], sim, 1)
+            (row,) = harness.run(plan(sim, 1, [harness.Launch(block=64, grid=2)]), [variant], [problem])
             assert row.verified == "yes" and row.result == row.expected
             assert set(variant.run.phases) >= {"ship", "copy", "time"} and "compile" not in variant.run.phases
             assert row.timing.repeats == 1  # the simulator: one call, verified and timed
@@ -173,7 +174,7 @@ def test_the_problem_is_shipped_once_and_each_run_says_its_phases(tmp_path, monk
         loader.end_children()
         sent.clear()
         loader.load(variant.run.file.path, sim)
-        harness.run([problem], [variant], [harness.Launch(block=64, grid=2)], sim, 1)
+        harness.run(plan(sim, 1, [harness.Launch(block=64, grid=2)]), [variant], [problem])
         assert [p is None for p in sent] == [True, True, False]  # load; the run, answered 'need_problem'; again
     finally:
         loader.end_children()

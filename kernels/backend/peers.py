@@ -1,6 +1,6 @@
 """Optional libraries the benchmarks compare against (CuPy, PyTorch, Triton, cuda.compute): found once, and
-when missing, a typed skip that says so instead of an error. Inputs reach them as zero-copy views of numba's
-device arrays (``__cuda_array_interface__``)."""
+when missing, a typed skip that says so instead of an error. Inputs reach them as zero-copy views of the
+memory seam's device arrays (``__cuda_array_interface__``)."""
 
 from __future__ import annotations
 

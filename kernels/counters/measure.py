@@ -1,6 +1,11 @@
 """One ncu run for a batch of variants: the command, the child it profiles, progress, Stop, the report.
 
-``measure(...)`` returns {variant name: Measured or the reason it has none}. It raises
+``measure(...)`` returns {variant name: Measured or the reason it has none}. With ``lines`` (the default) the
+run also reads Nsight Compute's source counters (sections SourceCounters and WarpStateStats: PC sampling of
+stall reasons, instructions executed, sectors and wavefronts per instruction), the child compiles every
+kernel and device function with line information (its own numba cache folder, so that neither kind of
+compile is served for the other), and each kernel's record carries them folded onto its Python lines
+(:mod:`kernels.counters.fold`). It raises
 :class:`~kernels.counters.tool.CannotMeasure` (one line: what is missing and the fix) when counters cannot be
 read here, and :class:`~kernels.counters.tool.MeasureFailed` when ncu broke otherwise."""
 
@@ -19,11 +24,13 @@ import time
 from pathlib import Path
 
 from kernels.counters import metrics as M
-from kernels.counters.child import PREFIX
 from kernels.counters.report import short_name, split
 from kernels.counters.tool import CannotMeasure, MeasureFailed, find_ncu, permission_problem, report_module_dir, why_not
 
 CLOCK_CONTROLS = ("none", "base")
+# the profiled child (kernels/service/counters_child.py) reports progress and skips on stderr behind this
+PREFIX = "@counters"
+CHILD_MODULE = "kernels.service.counters_child"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -42,15 +49,39 @@ def available_metrics(ncu: str, device: int) -> frozenset | None:
     return frozenset(names) if names else None
 
 
-def command(ncu: str, metrics: list[str], clock_control: str, report: str, spec: dict) -> list[str]:
-    """The ncu command line: every metric at once, only inside the child's profiler windows."""
-    return [ncu, "--metrics", ",".join(metrics), "--clock-control", clock_control, "--profile-from-start", "off",
-            "--export", report, "--force-overwrite", "--print-summary", "none",
-            sys.executable, "-m", "kernels.counters.child", json.dumps(spec)]
+# per-line figures: ncu's source counters and warp-state sampling; the Python sources are imported into the
+# report too (small), as some ncu versions place PCs on lines only for imported files
+LINE_SECTIONS = ("--section", "SourceCounters", "--section", "WarpStateStats", "--import-source", "yes")
+LINEINFO_FLAG = "--lineinfo"  # the child's: compile with line information
+LINEINFO_CACHE = "numba-lineinfo"  # the child's numba cache folder then, under the app's cache folder
 
 
-def _env(extra_path: str | None = None) -> dict:
+def command(ncu: str, metrics: list[str], clock_control: str, report: str, spec: dict,
+            lines: bool = False) -> list[str]:
+    """The ncu command line: every metric at once, only inside the child's profiler windows; with ``lines``
+    the source counters too, and the child compiling with line information."""
+    return [ncu, "--metrics", ",".join(metrics), *(LINE_SECTIONS if lines else ()), "--clock-control", clock_control,
+            "--profile-from-start", "off", "--export", report, "--force-overwrite", "--print-summary", "none",
+            sys.executable, "-m", CHILD_MODULE, *([LINEINFO_FLAG] if lines else []), json.dumps(spec)]
+
+
+def lineinfo_cache(fallback: str) -> str:
+    """numba's cache folder for a child compiling with line information: the app's cache folder's
+    ``numba-lineinfo`` (or ``$NUMBA_CACHE_DIR/lineinfo``), else ``fallback`` when that cannot be used. numba
+    keys its cache by signature and source, not by line information, so the two kinds of compile never
+    share a folder."""
+    from kernels.io.cache import cache_root, usable_dir
+
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    folder = usable_dir(Path(base) / "lineinfo" if base else cache_root() / LINEINFO_CACHE,
+                        "numba line-information cache")
+    return str(folder) if folder is not None else fallback
+
+
+def _env(extra_path: str | None = None, numba_cache: str | None = None) -> dict:
     env = dict(os.environ)
+    if numba_cache:
+        env["NUMBA_CACHE_DIR"] = numba_cache
     parts = [str(ROOT)] + ([extra_path] if extra_path else []) + \
         [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(parts)
@@ -71,11 +102,12 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0) -> tuple[int | None, str, dict]:
+def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0, numba_cache: str | None = None
+            ) -> tuple[int | None, str, dict]:
     """Runs ncu; returns (exit status or None when stopped, its output's tail, {variant index: skip reason}).
     Stops at once when ncu says counters cannot be read."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
-                            start_new_session=True, cwd=str(ROOT))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=_env(numba_cache=numba_cache), start_new_session=True, cwd=str(ROOT))
     tail: collections.deque = collections.deque(maxlen=200)
     skips: dict[int, str] = {}
     lines: collections.deque = collections.deque()
@@ -106,18 +138,33 @@ def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0) 
     return (None if stopped else proc.returncode), "\n".join(tail), skips
 
 
-def read_report(ncu: Path, report: str) -> list[dict]:
-    """The report's kernels through NVIDIA's ncu_report module, in a child process."""
+def read_report(ncu: Path, report: str, extra=(), pcs: bool = False) -> list[dict]:
+    """The report's kernels through NVIDIA's ncu_report module, in a child process (``extra``: metric names
+    to read beside the counters' own; ``pcs``: the per-PC source counters too)."""
     folder = report_module_dir(ncu)
-    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report], capture_output=True, text=True,
-                          env=_env(str(folder)), cwd=str(ROOT), timeout=600)
+    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report, *(["--pcs"] if pcs else []),
+                           *extra], capture_output=True, text=True, env=_env(str(folder)), cwd=str(ROOT), timeout=600)
     if done.returncode != 0:
         raise MeasureFailed(f"reading the ncu report failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout)
 
 
-def to_measured(actions: list[dict], names: list[str], skips: dict, clock_control: str) -> dict:
-    """{variant: Measured, or the reason it has none} from the report's kernels in launch order."""
+def _lines(action: dict, kernel: str, label: str):
+    """A report kernel's per-PC source counters folded onto its lines (None when it was read without them)."""
+    from kernels.counters.fold import fold
+    from kernels.counters.lines import fill_sources
+
+    if "pcs" not in action:
+        return None
+    totals = {**action.get("pc_totals", {}), **action.get("metrics", {})}
+    return fill_sources(fold(action["pcs"], kernel, totals, label))
+
+
+def to_measured(actions: list[dict], names: list[str], skips: dict, clock_control: str, line_label: str = ""
+                ) -> dict:
+    """{variant: Measured, or the reason it has none} from the report's kernels in launch order; a kernel
+    read with its per-PC source counters carries them folded onto lines (``line_label``: where they were
+    measured, in words)."""
     windows = split(actions, len(names))
     out: dict[str, object] = {}
     for i, name in enumerate(names):
@@ -132,30 +179,35 @@ def to_measured(actions: list[dict], names: list[str], skips: dict, clock_contro
                 short = short_name(a["name"])
                 seen[short] = seen.get(short, 0) + 1
                 label = short if seen[short] == 1 else f"{short}#{seen[short]}"
-                kernels.append(M.kernel_counters(label, a["metrics"]))
+                kernels.append(M.kernel_counters(label, a["metrics"], _lines(a, label, line_label)))
             out[name] = M.Measured(tuple(kernels), clock_control)
     return out
 
 
-def measure(target: str, variants: list[str], n, options: dict, seed: int, launch: dict, backend,
-            clock_control: str = "none", on_progress=None, should_stop=None, raw_out: list | None = None,
-            input_path: str | None = None) -> dict:
-    """Counters for every variant in one ncu run (see the module's doc). ``launch``: the Launch's fields
-    the user gave (block, grid, grid_sm, items_per_thread). ``raw_out``: receives the report's kernels."""
+def measure(request: dict, backend, clock_control: str = "none", on_progress=None, should_stop=None,
+            raw_out: list | None = None, extra_metrics=(), lines: bool = True) -> dict:
+    """Counters for every variant of ``request`` in one ncu run (see the module's doc). ``request``: the JSON
+    of a BenchRequest of one problem and one launch (kernels/service/bench_request.py), its variants named;
+    the profiled child builds the same problem from it. ``raw_out``: receives the report's kernels (with their
+    per-PC tables when ``lines``). ``extra_metrics``: more ncu metrics to collect (those this ncu lists),
+    found in ``raw_out``. ``lines``: also the source counters per line (each kernel record's ``lines``)."""
+    variants = list(request["variants"])
     if clock_control not in CLOCK_CONTROLS:
         raise CannotMeasure(f"clock control {clock_control!r}: choose one of {', '.join(CLOCK_CONTROLS)}")
     reason = why_not(backend)
     if reason:
         raise CannotMeasure(reason)
     ncu = find_ncu()
-    wanted, _left = M.metric_list(available_metrics(str(ncu), backend.device))
-    spec = {"target": target, "variants": list(variants), "n": n, "options": options, "seed": seed,
-            "launch": {k: v for k, v in launch.items() if v is not None}, "device": backend.device,
-            "input": input_path}
+    available = available_metrics(str(ncu), backend.device)
+    wanted, _left = M.metric_list(available)
+    extra = [m for m in extra_metrics if available is None or M.base_name(m) in available]
+    wanted += [m for m in extra if m not in wanted]
+    spec = request
     with tempfile.TemporaryDirectory(prefix="raytracer-counters-") as tmp:
         report = os.path.join(tmp, "counters.ncu-rep")
-        status, tail, skips = run_ncu(command(str(ncu), wanted, clock_control, report, spec), on_progress,
-                                      should_stop, len(variants))
+        cache = lineinfo_cache(os.path.join(tmp, "numba")) if lines else None
+        status, tail, skips = run_ncu(command(str(ncu), wanted, clock_control, report, spec, lines), on_progress,
+                                      should_stop, len(variants), cache)
         problem = permission_problem(tail)
         if problem:
             raise CannotMeasure(problem)
@@ -164,7 +216,21 @@ def measure(target: str, variants: list[str], n, options: dict, seed: int, launc
         if not os.path.exists(report):
             last = [ln for ln in tail.splitlines() if ln.strip()][-3:]
             raise MeasureFailed(f"ncu wrote no report (exit status {status}): {' | '.join(last) or 'no output'}")
-        actions = read_report(ncu, report)
+        actions = read_report(ncu, report, extra, lines)
     if raw_out is not None:
         raw_out.extend(actions)
-    return to_measured(actions, list(variants), skips, clock_control)
+    label = line_label(backend, str(ncu), request) if lines else ""
+    return to_measured(actions, list(variants), skips, clock_control, label)
+
+
+def line_label(backend, ncu: str, request: dict) -> str:
+    """'measured on NVIDIA H100 80GB HBM3 with ncu 2025.3.1 (n = 16,777,216)': where per-line figures come from."""
+    import re
+
+    from kernels.counters.tool import ncu_version
+
+    sizes = request.get("sizes") or []
+    size = f" (n = {sizes[0]:,})" if len(sizes) == 1 and isinstance(sizes[0], int) and sizes[0] else ""
+    name = getattr(backend, "device_name", "") or "this GPU"
+    found = re.search(r"\d{4}\.\d+(?:\.\d+)*", ncu_version(ncu))
+    return f"measured on {name} with ncu {found.group(0) if found else ncu_version(ncu)}{size}"

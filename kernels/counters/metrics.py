@@ -79,6 +79,7 @@ class KernelCounters:
     name: str
     values: dict  # record name -> number, from METRICS
     stalls: dict = field(default_factory=dict)  # reason -> stalled warps per issued instruction
+    lines: object = None  # kernels.counters.lines.KernelLines: the source counters per line, when read
 
     def get(self, key: str):
         return self.values.get(key)
@@ -104,15 +105,15 @@ class KernelCounters:
         return None if all(p is None for p in parts) else sum(p or 0 for p in parts)
 
 
-def kernel_counters(name: str, metrics: dict) -> KernelCounters:
-    """A report action's metrics (ncu name -> value) as a record."""
+def kernel_counters(name: str, metrics: dict, lines=None) -> KernelCounters:
+    """A report action's metrics (ncu name -> value) as a record (``lines``: its per-line figures)."""
     values = {key: float(metrics[m]) for key, m in METRICS.items() if metrics.get(m) is not None}
     stalls = {}
     for m, v in metrics.items():
         found = STALL_PATTERN.match(base_name(m))
         if found and v is not None and found.group(1) not in NOT_STALLS:
             stalls[found.group(1)] = float(v)
-    return KernelCounters(name, values, stalls)
+    return KernelCounters(name, values, stalls, lines)
 
 
 @dataclass(frozen=True)
@@ -209,10 +210,28 @@ class Measured:
 
     def as_dict(self) -> dict:
         """The record for result files: each kernel's values and stalls."""
-        return {"clock_control": self.clock_control,
-                "kernels": [{"name": k.name, "values": k.values, "stalls": k.stalls} for k in self.kernels]}
+        def kernel(k):
+            d = {"name": k.name, "values": k.values, "stalls": k.stalls}
+            if k.lines is not None:
+                d["lines"] = k.lines.to_dict()
+            return d
+
+        return {"clock_control": self.clock_control, "kernels": [kernel(k) for k in self.kernels]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measured":
-        return cls(tuple(KernelCounters(k["name"], dict(k["values"]), dict(k.get("stalls", {})))
+        return cls(tuple(KernelCounters(k["name"], dict(k["values"]), dict(k.get("stalls", {})), _lines(k.get("lines")))
                          for k in d["kernels"]), d["clock_control"])
+
+
+def _lines(d):
+    """A kernel's per-line figures read back; None for none, or for a block of another shape (the record's
+    other figures stay readable)."""
+    from kernels.counters.lines import KernelLines
+
+    if d is None:
+        return None
+    try:
+        return KernelLines.from_dict(d)
+    except ValueError:
+        return None

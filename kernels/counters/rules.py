@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernels.counters.lines import hottest
 from kernels.counters.metrics import Measured
 
 LAUNCH_US = 3.0  # a kernel launch's own cost on current GPUs and drivers, about 2-4 us
@@ -88,12 +89,27 @@ def occupancy_gap(f: Facts):
     return None
 
 
+def _main_kernel(m: Measured):
+    """The kernel that ran longest (its per-line figures are the ones a sentence names)."""
+    return max(m.kernels, key=lambda k: k.get("duration_ns") or 0)
+
+
+def _line_words(row) -> str:
+    source = f": `{row.source}`" if row.source else ""
+    return f"line {row.line} of {row.file}{source}"
+
+
 def bank_conflicts(f: Facts):
     m = f.measured
     c, r = m.bank_conflicts, m.shared_requests
     if c and r and c / r >= 0.5 and c >= 1000:
+        where = ""
+        lines = _main_kernel(m).lines
+        found = hottest(lines, "shared_conflicts") if lines is not None else None
+        if found:
+            where = f"; {100 * found[1]:.0f}% of them at {_line_words(found[0])}"
         return (f"Shared-memory bank conflicts: {c / r:.2f} extra wavefronts per shared request ({c / 1e6:.2f} M in "
-                f"all over {r / 1e6:.2f} M requests): those accesses are serialized.")
+                f"all over {r / 1e6:.2f} M requests): those accesses are serialized{where}.")
     return None
 
 
@@ -161,8 +177,20 @@ def top_stall(f: Facts):
             f"({s[reason]:.1f} stalled warps per issued instruction).")
 
 
+def hottest_line(f: Facts):
+    k = _main_kernel(f.measured)
+    found = hottest(k.lines, "stall_samples") if k.lines is not None else None
+    if not found:
+        return None
+    row, share = found
+    reason = row.get("top_stall") or ""
+    words = f", most on {reason}: {STALL_WORDS.get(reason, reason)}" if reason else ""
+    kernel = f" of {k.name}" if len(f.measured.kernels) > 1 else ""
+    return f"{100 * share:.0f}% of the stall samples{kernel} at {_line_words(row)}{words}."
+
+
 RULES = (memory_bound, latency_bound, occupancy_limit, occupancy_gap, bank_conflicts, divergence, atomics,
-         launch_overhead, l2_resident, traffic_model, top_stall)
+         launch_overhead, l2_resident, traffic_model, top_stall, hottest_line)
 
 
 def analyse(f: Facts) -> list[str]:

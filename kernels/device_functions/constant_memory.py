@@ -1,10 +1,10 @@
 """A runtime-writable ``__constant__`` array for Numba CUDA kernels: what ``cudaMemcpyToSymbol`` does in C.
 
-``cuda.const.array_like`` bakes the values into the PTX at compile time (new data means a recompile,
-0.8 s on an H200). Here a kernel reads ``ConstantArray.get()``, an intrinsic that declares an externally
+``cuda.const.array_like`` bakes the values into the PTX at compile time (new data means a recompile, which
+takes the better part of a second). Here a kernel reads ``ConstantArray.get()``, an intrinsic that declares an externally
 visible global in the constant address space (PTX ``.visible .const``, loads become ``ld.const``); after
 the kernel is compiled, :meth:`ConstantArray.write` copies new values into the loaded module's symbol
-(tens of microseconds), once per compiled kernel and device.
+(one small copy), once per compiled kernel and device.
 
 In the simulator the same kernel source reads a plain numpy array instead (``get`` is then an ordinary
 Python function), so the constant-memory kernel runs there unchanged.
@@ -82,6 +82,8 @@ class ConstantArray:
             return True
         from numba import cuda
 
+        from kernels.backend.numba_private import module_global, write_global
+
         data = values.tobytes()
         dev = cuda.get_current_device().id if device is None else device
         written = False
@@ -89,10 +91,10 @@ class ConstantArray:
             key = (id(compiled), dev, offset)
             if self._written.get(key) == data:
                 continue
-            symbol, size = compiled.library.get_cufunc().module.get_global_symbol(self.name)
+            symbol, size = module_global(compiled, self.name)
             if size != self.length * 4:
                 raise ValueError(f"constant symbol {self.name} has {size} bytes, expected {self.length * 4}")
-            cuda.driver.host_to_device(symbol.view(offset * 4), values, len(data))
+            write_global(symbol, offset * 4, values)
             self._written[key] = data
             written = True
         return written

@@ -10,7 +10,7 @@ Importing this module imports numba.cuda: kernel modules import it on their firs
 
 from __future__ import annotations
 
-from kernels.backend import simulator_active
+from kernels.backend import memory, simulator_active
 from kernels.errors import InputError
 
 VECTOR_BYTES = 16  # ld.global.v4.b32: the widest load one thread can issue
@@ -47,7 +47,7 @@ def check_aligned(arrays, who: str) -> None:
     """Raises InputError when a device array's data does not start on a 16-byte boundary (a view at an
     odd offset: our own allocations never are)."""
     for d in arrays:
-        if d.device_ctypes_pointer.value % VECTOR_BYTES:
+        if memory.device_pointer(d) % VECTOR_BYTES:
             raise InputError(f"{who} loads {VECTOR_BYTES} bytes at a time and needs its inputs aligned to that")
 
 

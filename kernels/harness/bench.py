@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Protocol, Sequence
 
 from kernels.backend import Skip, SkipKind
+from kernels.errors import one_line
 from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 from kernels.harness import rounds as interleave
 from kernels.launch import Launch  # noqa: F401  (re-exported: callers build Launch objects from here)
@@ -34,7 +35,9 @@ CSV_COLUMNS = (
     "noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps",
     "registers", "shared_bytes", "occupancy_pct",
     # bench --counters (Nsight Compute, kernels/counters) and NVML's clocks around every GPU row
-) + COUNTER_COLUMNS + CLOCK_COLUMNS
+) + COUNTER_COLUMNS + CLOCK_COLUMNS + (
+    "axes",  # the swept options' values (e.g. load=0.9), empty when nothing is swept
+)
 
 # verified column values
 PASSED, FAILED, SKIPPED, ERROR = "yes", "FAILED", "skipped", "error"
@@ -109,6 +112,7 @@ class Row:
     counters: object = None  # bench --counters: a kernels.counters Measured record
     counters_note: str = ""  # why a GPU row has no counters
     clocks: object = None  # NVML's clocks, power and throttle reasons before and after the timed repeats
+    axes: dict | None = None  # the swept options' values that identify the row beyond n, e.g. {'load': 0.9}
 
     @property
     def ok(self) -> bool:
@@ -126,12 +130,17 @@ class Row:
             "numba_cuda_version": v["numba_cuda"],
             "noise": _num(t.noise if t else None, 4), "pct_of_spec": _num(self.pct_of_spec, 1),
             "cold_median_ms": _num(self.cold_timing.median_ms if self.cold_timing else None),
-            "spec_gbps": _num(self.spec_gbps, 1),
+            "spec_gbps": _num(self.spec_gbps, 1), "axes": axes_text(self.axes),
         }
         from kernels.counters.columns import cells
 
         computed.update(cells(self.counters, self.counters_note, self.clocks))
         return {c: computed[c] if c in computed else getattr(self, c) for c in CSV_COLUMNS}
+
+
+def axes_text(axes: dict | None) -> str:
+    """A row's swept values as the CSV and tables show them: 'load=0.9', '' for none."""
+    return " ".join(f"{k}={v}" for k, v in (axes or {}).items())
 
 
 def _num(x, digits: int = 6):
@@ -238,14 +247,15 @@ def measure_copy_peak(kind: str, device: int = 0) -> Peak:
         return Peak(2 * nbytes / best / 1e9, "numpy copy of 256 MiB (read + write)")
     from numba import cuda
 
+    from kernels.backend import memory
     from kernels.timing import time_cuda_events
 
     kernel = _copy_kernel()
-    a = cuda.to_device(np.ones(nbytes // 8, np.int64))
-    b = cuda.device_array_like(a)
+    a = memory.to_device(np.ones(nbytes // 8, np.int64))
+    b = memory.empty_like(a)
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     t_kernel = time_cuda_events(lambda: kernel[sms * 8, 512](a, b), 10).min_ms
-    t_memcpy = time_cuda_events(lambda: b.copy_to_device(a), 10).min_ms
+    t_memcpy = time_cuda_events(lambda: memory.copy(b, a), 10).min_ms
     best = min(t_kernel, t_memcpy)
     how = "copy kernel" if t_kernel <= t_memcpy else "cudaMemcpy device-to-device"
     return Peak(2 * nbytes / (best * 1e-3) / 1e9, f"{how}, 256 MiB read + write, best of 10 (CUDA events)")
@@ -272,46 +282,27 @@ def _copy_kernel():
     return copy_int64
 
 
-def run(
-    problems: Sequence[Problem] | Iterable[Problem],
-    variants: Sequence,
-    launches: Sequence[Launch],
-    backend,
-    repeats: int,
-    *,
-    peak: Peak | None = None,
-    unit: Unit | None = None,
-    on_row: Callable[[Row], None] | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    problem_count: int | None = None,
-    policy=None,
-    cold: bool = False,
-    rounds: int = 1,
-) -> list[Row]:
-    """Run every variant on every problem and launch; returns the rows (also streamed to ``on_row``).
+def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, *, peak: Peak | None = None,
+        on_row: Callable[[Row], None] | None = None, on_progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None) -> list[Row]:
+    """Run ``variants`` on every problem and launch of ``request``; returns the rows (also streamed to
+    ``on_row`` as each is done), those finished so far when ``should_stop()`` turns true.
 
-    ``problems`` may be a lazy iterable (give ``problem_count`` for progress): each problem's input is
-    then built when its turn comes, not all up front. Checks each variant's constraints against each
-    launch first, so a bad launch value is one clear error (InputError naming the constraint) before
-    anything runs.
-
-    ``policy`` (:class:`kernels.timing.Policy`): how long each timing repeats (noise tolerance, caps).
-    ``cold``: on a GPU, each timed variant runs a second time with L2 flushed before every repeat; the row
-    keeps both medians (``median_ms`` hot, ``cold_median_ms`` cold).
-    ``rounds``: spread each row's repeats over this many rounds through the problem's rows
-    (:mod:`kernels.harness.rounds`); a problem's rows are reported once its last round is done."""
-    from kernels.timing import Policy
-
-    policy = policy or Policy()
-    interleave.check_rounds(rounds, repeats, policy.tolerance)
-    for launch in launches:
-        for v in variants:
-            if v.skip_reason(backend) is None:
-                v.check(launch, backend)
+    ``request``: a :class:`kernels.service.bench_request.BenchRequest` (validated when it was made), or any
+    object with its ``backend``, ``launches``, ``repeats``, ``rounds``, ``cold``, ``policy``, ``unit``,
+    ``problems()`` and ``problem_count``. ``problems`` (default: the request's, each built when its turn
+    comes) may be given instead. ``policy`` says how long each timing repeats and its warm-up; ``cold``: on
+    a GPU each timed variant runs a second time with L2 flushed before every repeat (the row keeps both
+    medians); ``rounds``: each row's repeats spread over this many rounds through the problem's rows
+    (:mod:`kernels.harness.rounds`), a problem's rows reported once its last round is done (a stop between
+    rounds keeps only the rows of earlier problems)."""
+    backend, launches, repeats, rounds = request.backend, request.launches, request.repeats, request.rounds
+    policy, cold, unit = request.policy, request.cold, request.unit
     device = backend.device_name
     rows: list[Row] = []
-    if problem_count is None:
+    if problems is None:
+        problems, problem_count = request.problems(), request.problem_count
+    else:
         problems = list(problems)
         problem_count = len(problems)
     pairs = [(launch, v) for launch in launches for v in variants]
@@ -326,20 +317,29 @@ def run(
             on_progress(done, total)
         return row
 
+    def report(row: Row) -> None:
+        rows.append(row)
+        if on_row:
+            on_row(row)
+
     for problem in problems:
-        taken: list[list[Row]] = [[] for _ in pairs]  # per pair, its rows in round order
-        for r, share in enumerate(shares):
-            for i in (interleave.round_order(len(pairs), r) if rounds > 1 else range(len(pairs))):
+        if rounds == 1:  # each row is whole as soon as it is measured
+            for pair in pairs:
                 if should_stop and should_stop():
                     return rows
+                report(measure(problem, *pair, repeats))
+            continue
+        taken: list[list[Row]] = [[] for _ in pairs]  # per pair, its rows in round order
+        for r, share in enumerate(shares):
+            for i in interleave.round_order(len(pairs), r):
+                if should_stop and should_stop():
+                    return rows  # a row is whole only once its rounds are all done
                 taken[i].append(measure(problem, *pairs[i], share))
         for parts in taken:
-            row = parts[0] if rounds == 1 else join_rows(parts)
-            if rounds > 1 and row.ok:
+            row = join_rows(parts)
+            if row.ok:
                 _set_rates(row, problem, peak, unit)
-            rows.append(row)
-            if on_row:
-                on_row(row)
+            report(row)
     return rows
 
 
@@ -408,6 +408,7 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     row = Row(
         variant=variant.name, op=problem.op, dtype=problem.dtype, n=problem.n, backend=backend.kind,
         device=device, block=_show_block(launch.block), repeats=repeats, expected=_show(problem.expected),
+        axes=dict(getattr(problem, "axes", None) or {}) or None,
     )
     reason = variant.skip_reason(backend)
     if reason is not None:
@@ -449,17 +450,6 @@ def _show_block(block):
     if isinstance(block, tuple):
         return f"{block[0]}x{block[1]}"
     return "" if block is None else block
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one readable line (numba's typing errors span many, with terminal colours)."""
-    import re
-
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    detail = next((ln for ln in lines[1:] if not ln.startswith(("File", "<source", "During"))), "")
-    first = lines[0] if lines else ""
-    return f"{type(exc).__name__}: {first}" + (f" {detail}" if detail and len(first) < 80 else "")
 
 
 def _show(value):

@@ -3,21 +3,25 @@
 
 The verdict rules are pure functions of two lists of per-repeat times (:func:`verdict`):
 
-- SLOWER / FASTER: the intervals [min, q3] of the two sides lie apart by at least ``gap`` (1%) of the
-  base's value; where both sides have at least 9 samples, a two-sided Mann-Whitney U test also gives
-  p < ``alpha`` (0.05); and neither side is too disturbed to judge: its median at most ``judgeable`` (3%)
-  above its fastest repeat (a run whose whole body is slowed, not only a few repeats). Timings are skewed to the right (a repeat is slowed down, never sped
-  up, by what else runs), so the fastest repeat and the third quartile bound a run better than mean and
-  deviation.
+- SLOWER / FASTER: the intervals [low, q3] of the two sides lie apart by at least ``gap`` (1%) of the
+  base's value, where low is the fastest repeat once one in twenty is set aside (a robust minimum: one
+  outlier moves nothing); where both sides have at least 9 samples, a two-sided Mann-Whitney U test also
+  gives p < ``alpha`` (0.05); and neither side is too disturbed to judge: its median at most ``judgeable``
+  (3%) above its low, or, for a difference far beyond that noise, the intervals apart by at least
+  ``beyond_noise`` (3) times it, up to ``disturbed_max`` (15%: a run whose median lies further above its
+  low ran at two speeds and is never judged). Timings are skewed to the right (a repeat is slowed down,
+  never sped up, by what else runs), so the fast repeats and the third quartile bound a run better than
+  mean and deviation.
 - SAME: the medians within ``same`` (0.5%) of each other and both sides quiet: an interquartile range of
   at most ``quiet`` (1%) of the median.
 - UNSURE: anything else; the samples cannot tell.
 
 Identical runs differ by more than their own samples show (another process, another allocation, the
-machine's load): the gap of 1% (not 0.5%) and the cap on how far the median lies above the fastest
-repeat keep identical runs from being called FASTER / SLOWER. Where both sides ran in several processes
-(``bench --processes``), :func:`process_verdict` judges the processes' medians instead, which do show how
-much runs differ. docs/results.md gives the rates measured for these thresholds.
+machine's load): this run-to-run drift is what :func:`timing_verdict` accounts for. Where both sides ran
+in several processes (``bench --processes``) it is measured: :func:`process_verdict` judges the processes'
+medians. With one process a side it is not, and a difference within what runs of one process drift apart
+(``drift_wall``, 20%, for wall-timed rows; ``drift_events``, 5%, for CUDA events) is UNSURE, said so in
+the reason. docs/results.md gives the rates measured for these thresholds.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from kernels.harness import bench
 
@@ -34,8 +40,13 @@ VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
 
 @dataclass(frozen=True)
 class Rules:
-    gap: float = 0.01  # the [min, q3] intervals apart by this fraction of the base's value
-    judgeable: float = 0.03  # FASTER / SLOWER only when each side's median is at most this fraction above its min
+    gap: float = 0.01  # the [low, q3] intervals apart by this fraction of the base's value
+    judgeable: float = 0.03  # a side's median at most this fraction above its low: judged at the gap
+    beyond_noise: float = 3.0  # ... more: judged when the intervals lie apart by this many times that noise
+    disturbed_max: float = 0.15  # ... more than this: a run at two speeds, never judged
+    outliers: int = 20  # one sample in this many may lie below a run's low (a robust minimum)
+    drift_wall: float = 0.20  # one process a side: wall-timed runs of one command drift apart this much
+    drift_events: float = 0.05  # ... CUDA-event-timed runs (a GPU's state from one process to the next)
     same: float = 0.005  # medians within this fraction: SAME (when both sides are quiet)
     quiet: float = 0.01  # a side is quiet when its interquartile range is at most this fraction of its median
     alpha: float = 0.05  # FASTER / SLOWER also need the Mann-Whitney p-value below this, where there is one
@@ -63,37 +74,60 @@ def quantile(sorted_values, q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def _sorted(samples) -> list[float]:
+    """The samples in order (numpy's sort, then a list: a row of 10,000 samples in well under a ms)."""
+    return np.sort(np.asarray(samples, np.float64)).tolist()
+
+
+def _median(xs) -> float:
+    """statistics.median of an already sorted list, without sorting it again."""
+    half = len(xs) // 2
+    return xs[half] if len(xs) % 2 else (xs[half - 1] + xs[half]) / 2
+
+
 def spread(samples) -> float | None:
     """The interquartile range over the median (None for a median of 0)."""
-    xs = sorted(samples)
-    median = statistics.median(xs)
+    return _spread(sorted(samples))
+
+
+def _spread(xs) -> float | None:
+    median = _median(xs)
     return (quantile(xs, 0.75) - quantile(xs, 0.25)) / median if median > 0 else None
 
 
-def lower_spread(samples) -> float | None:
-    """How far the median lies above the fastest repeat, as a fraction of the median (None for 0)."""
-    xs = sorted(samples)
-    median = statistics.median(xs)
-    return (median - xs[0]) / median if median > 0 else None
+def low(sorted_values, rules: Rules | None = None) -> float:
+    """The fastest repeat once one in ``rules.outliers`` (20) is set aside: the minimum of fewer than 20
+    samples, the second fastest of 20 to 39. A robust lower bound: one stray repeat moves nothing."""
+    return sorted_values[len(sorted_values) // (rules or RULES).outliers]
+
+
+def lower_spread(samples, rules: Rules | None = None) -> float | None:
+    """How far the median lies above the run's low (:func:`low`), as a fraction of the median (None for 0)."""
+    return _lower_spread(sorted(samples), rules)
+
+
+def _lower_spread(xs, rules: Rules | None = None) -> float | None:
+    median = _median(xs)
+    return (median - low(xs, rules)) / median if median > 0 else None
 
 
 def mann_whitney_u(a, b) -> tuple[float, float, float]:
     """(U of ``a``, its mean and its variance under the null hypothesis, corrected for ties).
 
-    U counts the pairs (x in a, y in b) with x > y, a tie counting one half; ranks are midranks."""
-    pooled = sorted([(x, 0) for x in a] + [(y, 1) for y in b])
+    U counts the pairs (x in a, y in b) with x > y, a tie counting one half; ranks are midranks (in numpy:
+    a row of 10,000 samples a side takes milliseconds; midranks and their sums are halves, exact in float64)."""
     n1, n2 = len(a), len(b)
     n = n1 + n2
-    rank_sum_a, tie_term, i = 0.0, 0.0, 0
-    while i < n:
-        j = i
-        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        midrank = (i + j) / 2 + 1  # ranks i+1 .. j+1
-        rank_sum_a += midrank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
-        t = j - i + 1
-        tie_term += t**3 - t
-        i = j + 1
+    pooled = np.concatenate([np.asarray(a, np.float64), np.asarray(b, np.float64)])
+    order = np.argsort(pooled, kind="stable")
+    values = pooled[order]
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])  # each group of equal values
+    counts = np.diff(np.r_[starts, n])
+    midranks = starts + (counts + 1) / 2  # ranks start+1 .. start+count
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(midranks, counts)
+    rank_sum_a = float(ranks[:n1].sum())
+    tie_term = float((counts.astype(np.float64) ** 3 - counts).sum())
     u = rank_sum_a - n1 * (n1 + 1) / 2
     mean = n1 * n2 / 2
     var = n1 * n2 / 12 * ((n + 1) - (tie_term / (n * (n - 1)) if n > 1 else 0))
@@ -110,35 +144,46 @@ def mann_whitney_p(a, b) -> float:
     return min(1.0, math.erfc(z / math.sqrt(2)))
 
 
-def verdict(base, new, rules: Rules = RULES) -> Verdict:
-    """NEW's samples against BASE's (per-repeat times, any unit, both non-empty)."""
-    b, n = sorted(base), sorted(new)
-    mb, mn = statistics.median(b), statistics.median(n)
+def verdict(base, new, rules: Rules = RULES, drift: float = 0.0, drift_why: str = "") -> Verdict:
+    """NEW's samples against BASE's (per-repeat times, any unit, both non-empty). ``drift``: how far apart
+    runs of the same command can lie (a fraction; 0 when the samples alone decide): a difference within
+    it is UNSURE, for the reason ``drift_why``."""
+    b, n = _sorted(base), _sorted(new)  # once: every statistic below reads the sorted lists
+    mb, mn = _median(b), _median(n)
     p = mann_whitney_p(b, n) if min(len(b), len(n)) >= rules.min_test else None
     if mb <= 0 or mn <= 0:
         return Verdict(UNSURE, None, p, "a median of 0")
     delta = (mn / mb - 1) * 100
     significant = p is None or p < rules.alpha
-    b_lo, b_hi, n_lo, n_hi = b[0], quantile(b, 0.75), n[0], quantile(n, 0.75)
-    noise = [spread(x) for x in (b, n)]
+    b_lo, b_hi, n_lo, n_hi = low(b, rules), quantile(b, 0.75), low(n, rules), quantile(n, 0.75)
+    noise = [_spread(x) for x in (b, n)]
     noisiest = max(x or 0.0 for x in noise)
-    disturbed = max(lower_spread(x) or 0.0 for x in (b, n))
+    disturbed = max(_lower_spread(x, rules) or 0.0 for x in (b, n))
     p_text = "" if p is None else f", p={p:.2g}"
-    for name, apart in ((SLOWER, n_lo / b_hi - 1), (FASTER, 1 - n_hi / b_lo)):
+    for name, apart, ratio in ((SLOWER, n_lo / b_hi - 1, n_lo / b_hi - 1), (FASTER, 1 - n_hi / b_lo, b_lo / n_hi - 1)):
         if apart >= rules.gap:
-            why = f"[min, q3] apart by {100 * apart:.1f}%"
+            why = f"[low, q3] apart by {100 * apart:.1f}%"
             if not significant:
                 return Verdict(UNSURE, delta, p, f"{why} but p={p:.2g} >= {rules.alpha:g}")
-            if disturbed > rules.judgeable:
-                return Verdict(UNSURE, delta, p, f"{why} but too noisy to judge (a median {100 * disturbed:.1f}% "
-                                                 f"above its fastest repeat > {100 * rules.judgeable:g}%)")
-            return Verdict(name, delta, p, why + p_text)
+            noisy = f"a median {100 * disturbed:.1f}% above its fast repeats"
+            if disturbed > rules.disturbed_max:
+                return Verdict(UNSURE, delta, p, f"{why} but too disturbed to judge ({noisy} > "
+                                                 f"{100 * rules.disturbed_max:g}%: it ran at two speeds)")
+            if disturbed > rules.judgeable and ratio < rules.beyond_noise * disturbed:
+                return Verdict(UNSURE, delta, p, f"{why} but too noisy to judge ({noisy} > "
+                                                 f"{100 * rules.judgeable:g}%, and the gap under "
+                                                 f"{rules.beyond_noise:g} times that)")
+            if ratio < drift:
+                return Verdict(UNSURE, delta, p, f"{why}{p_text}, but {drift_why}")
+            return Verdict(name, delta, p, why + p_text + (f"; {drift_why.split(':')[0]}: beyond its "
+                                                           f"{100 * drift:g}%" if drift else ""))
     if abs(mn / mb - 1) <= rules.same:
         if noisiest <= rules.quiet and None not in noise:
             return Verdict(SAME, delta, p, f"medians within {100 * rules.same:g}%, both quiet")
         return Verdict(UNSURE, delta, p, f"medians within {100 * rules.same:g}% but a side is noisy "
                                          f"(IQR {100 * noisiest:.1f}% of its median)")
-    return Verdict(UNSURE, delta, p, "the [min, q3] intervals overlap" + p_text)
+    return Verdict(UNSURE, delta, p, "the [low, q3] intervals overlap" + p_text)
+
 
 def process_verdict(base_runs, new_runs, rules: Rules = RULES) -> Verdict:
     """NEW against BASE where each side's samples come from several processes (lists of per-process samples,
@@ -158,7 +203,7 @@ def process_verdict(base_runs, new_runs, rules: Rules = RULES) -> Verdict:
     if mb <= 0 or mn <= 0:
         return Verdict(UNSURE, None, p, "a median of 0")
     delta = (mn / mb - 1) * 100
-    who = f"the medians of {len(b_meds)} and {len(n_meds)} processes"
+    who = f"the medians of {len(b_meds)} and {len(n_meds)} processes (their drift measured)"
     if abs(delta) >= 100 * rules.gap:
         name = SLOWER if delta > 0 else FASTER
         if p < rules.alpha:
@@ -173,13 +218,27 @@ def process_verdict(base_runs, new_runs, rules: Rules = RULES) -> Verdict:
     return Verdict(UNSURE, delta, p, f"{who}: {abs(delta):.2f}% apart, under the {100 * rules.gap:g}% gap, p={p:.2g}")
 
 
+def one_process_drift(base, new, rules: Rules = RULES) -> tuple[float, str]:
+    """(how far runs may drift apart from one process to the next, why) for two Timings judged by their
+    samples: with fewer than ``rules.min_processes`` processes a side that drift is not measured, so a
+    difference within what identical runs showed (docs/results.md) cannot be told from it. CUDA events'
+    allowance where both sides used them, else the wall-timed one."""
+    events = base.method == new.method == "cuda-events"
+    drift, what = (rules.drift_events, "CUDA-event") if events else (rules.drift_wall, "wall-timed")
+    most = max(len(base.by_process()), len(new.by_process()))
+    who = "one process a side" if most == 1 else f"at most {most} processes a side"
+    return drift, (f"{who}: within the {100 * drift:g}% that {what} runs drift apart from one process to the "
+                   f"next (not measured; bench --processes {rules.min_processes} or more measures it)")
+
+
 def timing_verdict(base, new, rules: Rules = RULES) -> Verdict:
     """NEW's Timing against BASE's: by the processes' medians where both sides ran in at least
-    ``rules.min_processes`` processes (bench --processes), else by the samples (:func:`verdict`)."""
+    ``rules.min_processes`` processes (bench --processes: the drift between runs measured), else by the
+    samples (:func:`verdict`) with the drift of one process allowed for (:func:`one_process_drift`)."""
     b_runs, n_runs = base.by_process(), new.by_process()
     if min(len(b_runs), len(n_runs)) >= rules.min_processes:
         return process_verdict(b_runs, n_runs, rules)
-    return verdict(base.samples_ms, new.samples_ms, rules)
+    return verdict(base.samples_ms, new.samples_ms, rules, *one_process_drift(base, new, rules))
 
 
 # --- matching two results -------------------------------------------------------------------------------------
@@ -188,14 +247,16 @@ KEY_FIELDS = ("target", "variant", "op", "dtype", "n", "block", "grid")
 
 
 def row_key(target: str, row) -> tuple:
-    """What identifies a row across runs: target, variant, problem and launch (block and grid)."""
-    return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid))
+    """What identifies a row across runs: target, variant, problem (with its swept values) and launch
+    (block and grid)."""
+    return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid),
+            bench.axes_text(getattr(row, "axes", None)))
 
 
 def key_text(key: tuple) -> str:
-    target, variant, op, dtype, n, block, grid = key
+    target, variant, op, dtype, n, block, grid, axes = key
     launch = ", ".join(x for x in (f"block {block}" if block else "", f"grid {grid}" if grid else "") if x)
-    return f"{target} {variant} {op} {dtype} n={n}" + (f" ({launch})" if launch else "")
+    return f"{target} {variant} {op} {dtype} n={n}" + (f" {axes}" if axes else "") + (f" ({launch})" if launch else "")
 
 
 @dataclass

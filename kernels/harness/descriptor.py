@@ -38,13 +38,14 @@ class Option:
             return self.default[backend.kind]
         return self.default
 
-    def value(self, given, backend):
-        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default."""
+    def value(self, given, backend, label: str | None = None):
+        """The user's value (text from the CLI or GUI, or already parsed), else the backend's default;
+        a refusal names the option as ``label`` (default: its flag)."""
         if given is None:
             return self.default_for(backend)
         value = self.parse(given) if isinstance(given, str) else given
         if self.choices and value not in self.choices:
-            raise InputError(f"{self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
+            raise InputError(f"{label or self.flag} {given} is not one of {', '.join(map(str, self.choices))}")
         return value
 
 
@@ -105,13 +106,20 @@ class Algorithm:
     unit: Unit | None = None  # a rate beside GB/s (inserts/s, pixels/s)
     measures_copy_peak: bool = True  # GB/s is its figure of merit, so the copy bandwidth is its ceiling
     load_input: Callable[[str], object] | None = None  # --input FILE -> data for make_problem
-    input_size: Callable[[str, str], int] | None = None  # (path, option) -> the n a file gives, before reading
+    # (path, option) -> (the n a file gives, the host bytes loading it holds beside the run's own), from its
+    # size or header before a byte of data is read: every algorithm with load_input declares it
+    input_size: Callable[[str, str], tuple[int, int]] | None = None
     input_help: str = ""
     memory: Callable[[int, dict], tuple[int, int]] | None = None
     panel: bool = True  # has a benchmark panel in the GUI (the renders have their own view)
     block_shape_2d: bool = False  # blocks are BXxBY shapes (image kernels)
     extra: dict = field(default_factory=dict)
     user: UserTarget | None = None  # accepts user variant files (kernels.user_variants)
+
+    def __post_init__(self):
+        if self.load_input is not None and self.input_size is None:
+            raise TypeError(f"{self.name}: an algorithm that loads --input declares input_size, so that a file "
+                            "gets the memory estimate --n gets before it is read")
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
@@ -133,21 +141,22 @@ class Algorithm:
     def gui_options(self) -> tuple[Option, ...]:
         return tuple(o for o in self.options if o.gui)
 
-    def check_memory(self, n: int, options: dict, backend, option: str = "--n", label: str | None = None) -> None:
+    def check_memory(self, n: int, options: dict, backend, option: str = "--n", label: str | None = None,
+                     extra_host: int = 0) -> None:
         """Refuse, before anything is allocated, a run that cannot fit in free host or device memory.
-        ``label`` names the size in the message (default: ``option n``)."""
-        if self.memory is None:
-            return
-        from kernels.backend.devices import available_host_bytes
+        ``label`` names the size in the message (default: ``option n``); ``extra_host``: bytes held beside
+        the run's own (an input file's data while it is converted)."""
+        from kernels.io.reader import host_memory_problem, size_text
 
-        free_host, free_device = available_host_bytes(), backend.free_device_bytes()
+        free_device = backend.free_device_bytes()
 
         def too_big(size):
-            host, device = self.memory(size, options)
-            if free_host is not None and host > free_host:
-                return f"about {_gib(host)} of host memory; {_gib(free_host)} is free"
+            host, device = self.memory(size, options) if self.memory is not None else (0, 0)
+            why = host_memory_problem(host + (extra_host if size == n else 0))
+            if why is not None:
+                return why
             if free_device is not None and device > free_device:
-                return f"about {_gib(device)} of GPU memory; {_gib(free_device)} is free on {backend.device_name}"
+                return f"about {size_text(device)} of GPU memory; {size_text(free_device)} is free on {backend.device_name}"
             return None
 
         why = too_big(n)
@@ -166,11 +175,3 @@ def whole_number(option: str, minimum: int = 1) -> Callable[[str], int]:
     def parse(text) -> int:
         return whole(text, option, minimum)
     return parse
-
-
-def _gib(nbytes: int) -> str:
-    if nbytes < 2**20:
-        return f"{nbytes:,} bytes"
-    if nbytes < 2**30:
-        return f"{nbytes / 2**20:.1f} MiB"
-    return f"{nbytes / 2**30:.1f} GiB" if nbytes < 2**80 else f"{nbytes // 2**30:,} GiB"

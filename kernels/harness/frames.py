@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernels.backend import memory
 from kernels.errors import InputError, shown, whole
-from kernels.timing import EventTimer, Timing, check_repeats
+from kernels.timing import EventTimer, Timing, check_repeats, warmups
 
 MAX_SIDE = 4096
 DEFAULT_IMAGE_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}  # the seeds' images
@@ -71,16 +72,12 @@ class HostFrames:
     def copy_stream(self):
         """The CUDA stream untimed frames are copied back on (:func:`launch_untimed`), made on first use."""
         if self._stream is None:
-            from numba import cuda
-
-            self._stream = cuda.stream()
+            self._stream = memory.stream()
         return self._stream
 
     def next_buffer(self, height: int, width: int) -> np.ndarray:
-        from numba import cuda
-
         if not self._buffers or self._buffers[0].shape != (height, width):
-            self._buffers = [cuda.pinned_array((height, width), np.uint32) for _ in range(self.COUNT)]
+            self._buffers = [memory.pinned_empty((height, width), np.uint32) for _ in range(self.COUNT)]
         buffer = self._buffers[self._turn]
         self._turn = (self._turn + 1) % self.COUNT
         return buffer
@@ -101,35 +98,30 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
     In the simulator the kernel is wall time up to a synchronize. On the CPU (``image_dev`` None) the kernel writes
     host memory itself: a frame is its kernel."""
     check_repeats(repeats)
+    warmup = warmups(warmup)
     for _ in range(warmup):
         launch()
     kernel_ms, frame_ms = [], []
     if backend.is_gpu:
-        from numba import cuda
-
         if warmup:
-            cuda.synchronize()
+            memory.synchronize()
         if not timed:
             for _ in range(repeats):
                 t0 = time.perf_counter()
                 launch()
-                image_dev.copy_to_host(host)  # waits for the kernel
+                memory.to_host(image_dev, host)  # waits for the kernel
                 frame_ms.append((time.perf_counter() - t0) * 1e3)
             return None, Timing(tuple(frame_ms), "wall")
         timer = _event_timer(backend)
         for _ in range(repeats):
             k, launched = timer(launch)
             t1 = time.perf_counter()
-            image_dev.copy_to_host(host)
+            memory.to_host(image_dev, host)
             copy = time.perf_counter() - t1
             kernel_ms.append(k)
             frame_ms.append((launched + copy) * 1e3 + k)
         return Timing(tuple(kernel_ms), "cuda-events"), Timing(tuple(frame_ms), "launch+events+copy")
-    sync = None
-    if backend.is_simulator:
-        from numba import cuda
-
-        sync = cuda.synchronize
+    sync = memory.synchronize if backend.is_simulator else None
     for _ in range(repeats):
         t0 = time.perf_counter()
         launch()
@@ -137,7 +129,7 @@ def time_frames(backend, launch, image_dev, host: np.ndarray | None, repeats: in
             sync()
         t1 = time.perf_counter()
         if image_dev is not None:
-            image_dev.copy_to_host(host)
+            memory.to_host(image_dev, host)
         t2 = time.perf_counter()
         kernel_ms.append((t1 - t0) * 1e3)
         frame_ms.append((t2 - t0) * 1e3)
@@ -164,15 +156,10 @@ def launch_untimed(launch, image_dev, host: np.ndarray, stream):
     time from launch to the copy's end."""
     t0 = time.perf_counter()
     launch()
-    if host.shape == image_dev.shape and host.dtype == image_dev.dtype:
-        from numba.cuda.cudadrv import driver
-
-        driver.device_to_host(host, image_dev, host.nbytes, stream=stream)  # without copy_to_host's checks
-    else:
-        image_dev.copy_to_host(host, stream=stream)
+    memory.host_copier(host, image_dev, stream)()  # a raw copy: the sizes checked, nothing more
 
     def wait() -> Timing:
-        stream.synchronize()
+        memory.synchronize(stream)
         return Timing(((time.perf_counter() - t0) * 1e3,), "wall")
 
     return wait

@@ -16,18 +16,20 @@ from kernels.harness.rounds import split_repeats
 MAX_PROCESSES = 100
 
 
-def check_processes(processes: int, repeats: int, rounds: int = 1) -> list[int]:
-    """The repeats each process takes (as even as possible); InputError when ``processes`` is not a whole
-    number from 1 to MAX_PROCESSES, exceeds the repeats, or leaves a process fewer repeats than rounds."""
+def check_processes(processes: int, repeats: int, rounds: int = 1,
+                    names=("--processes", "--repeats", "--rounds")) -> list[int]:
+    """The repeats each process takes (as even as possible); InputError (naming the fields as ``names``)
+    when ``processes`` is not a whole number from 1 to MAX_PROCESSES, exceeds the repeats, or leaves a
+    process fewer repeats than rounds."""
+    p, r, k = names
     if not isinstance(processes, int) or isinstance(processes, bool) or not 1 <= processes <= MAX_PROCESSES:
-        raise InputError(f"--processes {processes!r} must be a whole number from 1 to {MAX_PROCESSES}")
+        raise InputError(f"{p} {processes!r} must be a whole number from 1 to {MAX_PROCESSES}")
     if processes > repeats:
-        raise InputError(f"--processes {processes} is more than --repeats {repeats}: every process takes at "
-                         f"least one repeat")
+        raise InputError(f"{p} {processes} is more than {r} {repeats}: every process takes at least one repeat")
     shares = split_repeats(repeats, processes)
     if rounds > min(shares):
-        raise InputError(f"--rounds {rounds} is more than the {min(shares)} repeats each of {processes} processes "
-                         f"takes; with --processes, rounds are counted within each process")
+        raise InputError(f"{k} {rounds} is more than the {min(shares)} repeats each of {processes} processes "
+                         f"takes; with {p}, rounds are counted within each process")
     return shares
 
 

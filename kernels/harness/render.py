@@ -3,7 +3,7 @@ problem (an image to render and the CPU twin's image to match), the check of a G
 most one level apart per channel: a GPU may fuse multiply-adds), and the one function that turns a
 rendered frame into a timing row, for the CLI's `bench` and the GUI's session log alike.
 
-The variants themselves live next to their kernels, in :mod:`kernels.raytrace` and :mod:`kernels.julia`.
+The variants themselves live next to their kernels, in :mod:`kernels.spheres` and :mod:`kernels.julia`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ PIXELS_UNIT = bench.Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
 class RenderProblem:
     """One image to render. ``op`` and ``n`` say what the rows say (see :func:`row_fields`)."""
 
-    algorithm: str  # 'raytrace' or 'julia'
+    algorithm: str  # 'spheres' or 'julia'
     size: tuple[int, int]
     op: str
     n: int
@@ -95,7 +95,7 @@ def frame_variant(frame) -> str:
 
 
 def frame_row(frame) -> bench.Row:
-    """A rendered frame as a timing row, with the same meaning as `bench raytrace|julia` rows."""
+    """A rendered frame as a timing row, with the same meaning as `bench spheres|julia` rows."""
     w, h = frame.size
     meta = frame.meta
     op, n = row_fields(meta.get("kind", ""), meta, frame.size)

@@ -10,6 +10,7 @@ import datetime
 import json
 import math
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ ROW_OPTIONAL = (
     ("rate_unit", _TEXT, ""), ("note", _TEXT, ""), ("timestamp", _TEXT, ""), ("cache_resident", _TEXT, ""),
     ("result", (str, int, float), ""), ("expected", (str, int, float), ""),
     ("registers", (int, str), ""), ("shared_bytes", (int, str), ""), ("occupancy_pct", (int, float, str), ""),
-    ("counters", (dict,), None), ("counters_note", _TEXT, ""), ("clocks", (dict,), None),
+    ("counters", (dict,), None), ("counters_note", _TEXT, ""), ("clocks", (dict,), None), ("axes", (dict,), None),
 )
 
 
@@ -45,7 +46,9 @@ class Result:
     commit: str | None = None
     dirty: bool | None = None  # tracked files changed since the commit
     command: list | None = None
-    options: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # files before the request was recorded: the CLI's options
+    request: dict | None = None  # the run's request (kernels/service/bench_request.py), as its JSON
+    partial: bool = False  # the run was interrupted: the rows that finished
 
     @property
     def label(self) -> str:
@@ -117,13 +120,18 @@ def device_info(backend, peak: bench.Peak | None) -> dict:
     return info
 
 
-def make_result(target: str, rows, backend, peak: bench.Peak | None, command=None, options=None) -> Result:
-    v = bench.versions()
-    versions = {**v, "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
-    return Result(target=target, rows=list(rows), device=device_info(backend, peak), date=now_utc(),
-                  versions=versions, commit=project_commit(), dirty=project_dirty(),
-                  command=list(command) if command else None,
-                  options={k: _plain(v) for k, v in (options or {}).items()})
+def provenance(command=None) -> dict:
+    """What every result file's header says of when and with what it was made: date, versions, commit
+    (and whether the checkout had changes), the command line."""
+    versions = {**bench.versions(), "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
+    return {"date": now_utc(), "versions": versions, "commit": project_commit(), "dirty": project_dirty(),
+            "command": list(command) if command else None}
+
+
+def make_result(request, rows, peak: bench.Peak | None, command=None) -> Result:
+    """The result of ``request`` (a BenchRequest: its algorithm, backend and JSON go into the header)."""
+    return Result(target=request.algorithm, rows=list(rows), device=device_info(request.backend, peak),
+                  request=_plain(request.to_json()), **provenance(command))
 
 
 # --- writing ------------------------------------------------------------------------------------------------
@@ -176,11 +184,27 @@ def _record(value):
 def to_json(result: Result) -> str:
     doc = {"schema": SCHEMA, "version": VERSION, "target": result.target, "date": result.date,
            "device": result.device, "versions": result.versions, "commit": result.commit, "dirty": result.dirty,
-           "command": result.command, "options": result.options, "rows": []}
+           "command": result.command, "rows": _PLACE}
+    if result.partial:
+        doc["partial"] = True
+    if result.request is not None:
+        doc["request"] = result.request
+    else:
+        doc["options"] = result.options
     # the header indented, each row on one line: small files that diff row by row
     rows = ",\n".join("  " + json.dumps(_plain(row_dict(r)), allow_nan=False) for r in result.rows)
     text = json.dumps(_plain(doc), indent=1, allow_nan=False)
-    return text.replace('"rows": []', '"rows": [\n' + rows + "\n ]" if rows else '"rows": []') + "\n"
+    return put_list(text, "rows", rows) + "\n"
+
+
+# where a file's one-line-per-item list goes in its indented header: a token no value of the header holds
+_PLACE = f"@list-{secrets.token_hex(16)}"
+
+
+def put_list(text: str, key: str, items: str) -> str:
+    """The header ``text`` (dumped with ``key``: ``_PLACE``) with ``items`` (JSON values joined by ',\\n')
+    as that list, one item a line; replaced at that key only, whatever the header's values hold."""
+    return text.replace(f'"{key}": "{_PLACE}"', f'"{key}": [\n{items}\n ]' if items else f'"{key}": []', 1)
 
 
 def write_result(path, result: Result, option: str, inputs=()) -> Path:

@@ -8,6 +8,9 @@ import json
 import math
 import os
 
+import numpy as np
+
+from kernels.backend import MAX_REPEATS
 from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.results import ROW_OPTIONAL, SCHEMA, VERSION, Result
@@ -16,7 +19,13 @@ from kernels.timing import Timing
 # the largest result file read: 10,000 samples (the repeats' cap) of ~20 bytes each for ~300 rows
 MAX_BYTES = 64 * 2**20
 MAX_WHY = "the largest result file raytracer-app reads"
-HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "options", "rows")
+# what a bench run writes at most: a row's samples are its repeats (MAX_REPEATS, split over processes or
+# not), and rows are variants x sizes x launches; more is refused before rows are built, so that reading and
+# comparing a file stays within seconds and a few hundred MB
+MAX_SAMPLES = MAX_REPEATS
+MAX_ROWS = 20_000
+HEADER_FIELDS = ("target", "date", "device", "versions", "commit", "command", "rows")
+TARGET_RENAMED = {"raytrace": "spheres"}  # files written before the ray tracer's target was named spheres
 ROW_FIELDS = ("variant", "op", "dtype", "n", "block", "grid", "samples_ms", "median_ms", "noise", "verified")
 
 
@@ -38,15 +47,23 @@ def from_json(doc, label: str = "result") -> Result:
     _type(doc, "date", (str,), label)
     _type(doc, "device", (dict,), label)
     _type(doc["device"], "name", (str,), label, "device.")
-    for key, types in (("versions", (dict,)), ("options", (dict,)), ("rows", (list,))):
+    for key, types in (("versions", (dict,)), ("rows", (list,))):
         _type(doc, key, types, label)
+    if "request" not in doc and "options" not in doc:  # files before the request was recorded hold the options
+        raise InputError(f"{label} lacks the header field(s) request")
+    for key in ("request", "options"):
+        if key in doc:
+            _type(doc, key, (dict,), label)
     for key, types in (("commit", (str,)), ("command", (list,)), ("dirty", (bool,))):
         if doc.get(key) is not None:
             _type(doc, key, types, label)
+    if len(doc["rows"]) > MAX_ROWS:
+        raise InputError(f"{label} has {len(doc['rows']):,} rows; at most {MAX_ROWS:,} are read (more than a "
+                         "bench run writes)")
     rows = [_row(r, i, label) for i, r in enumerate(doc["rows"])]
-    return Result(target=doc["target"], rows=rows, device=doc["device"], date=doc["date"],
+    return Result(target=TARGET_RENAMED.get(doc["target"], doc["target"]), rows=rows, device=doc["device"], date=doc["date"],
                   versions=doc["versions"], commit=doc["commit"], dirty=doc.get("dirty"), command=doc["command"],
-                  options=doc["options"])
+                  options=doc.get("options", {}), request=doc.get("request"), partial=doc.get("partial") is True)
 
 
 def check_header(doc, label: str, kind: str, schema: str, version: int, fields: tuple) -> None:
@@ -72,8 +89,16 @@ def _finite(value, label: str, where: str) -> None:
         for k, v in value.items():
             _finite(v, label, f"{where}.{k}" if where else str(k))
     elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _finite(v, label, f"{where}[{i}]")
+        kinds = set(map(type, value))  # a row's samples checked at once, not one call each
+        if float in kinds:
+            floats = value if kinds == {float} else [v for v in value if type(v) is float]
+            if not np.isfinite(np.asarray(floats, np.float64)).all():
+                i = next(i for i, v in enumerate(value) if type(v) is float and not math.isfinite(v))
+                raise InputError(f"{label} holds a non-finite number ({value[i]}) at {where}[{i}]")
+        if kinds & {dict, list}:
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list)):
+                    _finite(v, label, f"{where}[{i}]")
 
 
 def _type(d: dict, key: str, types: tuple, label: str, where: str = "") -> None:
@@ -93,10 +118,12 @@ def _type_names(types: tuple) -> str:
 
 def _samples(d: dict, key: str, label: str, where: str) -> tuple[float, ...]:
     values = d.get(key) or []
-    if not isinstance(values, list) or any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
-                                           for v in values):
+    if isinstance(values, list) and len(values) > MAX_SAMPLES:
+        raise InputError(f"{label}: {where}{key} has {len(values):,} samples; at most {MAX_SAMPLES:,} (the most "
+                         "repeats a bench run takes)")
+    if not isinstance(values, list) or not set(map(type, values)) <= {int, float} or (values and min(values) < 0):
         raise InputError(f"{label}: {where}{key} must be a list of times in ms (numbers of at least 0)")
-    return tuple(float(v) for v in values)
+    return tuple(map(float, values))
 
 
 def _processes(d: dict, count: int, label: str, where: str) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from kernels.backend import Skip, SkipKind
-from kernels.errors import InputError
+from kernels.errors import InputError, items
 from kernels.harness.kernel_decl import KernelDecl
 from kernels.launch import Launch, LaunchRule, Resolved, resolve
 
@@ -71,7 +71,7 @@ def select(variants: Iterable[Variant], spec: str | Iterable[str] = "all") -> li
     if isinstance(spec, str):
         if spec.strip() == "all":
             return variants
-        names = [s.strip() for s in spec.split(",") if s.strip()]
+        names = items(spec, "--variants")
     else:
         names = list(spec)
     if not names:

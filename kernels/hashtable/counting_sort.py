@@ -9,15 +9,13 @@ import functools
 import numpy as np
 from numba import cuda, int32, uint32
 
-from kernels.backend import not_applicable
+from kernels.backend import memory, not_applicable
 from kernels.harness.bench import Outcome
+from kernels.hashtable.chained import repeats_skip
 from kernels.hashtable import (COUNTING_MAX_BUCKETS, HELPER_BLOCKS_PER_SM, HELPER_THREADS, SCAN_ITEMS,
-                               SCAN_THREADS, SCAN_TILE, SHARED_BUCKETS, SORT_ITEMS, VARIANTS)
+                               SCAN_THREADS, SCAN_TILE, SHARED_BUCKETS, SORT_ITEMS, VARIANT_BY_NAME)
 from kernels.launch import resident_blocks
 from kernels.timing import time_kernel
-
-_VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
-
 
 @functools.lru_cache(maxsize=None)
 def counting_sort_kernels():
@@ -179,7 +177,7 @@ def _scan_launches(scan_tiles, add_bases, counts, offsets, cursors, limits) -> l
     buckets = counts.size
     levels = [offsets[:buckets]]
     while levels[-1].size > SCAN_TILE:
-        levels.append(cuda.device_array(-(-levels[-1].size // SCAN_TILE), np.int32))
+        levels.append(memory.empty(-(-levels[-1].size // SCAN_TILE), np.int32))
     top = len(levels) - 1
     launches = []
     for j, level in enumerate(levels):
@@ -197,12 +195,16 @@ def _scan_launches(scan_tiles, add_bases, counts, offsets, cursors, limits) -> l
 
 
 def run_counting_sort(problem, launch, backend, repeats):
+    if problem.op != "insert":
+        return not_applicable("gpu-counting-sort builds a static table grouped by bucket in one batch: insert only")
+    if repeats_skip(problem, "gpu-counting-sort") is not None:
+        return repeats_skip(problem, "gpu-counting-sort")
     if problem.buckets > COUNTING_MAX_BUCKETS:
         return not_applicable(f"gpu-counting-sort keeps bucket ids, counts and offsets in 32 bits: at most "
                               f"{COUNTING_MAX_BUCKETS} buckets")
     backend.activate()
     zero, count_shared, count_global, scan_tiles, add_bases, scatter_shared, scatter_global = counting_sort_kernels()
-    resolved = _VARIANT_BY_NAME["gpu-counting-sort"].resolve(launch, backend.limits, problem.n)
+    resolved = VARIANT_BY_NAME["gpu-counting-sort"].resolve(launch, backend.limits, problem.n)
     block, grid = resolved.block, resolved.grid
     buckets = problem.buckets
     in_shared = buckets <= SHARED_BUCKETS
@@ -210,10 +212,10 @@ def run_counting_sort(problem, launch, backend, repeats):
     dynamic_shared = 4 * buckets if in_shared else 0
     keys = problem.device_keys()
     divisor = np.uint32(buckets)  # key % divisor in 32 bits (a 64-bit remainder costs several times more)
-    sorted_keys = cuda.device_array(problem.n, np.uint32)
-    offsets = cuda.device_array(buckets + 1, np.int32)
-    cursors = cuda.device_array(buckets, np.int32)
-    counts = cuda.device_array(buckets, np.int32)
+    sorted_keys = memory.empty(problem.n, np.uint32)
+    offsets = memory.empty(buckets + 1, np.int32)
+    cursors = memory.empty(buckets, np.int32)
+    counts = memory.empty(buckets, np.int32)
     if backend.is_gpu and launch.resolved_grid(backend.limits.sm_count) is None:
         grid = resident_blocks(scatter, (keys, sorted_keys, cursors, divisor), block, dynamic_shared) or grid
     zero_counts = functools.partial(zero[_helper_grid(buckets, HELPER_THREADS, backend.limits), HELPER_THREADS],
@@ -227,5 +229,5 @@ def run_counting_sort(problem, launch, backend, repeats):
             step()
 
     timing = time_kernel(backend, build, repeats)
-    placed = problem.check_grouped(sorted_keys.copy_to_host(), offsets.copy_to_host())
+    placed = problem.check_grouped(memory.to_host(sorted_keys), memory.to_host(offsets))
     return Outcome(placed, timing, block, grid)

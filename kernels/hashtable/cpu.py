@@ -1,4 +1,5 @@
-"""The hash table's CPU code (Numba): the seed's CPU insert, and the walk that checks any chained table."""
+"""The hash table's CPU code (Numba): the seed's CPU insert, a find that walks its chains, and the walk
+that checks any chained table."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import numba
 import numpy as np
 
 from kernels.harness.bench import Outcome
+from kernels.hashtable.chained import chained_skip
 from kernels.hashtable.layout import EMPTY
+from kernels.hashtable.probing import chain_answer
 from kernels.timing import time_wall
 
 
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def walk_table(keys, heads, next_, buckets):
     n = keys.size
     visited = np.zeros(n, np.bool_)
@@ -29,8 +32,7 @@ def walk_table(keys, heads, next_, buckets):
     return found, misplaced, bad_links
 
 
-
-@numba.njit(cache=False)
+@numba.njit(nogil=True, cache=False)
 def insert_all(keys, pool_keys, pool_next, heads):
     # the seed's CPU add_to_table, one key after another: push entry i at the head of its chain
     buckets = heads.size
@@ -42,10 +44,25 @@ def insert_all(keys, pool_keys, pool_next, heads):
         heads[b] = i
 
 
+@numba.njit(nogil=True, cache=False, parallel=True)
+def find_all(queries, pool_keys, pool_next, heads, answers):
+    for i in numba.prange(queries.size):
+        answers[i] = chain_answer(queries[i], pool_keys, pool_next, heads, EMPTY)
+
 
 def run_cpu(problem, launch, backend, repeats):
-    pool_keys = np.empty(problem.n, np.uint32)
-    pool_next = np.empty(problem.n, np.int32)
+    skip = chained_skip(problem, "cpu")
+    if skip is not None:
+        return skip
+    finding = problem.op == "find"
+    keys = problem.table_keys if finding else problem.keys
+    pool_keys = np.empty(keys.size, np.uint32)
+    pool_next = np.empty(keys.size, np.int32)
     heads = np.empty(problem.buckets, np.int32)
-    timing = time_wall(lambda: insert_all(problem.keys, pool_keys, pool_next, heads), repeats)
+    if finding:
+        insert_all(keys, pool_keys, pool_next, heads)
+        answers = np.empty(problem.n, np.uint32)
+        timing = time_wall(lambda: find_all(problem.keys, pool_keys, pool_next, heads, answers), repeats)
+        return Outcome(problem.check_found(answers), timing, note=problem.describe())
+    timing = time_wall(lambda: insert_all(keys, pool_keys, pool_next, heads), repeats)
     return Outcome(problem.check_table(pool_keys, heads, pool_next), timing)

@@ -1,5 +1,5 @@
 """The chained hash table on the GPU: the seed's per-bucket spin locks, and a lock-free compare-and-swap on
-the bucket's head."""
+the bucket's head; and a find that walks the chains (either table: they have the same layout)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import functools
 import numpy as np
 from numba import cuda
 
+from kernels.backend import memory
+from kernels.backend.simulator import for_kernels
 from kernels.harness.bench import Outcome
-from kernels.hashtable import VARIANTS
+from kernels.hashtable import VARIANT_BY_NAME
+from kernels.hashtable.chained import chained_skip
 from kernels.hashtable.layout import EMPTY
-from kernels.launch import resident_blocks
+from kernels.hashtable.probing import chain_answer
 from kernels.timing import time_kernel
-
-_VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 
 
 @functools.lru_cache(maxsize=None)
@@ -73,30 +74,54 @@ def table_kernels():
                 head = seen
             i += stride
 
-    return reset_table, insert_with_locks, insert_lock_free
+    answer = for_kernels(chain_answer)
+
+    @cuda.jit
+    def find_in_chains(keys, pool_keys, pool_next, heads, answers):
+        # the key's whole chain: with a key inserted twice the first occurrence answers, wherever the pushes
+        # put it
+        for i in range(cuda.grid(1), keys.size, cuda.gridsize(1)):
+            answers[i] = answer(keys[i], pool_keys, pool_next, heads, EMPTY)
+
+    return reset_table, insert_with_locks, insert_lock_free, find_in_chains
 
 
 def _run_gpu(problem, launch, backend, repeats, locked: bool):
+    name = "gpu-locks" if locked else "gpu-lockfree"
+    skip = chained_skip(problem, name)
+    if skip is not None:
+        return skip
     backend.activate()
-    reset_table, insert_with_locks, insert_lock_free = table_kernels()
-    resolved = _VARIANT_BY_NAME["gpu-locks" if locked else "gpu-lockfree"].resolve(launch, backend.limits, problem.n)
+    reset_table, insert_with_locks, insert_lock_free, find_in_chains = table_kernels()
+    resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n)
     block, grid = resolved.block, resolved.grid
-    keys = problem.device_keys()
-    pool_keys = cuda.device_array(problem.n, np.uint32)
-    pool_next = cuda.device_array(problem.n, np.int32)
-    heads = cuda.device_array(problem.buckets, np.int32)
-    locks = cuda.device_array(problem.buckets, np.int32)
-    reset_grid = -(-problem.buckets // 256)
+    finding = problem.op == "find"
+    keys = problem.device_table_keys() if finding else problem.device_keys()
+    pool_keys = memory.empty(keys.size, np.uint32)
+    pool_next = memory.empty(keys.size, np.int32)
+    heads = memory.empty(problem.buckets, np.int32)
+    locks = memory.empty(problem.buckets, np.int32)
+    reset = reset_table[-(-problem.buckets // 256), 256]
 
-    def insert_once():
-        reset_table[reset_grid, 256](heads, locks)
+    def insert():
         if locked:
             insert_with_locks[grid, block](keys, pool_keys, pool_next, heads, locks)
         else:
             insert_lock_free[grid, block](keys, pool_keys, pool_next, heads)
 
-    timing = time_kernel(backend, insert_once, repeats)
-    placed = problem.check_table(pool_keys.copy_to_host(), heads.copy_to_host(), pool_next.copy_to_host())
+    def empty_table():
+        reset(heads, locks)
+
+    if finding:
+        empty_table()
+        insert()  # the table the lookups search, built once
+        queries = problem.device_keys()
+        answers = memory.empty(problem.n, np.uint32)
+        walk = find_in_chains[grid, block]
+        timing = time_kernel(backend, lambda: walk(queries, pool_keys, pool_next, heads, answers), repeats)
+        return Outcome(problem.check_found(memory.to_host(answers)), timing, block, grid, note=problem.describe())
+    timing = time_kernel(backend, insert, repeats, before=empty_table)
+    placed = problem.check_table(memory.to_host(pool_keys), memory.to_host(heads), memory.to_host(pool_next))
     return Outcome(placed, timing, block, grid)
 
 

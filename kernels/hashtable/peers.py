@@ -1,6 +1,8 @@
-"""The hash table's library peers: the structure a torch or CuPy user builds instead (neither has a GPU
-hash table): the keys sorted by bucket into a static CSR table (sort, bincount, cumsum), verified by
-``HashProblem.check_grouped`` and timed by the same CUDA events as our kernels."""
+"""The hash table's library peers: the structures a torch or CuPy user builds instead (neither has a GPU
+hash table): for inserts, the keys sorted by bucket into a static CSR table (sort, bincount, cumsum),
+verified by ``HashProblem.check_grouped``; for finds, the table's keys sorted once and each lookup a binary
+search (searchsorted) in them, verified by ``HashProblem.check_found``. Both timed by the same CUDA events
+as our kernels, on the same device arrays. (cuCollections' static_map is in :mod:`.cuco`.)"""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import numpy as np
 from kernels.backend import Skip, not_applicable
 from kernels.backend.peers import optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
+from kernels.hashtable.chained import repeats_skip
+from kernels.hashtable.layout import VALUE_ABSENT
 from kernels.timing import time_kernel
 
 
@@ -27,6 +31,11 @@ def _groupby_skip(module, problem, name: str):
     32-bit ids count; None when it runs."""
     if isinstance(module, Skip):
         return module
+    if problem.op != "insert":
+        return not_applicable(f"{name} builds a static table grouped by bucket in one batch: insert only (the "
+                              "find peers are torch-sorted-search and cupy-sorted-search)")
+    if repeats_skip(problem, name) is not None:
+        return repeats_skip(problem, name)
     if problem.buckets > GROUPBY_MAX_BUCKETS:
         return not_applicable(f"{name} keeps bucket ids in 32 bits: at most {GROUPBY_MAX_BUCKETS} buckets")
     return None
@@ -99,3 +108,69 @@ def run_cupy_sort_groupby(problem, launch, backend, repeats):
         return keys[order], offsets
 
     return _timed_groupby(problem, backend, repeats, group, lambda a: a.get())
+
+
+# --- find: binary search in the sorted keys -----------------------------------------------------------------
+#
+# What a torch or CuPy user does for lookups: sort the table's keys once (with each key's value, its position,
+# carried along by the sort's permutation; stable, so a repeated key's first occurrence comes first) and answer
+# each lookup by searchsorted, a gather and a compare. The sort is the build, outside the timing, as our
+# tables' inserts are for a find; every lookup, from the device keys to the answers, is inside it.
+
+
+def _search_skip(module, problem, name: str):
+    if isinstance(module, Skip):
+        return module
+    if problem.op != "find":
+        return not_applicable(f"{name} answers lookups in a sorted copy of the table's keys: find only")
+    return None
+
+
+def _timed_search(problem, backend, repeats, search, to_host, note: str = "") -> Outcome:
+    out = [None]
+
+    def once():
+        out[0] = search()
+
+    timing = time_kernel(backend, once, repeats)
+    return Outcome(problem.check_found(to_host(out[0])), timing, note="; ".join(x for x in (problem.describe(), note)
+                                                                               if x))
+
+
+def run_torch_sorted_search(problem, launch, backend, repeats):
+    torch = torch_module()
+    skip = _search_skip(torch, problem, "torch-sorted-search")
+    if skip is not None:
+        return skip
+    backend.activate()
+    table, _ = _torch_wide_keys(torch, problem.device_table_keys())
+    queries, note = _torch_wide_keys(torch, problem.device_keys())
+    sorted_keys, values = torch.sort(table(), stable=True)  # values: each sorted key's position, its value
+    last = sorted_keys.numel() - 1
+
+    def search():
+        q = queries()
+        at = torch.searchsorted(sorted_keys, q).clamp_(max=last)
+        return torch.where(sorted_keys[at] == q, values[at], VALUE_ABSENT)
+
+    return _timed_search(problem, backend, repeats, search, lambda t: t.cpu().numpy(), note)
+
+
+def run_cupy_sorted_search(problem, launch, backend, repeats):
+    cupy = optional_module("cupy")
+    skip = _search_skip(cupy, problem, "cupy-sorted-search")
+    if skip is not None:
+        return skip
+    backend.activate()
+    table = cupy.asarray(problem.device_table_keys())
+    queries = cupy.asarray(problem.device_keys())
+    order = cupy.argsort(table)  # CuPy's radix sort keeps equal keys in order
+    sorted_keys, values = table[order], order.astype(cupy.uint32)
+    last = sorted_keys.size - 1
+    absent = np.uint32(VALUE_ABSENT)
+
+    def search():
+        at = cupy.minimum(cupy.searchsorted(sorted_keys, queries), last)
+        return cupy.where(sorted_keys[at] == queries, values[at], absent)
+
+    return _timed_search(problem, backend, repeats, search, lambda a: a.get())

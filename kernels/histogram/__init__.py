@@ -23,9 +23,9 @@ from kernels.lazy import entry
 
 SEED_LAUNCH = LaunchRule(block=256, grid_sm=2, note="as in the seed")  # 256 threads, blocks = 2 x SM count
 # 1024 threads x 2 blocks per SM is one full wave at 2048 resident threads per SM (H100/H200): fewer,
-# longer-lived blocks spread each block's zeroing and merging of its 8192 counters over more bytes (on an
-# H100, 100 MiB: 0.042 ms against 0.043-0.045 with 512 x 4 or 256 x 8). Words per thread per round come
-# in 16-byte loads of 4 words: 8 words is two loads in flight, the fastest there at every entropy.
+# longer-lived blocks spread each block's zeroing and merging of its 8192 counters over more bytes. Words per
+# thread per round come in 16-byte loads of 4 words: 8 words is two loads in flight. Both were the fastest
+# choices measured (docs/measurements.md, the histogram's launch).
 BEST_WORDS_PER_THREAD, MAX_WORDS_PER_THREAD = 8, 64
 BEST_LAUNCH = LaunchRule(block=1024, grid_sm=2, items=(BEST_WORDS_PER_THREAD, 4, MAX_WORDS_PER_THREAD), items_multiple=4)
 
@@ -44,10 +44,11 @@ def load_input(path, option: str = "--input") -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint8)
 
 
-def _input_size(path, option: str) -> int:
+def _input_size(path, option: str) -> tuple[int, int]:
+    """The file's bytes are the problem (its memory estimate counts them): (its size, nothing beside)."""
     from kernels.io.reader import input_size
 
-    return input_size(path, option)
+    return input_size(path, option), 0
 
 
 # --- what the inspector compiles for each GPU variant (100 MiB of bytes; grids modelled on an H100) --------
@@ -107,8 +108,8 @@ VARIANTS = (
                            _traffic(False), _N, grid=2 * _H100_SMS),
     ),
     Variant(
-        "cupy-histogram", "cupy.histogram(bins=256, range=(0, 256)): CuPy may hand it to CUB, but on H100 and "
-        "H200 it ran 8x slower than CUB's histogram_even, so it is not CUB's fast path there", "peer",
+        "cupy-histogram", "cupy.histogram(bins=256, range=(0, 256)): CuPy may hand it to CUB, but not to CUB's "
+        "fast path here (compare it with cub-histogram; docs/measurements.md has the figures)", "peer",
         run=entry("kernels.histogram.peers", "run_cupy_histogram"),
     ),
     Variant(
@@ -157,6 +158,6 @@ ALGORITHM = Algorithm(
                                "CUB's benchmark inputs entropy-0.811 .. entropy-0.000 (bit entropy; AND of 1-4 "
                                "random bytes, 0.000 = one value)", choices=PATTERNS,
                     default="uniform"),),
-    load_input=load_input, input_size=lambda path, option: _input_size(path, option), input_help="any file: its bytes are counted instead of random data",
+    load_input=load_input, input_size=_input_size, input_help="any file: its bytes are counted instead of random data",
     memory=_memory, user=USER,
 )

@@ -18,7 +18,7 @@ heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 @functools.lru_cache(maxsize=None)
 def _cpu_parallel_kernel():
-    @numba.njit(parallel=True, cache=False)
+    @numba.njit(nogil=True, parallel=True, cache=False)
     def histogram_private_bins(data, chunks):
         # each chunk counts into its own row, so threads never write the same counter
         per_chunk = np.zeros((chunks, BINS), np.int64)
@@ -36,7 +36,7 @@ def _cpu_parallel_kernel():
 SUB_HISTOGRAMS = 16  # interleaved tables per chunk: one per byte of two consecutive 8-byte words
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(nogil=True, parallel=True, cache=True)
 def histogram_sub_histograms(data, chunks):
     """The bytes of ``data`` counted in ``chunks`` chunks in parallel, each into SUB_HISTOGRAMS private
     tables of 32-bit counters: byte k of a pair of 8-byte words goes to table k. A run of equal bytes then

@@ -8,6 +8,7 @@ import functools
 import numpy as np
 from numba import cuda, uint32
 
+from kernels.backend import memory
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector
 from kernels.harness.bench import Outcome
 from kernels.histogram import VARIANTS
@@ -138,7 +139,7 @@ def _time_gpu(problem, backend, repeats, block, grid, count_into):
         count_into(counts)
 
     timing = time_kernel(backend, launch_once, repeats)
-    return Outcome(problem.score(counts.copy_to_host()), timing, block, grid)
+    return Outcome(problem.score(memory.to_host(counts)), timing, block, grid)
 
 
 def _seed_runner(name: str, which: int):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.backend import Skip
+from kernels.backend import Skip, memory
 from kernels.backend.peers import cuda_compute, optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
@@ -25,10 +25,8 @@ class _CubHistogram:
     as cuda.compute 1.2 takes them."""
 
     def __init__(self, compute, samples, n: int):
-        from numba import cuda
-
         self.samples, self.n = samples, n
-        self.counts = cuda.device_array(BINS, np.int32)
+        self.counts = memory.empty(BINS, np.int32)
         self.levels = np.array([BINS + 1], dtype=np.int32)
         errors = []
         for level_type in (np.int32, np.float32):
@@ -42,7 +40,7 @@ class _CubHistogram:
                 errors.append(f"{np.dtype(level_type).name} levels: {type(exc).__name__}: {exc}")
                 continue
             self.level_type = np.dtype(level_type).name
-            self.temp = cuda.device_array(max(1, int(nbytes)), np.uint8)
+            self.temp = memory.empty(max(1, int(nbytes)), np.uint8)
             return
         raise RuntimeError("cuda.compute histogram_even refused every level type: " + "; ".join(errors))
 
@@ -63,7 +61,7 @@ def run_cub_histogram(problem, launch, backend, repeats):
     samples = problem.device_bytes()[: problem.n]
     hist = _CubHistogram(compute, samples, problem.n)
     timing = time_kernel(backend, hist, repeats)  # CUB zeroes its counters itself: nothing else to time
-    return Outcome(problem.score(hist.counts.copy_to_host()), timing, note=f"{hist.level_type} levels")
+    return Outcome(problem.score(memory.to_host(hist.counts)), timing, note=f"{hist.level_type} levels")
 
 
 def run_torch_bincount(problem, launch, backend, repeats):
@@ -87,7 +85,7 @@ def run_cupy_histogram(problem, launch, backend, repeats):
         return cupy
     backend.activate()
     with cupy.cuda.Device(backend.device):
-        data = cupy.asarray(problem.device_bytes())[: problem.n]  # zero-copy view of numba's buffer
+        data = cupy.asarray(problem.device_bytes())[: problem.n]  # zero-copy view of our device buffer
         result = {}
 
         def count():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernels.backend import memory
 from kernels.errors import InputError
 
 BINS = 256
@@ -43,13 +44,13 @@ class HistogramProblem:
         if self._device_bytes is None:
             padded = np.zeros(-(-self.n // 4) * 4, np.uint8)
             padded[: self.n] = self.data
-            self._device_bytes = _cuda().to_device(padded)
+            self._device_bytes = memory.to_device(padded)
         return self._device_bytes
 
     def device_counts(self):
         """The GPU variants' 256 output counters, allocated once and zeroed by each timed launch."""
         if self._device_counts is None:
-            self._device_counts = _cuda().device_array(BINS, np.uint32)
+            self._device_counts = memory.empty(BINS, np.uint32)
         return self._device_counts
 
     def score(self, counts) -> int:
@@ -108,9 +109,3 @@ def make_problem(n: int | None = None, seed: int = 0, data=None, pattern: str = 
 def _check_size(n: int) -> None:
     if n > MAX_BYTES:
         raise InputError(f"histogram of {n} bytes is too large: at most {MAX_BYTES} (32-bit counters)")
-
-
-def _cuda():
-    from numba import cuda  # only when a GPU variant runs: the package imports no numba
-
-    return cuda

@@ -5,25 +5,24 @@ as uint32 words), their count, 256 zeroed uint32 bins and the launch, and is tim
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda
 
+from kernels.backend import memory
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
-from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
-from kernels.user_variants.phases import Phases
+from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
 
 def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed bins (rows of one array zeroed before timing; the built-ins time
     their zeroing launch too); the first call is the one verified (on a GPU it
-    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    compiles, untimed: user_calls.timed_calls). ``phases`` gets the copy, compile and time phases."""
     phases = Phases() if phases is None else phases
     backend.activate()
     with phases.of("copy"):
         data = problem.device_bytes()
         slots = calls_needed(repeats)
-        bins = cuda.to_device(np.zeros((slots, BINS), np.uint32))
-        cuda.synchronize()
+        bins = memory.zeros((slots, BINS), np.uint32)
+        memory.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [bins[i] for i in range(slots)]
     done = [0]
@@ -35,4 +34,4 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
         call(data, problem.n, views[i], launch)
 
     timing = timed_calls(backend, once, repeats, phases)
-    return Outcome(bins[0].copy_to_host(), timing, resolved.block, resolved.grid)
+    return Outcome(memory.to_host(bins[0]), timing, resolved.block, resolved.grid)

@@ -26,7 +26,7 @@ from kernels.inspector import toolchain
 from kernels.inspector.declarations import declaration
 from kernels.errors import InputError
 from kernels.inspector.errors import CompileFailed
-from kernels.inspector.occupancy import DEFAULT_ARCH, LIMITS, limits_for
+from kernels.inspector.occupancy import DEFAULT_ARCH, limits_for
 
 CACHE_ENV = "RAYTRACER_INSPECT_CACHE"
 CHILD_TIMEOUT_S = 600
@@ -58,12 +58,6 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
     return cache_root() / "inspect"
 
 
-def supported_archs() -> list[str]:
-    """Architectures with published limits here that the installed ptxas can target, oldest first."""
-    have = toolchain.ptxas_archs()
-    return [arch for arch in sorted(LIMITS, key=_arch_number) if arch in have]
-
-
 def _arch_number(arch: str) -> int:
     return int(arch.split("_")[1])
 
@@ -80,9 +74,12 @@ def _cc(arch: str) -> tuple[int, int]:
 
 
 def _source_hash() -> str:
+    from kernels.io.reader import read_bytes
+
     digest = hashlib.sha256()
     for path in sorted(_KERNELS_DIR.rglob("*.py")):  # every module of every package: a callee may live anywhere
-        digest.update(path.relative_to(_KERNELS_DIR).as_posix().encode() + path.read_bytes())
+        source = read_bytes(path, "the kernels' source", 16 * 2**20, "a module of the app")
+        digest.update(path.relative_to(_KERNELS_DIR).as_posix().encode() + source)
     return digest.hexdigest()[:16]
 
 
@@ -133,13 +130,6 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
                 _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
             results[(target, variant)] = compiled
     return results
-
-
-def compile_kernel(target: str, variant: str, arch: str = DEFAULT_ARCH, cache=None) -> Compiled:
-    result = compile_kernels([(target, variant)], arch, cache)[(target, variant)]
-    if isinstance(result, Exception):
-        raise result
-    return result
 
 
 def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
@@ -200,25 +190,30 @@ def _run_child(jobs: list[dict], arch: str) -> dict:
         if done.returncode != 0 or not os.path.exists(answer):
             lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
             raise CompileFailed(f"the compiler process failed: {lines[-1] if lines else done.returncode}")
-        with open(answer) as f:
-            return json.load(f)["results"]
+        from kernels.io.reader import read_json
+
+        return read_json(answer, "the compiler process's answer", 1 << 30, "PTX of a few kernels")["results"]
 
 
 _FIELDS = {name: (list if name == "sources" else str) for name in Compiled.__dataclass_fields__}
+MAX_ENTRY_BYTES = 64 * 2**20  # one kernel's PTX, SASS and sources: a few MiB at most
 
 
 def _read_entry(path: Path, target: str, variant: str, arch: str, numba_cuda: str) -> Compiled | str | None:
     """The cached Compiled at ``path``; None when there is none; 'warned' after one warning when the entry
     cannot be read or does not hold what its key says (it is compiled again)."""
-    from kernels.io.cache import warn_once
+    from kernels.io.cache import BadEntry, read_entry, warn_once
 
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        why = getattr(exc, "strerror", None) or type(exc).__name__
-        warn_once(f"inspector cache entry {path} is unreadable ({why}); compiling again")
+        raw = read_entry(path, "inspector cache", MAX_ENTRY_BYTES)
+        if raw is None:
+            return None
+        data = json.loads(raw)
+    except BadEntry as exc:
+        warn_once(f"inspector cache entry {path} is unusable ({exc}); compiling again")
+        return "warned"
+    except (ValueError, RecursionError) as exc:
+        warn_once(f"inspector cache entry {path} is unreadable ({type(exc).__name__}); compiling again")
         return "warned"
     claimed = {"target": target, "variant": variant, "arch": arch, "numba_cuda": numba_cuda,
                "signature": declaration(target, variant).signature}

@@ -2,54 +2,26 @@
 
 numba-cuda's ``compile_ptx`` takes the target ``cc``, but a kernel that calls a device function compiles
 that callee for ``get_current_device()``'s compute capability (``numba.cuda.dispatcher``), which needs a
-driver. :func:`target_device` replaces that one name for the duration of a compile with an object that
-reports the target: the only place the inspector touches numba-cuda's internals. It was checked on
-numba-cuda ``CHECKED_ON``; a test fails when the installed version differs, so that the next upgrade is
-checked again. Callees are cached per argument types, not per architecture, so one process compiles for
-one architecture only: :mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA
-simulator off (``compile_ptx`` does not work in a simulator process).
+driver. :func:`kernels.backend.numba_private.target_device` replaces that one name for the duration of a
+compile with an object that reports the target: the only place the inspector touches numba-cuda's internals
+(checked on the version that module names; a test fails when the installed version differs), and
+:func:`kernels.backend.numba_private.lineinfo_everywhere` gives the device functions a kernel calls line
+information as the kernel has, so that their inlined code maps to their own lines. Callees are
+cached per argument types, not per architecture, so one process compiles for one architecture only:
+:mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA simulator off
+(``compile_ptx`` does not work in a simulator process).
 
 Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
 import json
 import sys
 
-CHECKED_ON = "0.30.4"
-
-
-def numba_cuda_version() -> str:
-    from importlib.metadata import version
-
-    return version("numba-cuda")
-
-
-class _TargetDevice:
-    def __init__(self, cc: tuple[int, int]):
-        self.compute_capability = cc
-
-
-@contextlib.contextmanager
-def target_device(cc: tuple[int, int]):
-    """While inside, numba-cuda compiles device functions for ``cc`` instead of asking the driver."""
-    from numba.cuda import dispatcher
-
-    if not hasattr(dispatcher, "get_current_device"):
-        raise RuntimeError(
-            f"numba-cuda {numba_cuda_version()} changed how device functions pick their architecture "
-            f"(no numba.cuda.dispatcher.get_current_device); the inspector was checked on {CHECKED_ON}"
-        )
-    original = dispatcher.get_current_device
-    dispatcher.get_current_device = lambda: _TargetDevice(cc)
-    try:
-        yield
-    finally:
-        dispatcher.get_current_device = original
+from kernels.backend.numba_private import lineinfo_everywhere, numba_cuda_version, target_device
 
 
 def resolve_kernel(job: dict):
@@ -104,15 +76,16 @@ def compile_job(job: dict, cc: tuple[int, int]) -> dict:
     from numba import cuda
 
     fn = resolve_kernel(job)
-    with target_device(cc):
+    with target_device(cc), lineinfo_everywhere():
         ptx, _ = cuda.compile_ptx(fn, job["signature"], cc=cc, lineinfo=True)
     return {"ptx": ptx, "sources": callee_sources(fn)}
 
 
 def main(argv: list[str]) -> int:
     jobs_path, result_path = argv
-    with open(jobs_path) as f:
-        request = json.load(f)
+    from kernels.io.reader import read_json
+
+    request = read_json(jobs_path, "the compile jobs", 64 * 2**20, "a list of kernels to compile")
     cc = tuple(request["cc"])
     results = {}
     for job in request["jobs"]:

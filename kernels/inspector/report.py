@@ -37,7 +37,7 @@ class KernelReport:
     sass: list[sass_mod.SassLine]
     mix: dict[str, int]
     mix_by_line: dict[tuple[str, int], dict[str, int]]
-    ptx_lines: dict[tuple[str, int], list[int]]  # Python (file, line) -> PTX line indices
+    ptx_lines: dict[tuple[str, int], list[int]]  # Python (file, line) -> PTX line indices (with what it inlines)
     traffic: Traffic
     note: str = ""
     ptxas_report: str = field(default="", repr=False)
@@ -50,12 +50,17 @@ class KernelReport:
     def shared_per_block(self) -> int:
         return self.resources.static_shared + self.dynamic_shared
 
-    def sass_for_line(self, file: str, line: int) -> list[int]:
-        """Indices into :attr:`sass` of the instructions a Python line compiled to."""
+    def sass_for_line(self, file: str, line: int, inlined: bool = True) -> list[int]:
+        """Indices into :attr:`sass` of the instructions a Python line compiled to: a device function's line
+        its own (wherever it was inlined); a line calling a device function also what that call inlined,
+        unless ``inlined`` is False."""
+        where = (file, line)
+        if inlined:
+            return [i for i, s in enumerate(self.sass) if where in s.chain]
         return [i for i, s in enumerate(self.sass) if s.file == file and s.line == line]
 
 
-def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> tuple[int, ...]:
+def checked_decl_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> tuple[int, ...]:
     if block is None or decl.fixed_block:
         return decl.default_block
     if len(block) != len(decl.default_block):
@@ -70,9 +75,14 @@ def check_block(decl: KernelDecl, block: tuple[int, ...] | None, arch: str) -> t
 def build(compiled: Compiled, block: tuple[int, ...] | None = None, decl: KernelDecl | None = None) -> KernelReport:
     """The report of a compiled kernel; ``decl`` for a kernel the registry does not declare (a user's file)."""
     decl = decl or declaration(compiled.target, compiled.variant)
-    block = check_block(decl, block, compiled.arch)
+    block = checked_decl_block(decl, block, compiled.arch)
     resources = sass_mod.parse_ptxas(compiled.ptxas_report, compiled.ptx)
     lines = sass_mod.parse_sass(compiled.sass_text)
+    if compiled.sources:  # the kernel's own lines: the first source block
+        kernel = compiled.sources[0]
+        last = kernel["first_line"] + len(kernel["source"].splitlines())
+        lines = sass_mod.complete_chains(
+            lines, lambda file, line: file == kernel["file"] and kernel["first_line"] <= line < last)
     total = threads(block)
     dynamic = decl.dynamic_shared(total)
     lim = limits_for(compiled.arch)

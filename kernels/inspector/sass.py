@@ -53,29 +53,106 @@ class SassLine:
     text: str  # the instruction as nvdisasm prints it, without the address comment
     opcode: str
     category: str
-    file: str | None  # the Python file and line of the innermost marker above it
-    line: int | None
+    file: str | None  # the Python file and line the instruction belongs to: for code inlined from a device
+    line: int | None  # function or a shared @numba.jit function, that function's own line
+    inlined_at: tuple = ()  # ((file, line), ...): the call sites it was inlined at, innermost first; () in the kernel
+
+    @property
+    def chain(self) -> tuple:
+        """Its own (file, line), then the lines it was inlined at: every line whose code it is part of."""
+        return (((self.file, self.line),) if self.file is not None else ()) + tuple(self.inlined_at)
 
 
-_MARKER = re.compile(r'//## File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_MARKER = re.compile(r'//## File "(?P<file>[^"]+)", line (?P<line>\d+)'
+                     r'(?: inlined at "(?P<at_file>[^"]+)", line (?P<at_line>\d+))?')
 _INSTRUCTION = re.compile(r"/\*(?P<addr>[0-9a-f]{4,})\*/\s+(?P<text>[^;]*;)")
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
 
 
+def _chain(markers: list) -> list:
+    """The location chain of a group of consecutive ``nvdisasm -gi`` markers, innermost first.
+
+    Inlined code comes as one marker per frame: ``File "f.py", line 7 inlined at "f.py", line 13``, then
+    ``File "f.py", line 13 inlined at "f.py", line 20``, then ``File "f.py", line 20``; each marker whose
+    location is not the caller the previous one named starts over (a location replaced by the next one)."""
+    chain: list = []
+    for m in markers:
+        where = (m["file"], int(m["line"]))
+        if not chain or chain[-1] != where:
+            chain = [where]
+        if m["at_file"]:
+            chain.append((m["at_file"], int(m["at_line"])))
+    return [w for w in chain if w[1] > 0]
+
+
 def parse_sass(text: str) -> list[SassLine]:
-    lines, where = [], (None, None)
+    """Each instruction with its opcode, mix category, own Python line and the call sites it is inlined at.
+    A compiler helper the kernel calls (a function after it, e.g. 64-bit division) has no line markers: its
+    instructions count on the line that calls it when one line does (:func:`_attribute_helpers`)."""
+    lines, chain, pending, function, functions = [], [], [], None, []
     for raw in text.splitlines():
+        if "@function" in raw and ".type" in raw:  # a new function: no line until its first marker
+            chain, pending = [], []
+            function = raw.split(".type", 1)[1].split(",", 1)[0].strip()
+            continue
         marker = _MARKER.search(raw)
         if marker:
-            where = (marker["file"], int(marker["line"]))
+            pending.append(marker)
             continue
         ins = _INSTRUCTION.search(raw)
         if not ins:
             continue
+        if pending:
+            chain, pending = _chain(pending), []
         body = ins["text"].strip()
         opcode = _PREDICATE.sub("", body).split()[0].rstrip(";")
-        lines.append(SassLine(int(ins["addr"], 16), body, opcode, classify(opcode), *where))
-    return lines
+        own = chain[0] if chain else (None, None)
+        lines.append(SassLine(int(ins["addr"], 16), body, opcode, classify(opcode), own[0], own[1],
+                              tuple(chain[1:])))
+        functions.append(function)
+    return _attribute_helpers(lines, functions)
+
+
+def _attribute_helpers(lines: list[SassLine], functions: list) -> list[SassLine]:
+    """Instructions of a helper function without line markers take the line (and call sites) of the one
+    Python line whose instructions call it; a helper called from several lines keeps no line."""
+    from dataclasses import replace
+
+    kernel = functions[0] if functions else None
+    callers: dict = {}
+    for ins, function in zip(lines, functions):
+        if function == kernel and ins.opcode.startswith("CALL") and ins.file is not None:
+            for name in set(functions) - {kernel, None}:
+                if name in ins.text:
+                    callers.setdefault(name, set()).add(ins.chain)
+    out = []
+    for ins, function in zip(lines, functions):
+        chains = callers.get(function, ())
+        if function != kernel and ins.file is None and len(chains) == 1:
+            chain = next(iter(chains))
+            ins = replace(ins, file=chain[0][0], line=chain[0][1], inlined_at=tuple(chain[1:]))
+        out.append(ins)
+    return out
+
+
+def complete_chains(lines: list[SassLine], in_kernel) -> list[SassLine]:
+    """``lines`` with the inlined-at chain filled in where nvdisasm printed a device function's line without
+    one (the compiler drops it for some instructions, e.g. a rotated loop's): a line outside the kernel's own
+    function (``in_kernel(file, line)`` False) that is elsewhere seen inlined at exactly one chain of call
+    sites takes that chain."""
+    from dataclasses import replace
+
+    seen: dict = {}
+    for ins in lines:
+        if ins.inlined_at:
+            seen.setdefault((ins.file, ins.line), set()).add(ins.inlined_at)
+    out = []
+    for ins in lines:
+        chains = seen.get((ins.file, ins.line), ())
+        if ins.file is not None and not ins.inlined_at and not in_kernel(ins.file, ins.line) and len(chains) == 1:
+            ins = replace(ins, inlined_at=next(iter(chains)))
+        out.append(ins)
+    return out
 
 
 def mix(lines: list[SassLine]) -> dict[str, int]:
@@ -133,19 +210,38 @@ def parse_ptxas(report: str, ptx: str = "") -> Resources:
     )
 
 
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)(?:\s+\d+)?"
+                  r"(?:\s*,\s*function_name\s+[\w$.]+(?:\s*\+\s*\d+)?\s*,\s*inlined_at\s+(\d+)\s+(\d+)(?:\s+\d+)?)?")
+
+
 def ptx_lines_by_source(ptx: str) -> dict[tuple[str, int], list[int]]:
-    """(Python file, line) -> 0-based PTX line indices of the instructions under its ``.loc``."""
+    """(Python file, line) -> 0-based PTX line indices of the instructions under its ``.loc``, and of those
+    inlined at it (a call line lists what it inlines).
+
+    A ``.loc`` of inlined code names its immediate call site only (``inlined_at``); the rest of the chain is
+    that call site's own, taken from the chain being walked, else the last ``.loc`` of the call site seen."""
     files = {int(i): path for i, path in re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', ptx, re.M)}
     out: dict[tuple[str, int], list[int]] = {}
-    where = None
-    loc = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
+    chain: list = []
+    last_chain: dict = {}
     for index, raw in enumerate(ptx.splitlines()):
-        found = loc.match(raw)
+        found = _LOC.match(raw)
         if found:
             file_no, line = int(found.group(1)), int(found.group(2))
-            where = (files.get(file_no, "?"), line) if line else None
+            if not line:
+                chain = []
+                continue
+            where = (files.get(file_no, "?"), line)
+            if found.group(3):
+                at = (files.get(int(found.group(3)), "?"), int(found.group(4)))
+                parent = chain[chain.index(at):] if at in chain else last_chain.get(at, [at])
+                chain = [where] + [w for w in parent if w != where]
+            else:
+                chain = [where]
+            last_chain[where] = chain
             continue
         stripped = raw.strip()
-        if where and stripped and not stripped.startswith(("//", ".", "}", "{", "$")):
-            out.setdefault(where, []).append(index)
+        if chain and stripped and not stripped.startswith(("//", ".", "}", "{", "$")):
+            for where in chain:
+                out.setdefault(where, []).append(index)
     return out

@@ -19,6 +19,7 @@ from kernels.inspector.errors import CompileFailed, ToolchainMissing
 
 EXTRA_HINT = "pip install -e '.[inspect]'"
 TOOL_TIMEOUT_S = 120
+MAX_TOOL_OUTPUT = 1 << 30  # a cubin of one kernel is kilobytes; the bound only keeps a read finite
 
 
 def _package_dirs() -> list[str]:
@@ -139,8 +140,10 @@ def assemble(ptx: str, arch: str) -> PtxasResult:
         with open(src, "w") as f:
             f.write(ptx)
         done = _run([ptxas_path(), f"-arch={arch}", "-v", "-lineinfo", src, "-o", out], "ptxas")
-        with open(out, "rb") as f:
-            return PtxasResult(f.read(), done.stdout + done.stderr)
+        from kernels.io.reader import read_bytes
+
+        return PtxasResult(read_bytes(out, "ptxas's cubin", MAX_TOOL_OUTPUT, "one kernel's machine code"),
+                           done.stdout + done.stderr)
 
 
 def disassemble(cubin: bytes) -> str:

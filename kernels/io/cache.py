@@ -3,7 +3,9 @@
 
 Caches heal: a folder that cannot be used means "no cache" (one warning), never a failed run; a folder
 this module creates is private to the user (mode 0700), since whoever can write a cache can feed the app
-what it will trust (see docs/architecture.md, "Caches").
+what it will trust (see docs/architecture.md, "Caches"). Every cache reads its entries through
+:func:`read_entry` (the one input reader: never blocking, regular files only); an entry that is not a
+regular file (a FIFO, a socket, a device) is removed, so that it is rebuilt as a garbled one is.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ CACHE_ENV = "RAYTRACER_CACHE_DIR"
 PRIVATE_MODE = 0o700
 
 _warned: set[str] = set()  # one warning per message per process
+
+
+class BadEntry(Exception):
+    """A cache entry that cannot be used; the message says why, in words ("a FIFO (named pipe), removed")."""
 
 
 def warn_once(message: str) -> None:
@@ -72,3 +78,34 @@ def usable_dir(path, what: str = "cache") -> Path | None:
         warn_once(f"the {what} folder {path} is not writable ({exc.strerror or exc}); running without a {what}")
         return None
     return path
+
+
+def read_entry(path, what: str, limit: int) -> bytes | None:
+    """The bytes of cache entry ``path`` through the one input reader; None when there is none. BadEntry
+    when it cannot be used: unreadable, larger than ``limit``, or not a regular file, which is removed
+    here (it would hang or fail every reader, and the writer never replaces what is not a file)."""
+    from kernels.errors import InputError
+    from kernels.io.reader import NotAFile, read_bytes
+
+    label = f"{what} {os.fspath(path)!r}"
+    try:
+        return read_bytes(path, what, limit, f"a {what} entry", missing_ok=True)
+    except NotAFile as exc:
+        kind = str(exc).removeprefix(label).removeprefix(" is ")
+        raise BadEntry(f"{kind}; {'removed' if discard(path) else 'it could not be removed'}") from None
+    except InputError as exc:
+        raise BadEntry(str(exc).removeprefix(label).lstrip(": ")) from None
+
+
+def discard(path) -> bool:
+    """Remove what stands at a cache entry's path (an empty folder too); True when it is gone."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True

@@ -11,38 +11,53 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
-
-_MARK = "_raytracer_heals"
-
+import re
+import time
 
 def heal() -> None:
-    """Wrap _load_overload and save_overload of numba's CPU cache class, and of the CUDA one when numba.cuda
-    is loaded (not the simulator's), once each."""
-    names = ["numba.core.caching"]
-    if "numba.cuda" in sys.modules:
-        names.append("numba.cuda.core.caching")
-    for name in names:
+    """Wrap the loading and saving of numba's CPU cache class, and of the CUDA one when numba.cuda is loaded
+    (not the simulator's), once each (the private names: kernels/backend/numba_private.py); and the reads
+    of their index and data files, which numba opens itself, unchecked (a FIFO there would hang it)."""
+    from kernels.backend import numba_private
+
+    for cls in numba_private.cache_classes():
+        numba_private.wrap_cache(cls, _healing_load, _healing_save)
+    numba_private.wrap_cache_file_reads(_regular_first)
+
+
+def _regular_first(original, path_of, missing):
+    """``original`` once the file it opens is checked by the one input reader (without blocking): one that
+    is not a regular file is removed with one warning and counts as missing (``missing`` is returned, or
+    OSError raised when it is None: what numba does for a data file gone)."""
+    @functools.wraps(original)
+    def wrapper(self, *args):
+        from kernels.errors import InputError
+        from kernels.io.cache import discard, warn_once
+        from kernels.io.reader import NotAFile, check_input
+
+        path = path_of(self, *args)
         try:
-            module = __import__(name, fromlist=["Cache"])
-            cls = module.Cache
-        except Exception:  # noqa: BLE001 - another numba layout, or the simulator: leave numba as it is
-            continue
-        if getattr(cls, _MARK, False):
-            continue
-        # _load_overload: reading the index and data and rebuilding, after numba refreshed its target, so a
-        # broken numba install still fails as itself instead of as a cache entry
-        cls._load_overload = _healing_load(cls._load_overload)
-        cls.save_overload = _healing_save(cls.save_overload)
-        setattr(cls, _MARK, True)
+            check_input(path, "numba's cache file")
+        except NotAFile as exc:
+            gone = discard(path)
+            warn_once(f"{exc}; {'removed, ' if gone else ''}compiling again")
+            if missing is None:
+                raise OSError(str(exc)) from None
+            return dict(missing)
+        except InputError:
+            pass  # missing or unreadable: numba says so itself, as before
+        return original(self, *args)
+
+    return wrapper
 
 
 def _discard(cache, exc: BaseException, doing: str) -> None:
     """Warn once and remove the function's index, so numba starts its entries afresh."""
+    from kernels.backend.numba_private import cache_index_path, cache_name
     from kernels.io.cache import warn_once
 
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    warn_once(f"numba's cache for {getattr(cache, '_name', 'a function')} could not be {doing} "
+    index = cache_index_path(cache)
+    warn_once(f"numba's cache for {cache_name(cache)} could not be {doing} "
               f"({type(exc).__name__}: {exc}); compiling again")
     if index:
         try:
@@ -63,9 +78,40 @@ def _healing_load(original):
     return _load_overload
 
 
+_NUMBA_TEMP = re.compile(r"\.nb[ic]\.tmp\.[0-9a-f]{16}$")  # numba's writer: name.tmp.<uid>, then a rename
+
+
+def remove_stale_temps(folder, now: float | None = None) -> int:
+    """Remove the temporary files numba's cache writer left in ``folder`` when its process was killed
+    between writing and renaming (older than the writer's STALE_TEMP_SECONDS: a live write takes
+    milliseconds). Returns how many were removed; never raises."""
+    from kernels.io.writer import STALE_TEMP_SECONDS
+
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if _NUMBA_TEMP.search(entry.name) and entry.is_file(follow_symlinks=False) and \
+                    now - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_SECONDS:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def _healing_save(original):
     @functools.wraps(original)
     def save_overload(self, sig, data):
+        from kernels.backend.numba_private import cache_folder
+
+        folder = cache_folder(self)
+        if folder:
+            remove_stale_temps(folder)  # a killed save's leftovers go with the next save
         try:
             original(self, sig, data)
         except Exception as exc:  # noqa: BLE001 - e.g. a garbled index read before saving

@@ -1,8 +1,10 @@
 """The one input reader: every file the app reads (``--scene``, ``--input``, GUI Open Scene).
 
-A file is checked with ``os.stat`` before it is opened, so a FIFO never hangs the app and a device is
-never read until memory runs out; what is read is bounded before reading; every malformed input ends as
-one InputError naming the option and the file.
+Every file is opened here without blocking (O_NONBLOCK) and refused from its fstat unless it is a regular
+file, so a FIFO never hangs the app and a device is never read until memory runs out; caches read their
+entries here too (kernels/io/cache.py). What is read is bounded before reading, and what reading costs
+in memory is checked against the memory free now (the estimate ``--n`` gets); every malformed input ends
+as one InputError naming the option and the file.
 """
 
 from __future__ import annotations
@@ -23,51 +25,68 @@ def _label(path, option: str) -> str:
     return f"{option} {os.fspath(path)!r}"
 
 
-def check_input(path, option: str) -> os.stat_result:
-    """The stat of a regular file at ``path``; InputError for a missing file or anything else."""
+class NotAFile(InputError):
+    """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
+
+
+def _open_regular(path, option: str, missing_ok: bool):
+    """An open descriptor of the regular file at ``path``, never blocking: opened with O_NONBLOCK (opening
+    a FIFO for reading then returns at once instead of waiting for a writer) and its fstat checked, so
+    what is refused is what was opened. None when the file is missing and ``missing_ok``."""
     label = _label(path, option)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        st = os.stat(path)
+        st = os.stat(path)  # a device or a FIFO is refused without being opened at all
+        if stat.S_ISREG(st.st_mode):
+            fd = os.open(path, flags)
+            st = os.fstat(fd)
+        else:
+            fd = None
     except FileNotFoundError:
+        if missing_ok:
+            return None
         raise InputError(f"{label} does not exist") from None
     except OSError as exc:
-        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{label} is {kind_of(st.st_mode)}, not a file")
-    return st
+        raise InputError(f"{label} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):  # also one swapped in between the stat and the open
+        if fd is not None:
+            os.close(fd)
+        raise NotAFile(f"{label} is {kind_of(st.st_mode)}, not a file")
+    return fd
+
+
+def check_input(path, option: str) -> os.stat_result:
+    """The stat of a regular file at ``path`` (opened without blocking and checked); InputError for a
+    missing file or anything else."""
+    fd = _open_regular(path, option, False)
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
 
 
 def check_optional_input(path, option: str, limit: int, why: str) -> os.stat_result | None:
     """As :func:`check_input` for a file that may be missing (None then), and at most ``limit`` bytes: what
     the app reads without the user naming it (the settings file) is refused when it is a FIFO or a device
-    (which would hang or never end) or too large, before anything opens it."""
-    label = _label(path, option)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
+    (which would hang or never end) or too large, before anything else opens it."""
+    fd = _open_regular(path, option, True)
+    if fd is None:
         return None
-    except OSError as exc:
-        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{label} is {kind_of(st.st_mode)}, not a file")
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
     if st.st_size > limit:
-        raise InputError(f"{label} is {st.st_size:,} bytes; at most {limit:,} ({why})")
+        raise InputError(f"{_label(path, option)} is {st.st_size:,} bytes; at most {limit:,} ({why})")
     return st
 
 
-def open_input(path, option: str):
-    """A binary file object for a regular file, opened without blocking (a FIFO swapped in after the
-    check cannot hang the open) and checked again once open."""
-    check_input(path, option)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise InputError(f"{_label(path, option)} is {kind_of(st.st_mode)}, not a file")
-    return os.fdopen(fd, "rb")
+def open_input(path, option: str, missing_ok: bool = False):
+    """A binary file object for a regular file, opened without blocking and checked once open (see
+    :func:`_open_regular`); None for a missing file when ``missing_ok``. Every file the app reads is
+    opened here."""
+    fd = _open_regular(path, option, missing_ok)
+    return None if fd is None else os.fdopen(fd, "rb")
 
 
 CHUNK = 1 << 20
@@ -79,30 +98,49 @@ def input_size(path, option: str) -> int:
     return check_input(path, option).st_size
 
 
-def read_bytes(path, option: str, limit: int, why: str) -> bytes:
+def read_bytes(path, option: str, limit: int, why: str, missing_ok: bool = False) -> bytes | None:
     """Every byte of a regular file of at most ``limit`` bytes (``why`` says where the limit comes from).
     Exactly the file's size is allocated (never ``limit`` up front); a file that reports size 0 (as
-    /proc's do) is read in chunks up to the limit."""
+    /proc's do) is read in chunks up to the limit. None for a missing file when ``missing_ok``."""
     label = _label(path, option)
-    with open_input(path, option) as f:
+    f = open_input(path, option, missing_ok)
+    if f is None:
+        return None
+    with f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
             raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
-        try:
-            if size:
-                data = f.read(size)
-                grew = f.read(1)
-            else:
-                chunks, total = [], 0
-                while total <= limit and (chunk := f.read(min(CHUNK, limit + 1 - total))):
-                    chunks.append(chunk)
-                    total += len(chunk)
-                data, grew = b"".join(chunks), b""
-        except OSError as exc:
-            raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+        return _read_all(f, label, size, limit, why)
+
+
+def _read_all(f, label: str, size: int, limit: int, why: str) -> bytes:
+    try:
+        if size:
+            data = f.read(size)
+            grew = f.read(1)
+        else:
+            chunks, total = [], 0
+            while total <= limit and (chunk := f.read(min(CHUNK, limit + 1 - total))):
+                chunks.append(chunk)
+                total += len(chunk)
+            data, grew = b"".join(chunks), b""
+    except OSError as exc:
+        raise InputError(f"{label} cannot be read: {exc.strerror}") from None
     if grew or len(data) > limit:  # grew while being read
         raise InputError(f"{label} grew while being read, or is more than {limit:,} bytes ({why})")
     return data
+
+
+def read_tail(path, option: str, nbytes: int) -> bytes:
+    """The last ``nbytes`` bytes of a regular file (all of a shorter one): a child's log however much it
+    printed."""
+    with open_input(path, option) as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - nbytes))
+        try:
+            return f.read(nbytes)
+        except OSError as exc:
+            raise InputError(f"{_label(path, option)} cannot be read: {exc.strerror}") from None
 
 
 def memory_limit() -> tuple[int, str]:
@@ -113,20 +151,65 @@ def memory_limit() -> tuple[int, str]:
     return avail, f"the memory available now, {avail / 2**30:.1f} GiB"
 
 
+def size_text(nbytes: int) -> str:
+    """A byte count in words: bytes, MiB or GiB."""
+    if nbytes < 2**20:
+        return f"{nbytes:,} bytes"
+    if nbytes < 2**30:
+        return f"{nbytes / 2**20:.1f} MiB"
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes < 2**80 else f"{nbytes // 2**30:,} GiB"
+
+
+def host_memory_problem(host_bytes: int) -> str | None:
+    """Why ``host_bytes`` of host memory cannot be had now ("about X of host memory; Y is free"), or None:
+    the one estimate every size the user gives goes through (``--n``, an input file, a scene, a result
+    file), before anything is allocated or read."""
+    free = devices.available_host_bytes()
+    if free is not None and host_bytes > free:
+        return f"about {size_text(host_bytes)} of host memory; {size_text(free)} is free"
+    return None
+
+
+def check_fits(path, option: str, host_bytes: int, what: str = "reading it") -> None:
+    """InputError when ``what`` (reading the file, the run it sets) needs more host memory than is free."""
+    why = host_memory_problem(host_bytes)
+    if why is not None:
+        raise InputError(f"{_label(path, option)}: {what} needs {why}")
+
+
+# What parsing JSON costs in memory, per byte of file: the bytes, their text, and the parsed document (a
+# number of 4-8 characters becomes a 24-byte float and an 8-byte slot in its list). Readers that pack what
+# they parse (scene files) give their own factor.
+JSON_PEAK_PER_BYTE = 8
+
+
 def read_json(path, option: str, limit: int, why: str, check_raw=None, object_pairs_hook=None,
-              parse_number=None, compact_limit: int | None = None):
+              parse_number=None, compact_limit: int | None = None, peak_per_byte: float = JSON_PEAK_PER_BYTE,
+              missing_ok: bool = False):
     """The JSON document in a UTF-8 text file of at most ``limit`` bytes. ``check_raw(raw, label)`` may
     refuse the bytes before parsing (e.g. from counts of brackets); ``object_pairs_hook`` and
     ``parse_number`` (called with each number's text) are json's, to check and pack while parsing.
+    Before a byte is read, the file's size times ``peak_per_byte`` (what parsing costs) must fit in the
+    memory free now (:func:`check_fits`). None for a missing file when ``missing_ok``.
 
     With ``compact_limit`` the file is streamed and its insignificant whitespace dropped as it is read,
     and what remains may be at most ``compact_limit`` bytes: a file padded with whitespace up to ``limit``
     then never sits in memory whole (``check_raw`` sees the compacted bytes)."""
     label = _label(path, option)
-    if compact_limit is None:
-        raw = read_bytes(path, option, limit, why)
-    else:
-        raw = _read_compacted(path, option, limit, why, compact_limit)
+    f = open_input(path, option, missing_ok)
+    if f is None:
+        return None
+    with f:
+        size = os.fstat(f.fileno()).st_size  # the apparent size: a sparse file counts whole
+        if size > limit:
+            raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
+        if compact_limit is not None:
+            size = min(size, compact_limit)
+        check_fits(path, option, int(size * peak_per_byte))
+        if compact_limit is None:
+            raw = _read_all(f, label, size, limit, why)
+        else:
+            raw = _read_compacted(f, label, limit, why, compact_limit)
     if check_raw is not None:
         check_raw(raw, label)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -182,32 +265,27 @@ def _drop_whitespace(part: bytes) -> bytes:
     return b'"'.join(pieces)
 
 
-def _read_compacted(path, option: str, limit: int, why: str, compact_limit: int) -> bytearray:
-    label = _label(path, option)
+def _read_compacted(f, label: str, limit: int, why: str, compact_limit: int) -> bytearray:
     out, carry, total = bytearray(), b"", 0
-    with open_input(path, option) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > limit:
-            raise InputError(f"{label} is {size:,} bytes; at most {limit:,} ({why})")
-        while True:
-            try:
-                chunk = f.read(COMPACT_CHUNK)
-            except OSError as exc:
-                raise InputError(f"{label} cannot be read: {exc.strerror}") from None
-            total += len(chunk)
-            if total > limit:  # grew while being read, or reported size 0
-                raise InputError(f"{label} is more than {limit:,} bytes ({why})")
-            buf = carry + chunk
-            cut = len(buf) if not chunk else _safe_cut(buf)
-            out += _drop_whitespace(buf[:cut])
-            carry = buf[cut:]
-            if len(carry) > MAX_COMPACT_STRING:  # copied with every chunk: keep it short
-                raise InputError(f"{label} holds a string longer than {MAX_COMPACT_STRING:,} bytes")
-            if len(out) + len(carry) > compact_limit:
-                raise InputError(f"{label} holds more than {compact_limit:,} bytes of JSON besides "
-                                 f"whitespace ({why})")
-            if not chunk:
-                return out
+    while True:
+        try:
+            chunk = f.read(COMPACT_CHUNK)
+        except OSError as exc:
+            raise InputError(f"{label} cannot be read: {exc.strerror}") from None
+        total += len(chunk)
+        if total > limit:  # grew while being read, or reported size 0
+            raise InputError(f"{label} is more than {limit:,} bytes ({why})")
+        buf = carry + chunk
+        cut = len(buf) if not chunk else _safe_cut(buf)
+        out += _drop_whitespace(buf[:cut])
+        carry = buf[cut:]
+        if len(carry) > MAX_COMPACT_STRING:  # copied with every chunk: keep it short
+            raise InputError(f"{label} holds a string longer than {MAX_COMPACT_STRING:,} bytes")
+        if len(out) + len(carry) > compact_limit:
+            raise InputError(f"{label} holds more than {compact_limit:,} bytes of JSON besides "
+                             f"whitespace ({why})")
+        if not chunk:
+            return out
 
 
 def _npy_header(f, version):
@@ -220,38 +298,53 @@ def _npy_header(f, version):
     return _format_impl._read_array_header(f, version)
 
 
+def _npy_layout(f, label: str) -> tuple[int, np.dtype]:
+    """(element count, dtype) of the open .npy file ``f`` from its header alone, checked against the file's
+    size; InputError for what is not a plain numeric .npy array."""
+    fmt = np.lib.format
+    size = os.fstat(f.fileno()).st_size
+    if size == 0:
+        raise InputError(f"{label} is empty (0 bytes), not a .npy file")
+    head = f.read(6)
+    if head != fmt.MAGIC_PREFIX:
+        looks = " (it is a .npz archive; give one array saved with numpy.save)" if head[:2] == b"PK" else ""
+        raise InputError(f"{label} is not a .npy file{looks}")
+    f.seek(0)
+    try:
+        version = fmt.read_magic(f)
+        shape, fortran, dtype = _npy_header(f, version)
+    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+        raise InputError(f"{label} is not a .npy file: its header is damaged ({str(exc).splitlines()[0]})") from None
+    if dtype.hasobject:
+        raise InputError(f"{label} contains pickled Python objects; refused (only plain numeric arrays are read)")
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    nbytes = count * dtype.itemsize
+    if nbytes > size - f.tell():
+        raise InputError(f"{label}: its header promises {nbytes:,} bytes of data but the file holds {size - f.tell():,}")
+    return count, dtype
+
+
+def npy_layout(path, option: str) -> tuple[int, np.dtype]:
+    """(element count, dtype) of a .npy file, read from its header without reading its data: what a run's
+    memory estimate needs before the file is loaded."""
+    with open_input(path, option) as f:
+        return _npy_layout(f, _label(path, option))
+
+
 def read_npy(path, option: str) -> np.ndarray:
     """The array in a .npy file, refusing from its header what is not one, holds pickled objects, or
     would not fit in memory."""
     label = _label(path, option)
-    fmt = np.lib.format
     with open_input(path, option) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size == 0:
-            raise InputError(f"{label} is empty (0 bytes), not a .npy file")
-        head = f.read(6)
-        if head != fmt.MAGIC_PREFIX:
-            looks = " (it is a .npz archive; give one array saved with numpy.save)" if head[:2] == b"PK" else ""
-            raise InputError(f"{label} is not a .npy file{looks}")
-        f.seek(0)
-        try:
-            version = fmt.read_magic(f)
-            shape, fortran, dtype = _npy_header(f, version)
-        except (ValueError, OSError, SyntaxError, TypeError) as exc:
-            raise InputError(f"{label} is not a .npy file: its header is damaged ({str(exc).splitlines()[0]})") from None
-        if dtype.hasobject:
-            raise InputError(f"{label} contains pickled Python objects; refused (only plain numeric arrays are read)")
-        count = 1
-        for dim in shape:
-            count *= int(dim)
+        count, dtype = _npy_layout(f, label)
         nbytes = count * dtype.itemsize
-        if nbytes > size - f.tell():
-            raise InputError(f"{label}: its header promises {nbytes:,} bytes of data but the file holds {size - f.tell():,}")
         limit, why = memory_limit()
         if nbytes > limit:
             raise InputError(f"{label} holds {nbytes:,} bytes of data; at most {limit:,} ({why})")
         f.seek(0)
         try:
-            return fmt.read_array(f, allow_pickle=False)
+            return np.lib.format.read_array(f, allow_pickle=False)
         except (ValueError, OSError) as exc:
             raise InputError(f"{label} is not a readable .npy array: {str(exc).splitlines()[0]}") from None

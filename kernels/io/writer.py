@@ -11,6 +11,8 @@ run's inputs. Every message names the option the user gave (``--out``, ``--csv``
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 import re
 import secrets
@@ -19,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernels import signals
 from kernels.errors import InputError, printable, shown
 
 
@@ -39,6 +42,7 @@ def kind_of(mode: int) -> str:
 TEMP_PREFIX = ".raytracer-partial-"  # the writer's own temporary files: TEMP_PREFIX + 8 random + "-" + name
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"[a-z0-9_]{8}-")
 STALE_TEMP_SECONDS = 600  # a temp file this old was left by a killed write (a write takes seconds)
+UNLOCKED_TEMP_SECONDS = 2  # an unlocked temp file this old has no writer (it locks the file as it makes it)
 MAX_LINKS = 40  # as the kernel's limit on symbolic links followed in one lookup
 
 
@@ -168,10 +172,11 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
         folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise WriteFailed(f"cannot write {label}: {exc.strerror}") from None
-    tmp = None
+    tmp, token = None, None
     try:
         remove_stale_temps(folder)
         tmp, fd = _create_temp(folder, name)
+        token = signals.on_forced_exit(functools.partial(_remove, str(target.parent / tmp)))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -190,6 +195,8 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
     finally:
         if tmp is not None:
             _remove(tmp, folder)
+        if token is not None:
+            signals.forget(token)
         os.close(folder)
     return target
 
@@ -199,17 +206,22 @@ def _create_temp(folder: int, name: str) -> tuple[str, int]:
     for _ in range(100):
         tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}-{name}"[:255]
         try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600,
-                                dir_fd=folder)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=folder)
         except FileExistsError:
             continue
+        try:  # held while this process lives: a temp file nobody holds was left by a killed write
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pass
+        return tmp, fd
     raise FileExistsError("no free temporary file name")
 
 
 def remove_stale_temps(folder, now: float | None = None) -> int:
     """Remove this writer's temporary files (named TEMP_PREFIX...) that a write killed between writing
-    and renaming left in ``folder`` (a path or a descriptor): regular files of yours, older than
-    STALE_TEMP_SECONDS. Returns how many were removed; never raises."""
+    and renaming left in ``folder`` (a path or a descriptor): regular files of yours that no live writer
+    holds (each writer holds an flock on its temporary file; the kernel drops it when the process dies,
+    SIGKILL included), or older than STALE_TEMP_SECONDS. Returns how many were removed; never raises."""
     now = time.time() if now is None else now
     removed = 0
     try:
@@ -222,13 +234,31 @@ def remove_stale_temps(folder, now: float | None = None) -> int:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
-            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
-                    and now - st.st_mtime > STALE_TEMP_SECONDS):
+            if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()):
+                continue
+            if now - st.st_mtime > STALE_TEMP_SECONDS or (
+                    now - st.st_mtime > UNLOCKED_TEMP_SECONDS and not _held(entry.name, dir_fd, entry.path)):
                 os.unlink(entry.name if dir_fd is not None else entry.path, dir_fd=dir_fd)
                 removed += 1
         except OSError:
             continue
     return removed
+
+
+def _held(name: str, dir_fd, path: str) -> bool:
+    """Whether a live writer holds the temporary file (its flock); True when that cannot be told."""
+    try:
+        fd = os.open(name if dir_fd is not None else path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0),
+                     dir_fd=dir_fd)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the probe's own lock
 
 
 def _remove(path, dir_fd=None) -> None:

@@ -10,7 +10,7 @@ from kernels.io.numba_cache import heal
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
-@numba.jit(nopython=True, parallel=True, cache=True)
+@numba.jit(nopython=True, nogil=True, parallel=True, cache=True)
 def render_julia_cpu(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     """The CPU twin: the same per-pixel function over all pixels, rows in parallel."""
     for y in numba.prange(pixels.shape[0]):

@@ -24,6 +24,11 @@ ESCAPE = np.float32(1000.0)
 MAX_COORDINATE = {"float32": 1e18, "float64": 1e150}
 
 
+def launch_block(launch: str, block: tuple[int, int]) -> tuple[int, int]:
+    """The block a launch runs with: the book's one thread per block, else the chosen 2-D block."""
+    return (1, 1) if one_of(launch, LAUNCHES, "launch") == "book" else tuple(block)
+
+
 @dataclass(frozen=True)
 class JuliaParams:
     c: complex = complex(-0.8, 0.156)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.backend import HOST, Backend
+from kernels.backend import HOST, Backend, memory
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
-from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin
+from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin, launch_block
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 
@@ -77,15 +77,13 @@ class JuliaRenderer:
 
     def _prepare_gpu(self, params, width, height, launch, block, args):
         """(launch, device image, the next pinned host image, block, grid) for one GPU frame."""
-        from numba import cuda
-
         from kernels.julia.gpu import gpu_kernel
 
-        block = (1, 1) if launch == "book" else check_block(tuple(block), self.limits)
+        block = check_block(launch_block(launch, block), self.limits)
         grid = grid_for(width, height, block)
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):
-            self._image_dev = cuda.device_array((height, width), np.uint32)
+            self._image_dev = memory.empty((height, width), np.uint32)
         image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
         launch_kernel = self._launches(kernel, grid, block, (image_dev, *args))
         return launch_kernel, image_dev, self._host_frames.next_buffer(height, width), block, grid

@@ -54,7 +54,7 @@ def _lanes_for(x):
     return lambda x: n
 
 
-@numba.njit(parallel=True, fastmath=False, cache=True)
+@numba.njit(nogil=True, parallel=True, fastmath=False, cache=True)
 def render_julia_simd(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     """The SIMD twin: the arguments and the image of :func:`kernels.julia.cpu.render_julia_cpu`."""
     h, w = pixels.shape[0], pixels.shape[1]

@@ -151,7 +151,7 @@ def resolve(rule: LaunchRule, launch: Launch, limits, *, n: int | None = None, v
 
 def clamp_block(block: tuple[int, int], limits, keep: int = 0) -> tuple[int, int]:
     """A BXxBY image-kernel block brought into the device's ``limits`` (where
-    :func:`kernels.harness.frames.check_block` refuses one outside them): each side into 1..max_block_dim, the kept
+    :func:`check_block` refuses one outside them): each side into 1..max_block_dim, the kept
     side (``keep``: 0 for BX, 1 for BY) also into 1..max_threads_per_block, then, when BX * BY is still
     more than max_threads_per_block, the other side shrinks to max_threads_per_block // kept side. So the
     side a user did not touch keeps its value: moving the BX slider passes ``keep=1``."""

@@ -14,33 +14,19 @@ import numpy as np
 
 def packed_launch(kernel, grid, block, args: tuple) -> Callable[[], None] | None:
     """A call launching ``kernel[grid, block](*args)`` on the default stream, the arguments converted once;
-    None where numba-cuda's internals are not the ones this was written for (checked on 0.30) or kernels
-    do not run on a real GPU (the simulator). The call keeps ``args`` alive: device arrays among them must
-    not be resized or replaced while it is used."""
+    None where numba-cuda's internals are not the ones this was written for (checked on the version
+    kernels/backend/numba_private.py names) or kernels do not run on a real GPU (the simulator). The call
+    keeps ``args`` alive: device arrays among them must not be resized or replaced while it is used."""
     from kernels.backend import simulator_active
 
     if simulator_active():
         return None
     try:
-        import numba
-        from numba.cuda import dispatcher
+        from kernels.backend.numba_private import packed_call
 
-        compiled = kernel.compile(tuple(numba.typeof(a) for a in args))
-        retr, kernelargs = [], []
-        for t, v in zip(compiled.argument_types, args):
-            compiled._prepare_args(t, v, 0, retr, kernelargs)
-        if retr:  # arguments copied back after the launch (host arrays): not a launch to repeat as it is
-            return None
-        config = dispatcher.LaunchConfig(grid=grid, block=block, shmem_size=0)
-        stream = dispatcher.driver._to_core_stream(0)  # the default stream, as numba's own launch uses
-        launch, cukernel = dispatcher.launch, compiled._codelibrary.get_cufunc().kernel
+        return packed_call(kernel, grid, block, args)
     except Exception:  # noqa: BLE001 - the caller's plain launch still works, only slower
         return None
-
-    def call(kept=args) -> None:  # ``kept``: the arrays whose pointers are packed live as long as the call
-        launch(stream, config, cukernel, *kernelargs)
-
-    return call
 
 
 class LastLaunch:

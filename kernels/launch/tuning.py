@@ -19,12 +19,15 @@ import fcntl
 import json
 import math
 import os
+import stat
+import time
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 CACHE_FILE = "tuning.json"
+MAX_CACHE_BYTES = 16 * 2**20  # entries of a few hundred bytes: thousands of devices and sizes fit
 SWEEP_ITEMS = (4, 8, 16, 32)  # best's items per thread: whole 16-byte loads of 4 elements, 1 to 8 of them
 SWEEP_BLOCKS = (128, 256, 512, 1024)
 ITEMS_MULTIPLE = 4  # a cached items per thread must be whole 16-byte loads
@@ -67,13 +70,19 @@ def cache_key(device: str, numba_cuda: str, op: str, dtype: str, n: int, kernel:
 def load_cache(path: Path | None = None) -> dict:
     """The cache's entries ({} when there is none; {} and one warning when it is unreadable or damaged:
     tuning again is always safe)."""
+    from kernels.io.cache import BadEntry, read_entry
+
     path = path or cache_path()
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+        raw = read_entry(path, "tuning cache", MAX_CACHE_BYTES)
+        if raw is None:
+            return {}
+        data = json.loads(raw)
+    except BadEntry as exc:
+        _warn_damaged(path, f"unusable ({exc})")
         return {}
-    except (OSError, ValueError) as exc:
-        _warn_damaged(path, f"unreadable: {getattr(exc, 'strerror', None) or exc}")
+    except (ValueError, RecursionError) as exc:
+        _warn_damaged(path, f"unreadable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return {}
     if not isinstance(data, dict):
         _warn_damaged(path, "not a JSON object")
@@ -117,12 +126,28 @@ def validate(entry, items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_
     return Choice(items=items, block=block, median_ms=float(median), configurations=configurations)
 
 
+LOCK_WAIT_S = 10.0  # a store waits this long for another process's (a merge takes milliseconds)
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
-    """An exclusive lock on ``<cache>.lock`` next to the cache (flock: released when the process dies)."""
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    """An exclusive lock on ``<cache>.lock`` next to the cache (flock: released when the process dies),
+    opened without blocking and only as a regular file; OSError when it is something else or another
+    process holds it for longer than LOCK_WAIT_S."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path.with_name(path.name + ".lock"), flags, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name}.lock is not a regular file")
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OSError(f"another process has held {path.name}.lock for {LOCK_WAIT_S:g} s") from None
+                time.sleep(0.01)
         yield
     finally:
         os.close(fd)  # closing releases the lock

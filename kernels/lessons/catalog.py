@@ -5,10 +5,11 @@ from __future__ import annotations
 from kernels.errors import InputError
 from kernels.lessons.atomics import ATOMICS
 from kernels.lessons.constant_memory import CONSTANT_MEMORY
+from kernels.lessons.hash_tables import HASH_TABLES
 from kernels.lessons.lesson import Lesson
 from kernels.lessons.reduction_ladder import REDUCTION
 
-LESSONS: tuple[Lesson, ...] = (REDUCTION, CONSTANT_MEMORY, ATOMICS)
+LESSONS: tuple[Lesson, ...] = (REDUCTION, CONSTANT_MEMORY, ATOMICS, HASH_TABLES)
 
 
 def names() -> tuple[str, ...]:

@@ -61,6 +61,8 @@ def measure_steps(lesson, sizes, backend, on_progress=None, should_stop=None) ->
     """{(n, step index): Measured, or the reason it has none}; raises CannotMeasure when counters cannot be
     read here, MeasureFailed when ncu broke. Stopped: the steps not yet measured are left out."""
     from kernels.counters.measure import measure
+    from kernels.launch import Launch
+    from kernels.service.bench_request import BenchRequest
 
     check(backend)
     out: dict = {}
@@ -74,8 +76,10 @@ def measure_steps(lesson, sizes, backend, on_progress=None, should_stop=None) ->
             if on_progress:
                 on_progress(f"{text} (ncu run {b + 1}/{len(plan)}, n = {n:,})")
 
-        got = measure(lesson.target, names, n, options, 0, fields, backend, clock_control=CLOCK_CONTROL,
-                      on_progress=progress, should_stop=should_stop)
+        request = BenchRequest(lesson.target, backend, sizes=(n,), options=options,
+                               launches=(Launch(**fields),), variants=tuple(names), repeats=1)
+        got = measure(request.to_json(), backend, clock_control=CLOCK_CONTROL, on_progress=progress,
+                      should_stop=should_stop)
         for i in steps:
             if lesson.steps[i].variant in got:
                 out[(n, i)] = got[lesson.steps[i].variant]

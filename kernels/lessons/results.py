@@ -36,23 +36,16 @@ def _step_dict(r) -> dict:
 
 def to_json(run, command=None) -> str:
     """The run as a lesson result file; ``command``: the command line that made it (recorded as is)."""
-    header = bench_results.make_result(run.lesson.target, [], _Backend(run), run.peak, command)
+    made = bench_results.provenance(command)
+    device = run.device_info or {"name": run.device, "backend": run.backend}
     doc = {"schema": SCHEMA, "version": VERSION, "lesson": run.lesson.name, "target": run.lesson.target,
-           "date": header.date, "device": run.device_info or header.device, "versions": header.versions,
-           "commit": header.commit, "dirty": header.dirty, "command": header.command, "sizes": run.sizes,
+           "date": made["date"], "device": device, "versions": made["versions"],
+           "commit": made["commit"], "dirty": made["dirty"], "command": made["command"], "sizes": run.sizes,
            "measured": run.measured, "how": run.how, "evidence_arch": run.arch, "evidence_note": run.evidence_note,
-           "counters": run.counters, "steps": []}
+           "counters": run.counters, "steps": bench_results._PLACE}
     steps = ",\n".join("  " + json.dumps(bench_results._plain(_step_dict(r)), allow_nan=False) for r in run.results)
     text = json.dumps(bench_results._plain(doc), indent=1, allow_nan=False)
-    return text.replace('"steps": []', '"steps": [\n' + steps + "\n ]" if steps else '"steps": []') + "\n"
-
-
-class _Backend:
-    """What make_result asks of a backend, from a finished run (its device header was taken when it ran)."""
-
-    def __init__(self, run):
-        self.device_name, self.kind = run.device, run.backend
-        self.is_gpu = self.is_host = False
+    return bench_results.put_list(text, "steps", steps) + "\n"
 
 
 def write(path, run, option: str, others=(), command=None):

@@ -109,7 +109,7 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
                on_step: Callable[[StepResult], None] | None = None, should_stop: Callable[[], bool] | None = None,
                simulator=None, evidence_cache=None, counters: bool = False,
                on_counters: Callable[[str], None] | None = None) -> LessonRun:
-    """Run ``lesson`` on ``backend``. ``simulator``: a :class:`kernels.service.child.SimulatorProcess` for the
+    """Run ``lesson`` on ``backend``. ``simulator``: a :class:`kernels.backend.child.SimulatorProcess` for the
     cpu backend's verification (one is started and ended here when not given). ``arch``: the architecture of
     the static evidence (default sm_90, or the GPU's own). ``counters``: read every step's counters with
     Nsight Compute first (:mod:`.measured`; raises CannotMeasure, an InputError, before anything runs when
@@ -129,7 +129,7 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     peak = bench.copy_peak(backend) if measured and algorithm.measures_copy_peak else None
     own_child = simulator is None and not backend.runs_cuda_kernels
     if own_child:
-        from kernels.service.child import SimulatorProcess
+        from kernels.backend.child import SimulatorProcess
 
         simulator = SimulatorProcess()
     stop = should_stop or (lambda: False)
@@ -179,24 +179,16 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
 
 
 def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> bench.Row | None:
-    options = {**lesson.options, **step.options}
-    launch = step.launch(n)
-    if simulator is not None:
-        from kernels.service.child import Cancelled
+    """The step's one row, through the service's one door (in the simulator's child without a GPU); None
+    when the lesson was stopped first."""
+    from kernels.service.bench import run_bench
+    from kernels.service.bench_request import BenchRequest
 
-        fields = dict(algorithm=algorithm.name, backend=backend, sizes=[n], options=options, launches=[launch],
-                      variant_names=[step.variant], repeats=repeats, want_peak=False)
-        try:
-            rows = simulator.call("bench", fields, stop)
-        except Cancelled:
-            return None
-        return rows[0] if rows else None
-    resolved = algorithm.options_for(options, backend)
-    algorithm.check_memory(n, resolved, backend)
-    problem = algorithm.make_problem(n, resolved, 0)
-    variant = next(v for v in algorithm.variants if v.name == step.variant)
-    rows = bench.run([problem], [variant], [launch], backend, repeats, peak=peak, unit=algorithm.unit)
-    return rows[0]
+    request = BenchRequest(algorithm.name, backend, sizes=(n,), options={**lesson.options, **step.options},
+                           launches=(step.launch(n),), variants=(step.variant,), repeats=repeats,
+                           peak=peak is not None)
+    run = run_bench(request, stop=stop, simulator=simulator)
+    return run.rows[0] if run.rows else None
 
 
 def _baseline(results: list[StepResult], r: StepResult) -> StepResult | None:

@@ -25,8 +25,8 @@ from kernels.reduction.problem import (ACCUMULATOR_DTYPE, DTYPES, FLOAT_RTOL, MA
                                        ReductionProblem, make_problem)
 
 MIN_BLOCK = 32
-# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the fastest
-# untuned choice on an H100 from 2^20 to 2^28 elements. A GPU run without a launch tunes it per size.
+# best: elements per thread, loaded 4 at a time (16 bytes); 8 = two loads in flight per thread, the untuned
+# choice (docs/measurements.md says how it compared). A GPU run without a launch tunes it per size.
 DEFAULT_ITEMS_PER_THREAD = 8
 MAX_ITEMS_PER_THREAD = 64
 BEST_KERNEL = "best: tiles of 16-byte loads"  # in the tuning cache's key: another kernel tunes afresh
@@ -251,6 +251,15 @@ def load_input(path) -> np.ndarray:
     return read_npy(path, "--input")
 
 
+def input_size(path, option: str) -> tuple[int, int]:
+    """(n, host bytes beside the run's own) of a .npy ``--input`` from its header, before its data is read:
+    the file's array, and as much again while it is checked and converted to the run's dtype."""
+    from kernels.io.reader import npy_layout
+
+    count, dtype = npy_layout(path, option)
+    return count, 2 * count * dtype.itemsize + 2 * count
+
+
 def _memory(n: int, options: dict) -> tuple[int, int]:
     vectors = 2 if options["op"] == "dot" else 1
     # float32 inputs are drawn as float32 and scaled: about two temporaries of the vector on the way
@@ -286,6 +295,7 @@ ALGORITHM = Algorithm(
         Option("dtype", "element type; ints are summed exactly in 64 bits, floats in float64", choices=DTYPES,
                default="int32"),
     ),
-    load_input=load_input, input_help="a .npy array of numbers (1-D) to reduce instead of random data",
+    load_input=load_input, input_size=input_size,
+    input_help="a .npy array of numbers (1-D) to reduce instead of random data",
     memory=_memory, user=USER,
 )

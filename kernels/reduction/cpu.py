@@ -52,7 +52,7 @@ def _cpu_parallel_function(op: str, dtype: str):
                 total += acc(a[i]) * acc(b[i])
             return total
 
-    return numba.njit(parallel=True)(reduce)
+    return numba.njit(parallel=True, nogil=True)(reduce)
 
 
 def run_cpu_parallel(problem, launch, backend, repeats):

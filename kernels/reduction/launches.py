@@ -7,9 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from numba import cuda
 
 from kernels import timing
+from kernels.backend import memory
 from kernels.device_functions.vector_loads import check_aligned
 from kernels.errors import InputError
 from kernels.harness import bench
@@ -30,10 +30,10 @@ def _prepare(name: str, problem, launch: Launch, backend):
 def run_per_thread_partials(problem, launch, backend, repeats):
     block, grid, _, d_a, d_b = _prepare("per-thread-partials", problem, launch, backend)
     kernel = gpu.per_thread_partials_kernel(problem.op, problem.dtype)
-    partials = cuda.device_array(grid * block, problem.accumulator)
+    partials = memory.empty(grid * block, problem.accumulator)
     configured = kernel[grid, block]  # configured once: less Python work inside the timed launches
     elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials), repeats)
-    total = partials.copy_to_host().sum()  # the host adds grid x block partials (not timed, as in the seed)
+    total = memory.to_host(partials).sum()  # the host adds grid x block partials (not timed, as in the seed)
     return Outcome(problem.as_result(total), elapsed, block, grid)
 
 
@@ -44,10 +44,10 @@ def _block_partials_runner(name: str, factory_name: str, module=gpu):
     def run(problem, launch, backend, repeats):
         block, grid, _, d_a, d_b = _prepare(name, problem, launch, backend)
         kernel = getattr(module, factory_name)(problem.op, problem.dtype)
-        partials = cuda.device_array(grid, problem.accumulator)
+        partials = memory.empty(grid, problem.accumulator)
         configured = kernel[grid, block, 0, block * problem.accumulator.itemsize]  # dynamic shared memory
         elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials), repeats)
-        total = partials.copy_to_host().sum()  # the host adds one partial per block (not timed)
+        total = memory.to_host(partials).sum()  # the host adds one partial per block (not timed)
         return Outcome(problem.as_result(total), elapsed, block, grid)
 
     return run
@@ -57,8 +57,8 @@ def run_two_kernel(problem, launch, backend, repeats):
     block, grid, _, d_a, d_b = _prepare("two-kernel", problem, launch, backend)
     first = gpu.block_sums_kernel(problem.op, problem.dtype)
     second = gpu.block_sums_kernel("sum", problem.accumulator.name)  # the same kernel, over the 64-bit partials
-    partials = cuda.device_array(grid, problem.accumulator)
-    out = cuda.device_array(1, problem.accumulator)
+    partials = memory.empty(grid, problem.accumulator)
+    out = memory.empty(1, problem.accumulator)
     shared_bytes = block * problem.accumulator.itemsize
     first_pass, second_pass = first[grid, block, 0, shared_bytes], second[1, block, 0, shared_bytes]
 
@@ -67,18 +67,18 @@ def run_two_kernel(problem, launch, backend, repeats):
         second_pass(partials, partials, out)
 
     elapsed = time_kernel(backend, launch_both, repeats)
-    return Outcome(problem.as_result(out.copy_to_host()[0]), elapsed, block, grid)
+    return Outcome(problem.as_result(memory.to_host(out)[0]), elapsed, block, grid)
 
 
 def run_last_block(problem, launch, backend, repeats):
     block, grid, _, d_a, d_b = _prepare("last-block", problem, launch, backend)
     kernel = gpu.last_block_kernel(problem.op, problem.dtype)
-    partials = cuda.device_array(grid, problem.accumulator)
-    out = cuda.device_array(1, problem.accumulator)
-    tickets = cuda.to_device(np.zeros(1, np.int32))  # the last block resets it for the next launch
+    partials = memory.empty(grid, problem.accumulator)
+    out = memory.empty(1, problem.accumulator)
+    tickets = memory.zeros(1, np.int32)  # the last block resets it for the next launch
     configured = kernel[grid, block, 0, block * problem.accumulator.itemsize]
     elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials, out, tickets), repeats)
-    return Outcome(problem.as_result(out.copy_to_host()[0]), elapsed, block, grid)
+    return Outcome(problem.as_result(memory.to_host(out)[0]), elapsed, block, grid)
 
 
 def _two_slot_runner(name: str, kernel_for):
@@ -88,7 +88,7 @@ def _two_slot_runner(name: str, kernel_for):
     def run(problem, launch, backend, repeats):
         block, grid, items, d_a, d_b = _prepare(name, problem, launch, backend)
         kernel = kernel_for(problem.op, problem.dtype, items)
-        result = cuda.to_device(np.zeros(2, problem.accumulator))
+        result = memory.zeros(2, problem.accumulator)
         if VARIANT_BY_NAME[name].launch.resident_grid and backend.is_gpu and launch.grid is None and launch.grid_sm is None:
             grid = resident_blocks(kernel, (d_a, d_b, result, 0), block) or grid
         configured = kernel[grid, block]
@@ -99,7 +99,7 @@ def _two_slot_runner(name: str, kernel_for):
             configured(d_a, d_b, result, slot[0])
 
         elapsed = time_kernel(backend, launch_once, repeats)
-        return Outcome(problem.as_result(result.copy_to_host()[slot[0]]), elapsed, block, grid)
+        return Outcome(problem.as_result(memory.to_host(result)[slot[0]]), elapsed, block, grid)
 
     return run
 
@@ -120,10 +120,10 @@ def _unrolled_runner(name: str):
     def run(problem, launch, backend, repeats):
         block, grid, _, d_a, d_b = _prepare(name, problem, launch, backend)
         kernel = gpu_harris.complete_unroll_kernel(problem.op, problem.dtype, block)
-        partials = cuda.device_array(grid, problem.accumulator)
+        partials = memory.empty(grid, problem.accumulator)
         configured = kernel[grid, block]
         elapsed = time_kernel(backend, lambda: configured(d_a, d_b, partials), repeats)
-        total = partials.copy_to_host().sum()
+        total = memory.to_host(partials).sum()
         return Outcome(problem.as_result(total), elapsed, block, grid)
 
     return run

@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from kernels.backend import Skip, SkipKind, not_applicable
+from kernels.backend import Skip, SkipKind, memory, not_applicable
 from kernels.backend.peers import cuda_compute, first_skip, optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
 from kernels.reduction.problem import FLOAT_RTOL
@@ -38,20 +38,19 @@ def run_cuda_reduce(problem, launch, backend, repeats):
     if problem.dtype == "float32":
         return not_applicable(f"numba's cuda.reduce accumulates float32 in float32, which cannot meet this "
                                f"benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on int32 only")
-    from numba import cuda
-
     d_a, _ = problem.device_inputs(backend)
     reducer = _builtin_reducer()
-    out = cuda.device_array(1, d_a.dtype)
-    timing = time_kernel(backend, lambda: reducer(d_a, res=out), repeats)
+    out = memory.empty(1, d_a.dtype)
+    a_numba, out_numba = memory.as_numba(d_a), memory.as_numba(out)  # cuda.reduce takes numba's arrays only
+    timing = time_kernel(backend, lambda: reducer(a_numba, res=out_numba), repeats)
     # numba's own launch shape: 128-thread blocks, at most 64 of them, plus its finishing launches
-    return Outcome(problem.as_result(out.copy_to_host()[0]), timing, 128, max(1, min(problem.n // 128, 64)))
+    return Outcome(problem.as_result(memory.to_host(out)[0]), timing, 128, max(1, min(problem.n // 128, 64)))
 
 
 def _cupy_inputs(problem, backend):
     cupy = optional_module("cupy")
     d_a, d_b = problem.device_inputs(backend)
-    return cupy.asarray(d_a), cupy.asarray(d_b)  # zero-copy views of numba's device arrays
+    return cupy.asarray(d_a), cupy.asarray(d_b)  # zero-copy views of our device arrays
 
 
 def run_cupy_sum(problem, launch, backend, repeats):
@@ -100,11 +99,9 @@ class _CubReduce:
     a mixed scalar input / accumulator type is allowed (the accumulator is h_init's type)."""
 
     def __init__(self, compute, d_in, n: int, accumulator, widen: bool = False):
-        from numba import cuda
-
         self.n = n
         self.h_init = np.zeros(1, dtype=accumulator)
-        self.d_out = cuda.device_array(1, accumulator)
+        self.d_out = memory.empty(1, accumulator)
         self.op = compute.OpKind.PLUS
         self.note = ""
         if widen:  # each element widened on load by a transform iterator
@@ -113,7 +110,7 @@ class _CubReduce:
         self.d_in = d_in
         self.reducer = compute.make_reduce_into(d_in=d_in, d_out=self.d_out, op=self.op, h_init=self.h_init)
         nbytes = self._call(None)
-        self.temp = cuda.device_array(max(1, int(nbytes)), np.uint8)
+        self.temp = memory.empty(max(1, int(nbytes)), np.uint8)
 
     def _call(self, temp):
         return self.reducer(temp_storage=temp, d_in=self.d_in, d_out=self.d_out, num_items=self.n, op=self.op,
@@ -153,7 +150,7 @@ def _checked_cub_reduce(compute, problem, d_a):
     try:
         reducer = _CubReduce(compute, d_a, problem.n, problem.accumulator)
         reducer()
-        ok, detail = problem.verify(problem.as_result(reducer.d_out.copy_to_host()[0]))
+        ok, detail = problem.verify(problem.as_result(memory.to_host(reducer.d_out)[0]))
         if ok:
             return reducer
         why = f"the plain build gave a wrong sum ({detail})"
@@ -169,7 +166,7 @@ def run_cub_reduce(problem, launch, backend, repeats):
     if isinstance(reducer, Skip):
         return reducer
     timing = time_kernel(backend, reducer, repeats)
-    return Outcome(problem.as_result(reducer.d_out.copy_to_host()[0]), timing, note=reducer.note)
+    return Outcome(problem.as_result(memory.to_host(reducer.d_out)[0]), timing, note=reducer.note)
 
 
 def cub_reduce_call(problem, backend):
@@ -179,7 +176,7 @@ def cub_reduce_call(problem, backend):
 
     def call():
         reducer()
-        return problem.as_result(reducer.d_out.copy_to_host()[0])
+        return problem.as_result(memory.to_host(reducer.d_out)[0])
 
     return call
 

@@ -56,10 +56,10 @@ class ReductionProblem:
         backend.activate()
         key = backend.device
         if key not in self._device_inputs:
-            from numba import cuda
+            from kernels.backend import memory
 
-            d_a = cuda.to_device(self.a)
-            d_b = cuda.to_device(self.b) if self.b is not None else d_a
+            d_a = memory.to_device(self.a)
+            d_b = memory.to_device(self.b) if self.b is not None else d_a
             self._device_inputs[key] = (d_a, d_b)
         return self._device_inputs[key]
 

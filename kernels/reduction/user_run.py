@@ -4,24 +4,21 @@ and is timed like the built-ins."""
 
 from __future__ import annotations
 
-import numpy as np
-from numba import cuda
-
+from kernels.backend import memory
 from kernels.harness.bench import Outcome
-from kernels.user_variants.launch_args import UserLaunch, calls_needed, timed_calls
-from kernels.user_variants.phases import Phases
+from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
 
 def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | None = None):
     """Every call gets its own zeroed accumulator (slots of one array zeroed before timing, so no memset
     is timed); the first call is the one verified (on a GPU it
-    compiles, untimed: launch_args.timed_calls). ``phases`` gets the copy, compile and time phases."""
+    compiles, untimed: user_calls.timed_calls). ``phases`` gets the copy, compile and time phases."""
     phases = Phases() if phases is None else phases
     with phases.of("copy"):
         d_a, d_b = problem.device_inputs(backend)
         slots = calls_needed(repeats)
-        out = cuda.to_device(np.zeros(slots, problem.accumulator))
-        cuda.synchronize()
+        out = memory.zeros(slots, problem.accumulator)
+        memory.synchronize()
     launch = UserLaunch(resolved.block, resolved.grid, resolved.items)
     views = [out[i:i + 1] for i in range(slots)]  # sliced now: less Python inside the timed launches
     done = [0]
@@ -33,4 +30,4 @@ def time_run(problem, resolved, backend, repeats, call, tick, phases: Phases | N
         call(d_a, d_b, views[i], launch, problem.op)
 
     timing = timed_calls(backend, once, repeats, phases)
-    return Outcome(out[0:1].copy_to_host()[0], timing, resolved.block, resolved.grid)
+    return Outcome(memory.to_host(out[0:1])[0], timing, resolved.block, resolved.grid)

@@ -12,10 +12,9 @@ from __future__ import annotations
 import statistics
 import time
 
-import numpy as np
-
-from kernels.backend import Skip
-from kernels.harness.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show, one_line
+from kernels.backend import Skip, memory
+from kernels.errors import one_line
+from kernels.harness.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show
 from kernels.launch import Launch
 from kernels.timing import Timing
 
@@ -26,8 +25,6 @@ class BestCall:
     """``best`` with everything that does not change between calls done once."""
 
     def __init__(self, problem, backend, launch: Launch | None = None):
-        from numba import cuda
-
         from kernels.reduction import launches
         from kernels.reduction.gpu import best_kernel
 
@@ -40,12 +37,13 @@ class BestCall:
         self.block, self.items = resolved.block, resolved.items
         self.kernel = best_kernel(problem.op, problem.dtype, self.items)
         self.d_a, self.d_b = problem.device_inputs(backend)
-        self.result = cuda.to_device(np.zeros(2, problem.accumulator))
+        self.result = memory.zeros(2, problem.accumulator)
         self.args = [(self.d_a, self.d_b, self.result, s) for s in (0, 1)]
         self.grid = resolved.grid  # one block per tile of block x items elements
         self.configured = self.kernel[self.grid, self.block]
-        self.host = cuda.pinned_array(2, problem.accumulator)  # one pinned buffer for every call
-        self.result_slots = (self.result[0:1], self.result[1:2])
+        self.host = memory.pinned_empty(2, problem.accumulator)  # one pinned buffer for every call
+        # per slot, the copy of its 8 bytes into the pinned buffer, checked once here and not per call
+        self.copy_back = [memory.host_copier(self.host[s:s + 1], self.result[s:s + 1]) for s in (0, 1)]
         self.slot = 1
         self.fast = self._prepack()  # None when numba's internals are not the ones this was written for
 
@@ -66,11 +64,8 @@ class BestCall:
 
     def fetch(self):
         """Copy the slot's 8 bytes into the pinned buffer: a synchronous copy, so it also waits."""
-        from numba.cuda.cudadrv import driver
-
-        view = self.host[self.slot:self.slot + 1]
-        driver.device_to_host(view, self.result_slots[self.slot], view.nbytes)
-        return self.problem.as_result(view[0])
+        self.copy_back[self.slot]()
+        return self.problem.as_result(self.host[self.slot])
 
     def __call__(self):
         self.launch()
@@ -88,18 +83,16 @@ def plain_best_call(lean: BestCall):
     def call():
         lean.slot ^= 1
         lean.configured(*lean.args[lean.slot])
-        return lean.problem.as_result(lean.result.copy_to_host()[lean.slot])
+        return lean.problem.as_result(memory.to_host(lean.result)[lean.slot])
 
     return call
 
 
 def best_breakdown(lean: BestCall, calls: int = 200) -> list[str]:
     """Median microseconds of each step, plain numba path and lean path, measured with perf_counter."""
-    from numba import cuda
-
     steps: dict[str, list[float]] = {k: [] for k in ("typing+packing+launch (numba dispatch)", "launch (prepacked)",
                                                       "synchronize", "copy 8 bytes to pinned",
-                                                      "copy_to_host (new array)", "whole plain", "whole lean")}
+                                                      "copy to a new host array", "whole plain", "whole lean")}
     plain = plain_best_call(lean)
     for _ in range(5):
         plain()
@@ -109,18 +102,18 @@ def best_breakdown(lean: BestCall, calls: int = 200) -> list[str]:
         t0 = time.perf_counter()
         lean.configured(*lean.args[lean.slot])
         t1 = time.perf_counter()
-        cuda.synchronize()
+        memory.synchronize()
         t2 = time.perf_counter()
-        lean.result.copy_to_host()
+        memory.to_host(lean.result)
         t3 = time.perf_counter()
         steps["typing+packing+launch (numba dispatch)"].append(t1 - t0)
-        steps["copy_to_host (new array)"].append(t3 - t2)
+        steps["copy to a new host array"].append(t3 - t2)
         if lean.fast is not None:
             lean.slot ^= 1
             t0 = time.perf_counter()
             lean.fast[lean.slot]()
             t1 = time.perf_counter()
-            cuda.synchronize()
+            memory.synchronize()
             t2 = time.perf_counter()
             lean.fetch()
             t3 = time.perf_counter()

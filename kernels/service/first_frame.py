@@ -34,7 +34,7 @@ def first_frame(request) -> Frame | None:
     t0 = time.perf_counter()
     width, height = request.size
     if request.kind == "spheres":
-        from kernels.raytrace import reference
+        from kernels.spheres import reference
 
         if request.scene is None or request.scene.count > 5000:
             return None

@@ -6,17 +6,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernels.raytrace.scene import generate_scene
+from kernels.spheres.scene import generate_scene
 
 
 def renderers_for(renderers: dict, backend):
     """(SphereRenderer, JuliaRenderer) for ``backend`` from ``renderers`` (a cache: backend -> both)."""
     if backend not in renderers:
         from kernels.julia.renderer import JuliaRenderer
-        from kernels.raytrace.renderer import SphereRenderer
+        from kernels.spheres.renderer import SphereRenderer
 
         renderers[backend] = (SphereRenderer(backend), JuliaRenderer(backend))
     return renderers[backend]
+
+
+_CHILD_RENDERERS: dict = {}  # the simulator child's renderers, kept between its render jobs
+
+
+def render_job(payload, send):
+    """The simulator child's side of a render: ``payload`` is (request, memory, repeats)."""
+    return render_frame(_CHILD_RENDERERS, *payload)
 
 
 def render_frame(renderers: dict, r, memory=None, repeats=None):
@@ -31,8 +39,7 @@ def start_frame(renderers: dict, r, memory=None, repeats=None):
     if r.kind == "spheres":
         return spheres.start(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
                              pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed)
-    block = r.block if r.launch == "2d" else (1, 1)
-    return julia.start(r.julia, size=r.size, launch=r.launch, block=block, repeats=repeats or r.repeats,
+    return julia.start(r.julia, size=r.size, launch=r.launch, block=r.block, repeats=repeats or r.repeats,
                        timed=r.timed)
 
 

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
+from kernels.backend import memory
 from kernels.errors import InputError
 
 
@@ -36,8 +37,8 @@ class Timing:
             start += count
         return out
 
-    @property
-    def median_ms(self) -> float:
+    @functools.cached_property
+    def median_ms(self) -> float:  # kept: a row of 10,000 samples is sorted once, not per table column
         return statistics.median(self.samples_ms)
 
     @property
@@ -58,7 +59,8 @@ class Timing:
     @property
     def noise(self) -> float | None:
         """Relative spread of the samples: (max - min) / median (None for a zero median)."""
-        return relative_spread(self.samples_ms)
+        median = self.median_ms if self.samples_ms else 0.0
+        return (self.max_ms - self.min_ms) / median if median > 0 else None
 
 
 def join_timings(timings, by_process: bool = False) -> Timing | None:
@@ -79,22 +81,26 @@ def check_repeats(repeats: int) -> int:
 GPU_HEAD_START_NS = 200_000  # longer than Python needs to launch a few kernels (about 20 us each)
 
 
-def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | None = None,
+                     before: Callable[[], object] | None = None) -> Timing:
     """Kernel time from CUDA events recorded around ``launch()`` on the default stream.
 
     A short sleeping kernel goes first, so the GPU is still busy when Python has queued the start event
-    and the launches: the events then bracket the kernels alone, not the launch latency."""
-    from numba import cuda
-
+    and the launches: the events then bracket the kernels alone, not the launch latency. ``before()``
+    (e.g. emptying a table the launch fills) is queued ahead of every launch, outside the events."""
     check_repeats(repeats)
-    for _ in range(warmup):
-        launch()
-    cuda.synchronize()
-    timer = EventTimer()
     policy = current_policy()
+    for _ in range(warmups(warmup)):
+        if before is not None:
+            before()
+        launch()
+    memory.synchronize()
+    timer = EventTimer()
     flush = l2_flusher() if policy.cold else None
 
     def sample() -> float:
+        if before is not None:
+            before()
         if flush is not None:
             flush()  # outside the events: the next launch finds none of its input in L2
         return timer(launch)[0]
@@ -142,15 +148,23 @@ def _head_start_kernel():
     return sleep_ns
 
 
-def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Callable[[], object] | None = None) -> Timing:
-    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``cuda.synchronize``)."""
+def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
+              sync: Callable[[], object] | None = None, before: Callable[[], object] | None = None) -> Timing:
+    """Wall time of ``fn()`` (followed by ``sync()`` when given, e.g. ``memory.synchronize``); ``before()`` runs
+    ahead of every call, outside the time."""
     check_repeats(repeats)
-    for _ in range(warmup):
+    for _ in range(warmups(warmup)):
+        if before is not None:
+            before()
         fn()
     if sync:
         sync()
 
     def sample() -> float:
+        if before is not None:
+            before()
+            if sync:
+                sync()
         t0 = time.perf_counter()
         fn()
         if sync:
@@ -160,16 +174,16 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int = 1, sync: Cal
     return Timing(tuple(repeat_until_stable(sample, repeats, current_policy())), "wall")
 
 
-def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
+def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int | None = None,
+                before: Callable[[], object] | None = None) -> Timing:
     """Kernel timing on a resolved backend: CUDA events on a GPU, wall time in the simulator (no usable
-    events there, so it synchronises) and on the CPU."""
+    events there, so it synchronises) and on the CPU. ``before()`` runs ahead of every launch, untimed (a
+    hash table's insert times the insert into a table emptied before each repeat)."""
     if backend.is_gpu:
-        return time_cuda_events(launch, repeats, warmup)
+        return time_cuda_events(launch, repeats, warmup, before)
     if backend.is_simulator:
-        from numba import cuda
-
-        return time_wall(launch, repeats, warmup, sync=cuda.synchronize)
-    return time_wall(launch, repeats, warmup)
+        return time_wall(launch, repeats, warmup, sync=memory.synchronize, before=before)
+    return time_wall(launch, repeats, warmup, before=before)
 
 
 # --- how long to measure: noise and an NVBench-like stopping rule ------------------------------------------
@@ -182,12 +196,14 @@ class Policy:
     ``tolerance``: keep repeating until the median of the samples moved by at most this fraction over the
     last ``repeats`` samples (NVBench stops when its noise estimate settles; this is the same idea on the
     median), but never past ``max_repeats`` samples or ``max_seconds`` of measuring. ``tolerance`` None:
-    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample."""
+    exactly ``repeats`` samples, as before. ``cold``: flush the GPU's L2 before every sample. ``warmup``:
+    untimed calls before the samples, at least (None: each timer's own, see :func:`warmups`)."""
 
     tolerance: float | None = None
     max_repeats: int | None = None  # default: 10 x repeats
     max_seconds: float = 3.0
     cold: bool = False
+    warmup: int | None = None
 
 
 _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
@@ -195,6 +211,14 @@ _POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
 
 def current_policy() -> Policy:
     return _POLICY.get()
+
+
+def warmups(own: int | None = None) -> int:
+    """Untimed calls before a timing's samples: the timer caller's own count (default 1, so that a compile never
+    lands in a timing; 0 where the caller knows its code is warm), or the run's policy's where it asks for more."""
+    own = 1 if own is None else own
+    asked = current_policy().warmup
+    return own if asked is None else max(own, asked)
 
 
 @contextlib.contextmanager
@@ -280,7 +304,7 @@ def l2_flusher(device: int | None = None) -> Callable[[], None]:
     if device not in _FLUSH_BUFFERS:
         l2 = devices.gpu_l2_bytes(device)
         nbytes = max(2 * l2, FLUSH_FALLBACK_BYTES) if l2 else FLUSH_FALLBACK_BYTES
-        _FLUSH_BUFFERS[device] = cuda.device_array(nbytes // 4, "int32")
+        _FLUSH_BUFFERS[device] = memory.empty(nbytes // 4, "int32")
     buffer = _FLUSH_BUFFERS[device]
     kernel = _flush_kernel()[1024, 256]
     value = [0]

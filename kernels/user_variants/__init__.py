@@ -4,5 +4,5 @@
 the algorithm's own reference.
 
 The file's code never runs in the app's process: :mod:`.loader` reads it and checks its syntax, and a
-child process (:mod:`kernels.service.child`, :mod:`.child_side`) imports, compiles and times it under a
+child process (:mod:`kernels.backend.child`, :mod:`.child_side`) imports, compiles and times it under a
 watchdog. :mod:`.templates` writes a built-in variant out as such a file. Imports no numba."""

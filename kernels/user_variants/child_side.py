@@ -13,8 +13,8 @@ import traceback
 import types
 
 from kernels.launch import LaunchRule, resolve
-from kernels.user_variants.launch_args import detached
-from kernels.user_variants.phases import Phases
+from kernels.harness.user_calls import Phases, detached
+from kernels.user_variants.names import name_problem
 
 _MODULES: dict[str, types.ModuleType] = {}  # by sha256 of the text: a re-run without edits compiles nothing
 # the last problem shipped, by its token: a re-run (or another file on the same problem) is not sent its
@@ -113,10 +113,9 @@ def _declared(module, path: str) -> dict:
         bad(f"TARGET must be one of {', '.join(map(repr, targets))}, not {target!r}")
     spec = targets[target]
     name = getattr(module, "NAME", None)
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,47}", name):
-        bad(f"NAME must be a short name of letters, digits and - _ . + (no spaces or commas), not {name!r}")
-    if name in {v.name for v in spec.variants}:
-        bad(f"NAME {name!r} is a built-in {target} variant; give yours another name")
+    problem = name_problem(name, target)
+    if problem:
+        bad(f"NAME {_short(name)} {problem}")
     supports = getattr(module, "SUPPORTS", {})
     if not isinstance(supports, dict) or any(k not in spec.user.supports for k in supports) or any(
             not isinstance(v, (tuple, list)) or not all(isinstance(x, str) for x in v) for v in supports.values()):
@@ -168,7 +167,7 @@ _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 def where(exc: BaseException, path: str) -> str:
     """'path:line: Type: message' with the line in the user's file the error comes from (the last frame in
     it, or the line numba's message names), else 'path: ...'."""
-    from kernels.harness.bench import one_line
+    from kernels.errors import one_line
 
     line = None
     if isinstance(exc, SyntaxError) and exc.filename == path:
@@ -192,3 +191,8 @@ def _line_of(module, path: str, what: str) -> int:
         if re.match(rf"{word}\s*=|def {word}\b", text):
             return number
     return 1
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -14,11 +14,11 @@ import uuid
 from kernels.backend import Skip, SkipKind
 from kernels.errors import InputError
 from kernels.harness.variants import Variant
-from kernels.service.child import SimulatorProcess, Stalled
-from kernels.user_variants.launch_args import detached
-from kernels.user_variants.phases import Phases
+from kernels.backend.child import SimulatorProcess, Stalled
+from kernels.harness.user_calls import Phases, detached
 
 OPTION = "--variant-file"
+USER_JOB = "kernels.user_variants.child_side:serve"  # what the child runs for each of this module's jobs
 MAX_BYTES = 1 << 20  # a variant file is source code: a megabyte is plenty
 DEFAULT_WATCHDOG_S = 10.0
 
@@ -45,24 +45,44 @@ class VariantFile:
         return self.sha256[:12]
 
 
+# What compiling costs in memory per byte of source (the tree of a long expression: ~100 bytes per term)
+COMPILE_PEAK_PER_BYTE = 256
+
+
 def read(path, option: str = OPTION) -> VariantFile:
-    """The file's text through the one input reader, its syntax checked here (``compile`` runs nothing):
-    a syntax error is one UserFileError naming the file and line."""
-    from kernels.io.reader import read_bytes
+    """The file's text through the one input reader (its size and what compiling it costs checked against
+    the memory free, before it is read), its syntax checked here (``compile`` runs nothing): a file that
+    cannot be compiled for any reason is one UserFileError naming the file, and its line where there is one."""
+    from kernels.io.reader import check_fits, input_size, read_bytes
 
     path = os.fspath(path)
+    check_fits(path, option, input_size(path, option) * COMPILE_PEAK_PER_BYTE, "compiling it")
     raw = read_bytes(path, option, MAX_BYTES, "a variant file is source code")
     try:
         source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        line = raw[:exc.start].count(b"\n") + 1
+        raise UserFileError(f"{path}:{line}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None
+    del raw
+    check_compiles(source, path)
+    return VariantFile(path, source)
+
+
+def check_compiles(source: str, path: str) -> None:
+    """UserFileError ('path:line: what', or 'path: what') unless ``source`` compiles: a syntax error, a NUL
+    byte, an expression nested past Python's compiler (RecursionError), or one too large to compile."""
     try:
         compile(source, path, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise UserFileError(f"{path}:{exc.lineno}: SyntaxError: {exc.msg}") from None
-    except ValueError as exc:  # e.g. a NUL byte
-        raise UserFileError(f"{path}: {exc}") from None
-    return VariantFile(path, source)
+    except SyntaxError as exc:  # IndentationError and TabError too
+        where = f"{path}:{exc.lineno}" if exc.lineno else path
+        raise UserFileError(f"{where}: {type(exc).__name__}: {exc.msg}") from None
+    except RecursionError:
+        raise UserFileError(f"{path}: an expression or block nested too deeply for Python's compiler "
+                            "(RecursionError); split it into smaller statements") from None
+    except MemoryError:
+        raise UserFileError(f"{path}: too large for Python's compiler to hold in memory") from None
+    except (ValueError, OverflowError) as exc:  # a NUL byte; a value too large
+        raise UserFileError(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
 
 def child_for(backend) -> SimulatorProcess:
@@ -82,7 +102,7 @@ def end_children() -> None:
 
 
 def _ask(backend, payload: dict, watchdog_s: float, should_stop=lambda: False) -> dict:
-    return child_for(backend).call("user", payload, should_stop, watchdog_s=watchdog_s)
+    return child_for(backend).call(USER_JOB, payload, should_stop, watchdog_s=watchdog_s)
 
 
 def warm(backend, problem=None, watchdog_s: float = 60.0) -> None:
@@ -122,7 +142,7 @@ def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lamb
     try:
         answer = _ask(backend, {"job": "load", "path": file.path, "source": file.source}, watchdog_s, should_stop)
     except Stalled as exc:  # its import never ended
-        raise Stalled(exc.seconds, file.path) from None
+        raise Stalled(exc.seconds, file.path, exc.started) from None
     if "bad_file" in answer or "error" in answer:
         raise UserFileError(answer.get("bad_file") or answer["error"])
     declared = answer["declared"]
@@ -174,7 +194,7 @@ class UserRun:
                 payload["problem"] = detached(problem)
                 answer = _ask(backend, payload, self.watchdog_s, self.should_stop)
         except Stalled as exc:
-            raise Stalled(exc.seconds, self.file.path) from None
+            raise Stalled(exc.seconds, self.file.path, exc.started) from None
         child = answer.get("phases", {})
         self.phases = Phases(child, ship=max(0.0, time.perf_counter() - t0 - sum(child.values())))
         if "bad_file" in answer:

@@ -16,8 +16,9 @@ import dataclasses
 import importlib.util
 from dataclasses import dataclass
 
-from kernels.errors import InputError
+from kernels.errors import InputError, shown
 from kernels.launch import LaunchRule
+from kernels.user_variants.names import name_problem
 
 
 @dataclass(frozen=True)
@@ -161,9 +162,10 @@ import numba
 import numpy as np
 from numba import cuda, uint32
 
-from kernels.backend import simulator_active
+from kernels.backend import memory, simulator_active
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector
 from kernels.launch import LaunchRule
+from kernels.user_variants.names import name_problem
 
 TARGET = {target!r}
 NAME = {name!r}
@@ -180,10 +182,11 @@ _SCRATCH = {}
 
 
 def scratch(name, size, dtype):
-    """A zeroed device array kept across calls (allocated by the first, untimed, call)."""
+    """A zeroed device array kept across calls (allocated by the first, untimed, call), from the lab's
+    memory seam, as the arrays run() is given."""
     key = (name, size, np.dtype(dtype).str)
     if key not in _SCRATCH:
-        _SCRATCH[key] = cuda.to_device(np.zeros(size, dtype))
+        _SCRATCH[key] = memory.zeros(size, dtype)
     return _SCRATCH[key]
 
 
@@ -217,7 +220,10 @@ def source(target: str, variant: str, name: str | None = None) -> str:
     template = TEMPLATES[target][0][variant]
     algorithm = by_name(target)
     built_in = next(v for v in algorithm.variants if v.name == variant)
-    name = name or f"my-{variant}"
+    name = f"my-{variant}" if name is None else name
+    problem = name_problem(name, target)
+    if problem:  # the loader's own rule: a file written here always loads
+        raise InputError(f"--name {shown(name)} {problem}")
     code = "\n\n".join(_copied(module, wanted) for module, wanted in (*template.before,
                                                                        (template.module, template.names)))
     for old, new in template.rewrites:
@@ -240,9 +246,10 @@ def write(target: str, variant: str, path, name: str | None = None, option: str 
 
 
 def _module_text(module: str) -> tuple[str, ast.Module]:
+    from kernels.io.reader import read_bytes
+
     spec = importlib.util.find_spec(module)
-    with open(spec.origin, encoding="utf-8") as f:
-        text = f.read()
+    text = read_bytes(spec.origin, "a built-in's source", 16 * 2**20, "a module of the app").decode("utf-8")
     return text, ast.parse(text)
 
 

@@ -5,6 +5,8 @@ compile is its file's own."""
 import numpy as np
 from numba import cuda
 
+from kernels.backend import memory
+
 
 @cuda.jit
 def add_one(out):
@@ -13,6 +15,6 @@ def add_one(out):
 
 def first_compile() -> int:
     """Compile and launch the tiny kernel; returns what it added (1 per thread: 32)."""
-    out = cuda.to_device(np.zeros(1, np.int64))
+    out = memory.zeros(1, np.int64)
     add_one[1, 32](out)
-    return int(out.copy_to_host()[0])
+    return int(memory.to_host(out)[0])

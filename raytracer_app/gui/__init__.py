@@ -57,7 +57,7 @@ def _excepthook(kind, value, tb):
     """An exception escaping a slot becomes one line in the main window's status bar (a dialog when
     there is no window); the app keeps running. RAYTRACER_DEBUG=1 also prints the traceback."""
     global _showing_error
-    from kernels.harness.bench import one_line
+    from kernels.errors import one_line
 
     text = one_line(value) if value is not None else kind.__name__
     if os.environ.get("RAYTRACER_DEBUG"):

@@ -1,6 +1,7 @@
 """One benchmark panel class, parameterised by an algorithm descriptor (Reduction, Histogram, Hash table):
 variant check boxes, problem size and options, launch, repeats, sweep mode, Run / Stop, a live chart
-and a results table. Runs happen in a BenchWorker thread through ``kernels.harness.bench.run``."""
+and a results table. A Run is one BenchRequest, run in a BenchWorker thread through the service's
+``run_bench``; each row is charted at its own size or block."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from PyQt6.QtWidgets import (
 
 from kernels.errors import InputError
 from kernels.harness import bench
-from kernels.harness.rounds import MAX_ROUNDS, check_rounds
+from kernels.harness.rounds import MAX_ROUNDS
+from kernels.service.bench_request import MAX_WARMUP, BenchRequest
 from raytracer_app.gui import chart_export
 from raytracer_app.gui.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.chart_export import describe
@@ -27,7 +29,7 @@ from raytracer_app.gui.panel_table import (  # noqa: F401 - the table's names, a
 from raytracer_app.gui.reference_picker import ReferencePicker
 from raytracer_app.gui.saving import export_to, message_of
 from raytracer_app.gui.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
-from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
+from raytracer_app.gui.workers import BenchWorker, WorkerThread
 
 def no_launch_tip(spec) -> str:
     """Why the launch controls are off, naming this panel's own variants that take no launch."""
@@ -67,7 +69,7 @@ class BenchPanel(QWidget):
         self._elapsed.setInterval(200)
         self._elapsed.timeout.connect(self._show_elapsed)
         self._block_ready = False
-        self.job: BenchJob | None = None
+        self.job: BenchRequest | None = None  # the last Run's request
         self.results = PanelResults(self)  # saved runs, Export JSON, the baseline
         self.worker = BenchWorker()
         self.thread = WorkerThread(self.worker, f"bench-{spec.title}")
@@ -233,6 +235,12 @@ class BenchPanel(QWidget):
                                "shuffled order: the samples then show how much the GPU moves from moment to moment, "
                                "which a comparison with another run needs (1: the repeats back to back)")
         form.addRow("Rounds", self.rounds)
+        self.warmup = QSpinBox()
+        self.warmup.setRange(1, MAX_WARMUP)
+        self.warmup.setValue(1)
+        self.warmup.setToolTip("untimed calls of each variant before its timed repeats (1: the first call, which "
+                               "compiles, is never timed; more settle clocks and caches)")
+        form.addRow("Warm-up", self.warmup)
         self.sweep = QComboBox()
         self.sweep.addItems(list(SWEEPS))
         self.sweep.setToolTip("sweep block size: powers of two up to the device limit (each variant's own grid "
@@ -340,15 +348,9 @@ class BenchPanel(QWidget):
         self.measure.refresh()
 
     # ------------------------------------------------------------------ run / stop
-    def run(self) -> bool:
-        if self.busy():
-            return False
-        names = self.selected_variants()
-        if not names:
-            self._say("choose at least one variant", error=True)
-            return False
+    def request(self, **changes) -> BenchRequest:
+        """The Run's BenchRequest from the controls (InputError, in the panel's words, for a value it refuses)."""
         mode = SWEEPS[self.sweep.currentText()]
-        n = self.n.value()
         grid_sm = self.grid_sm.value() or None
         if mode == "block":
             launches = [bench.Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
@@ -356,26 +358,48 @@ class BenchPanel(QWidget):
             launches = [bench.Launch()]
         else:
             launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
-        options = {key: combo.currentText() for key, combo in self.options.items()}
-        sizes = n_sweep(n) if mode == "n" else [n]
+        n = self.n.value()
+        fields = dict(algorithm=self.spec.name, backend=self.model.backend,
+                      sizes=tuple(n_sweep(n) if mode == "n" else [n]),
+                      options={key: combo.currentText() for key, combo in self.options.items()},
+                      launches=tuple(launches), variants=tuple(self.selected_variants()),
+                      repeats=self.repeats.value(), rounds=self.rounds.value(), warmup=self.warmup.value(),
+                      peak=self.show_peak.isChecked())
+        return BenchRequest(**{**fields, **changes}, labels=self.labels())
+
+    def labels(self) -> dict:
+        """The panel's words for a request's fields, as its refusals name them."""
+        return {"sizes": self.spec.size.label, "repeats": "Repeats", "rounds": "Rounds", "warmup": "Warm-up",
+                "block": "Block size",
+                "grid_sm": "Grid", "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
+
+    def run(self) -> bool:
+        if self.busy():
+            return False
+        if not self.selected_variants():
+            self._say("choose at least one variant", error=True)
+            return False
         try:
-            rounds = check_rounds(self.rounds.value(), self.repeats.value(), names=("Rounds", "Repeats"))
+            request = self.request()
         except InputError as exc:
             self._say(str(exc), error=True)
             return False
-        self.job = BenchJob(self.spec, self.model.backend, sizes, options, launches, names, self.repeats.value(),
-                            want_peak=self.show_peak.isChecked() and self.spec.measures_copy_peak, rounds=rounds)
+        self.job = request
+        mode = SWEEPS[self.sweep.currentText()]
         self.rows = []
         self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
-        what = ", ".join(f"{k} {v}" for k, v in options.items())
+        what = ", ".join(f"{k} {v}" for k, v in request.options)
+        sizes = request.sizes
         self.chart.set_info(describe(
-            self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{n:,}",
+            self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{sizes[0]:,}",
             self.model.backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None
-        steps = len(sizes) * len(launches) * len(names) * rounds  # as bench.run counts them: a row per round
+        names = request.variants
+        # as bench.run counts them: a row per round
+        steps = request.problem_count * len(request.launches) * len(names) * request.rounds
         self.progress.setRange(0, steps)
         self.progress.setValue(0)
         self.run_button.setEnabled(False)
@@ -384,7 +408,7 @@ class BenchPanel(QWidget):
         self._say(self._running_text + "…")
         self._started_at = time.perf_counter()
         self._elapsed.start()
-        self.worker.start(self.job)
+        self.worker.start(request)
         self.measure.refresh()
         return True
 
@@ -401,15 +425,15 @@ class BenchPanel(QWidget):
         self.thread.shutdown()
 
     # ------------------------------------------------------------------ worker signals
-    def _x_for(self, index: int) -> float:
-        """Rows arrive problem by problem, launch by launch, variant by variant."""
-        job = self.job
-        per_problem = len(job.launches) * len(job.variant_names)
+    def _x_for(self, row) -> float:
+        """Where a row goes on the chart's x axis: its own size or block (a single run's bars: 0)."""
         if self.chart.mode == "n":
-            return float(job.sizes[min(index // per_problem, len(job.sizes) - 1)])
+            return float(row.n)
         if self.chart.mode == "block":
-            launch = job.launches[(index // len(job.variant_names)) % len(job.launches)]
-            return float(launch.block)
+            try:
+                return float(row.block)
+            except (TypeError, ValueError):  # a 2-D block or none: not on a block axis
+                return 0.0
         return 0.0
 
     def _peak(self, peak) -> None:
@@ -423,7 +447,7 @@ class BenchPanel(QWidget):
                                 f"{eta_text(elapsed, self.progress.value(), self.progress.maximum())} (Stop ends it)")
 
     def _row(self, row) -> None:
-        x = self._x_for(len(self.rows))
+        x = self._x_for(row)
         self.rows.append((row, x))
         self.log.add(row)
         self.chart.add(row, x)
@@ -431,7 +455,7 @@ class BenchPanel(QWidget):
 
     def add_user_row(self, row) -> None:
         """A row from the variant editor (a user's file run at this panel's size), beside this panel's own."""
-        x = {"n": float(row.n), "block": float(row.block or 0)}.get(self.chart.mode, 0.0)
+        x = self._x_for(row)
         self.rows.append((row, x))
         self.log.add(row)
         self.chart.add(row, x)
@@ -483,7 +507,8 @@ class BenchPanel(QWidget):
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
+                        ("block", self.block)):
             s.setValue(self._key(name), w.value())
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
@@ -499,7 +524,8 @@ class BenchPanel(QWidget):
         names = s.value(self._key("variants"))
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("block", self.block)):
+        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
+                        ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))

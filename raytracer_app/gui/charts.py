@@ -7,8 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-RATE_UNITS = ("GB/s", "M inserts/s")  # a panel's throughput unit: bandwidth, or hash-table inserts
-MODES = ("bars", "block", "n")  # bars per variant, or a sweep over block size / over N
 PEAK_PEN = dict(color=(255, 200, 0), width=2)
 GHOST_PEN = dict(color=(230, 230, 230, 170), width=1.5)  # a loaded baseline: dashed, semi-transparent
 GHOST_BRUSH = (230, 230, 230, 45)
@@ -95,7 +93,7 @@ def short_axes() -> dict:
 def y_label(metric: str, log_y: bool = False) -> str:
     """The y axis title: short enough to stand beside a 250 px tall chart (the long name is the chart's
     tooltip), never cut off."""
-    unit = {"GB/s": "GB/s", "M inserts/s": "M inserts/s"}.get(metric, "kernel ms")
+    unit = {"GB/s": "GB/s", "G ops/s": "G ops/s"}.get(metric, "kernel ms")
     return unit + (" (log)" if log_y else "")
 
 
@@ -238,7 +236,7 @@ class BenchChart(pg.PlotWidget):
         plot.setLabel("bottom", axis)
         plot.setLabel("left", y_label(self.metric, self.log_y))
         plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
-                                         "M inserts/s": "inserts per second, in millions"}.get(
+                                         "G ops/s": "hash-table operations per second, in billions"}.get(
             self.metric, "median kernel time in milliseconds"))
         plot.getAxis("bottom").setTicks(None)
         top = 0.0

@@ -15,8 +15,8 @@ from kernels import backend as backends
 from kernels.errors import InputError
 from kernels.harness.frames import parse_size
 from kernels.julia import COLORMAPS, MAX_ITERATIONS
-from kernels.raytrace.layout import PATTERNS
-from kernels.raytrace.scene import load_scene, presets, save_scene
+from kernels.spheres.layout import PATTERNS
+from kernels.spheres.scene import load_scene, presets, save_scene
 from raytracer_app.gui.dialogs import ask_path
 from raytracer_app.gui.saving import in_background, message_of
 from raytracer_app.gui.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE

@@ -1,5 +1,5 @@
 """Render > Sphere Count Curve: frame time against sphere count (log-log), one line per memory, as
-`raytracer-app bench raytrace --sizes ...` measures it. The sweep runs in a BenchWorker thread (the
+`raytracer-app bench spheres --sizes ...` measures it. The sweep runs in a BenchWorker thread (the
 simulator's in its child process), streams its rows into the chart and can be cancelled at any time.
 
 The sweep is sized for the backend: up to a million spheres at 1024x1024 on a GPU, a few small points on
@@ -17,7 +17,7 @@ from raytracer_app.gui import chart_export
 from raytracer_app.gui.charts import chart_title, reference_pen, short_axes
 from raytracer_app.gui.reference_picker import ReferencePicker
 from raytracer_app.gui.reference_results import curve_points
-from raytracer_app.gui.workers import BenchJob, BenchWorker, WorkerThread
+from raytracer_app.gui.workers import BenchWorker, WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
 GPU_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)
@@ -85,7 +85,7 @@ class CountCurveDialog(QDialog):
         self.export_button.setToolTip("the curve as PNG (at least 1600 px wide, or twice its size on screen) or SVG, "
                                       "with the image size, counts, backend, device and date in its title and metadata")
         self.export_button.clicked.connect(lambda: self.export_chart())
-        self.reference = ReferencePicker("raytrace")
+        self.reference = ReferencePicker("spheres")
         self.reference.chosen.connect(self._draw_reference)
         self.reference.said.connect(self._say)
         self.reference_items: list = []
@@ -109,7 +109,8 @@ class CountCurveDialog(QDialog):
     def start(self) -> None:
         if self.running():
             return
-        from kernels.registry import by_name
+        from kernels.errors import InputError
+        from kernels.service.bench_request import BenchRequest
 
         backend = self.model.backend
         counts, variants, size, repeats = sweep_for(backend)
@@ -125,8 +126,13 @@ class CountCurveDialog(QDialog):
             f"{counts[0]:,} to {counts[-1]:,} spheres", backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
         self.plot.setTitle(chart_title(self.info), size="8pt")
-        self.job = BenchJob(by_name("raytrace"), backend, counts, {"size": size, "pattern": "uniform"},
-                            [bench.Launch(block=block)], variants, repeats, want_peak=False)
+        try:
+            self.job = BenchRequest("spheres", backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
+                                    launches=(bench.Launch(block=block),), variants=tuple(variants), repeats=repeats,
+                                    peak=False)
+        except InputError as exc:  # a block or size this backend refuses: said, nothing started
+            self.status.setText(str(exc))
+            return
         self.progress.setRange(0, len(counts) * len(variants))
         self.progress.setValue(0)
         self.status.setText(f"{', '.join(map(memory_of, variants))} at {size[0]}x{size[1]}, "

@@ -20,10 +20,10 @@ from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSplitter,
                              QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from kernels.errors import InputError, whole
+from kernels.errors import InputError, whole_items
 from kernels.lessons import catalog, references, report, report_refs
 from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
-from kernels.service.child import Cancelled, SimulatorProcess
+from kernels.backend.child import Cancelled, SimulatorProcess
 from raytracer_app.gui import lesson_references as shown_refs
 from raytracer_app.gui.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
@@ -160,7 +160,7 @@ class LessonsPanel(QWidget):
 
     def _given_sizes(self) -> list[int] | None:
         text = self.sizes_edit.text().strip()
-        return [whole(t, "n") for t in text.split(",") if t.strip()] if text else None
+        return whole_items(text, "n") if text else None
 
     def prepare(self) -> None:
         """One row per step and size, each with a guess to make before it runs."""

@@ -17,6 +17,7 @@ from raytracer_app.gui.menus import Menus
 from raytracer_app.gui.render_view import RenderView
 from kernels.harness.render import frame_row
 from raytracer_app.gui.models import RenderModel
+from kernels.errors import InputError
 from kernels.service.requests import CompareRequest
 from raytracer_app.gui.settings import PROBLEM, Keys, make_settings, read
 from raytracer_app.gui.timing_log import FpsMeter, TimingLog
@@ -193,7 +194,12 @@ class MainWindow(QMainWindow):
         tab = self.model.tab
         if force or self.stale[tab]:
             self.stale[tab] = False
-            self.worker.submit(self.model.request(timed=timed))
+            try:
+                request = self.model.request(timed=timed)
+            except InputError as exc:  # a value the backend refuses: said, nothing rendered
+                self.statusBar().showMessage(str(exc), 10000)
+                return
+            self.worker.submit(request)
 
     def _frame_ready(self, frame, request) -> None:
         view = self.view.view(request.kind)
@@ -329,7 +335,12 @@ class MainWindow(QMainWindow):
         if self.model.tab != "spheres":
             self.view.select("spheres")
         repeats = self.controls.compare_repeats.value()
-        self.worker.submit_job(CompareRequest(self.model.request(), repeats))
+        try:
+            request = self.model.request()
+        except InputError as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return False
+        self.worker.submit_job(CompareRequest(request, repeats))
         # one message at a time: the busy label says what runs (with its time and Cancel) from now on
         self.statusBar().clearMessage()
         self.busy_label.setText(f"comparing global and constant memory ({repeats} renders each)…")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
 from PyQt6.QtWidgets import QPushButton
 
+from kernels.errors import InputError
+from kernels.launch import Launch
 from raytracer_app.gui.panel_table import is_ghost
 from raytracer_app.gui.workers import JobWorker, WorkerThread, describe
 
@@ -78,29 +80,35 @@ class MeasureControl(QObject):
                                       "(one ncu run in a child process); Stop ends it")
 
     def job(self) -> dict | None:
+        """The measurement: the panel's request narrowed to its size, one launch and its runnable GPU
+        variants (None when none is selected); InputError for a value the panel refuses."""
         panel = self.panel
         backend = panel.model.backend
         names = [v.name for v in panel.spec.variants
                  if v.name in panel.selected_variants() and v.kind == "gpu" and v.skip_reason(backend) is None]
         if not names:
             return None
-        launch = {} if panel.default_launch.isChecked() else \
-            {"block": panel.block_size(), "grid_sm": panel.grid_sm.value() or None}
-        options = {key: combo.currentText() for key, combo in panel.options.items()}
-        return dict(target=panel.spec.name, variants=names, n=panel.n.value(), options=options, seed=0,
-                    launch=launch, backend=backend)
+        launch = Launch() if panel.default_launch.isChecked() else \
+            Launch(block=panel.block_size(), grid_sm=panel.grid_sm.value() or None)
+        request = panel.request(sizes=(panel.n.value(),), launches=(launch,), variants=tuple(names), rounds=1,
+                                repeats=1)
+        return dict(request=request.to_json(), backend=backend)
 
     def start(self) -> bool:
-        job = self.job()
+        try:
+            job = self.job()
+        except InputError as exc:
+            self.panel._say(str(exc), error=True)
+            return False
         if job is None:
             self.panel._say("choose at least one GPU variant to measure", error=True)
             return False
         self._running = True
-        self._n = job["n"]
+        self._n = job["request"]["sizes"][0]
         self.refresh()
         self.panel.run_button.setEnabled(False)
         self.panel.stop_button.setEnabled(True)
-        self.panel._say(f"measuring {len(job['variants'])} variant(s) with ncu…")
+        self.panel._say(f"measuring {len(job['request']['variants'])} variant(s) with ncu…")
         self.worker.start(job)
         return True
 

@@ -70,7 +70,7 @@ class Menus:
         self.compare = self._action(render, "&Compare Memory", w.compare_memory, "Ctrl+M",
                                     "render the scene N times with global and with constant memory")
         self._action(render, "Sphere Count &Curve…", w.sphere_count_curve, None,
-                     "frame time against sphere count (log-log), one line per memory, as `bench raytrace "
+                     "frame time against sphere count (log-log), one line per memory, as `bench spheres "
                      "--sizes` measures it")
         render.addSeparator()
         from raytracer_app.gui.restart import restart_label

@@ -13,8 +13,7 @@ from kernels.errors import InputError
 from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
 from kernels.julia import JuliaParams
 from kernels.launch import DEFAULT_BLOCK_2D, clamp_block
-from kernels.raytrace.scene import Scene, capacity, generate_scene, limit_reason
-from kernels.raytrace.scene import max_spheres as memory_max_spheres
+from kernels.spheres.scene import Scene, cap_reason, capacity, generate_scene, sphere_cap
 from kernels.service.requests import RenderRequest
 
 TABS = ("spheres", "julia")
@@ -75,20 +74,13 @@ class RenderModel(QObject):
         return self.max_spheres_for(self.memory)
 
     def max_spheres_for(self, memory: str) -> int:
-        """Most spheres a kernel reading them from ``memory`` takes here: the constant-memory capacity for
-        constant memory, a million for the others and the CPU twin, and the simulator's own small cap."""
-        from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
-
-        cap = memory_max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits)
-        return min(cap, SIM_MAX_SPHERES) if self.backend.is_simulator else cap
+        """Most spheres a kernel reading them from ``memory`` takes here (the same rule a RenderRequest
+        checks: kernels.spheres.scene.sphere_cap)."""
+        return sphere_cap(self.backend, memory)
 
     def limit_reason_for(self, memory: str) -> str:
         """Why max_spheres_for(memory) is the limit, in words for a tooltip or a label."""
-        cap = self.max_spheres_for(memory)
-        if cap < memory_max_spheres(memory if self.backend.runs_cuda_kernels else "host", self.limits):
-            return f"at most {cap:,} on the simulator: every GPU thread runs in Python"
-        where = f"{memory} memory" if self.backend.runs_cuda_kernels else "the CPU twin"
-        return f"at most {cap:,} spheres for {where}: {limit_reason(cap)}"
+        return cap_reason(self.backend, memory)
 
     def random_scene(self, n: int) -> Scene:
         """A random scene laid out over the sphere tab's image (radii in proportion to it)."""
@@ -106,7 +98,7 @@ class RenderModel(QObject):
         """The shipped scene preset in use, or '' (a random scene or another file)."""
         from pathlib import Path
 
-        from kernels.raytrace.scene import presets
+        from kernels.spheres.scene import presets
 
         if self.scene_is_random or not self.scene_path:
             return ""

@@ -22,7 +22,8 @@ VERDICT_FG = {compare.SLOWER: QColor(200, 0, 0), compare.FASTER: QColor(0, 140, 
 
 
 class PanelResults:
-    """For one BenchPanel (``panel.spec``, ``panel.job``, ``panel.rows`` as (row, x), ``panel._say``)."""
+    """For one BenchPanel (``panel.spec``, ``panel.job``: the BenchRequest of its last Run, ``panel.rows`` as
+    (row, x), ``panel._say``)."""
 
     def __init__(self, panel):
         self.panel = panel
@@ -87,13 +88,11 @@ class PanelResults:
 
     # ------------------------------------------------------------------ saving runs
     def result_of_run(self, stopped: bool) -> results.Result:
-        panel, job = self.panel, self.panel.job
-        options = {"sizes": job.sizes, "options": job.options, "variants": job.variant_names, "repeats": job.repeats,
-                   "rounds": job.rounds,
-                   "launches": [f"block {launch.block}, grid {launch.grid}, grid_sm {launch.grid_sm}"
-                                for launch in job.launches],
-                   "mode": panel.chart.mode, "stopped": stopped}
-        return results.make_result(panel.spec.name, [r for r, _ in panel.rows], job.backend, self.peak, None, options)
+        """The run as a result file: its request in the header, marked partial when it was stopped."""
+        panel = self.panel
+        result = results.make_result(panel.job, [r for r, _ in panel.rows], self.peak)
+        result.partial = stopped
+        return result
 
     def save_run(self, stopped: bool) -> str:
         """Save the run just finished under the cache folder; the status text's addition ('' with no rows)."""

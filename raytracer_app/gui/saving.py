@@ -7,7 +7,7 @@ import threading
 
 from PyQt6.QtCore import QBuffer, QCoreApplication, QEventLoop, QIODevice
 
-from kernels.harness.bench import one_line
+from kernels.errors import one_line
 from kernels.errors import InputError
 from kernels.io.writer import WriteFailed
 

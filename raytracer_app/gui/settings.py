@@ -175,8 +175,8 @@ def load_model(s: QSettings, model) -> None:
     from kernels.harness.frames import parse_size
     from kernels.julia import COLORMAPS, LAUNCHES, JuliaParams
     from kernels.launch import clamp_block
-    from kernels.raytrace.scene import MEMORIES
-    from kernels.raytrace.layout import PATTERNS
+    from kernels.spheres.scene import MEMORIES
+    from kernels.spheres.layout import PATTERNS
     from raytracer_app.gui.models import PRECISION_MODES, TABS
 
     tab = read(s, Keys.TAB, model.tab)
@@ -195,7 +195,7 @@ def load_model(s: QSettings, model) -> None:
     model.load_note = ""
     path = read(s, Keys.SCENE_FILE, "", str)
     if path:  # the scene file in use last time; if it is gone, say so and keep the random scene
-        from kernels.raytrace.scene import load_scene
+        from kernels.spheres.scene import load_scene
 
         try:
             model.scene, model.scene_is_random, model.scene_path = load_scene(path, model.max_spheres), False, path

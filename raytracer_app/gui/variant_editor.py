@@ -17,6 +17,8 @@ import re
 from PyQt6.QtCore import Qt, QTimer, pyqtSignal
 from PyQt6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from kernels.errors import InputError
+from kernels.launch import Launch
 from raytracer_app.gui import variant_files
 from raytracer_app.gui.code_editor import CodeEditor
 from raytracer_app.gui.variant_worker import VariantJob, VariantWorker
@@ -202,16 +204,27 @@ class VariantEditor(QWidget):
             self._say("the editor's folder cannot be written; Save the file first", error=True)
             return None
         self.editor.mark_line(None)
-        return self.problem_job(path, compare_with)
+        try:
+            return self.problem_job(path, compare_with)
+        except InputError as exc:  # the panel's size or options refused: said as the panel would
+            self._say(str(exc), error=True)
+            return None
 
     def problem_job(self, path: str = "", compare_with: str | None = None) -> VariantJob:
-        """A job on the benchmark panel's problem now: its size, options and repeats."""
+        """A job on the benchmark panel's problem now: its size, options and repeats (InputError, in the
+        panel's words, for a value the panel refuses)."""
+        from kernels.service.bench_request import BenchRequest
+
         spec = self.targets[self.target]
         panel = self.panels.get(spec.title)
-        n = panel.n.value() if panel is not None else spec.size.default_for(self.model.backend, gui=True)
-        options = {k: c.currentText() for k, c in panel.options.items()} if panel is not None else {}
-        repeats = panel.repeats.value() if panel is not None else 2
-        return VariantJob(path, self.model.backend, spec, n, options, repeats, self.watchdog.value(), compare_with)
+        one = dict(launches=(Launch(),), variants="all", rounds=1, processes=1, peak=False)
+        if panel is not None:
+            request = panel.request(sizes=(panel.n.value(),), **one)
+        else:
+            backend = self.model.backend
+            request = BenchRequest(spec.name, backend, sizes=(spec.size.default_for(backend, gui=True),),
+                                   repeats=min(2, backend.caps.max_repeats), **one)
+        return VariantJob(path, request, self.watchdog.value(), compare_with)
 
     def run(self) -> bool:
         """Save, load and compile the file in its child process, verify and time it at the panel's size."""
@@ -268,7 +281,11 @@ class VariantEditor(QWidget):
     def warm(self) -> None:
         """Start (or keep) the child for the model's backend, with the panel's problem made and shipped."""
         if self.isVisible() and not self.running:
-            self.worker.warm(self.model.backend, self.problem_job())
+            try:
+                job = self.problem_job()
+            except InputError:  # a panel value refused: a Run says so; the child starts without a problem
+                job = None
+            self.worker.warm(self.model.backend, job)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)

@@ -2,7 +2,7 @@
 user-variant child process, kernels.user_variants), or compiles it beside a built-in for the Inspector,
 in its own thread.
 
-A Run's time goes to phases (kernels.user_variants.phases) the editor shows: the child is started and
+A Run's time goes to phases (kernels.harness.user_calls) the editor shows: the child is started and
 warmed when the editor is shown, with the panel's problem made and shipped to it then; the problem (its
 input and its reference result) is kept for the next Run at the same size, op, dtype and seed, and the
 child keeps its arrays, so a re-run without edits only copies, times and verifies. A child ended by the
@@ -17,25 +17,33 @@ from PyQt6.QtCore import Qt, pyqtSignal, pyqtSlot
 
 from kernels.errors import InputError
 from kernels.harness import bench
-from kernels.service.child import Cancelled
+from kernels.backend.child import Cancelled
 from raytracer_app.gui.workers import JobWorker, describe
 
-SEED = 0  # the editor's problems, as the benchmark panel's
 
 
 @dataclass
 class VariantJob:
-    """One Run (or Compare) of the variant editor: the file as saved, and the benchmark panel's problem."""
+    """One Run (or Compare) of the variant editor: the file as saved, and the benchmark panel's request (its
+    size, options and repeats), whose problem the file runs on."""
 
     path: str
-    backend: object
-    spec: object  # the TARGET's Algorithm, whose panel the row joins
-    n: int
-    options: dict
-    repeats: int
+    request: object  # a BenchRequest of one size on the TARGET's algorithm, whose panel the row joins
     watchdog_s: float
     compare_with: str | None = None  # set: compile the file and this built-in for the Inspector instead
     arch: str = "sm_90"
+
+    @property
+    def backend(self):
+        return self.request.backend
+
+    @property
+    def spec(self):
+        return self.request.spec
+
+    @property
+    def n(self) -> int:
+        return self.request.sizes[0]
 
 
 class VariantWorker(JobWorker):
@@ -76,10 +84,10 @@ class VariantWorker(JobWorker):
 
     def problem(self, job: VariantJob):
         """(the job's problem, whether it was made now): kept for the next job of the same key."""
-        key = (job.spec.name, job.n, tuple(sorted(job.options.items())), SEED)
+        key = (job.spec.name, job.request.sizes, job.request.options, job.request.seed)
         if self._problem is None or self._problem[0] != key:
             self._problem = None  # the old one's memory goes before the new one is made
-            problem = job.spec.make_problem(job.n, job.spec.options_for(job.options, job.backend), SEED)
+            problem = next(job.request.problems())
             self._problem = (key, problem)
             return problem, True
         return self._problem[1], False
@@ -87,7 +95,7 @@ class VariantWorker(JobWorker):
     @pyqtSlot(object)
     def _run(self, job: VariantJob) -> None:
         from kernels.user_variants import loader
-        from kernels.user_variants.phases import Phases
+        from kernels.harness.user_calls import Phases
 
         phases = Phases()
         try:
@@ -109,7 +117,7 @@ class VariantWorker(JobWorker):
                 del phases["problem"]
             variant.run.should_stop = self._stop.is_set
             t0 = time.perf_counter()
-            (row,) = bench.run([problem], [variant], [bench.Launch()], job.backend, job.repeats)
+            (row,) = bench.run(job.request, [variant], [problem])
             phases.update(variant.run.phases)
             phases["verify"] = max(0.0, time.perf_counter() - t0 - sum(variant.run.phases.values()))
             if variant.run.bad_file:

@@ -11,15 +11,13 @@ import sys
 import threading
 import traceback
 from collections import deque
-from dataclasses import dataclass
 
 from PyQt6.QtCore import QObject, Qt, QThread, QTimer, pyqtSignal, pyqtSlot
 
-from kernels.harness import bench
 from kernels.harness.frames import Queued
-from kernels.errors import InputError
+from kernels.errors import InputError, one_line
 from kernels.service.bench import run_bench
-from kernels.service.child import Cancelled, ChildFailed, SimulatorProcess
+from kernels.backend.child import Cancelled, ChildFailed, SimulatorProcess
 from kernels.service.first_frame import first_frame
 from kernels.service.render import start_frame, warm_renderers
 
@@ -31,7 +29,7 @@ def describe(exc: BaseException) -> str:
     """One line for the user: InputError messages as they are, anything else with its type."""
     if isinstance(exc, (InputError, ChildFailed)):  # a child's message is already one line
         return str(exc)
-    return bench.one_line(exc)  # numba's errors span many lines, with terminal colours
+    return one_line(exc)  # numba's errors span many lines, with terminal colours
 
 
 class RenderWorker(QObject):
@@ -270,29 +268,6 @@ def _raiser(exc: BaseException):
     return complete
 
 
-@dataclass
-class BenchJob:
-    """One Run of a benchmark panel: problems are built in the worker (they can be large)."""
-
-    spec: object  # kernels.harness.descriptor.Algorithm
-    backend: object
-    sizes: list[int]
-    options: dict
-    launches: list[bench.Launch]
-    variant_names: list[str]
-    repeats: int
-    want_peak: bool = True
-    rounds: int = 1  # the repeats spread over this many rounds through the rows (kernels.harness.rounds)
-
-
-def _locked(run):
-    def locked_run(*args, **kwargs):
-        with COMPUTE_LOCK:
-            return run(*args, **kwargs)
-
-    return locked_run
-
-
 class JobWorker(QObject):
     """A worker object living on its own thread that runs one job at a time: ``start(job)`` queues
     ``_run(job)`` there; ``stop()`` sets ``_stop``, which the job polls; ``running()`` is true from ``start``
@@ -319,9 +294,9 @@ class JobWorker(QObject):
 
 
 class BenchWorker(JobWorker):
-    """Runs BenchJobs through ``kernels.harness.bench.run`` in its own thread, streaming rows as they come."""
+    """Runs BenchRequests through the service's ``run_bench`` in its own thread, streaming rows as they come."""
 
-    started = pyqtSignal(object)  # the job
+    started = pyqtSignal(object)  # the request
     peakReady = pyqtSignal(object)  # bench.Peak
     rowReady = pyqtSignal(object)  # bench.Row
     progress = pyqtSignal(int, int)  # done, total
@@ -341,19 +316,12 @@ class BenchWorker(JobWorker):
             self.progress.emit(*value)
 
     @pyqtSlot(object)
-    def _run(self, job: BenchJob) -> None:
+    def _run(self, request) -> None:
         rows: list = []
         try:
-            self.started.emit(job)
-            fields = dict(algorithm=job.spec.name, backend=job.backend, sizes=job.sizes, options=job.options,
-                          launches=job.launches, variant_names=job.variant_names, repeats=job.repeats,
-                          want_peak=job.want_peak, rounds=job.rounds)
-            if job.backend.is_simulator:
-                rows = self.sim.call("bench", fields, self._stop.is_set, self._relay)
-            else:
-                rows = run_bench({**fields, "wrap_run": _locked}, self._relay, self._stop.is_set)
-        except Cancelled:
-            pass
+            self.started.emit(request)
+            # a simulator run goes to this worker's child process, so that Stop ends it at once
+            rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
         except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()

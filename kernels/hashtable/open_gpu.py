@@ -1,0 +1,185 @@
+"""The host side of the open-addressing kernels (:mod:`.open_kernels`): the table in device memory, the
+launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-choice`` and ``best``.
+
+Timing: an insert (or insert-or-add) is timed into a table emptied before every repeat, an erase from a
+copy of the full table restored before every repeat (neither refill timed); a find times lookups in a table
+built once before the repeats, by the variant's own insert (untimed). ``best`` is the bucketed table with
+four hash functions and overflow flags, with its bucket width and block tuned per device, op, load and size on a
+GPU (kernels.launch.tuning's cache).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernels import timing
+from kernels.backend import memory
+from kernels.harness import bench
+from kernels.harness.bench import Outcome
+from kernels.hashtable import BEST_KERNEL, VARIANT_BY_NAME
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY
+from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
+from kernels.launch import MAX_GRID, Launch, tuning
+
+FILL_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """How a variant lays out and probes its table: slots per bucket, hash functions, whether a group of
+    bucket / 2 lanes probes a bucket (else one thread per key, a slot per probe) and whether the table keeps
+    overflow flags (layout.py)."""
+
+    bucket: int
+    choices: int
+    grouped: bool
+    flagged: bool = False
+
+    @property
+    def lanes(self) -> int:
+        return self.bucket // 2 if self.grouped else 1
+
+    def kernel(self, op: str, items: int = 1):
+        items = items if op == "find" else 1  # only a find holds several keys in flight
+        if not self.grouped:
+            return linear_kernels(op, items)
+        return bucket_kernels(op, self.bucket, self.choices, items, self.flagged)
+
+    def describe(self) -> str:
+        hashes = f"{self.choices} hash" + ("es" if self.choices > 1 else "")
+        return f"buckets of {self.bucket} slots, {hashes}" + (", overflow flags" if self.flagged else "")
+
+
+LINEAR = Scheme(1, 1, False)
+
+
+def best_scheme(bucket: int) -> Scheme:
+    return Scheme(bucket, BEST_CHOICES, True, True)
+
+
+def run_linear_probing(problem, launch, backend, repeats):
+    return run_scheme("linear-probing", LINEAR, problem, launch, backend, repeats)
+
+
+def run_bucketed(problem, launch, backend, repeats):
+    return run_scheme("bucketed", Scheme(problem.bucket, 1, True), problem, launch, backend, repeats)
+
+
+def run_two_choice(problem, launch, backend, repeats):
+    return run_scheme("two-choice", Scheme(problem.bucket, 2, True), problem, launch, backend, repeats)
+
+
+def run_best(problem, launch, backend, repeats):
+    """Buckets with four hash functions and overflow flags at the user's launch (bucket width from --bucket),
+    or on a GPU with no launch given at the bucket width and block tuned for this device, op, load and size."""
+    if not backend.is_gpu or not launch.is_default:
+        return run_scheme("best", best_scheme(problem.bucket), problem, launch, backend, repeats)
+    choice, source = tuned(problem, backend)
+    out = run_scheme("best", best_scheme(choice.items), problem, Launch(block=choice.block), backend, repeats)
+    return dataclasses.replace(out, note=f"tuned: bucket {choice.items} slots, block {choice.block} ({source}); "
+                                         + out.note)
+
+
+def tuned(problem, backend):
+    """best's (Choice, 'cached' | 'tuned now'): bucket width (as the Choice's items) and block, swept over
+    BUCKET_WIDTHS x tuning.SWEEP_BLOCKS. The sweep ranks launches by time and does not check each one's
+    table (a check at 2^26 keys takes seconds); the row that follows checks the winner's."""
+    def measure(bucket: int, block: int):
+        if bucket not in BUCKET_WIDTHS or block > backend.limits.max_threads_per_block:
+            return None
+        try:
+            with timing.measurement(timing.Policy()):  # a plain short timing, never cold
+                return run_scheme("best", best_scheme(bucket), problem, Launch(block=block), backend,
+                                  tuning.SWEEP_REPEATS, check=False).timing.median_ms
+        except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
+            return None
+
+    what = f"{problem.op} load {problem.load:g}" + (f" absent {problem.absent:g}" if problem.op in ("find", "erase")
+                                                     else f" multiplicity {problem.multiplicity:g}")
+    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], what, problem.dtype, problem.n,
+                           kernel=BEST_KERNEL)
+    return tuning.choose(key, measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)))
+
+
+def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, check: bool = True) -> Outcome:
+    """Times ``problem``'s op on a table laid out as ``scheme`` and checks the result (unless ``check`` is
+    False: then the Outcome's result is None)."""
+    backend.activate()
+    resolved = VARIANT_BY_NAME[name].resolve(launch, backend.limits, problem.n)
+    block = resolved.block
+    items = resolved.items if problem.op == "find" else 1
+    grid = launch.resolved_grid(backend.limits.sm_count)
+    if grid is None:  # a thread (a group of lanes) per key (per ``items`` keys): every key in flight at once
+        grid = max(1, min(MAX_GRID, -(-problem.n * scheme.lanes // (block * items))))
+    nbuckets = np.int64(problem.capacity // scheme.bucket)
+    slots = memory.empty(problem.capacity, np.uint64)
+    status = memory.zeros(1, np.int32)
+    fill = fill_kernel()[_fill_grid(problem.capacity, backend), FILL_BLOCK]
+    empty = np.uint64(SLOT_EMPTY)
+    # the table's overflow flags, a bit per bucket (a word that is never read where the table has none)
+    flags = memory.zeros(-(-int(nbuckets) // 32) if scheme.flagged else 1, np.uint32)
+    fill_flags = fill_kernel()[_fill_grid(flags.size, backend), FILL_BLOCK]
+    with_flags = (flags,) if scheme.grouped else ()  # linear probing's kernels take none
+
+    def empty_table():
+        fill(slots, empty)
+        if scheme.flagged:
+            fill_flags(flags, np.uint32(0))
+
+    insert = scheme.kernel("insert")[grid, block]
+    op = problem.op
+    before = None
+    if op in ("insert", "insert-or-add"):
+        kernel = scheme.kernel(op)[grid, block]
+        keys = problem.device_keys()
+        before = empty_table
+
+        def launch_once():
+            kernel(keys, slots, *with_flags, nbuckets, status)
+    else:
+        empty_table()
+        insert(problem.device_table_keys(), slots, *with_flags, nbuckets, status)  # the table the batch starts from
+        _check_room(status, "building the table")
+        kernel = scheme.kernel(op, items)[grid, block]
+        keys = problem.device_keys()
+        if op == "find":
+            answers = memory.empty(problem.n, np.uint32)
+
+            def launch_once():
+                kernel(keys, slots, *with_flags, answers, nbuckets)
+        else:
+            full = memory.empty_like(slots)
+            memory.copy(full, slots)
+
+            def before():  # an erase changes no flag: the slots alone are restored
+                memory.copy(slots, full)
+
+            def launch_once():
+                kernel(keys, slots, *with_flags, nbuckets)
+
+    elapsed = timing.time_kernel(backend, launch_once, repeats, before=before)
+    _check_room(status, problem.op)
+    if not check:
+        return Outcome(None, elapsed, block, grid)
+    if op == "find":
+        result = problem.check_found(memory.to_host(answers))
+    else:
+        result = problem.check_open(memory.to_host(slots), scheme.bucket, scheme.choices,
+                                    memory.to_host(flags) if scheme.flagged else None)
+    layout = scheme.describe()
+    if op == "find":
+        layout += f", {items} key{'s' if items > 1 else ''} per {'group' if scheme.grouped else 'thread'} in flight"
+    return Outcome(result, elapsed, block, grid, note=f"{problem.describe()}; {layout}")
+
+
+def _fill_grid(slots: int, backend) -> int:
+    top = 1024 if backend.is_gpu else 4  # the simulator runs every thread in Python: few, looping
+    return max(1, min(top, -(-slots // FILL_BLOCK)))
+
+
+def _check_room(status, what: str) -> None:
+    if memory.to_host(status)[0]:
+        raise RuntimeError(f"{what}: the table ran out of slots (tombstones filled its empty ones)")

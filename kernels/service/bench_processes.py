@@ -1,0 +1,119 @@
+"""A run in several fresh processes (a request with ``processes`` P): each process runs the same request with
+its share of the repeats, one after another, and their rows are joined into one run
+(:mod:`kernels.harness.processes` says why and how).
+
+Each child is ``python -m kernels.service.bench REQUEST.json RESULT.json``: it reads the request, runs it
+through :func:`kernels.service.bench.run_bench` and writes a result file, which the parent reads back. A child
+refusing its input exits 2 (the parent raises InputError), one failing otherwise exits 1 (RuntimeError)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+POLL_S = 0.1  # how often the parent checks for Stop while a child runs
+
+
+CHILD_MODULE = "kernels.service.bench"
+
+
+def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
+    """(the joined rows, the first process's copy peak, whether it was stopped): a stopped run keeps no rows,
+    since those of some processes only would be judged as if they were the whole run."""
+    from kernels.backend.simulator import SIM_ENV
+    from kernels.errors import InputError
+    from kernels.harness.bench import Peak
+    from kernels.harness.processes import check_processes, merge_processes
+    from kernels.harness.results_read import read_result
+
+    shares = check_processes(request.processes, request.repeats, request.rounds)
+    runs, peak, stopped = [], None, False
+    env = dict(os.environ)
+    if request.backend.is_simulator:
+        env[SIM_ENV] = "1"  # before the child imports numba
+    from kernels import signals
+
+    with tempfile.TemporaryDirectory(prefix="raytracer-processes-") as folder, \
+            signals.cleaned_up(lambda: shutil.rmtree(folder, ignore_errors=True)):  # a forced exit too
+        for i, share in enumerate(shares, start=1):
+            if should_stop():
+                stopped = True
+                break
+            one = request.with_changes(repeats=share, processes=1, peak=request.peak and i == 1)
+            request_path = os.path.join(folder, f"request-{i}.json")
+            result_path = os.path.join(folder, f"process-{i}.json")
+            with open(request_path, "w", encoding="utf-8") as f:
+                json.dump(one.to_json(), f)
+            start = time.perf_counter()
+            code, err = _run_child([sys.executable, "-m", CHILD_MODULE, request_path, result_path], env, should_stop)
+            if code is None:
+                stopped = True
+                break
+            if not (code in (0, 1) and os.path.exists(result_path)):  # 1 with rows: a variant failed verification
+                lines = [x for x in err.splitlines() if x.strip()]
+                last = lines[-1].removeprefix("raytracer-app: ") if lines else "no message"
+                text = f"process {i} of {len(shares)} exited with {code}: {last}"
+                raise InputError(text) if code == 2 else RuntimeError(text)
+            result = read_result(result_path, f"process {i}'s result file")
+            runs.append(result.rows)
+            if i == 1 and result.device.get("copy_peak_gbps"):
+                peak = Peak(result.device["copy_peak_gbps"], result.device.get("copy_peak_how", ""))
+                send("peak", peak)
+            send("message", f"process {i}/{len(shares)}: {len(runs[-1])} rows, {share} repeats each, "
+                            f"{time.perf_counter() - start:.1f} s")
+            send("progress", (i, len(shares)))
+    if stopped:
+        return [], peak, True
+    rows = merge_processes(runs, peak.gbps if peak else None)
+    for row in rows:
+        send("row", row)
+    return rows, peak, False
+
+
+LOG_TAIL_BYTES = 64 * 2**10  # what is kept of a child's stderr: its last lines, however much it printed
+
+
+def _run_child(command, env, should_stop) -> tuple[int | None, str]:
+    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, '') when stopped (the child
+    is ended). Its stdout goes nowhere and of its stderr a thread keeps only the tail, so a child (a variant
+    file) printing hundreds of MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's
+    forced exit, ends it with the parent."""
+    from kernels import signals
+
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    tail = bytearray()
+
+    def keep_tail():
+        while chunk := proc.stderr.read1(1 << 16):
+            tail.extend(chunk)
+            del tail[:-LOG_TAIL_BYTES]
+
+    reader = threading.Thread(target=keep_tail, daemon=True)
+    reader.start()
+    try:
+        with signals.cleaned_up(proc.kill):
+            while proc.poll() is None:
+                if should_stop():
+                    proc.terminate()
+                    try:
+                        proc.wait(2)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                    return None, ""
+                time.sleep(POLL_S)
+    except BaseException:  # Ctrl-C in the parent: the child goes with it
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        reader.join(5)
+        proc.stderr.close()
+    return proc.returncode, bytes(tail).decode("utf-8", "replace")

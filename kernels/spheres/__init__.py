@@ -1,0 +1,139 @@
+"""The sphere ray tracer of seed 001 (CUDA by Example, ch. 6): one kernel reading the spheres from
+global memory, one from a real ``__constant__`` array, one culling them per tile into shared memory, and
+two CPU twins; all of them share the per-sphere math.
+
+The GPU kernels and the CPU twins read the spheres packed as hot and cold records (``pack_spheres``);
+scenes keep the book's whole records.
+
+The definition: rays go along z through pixel (x, y), one world unit per pixel, origin at the image
+centre (ox = x - W/2, oy = y - H/2); the nearest sphere hit (largest dz + z) shades the pixel with
+``color * dz / radius``; each byte is ``int(value * 255)``. Row 0 of the image is y = 0.
+
+Memories: ``global`` and ``constant`` are the book's two kernels; ``shared`` culls the spheres per block and
+stages the survivors in shared memory; ``binned`` first sorts the spheres into screen tiles, then shades
+each tile from its own list (:mod:`.binned`). How many spheres each takes: ``max_spheres``.
+
+Access patterns: ``uniform`` visits spheres 0..N-1 in every thread, so a warp reads one address at a time
+(constant memory broadcasts it); ``staggered`` starts each thread of a warp at a different sphere, so a
+warp reads up to 32 addresses at once (constant memory serialises them). Both give the same image.
+
+This module declares everything about the algorithm and imports no numba: the variants with their launch
+rules and inspector entries, and the descriptor. The buffer layout is :mod:`.layout`, the shared
+per-pixel math :mod:`.shading` (``@numba.jit``), the kernels :mod:`.gpu` and :mod:`.binned`, the CPU twins
+:mod:`.cpu` (rows) and :mod:`.tiles` (binned tiles; the renderer's CPU path), the renderer
+:mod:`.renderer`, the numpy reference renderer :mod:`.reference` and the benchmark runs :mod:`.runs`,
+imported when first used.
+"""
+
+from __future__ import annotations
+
+from kernels.backend import Backend
+from kernels.harness.descriptor import Algorithm, Option, SizeAxis
+from kernels.harness.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
+from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
+from kernels.harness.render import PIXELS_UNIT
+from kernels.harness.variants import Variant
+from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
+from kernels.lazy import entry
+from kernels.spheres.layout import PATTERNS
+from kernels.spheres.scene import MAX_SPHERES
+from kernels.harness.frames import parse_size
+
+IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
+
+
+def _run(name: str):
+    return entry("kernels.spheres.runs", name)
+
+
+# --- what the inspector compiles for each GPU variant (1024x1024 images) ---------------------------------------
+
+_IMAGE = (1024, 1024)
+_SPHERES_SIG = "void(float32[::1], int32, boolean, uint32[:, ::1])"
+_CONSTANT_SIG = "void(int32, boolean, uint32[:, ::1])"
+
+
+def _spheres_traffic(n, threads, blocks):
+    pixels = _IMAGE[0] * _IMAGE[1]
+    return Traffic(4 * pixels + 28 * n, 8 * pixels * n, "fp32",
+                   "writes one 4-byte pixel each and reads the 28-byte spheres once (caches absorb the rest); "
+                   "8 FP32 operations per pixel and sphere (the hit test)")
+
+
+def _binned_traffic(n, threads, blocks):
+    pixels = _IMAGE[0] * _IMAGE[1]
+    return Traffic(4 * pixels + 28 * n, 8 * pixels * n, "fp32",
+                   "the shading pass: writes one 4-byte pixel each and reads each tile's own list (at most every "
+                   "sphere); 8 FP32 operations per pixel and listed sphere (an upper bound: lists are short)")
+
+
+def _kernel(function: str, signature: str, default_n: int, module: str = "kernels.spheres.gpu", **extra) -> KernelDecl:
+    traffic = extra.pop("traffic", _spheres_traffic)
+    return KernelDecl(module, function, None, signature, (16, 16), no_dynamic_shared, traffic, default_n, **extra)
+
+
+_INSPECT = {
+    "global": _kernel("render_spheres_global", _SPHERES_SIG, 20),
+    "constant": _kernel("render_spheres_constant", _CONSTANT_SIG, 20),
+    "shared": _kernel("render_spheres_shared", _SPHERES_SIG, 2000),
+    "binned": _kernel("shade_tiles", "void(float32[::1], int32, boolean, int64[::1], int32[::1], int32[::1], uint32[:, ::1])",
+                      100_000, module="kernels.spheres.binned", traffic=_binned_traffic,
+                      note="the shading kernel, the one that grows with the image; binning runs three small kernels "
+                           "before it (count per tile, a prefix sum, fill the lists)"),
+    "frame-to-host": _kernel("render_spheres_constant", _CONSTANT_SIG, 20,
+                             note="the constant-memory kernel; the copy to the host is not a kernel"),
+}
+
+
+# --- the variants -------------------------------------------------------------------------------------------
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("spheres-global", "spheres read from global memory (seed 001's first kernel): each thread loads them "
+            "through the caches", "gpu", "001", launch=IMAGE_LAUNCH, run=_run("run_global"),
+            inspect=_INSPECT["global"]),
+    Variant("spheres-constant", "spheres read from __constant__ memory filled like cudaMemcpyToSymbol (seed 001): "
+            "one address is broadcast to a whole warp", "gpu", "001", launch=IMAGE_LAUNCH, run=_run("run_constant"),
+            inspect=_INSPECT["constant"]),
+    Variant("spheres-shared", "per-tile culling: each block keeps only the spheres that can touch its pixels, staged "
+            "in shared memory chunk by chunk, so a pixel tests a few dozen spheres instead of all",
+            "gpu", "", launch=IMAGE_LAUNCH, run=_run("run_shared"),
+            inspect=_INSPECT["shared"]),
+    Variant("spheres-binned", "binned tiles, as tiled GPU rasterisers work: the spheres are first sorted into screen "
+            "tiles (counts, a prefix sum, then lists), then each block shades its tile from its own list; binning is "
+            "part of every frame", "gpu", "", "the block is the tile", launch=IMAGE_LAUNCH, run=_run("run_binned"),
+            inspect=_INSPECT["binned"]),
+    Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy "
+            "back into pinned host memory, wall time (1000 / ms = frames per second)",
+            "gpu", "", "real GPU only", sim_skip="wall time of frames means nothing in the simulator",
+            launch=IMAGE_LAUNCH, run=_run("run_frame_to_host"),
+            inspect=_INSPECT["frame-to-host"]),
+    Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row "
+            "culling the spheres it misses", "cpu", run=_run("run_cpu")),
+    Variant("spheres-cpu-tiles", "the tiled CPU twin: spheres binned into 16x16 tiles nearest first (binning in every "
+            "frame), tiles shaded in parallel, each pixel stopping at the first sphere that cannot be nearer; the same "
+            "image (the window's CPU path)", "cpu", run=_run("run_cpu_tiles")),
+)
+
+ALGORITHM = Algorithm(
+    name="spheres", title="Ray tracer",
+    summary="the ray-traced spheres of seed 001: global, constant and shared-tile memory, frames to the host",
+    variants=VARIANTS,
+    make_problem=lambda n, options, seed, data=None: _make(n, options, seed),
+    size=SizeAxis("spheres", "spheres", default={"cuda": 20, "cpu": 20, "sim": 5},
+                  maximum={"cuda": MAX_SPHERES, "cpu": MAX_SPHERES,
+                           "sim": Backend("sim").caps.max_spheres}),
+    options=(
+        Option("pattern", "uniform: a warp reads one sphere at a time (constant memory broadcasts it); staggered: "
+               "each thread starts at a different sphere (constant memory serialises)", choices=PATTERNS,
+               default="uniform"),
+        Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["spheres"] for k in ("cuda", "cpu")},
+                                                  "sim": SIM_IMAGE_SIZE}, parse=parse_size),
+    ),
+    unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+)
+
+
+def _make(n, options, seed):
+    from kernels.spheres.runs import make_bench_problem
+
+    return make_bench_problem(n, options["size"], options["pattern"], seed)

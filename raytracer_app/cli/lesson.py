@@ -1,0 +1,111 @@
+"""`raytracer-app lesson NAME`: a lesson's steps run in order on this machine (timed on a GPU, verified in
+the CUDA simulator without one), beside the published figures, with the inspector's static evidence and a
+sentence per step on whether it still pays; with --counters, each step's measured counters (Nsight Compute);
+optionally written as CSV, as a Markdown report and as a lesson result file (--json). Without a GPU the
+tables show the project's reference results (kernels.lessons.references), labelled with their device."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from kernels.errors import InputError
+from raytracer_app.cli.parser import common, whole_number, whole_numbers
+
+
+def add_parser(subparsers) -> None:
+    from kernels.lessons.catalog import LESSONS, names
+
+    p = subparsers.add_parser("lesson", help="replay a lesson's optimisation steps on this machine: "
+                              + "; ".join(f"{lesson.name} ({lesson.title})" for lesson in LESSONS))
+    p.add_argument("name", metavar="NAME", choices=names(), help="|".join(names()))
+    p.add_argument("--n", type=whole_numbers("--n"), default=None,
+                   help="sizes N1,N2,... in the lesson's unit (default: the lesson's own on a GPU, e.g. 2^22 and "
+                        "2^26 ints for the reduction; its small simulator size without one)")
+    p.add_argument("--arch", default=None, help="architecture sm_XY of the static evidence (default: the GPU's "
+                                                "own, sm_90 without one)")
+    p.add_argument("--repeats", type=whole_number("--repeats", 1), default=None,
+                   help="timed repeats of each step after a warm-up (default 10, 2 in the simulator)")
+    p.add_argument("--counters", action="store_true",
+                   help="read every step's hardware counters with Nsight Compute (ncu) once, as bench --counters "
+                        "does, and cite them in the evidence and verdicts (needs a CUDA GPU and ncu)")
+    p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (overwritten)")
+    p.add_argument("--markdown", default=None, help="write the lesson as a Markdown report with device, versions "
+                                                    "and date to this file (overwritten)")
+    p.add_argument("--json", default=None, help="write every step's figures and the run's header (device, versions, "
+                                                "commit, command, date) as a lesson result file (docs/results.md)")
+    common(p)
+
+
+OUTPUTS = ("--csv", "--markdown", "--json")
+
+
+def _outputs(args) -> list[tuple[str, str]]:
+    return [(o, p) for o, p in zip(OUTPUTS, (args.csv, args.markdown, args.json)) if p]
+
+
+def _check_outputs(args) -> None:
+    from kernels.io.writer import check_output
+
+    chosen = _outputs(args)
+    for k, (option, path) in enumerate(chosen):
+        for other, other_path in chosen[k + 1:]:
+            if os.path.abspath(path) == os.path.abspath(other_path):
+                raise InputError(f"{option} and {other} name the same file")
+    for option, path in chosen:
+        if os.path.exists(check_output(path, option, [o for o in chosen if o[0] != option])):
+            print(f"{option} {path} exists: it will be overwritten")
+
+
+def run(args) -> int:
+    from kernels.backend import resolve
+
+    backend = resolve(args.backend, args.device)
+    from kernels.inspector.compiler import check_arch
+    from kernels.lessons import report
+    from kernels.lessons import references, report_refs, results
+    from kernels.lessons.catalog import by_name
+    from kernels.lessons.run import run_lesson, sizes_for
+
+    lesson = by_name(args.name)
+    if args.arch is not None:
+        check_arch(args.arch)
+    sizes = sizes_for(lesson, backend, args.n)
+    if args.counters:  # refused with the counters module's one line before anything runs
+        from kernels.lessons.measured import check
+
+        check(backend)
+    _check_outputs(args)
+    print(f"lesson {lesson.name}: {lesson.summary}")
+    print(f"running {len(lesson.steps)} steps at n = {', '.join(f'{n:,}' for n in sizes)} on {backend.label}"
+          + ("" if backend.is_gpu else " (no GPU: each step is verified in the CUDA simulator)"), flush=True)
+
+    def on_step(result):
+        print(f"  {result.step.title}: {result.verified}", file=sys.stderr, flush=True)
+
+    def on_counters(text):
+        print(f"counters: {text}", file=sys.stderr, flush=True)
+
+    lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step,
+                            counters=args.counters, on_counters=on_counters)
+    shown = []
+    if not lesson_run.measured:  # no measurement here: the shipped references, each labelled with its device
+        shown, refused = references.load(lesson)
+        for line in refused:
+            print(f"reference not shown: {line}", file=sys.stderr)
+        if not shown:
+            print(f"no reference results shipped for lesson {lesson.name} (made by scripts/reference_results.py "
+                  "--lessons on a GPU)")
+    print(report_refs.text(lesson_run, shown), end="")
+    contents = {"--csv": lambda: report_refs.csv_text(lesson_run, shown),
+                "--markdown": lambda: report_refs.markdown(lesson_run, shown),
+                "--json": lambda: results.to_json(lesson_run, getattr(args, "argv", None))}
+    for option, path in _outputs(args):
+        others = [o for o in _outputs(args) if o[0] != option]
+        report.write(path, contents[option](), option, others)
+        print(f"wrote {option[2:]} to {path}")
+    if lesson_run.failed:
+        print(f"{len(lesson_run.failed)} of {len(lesson_run.results)} steps failed verification or raised",
+              file=sys.stderr)
+        return 1
+    return 0
