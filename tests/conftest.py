@@ -30,10 +30,6 @@ def _gpu_present() -> bool:
 
 if not _gpu_present():
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-from kernels.backend.simulator import quick_thread_switches, simulator_active  # noqa: E402 (imports no numba)
-
-if simulator_active():
-    quick_thread_switches()  # as the app's simulator processes do
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # caches (best's tuning, results the window keeps, the inspector's compiles) go to a folder of this session,
 # never the user's; the process that made it removes it at the session's end (pytest_unconfigure). xdist

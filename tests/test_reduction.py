@@ -32,6 +32,21 @@ PEER_VARIANTS = [v.name for v in R.VARIANTS if v.kind == "peer"]
 SMALL = Launch(block=32, grid=5)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def quick_simulator_thread_switches():
+    """The simulator polls its Python threads at every syncthreads; handing the GIL over more often
+    than the default 5 ms makes those rounds several times faster. Restored after this module."""
+    from kernels import backend
+
+    if not backend.simulator_active():
+        yield
+        return
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(2e-4)
+    yield
+    sys.setswitchinterval(previous)
+
+
 def reference(op, a, b):
     """(expected, tolerance) from numpy, independently of the module: exact int64 for int32 input;
     for float32 input, the correctly rounded float64 sum (math.fsum) and 1e-9 x sum of |terms|."""

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 
 from kernels.backend.devices import DeviceLimits, cpu_cores, cpu_name, gpu_count, gpu_limits, gpu_name
-from kernels.backend.simulator import SIM_ENV, quick_thread_switches, simulator_active
+from kernels.backend.simulator import SIM_ENV, simulator_active
 from kernels.errors import BackendUnavailable, InputError, one_of
 
 
@@ -25,7 +25,6 @@ def prepare(name: str) -> None:
     quiet_deliberate_small_grids()
     if name == "sim" and "numba" not in sys.modules:
         os.environ[SIM_ENV] = "1"
-        quick_thread_switches()
 
 
 def gpu_available() -> bool:

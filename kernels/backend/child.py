@@ -24,7 +24,7 @@ import threading
 import time
 
 from kernels import signals
-from kernels.backend.simulator import SIM_ENV, quick_thread_switches
+from kernels.backend.simulator import SIM_ENV
 
 POLL_S = 0.05  # how often the parent checks for Stop while the child works
 START_S = 60.0  # a child's start-up, its taking the job, and any silence of the app's own jobs, at most
@@ -73,7 +73,6 @@ def _handler(kind: str):
 def _child_main(conn, simulate: bool = True) -> None:
     if simulate:
         os.environ[SIM_ENV] = "1"  # before anything imports numba
-        quick_thread_switches()
     else:
         os.environ.pop(SIM_ENV, None)
     lock = threading.Lock()

@@ -10,9 +10,6 @@ import sys
 import types
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
-# The simulator runs a block's threads as Python threads that meet at every syncthreads; CPython hands the
-# GIL to a waiting thread only every 5 ms by default, so simulated kernels mostly wait on those handovers.
-SWITCH_INTERVAL_S = 2e-4
 
 
 def simulator_active() -> bool:
@@ -22,12 +19,6 @@ def simulator_active() -> bool:
 
         return bool(config.ENABLE_CUDASIM)
     return os.environ.get(SIM_ENV, "0") not in ("", "0")
-
-
-def quick_thread_switches() -> None:
-    """In a simulator process: hand the GIL over every SWITCH_INTERVAL_S, which makes simulated kernels
-    several times faster (docs/measurements.md). Not for other processes: only the simulator gains."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def for_kernels(fn):
