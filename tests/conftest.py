@@ -52,7 +52,7 @@ def pytest_unconfigure(config):
         shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 
 
-MAX_WORKERS = 2  # each worker imports numba and Qt and compiles its own CPU twins: more pay less on 2-4 cores
+MAX_WORKERS = 2  # each worker pays its own start (numba, Qt, the CPU twins' compiles): two, as 2-core CI has
 # the files that compile with NVIDIA's tools for about a minute each start first, one per worker, so that
 # neither starts last while the other worker idles; the others keep their order (the first of them warm
 # numba's cache before the files that start new interpreters come)
@@ -68,7 +68,8 @@ def pytest_cmdline_main(config):
     files go first (pytest_collection_modifyitems)."""
     if not config.pluginmanager.hasplugin("xdist") or _WORKER is not None:
         return
-    if config.option.numprocesses is None and not config.option.collectonly:
+    named_tests = config.args and all("::" in arg for arg in config.args)  # a few tests: workers only cost
+    if config.option.numprocesses is None and not config.option.collectonly and not named_tests:
         config.option.numprocesses = "auto"
         if config.option.dist == "no":
             config.option.dist = "loadfile"
