@@ -6,7 +6,7 @@
 - Tests marked ``gpu`` need a real GPU and are skipped with the reason when there is none.
 - Qt runs offscreen.
 - With pytest-xdist installed (the ``test`` extra), a plain ``python -m pytest`` runs on up to two worker
-  processes (``-n 0`` runs in this one; see ``pytest_cmdline_main``). Each worker has its own cache
+  processes (``-n 0``, or naming tests of one file only, runs in this one; see ``pytest_cmdline_main``). Each worker has its own cache
   folder; the inspector's compile cache is one folder for the session, shared by the workers (its entries
   are keyed by what they hold and written atomically), so every kernel is compiled once per architecture.
 """
@@ -68,8 +68,9 @@ def pytest_cmdline_main(config):
     files go first (pytest_collection_modifyitems)."""
     if not config.pluginmanager.hasplugin("xdist") or _WORKER is not None:
         return
-    named_tests = config.args and all("::" in arg for arg in config.args)  # a few tests: workers only cost
-    if config.option.numprocesses is None and not config.option.collectonly and not named_tests:
+    files = {arg.split("::")[0] for arg in config.args}
+    one_file = len(files) == 1 and files.pop().endswith(".py")  # it would run whole on one worker anyway
+    if config.option.numprocesses is None and not config.option.collectonly and not one_file:
         config.option.numprocesses = "auto"
         if config.option.dist == "no":
             config.option.dist = "loadfile"
