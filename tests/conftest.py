@@ -6,9 +6,10 @@
 - Tests marked ``gpu`` need a real GPU and are skipped with the reason when there is none.
 - Qt runs offscreen.
 - With pytest-xdist installed (the ``test`` extra), a plain ``python -m pytest`` runs on up to two worker
-  processes (``-n 0``, or naming tests of one file only, runs in this one; see ``pytest_cmdline_main``). Each worker has its own cache
-  folder; the inspector's compile cache is one folder for the session, shared by the workers (its entries
-  are keyed by what they hold and written atomically), so every kernel is compiled once per architecture.
+  processes (``-n 0``, or tests of one file only, run in this one; see ``pytest_cmdline_main``). Each
+  worker has its own cache folder; the inspector's compile cache is one folder for the session, shared by
+  the workers (its entries are keyed by what they hold and written atomically), so that every kernel is
+  compiled once per architecture.
 """
 
 import contextlib
