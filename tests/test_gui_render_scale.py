@@ -214,6 +214,7 @@ def _window_with_inspector(make_window, backend):
     return w, w.ensure_inspector(), w.panels["Reduction"]
 
 
+@pytest.mark.slow  # a real compile
 def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbot, make_window, cpu_backend):
     from kernels.inspector.occupancy import occupancy
 
@@ -264,6 +265,7 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
         dock.shutdown()
 
 
+@pytest.mark.slow  # real compiles
 def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, make_window, cpu_backend):
     from PyQt6.QtCore import QPoint, Qt
 
