@@ -5,8 +5,14 @@
   RAYTRACER_TEST_BACKEND=sim|cuda overrides the detection.
 - Tests marked ``gpu`` need a real GPU and are skipped with the reason when there is none.
 - Qt runs offscreen.
+- With pytest-xdist installed (the ``test`` extra), a plain ``python -m pytest`` runs on up to two worker
+  processes (``-n 0``, or tests of one file only, run in this one; see ``pytest_cmdline_main``). Each
+  worker has its own cache folder; the inspector's compile cache is one folder for the session, shared by
+  the workers (its entries are keyed by what they hold and written atomically), so that every kernel is
+  compiled once per architecture.
 """
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -26,17 +32,62 @@ def _gpu_present() -> bool:
 if not _gpu_present():
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# caches (best's tuning, the inspector's compiles) go to a folder of this session, never the user's; the
-# session removes it at its end (pytest_unconfigure)
-_SESSION_CACHE = None
-if "RAYTRACER_CACHE_DIR" not in os.environ:
-    _SESSION_CACHE = tempfile.mkdtemp(prefix="raytracer-test-cache-")
-    os.environ["RAYTRACER_CACHE_DIR"] = _SESSION_CACHE
+# caches (best's tuning, results the window keeps, the inspector's compiles) go to a folder of this session,
+# never the user's; the process that made it removes it at the session's end (pytest_unconfigure). xdist
+# workers inherit the folder from the main process and each takes a cache folder of its own in it, so that
+# what one test writes no other test running at the same time can see; the inspector's compiles are shared.
+_SESSION_ENV = "RAYTRACER_TEST_SESSION_DIR"
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+_SESSION_DIR = None  # set in the process that made the folder (and so removes it)
+if _WORKER is None and "RAYTRACER_CACHE_DIR" not in os.environ:
+    _SESSION_DIR = tempfile.mkdtemp(prefix="raytracer-test-")
+    os.environ[_SESSION_ENV] = _SESSION_DIR
+    os.environ["RAYTRACER_CACHE_DIR"] = os.path.join(_SESSION_DIR, "cache")
+    os.environ.setdefault("RAYTRACER_INSPECT_CACHE", os.path.join(_SESSION_DIR, "inspect"))
+elif _WORKER is not None and os.environ.get(_SESSION_ENV):
+    os.environ["RAYTRACER_CACHE_DIR"] = os.path.join(os.environ[_SESSION_ENV], f"cache-{_WORKER}")
 
 
 def pytest_unconfigure(config):
-    if _SESSION_CACHE is not None:
-        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+    if _SESSION_DIR is not None:
+        shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+MAX_WORKERS = 2  # each worker pays its own start (numba, Qt, the CPU twins' compiles): two, as 2-core CI has
+# the files that compile with NVIDIA's tools for about a minute each start first, one per worker, so that
+# neither starts last while the other worker idles; the others keep their order (the first of them warm
+# numba's cache before the files that start new interpreters come)
+_FIRST = ("test_inspector.py", "test_user_variant_templates.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``python -m pytest`` on xdist workers when pytest-xdist is installed and ``-n`` was not given (not
+    in pyproject's addopts: a machine without the plugin, as the GPU machine's bundle, would refuse the
+    option). Runs before xdist's own hook, which turns ``-n`` into workers. A test file runs whole on one
+    worker (``--dist loadfile``), so that a module's costly fixtures are made once, and the two longest
+    files go first (pytest_collection_modifyitems)."""
+    if not config.pluginmanager.hasplugin("xdist") or _WORKER is not None:
+        return
+    files = {arg.split("::")[0] for arg in config.args}
+    one_file = len(files) == 1 and files.pop().endswith(".py")  # it would run whole on one worker anyway
+    if config.option.numprocesses is None and not config.option.collectonly and not one_file:
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
+            config.option.loadscopereorder = False  # keep the order made below, not one by test count
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """Workers for ``-n auto``: PYTEST_XDIST_AUTO_NUM_WORKERS if set; none with a GPU (its tests and
+    timings keep the device to themselves, as before); else the usable cores, at most MAX_WORKERS."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    if _gpu_present():
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_WORKERS)) if cores > 1 else 0
 
 
 def pytest_configure(config):
@@ -49,6 +100,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    if _WORKER is not None:  # every worker collects, and must order, the same
+        items.sort(key=lambda item: _FIRST.index(item.path.name) if item.path.name in _FIRST else len(_FIRST))
     from kernels import backend
 
     if backend.gpu_available():
@@ -90,3 +143,48 @@ def cpu_backend():
     from kernels import backend
 
     return backend.resolve("cpu")
+
+
+class SessionCompiles:
+    """``compiles(arch)``: every declared GPU kernel compiled by the inspector for ``arch`` (its child
+    process, ptxas, nvdisasm), once per architecture in a test session. The compiles go to ``folder``, the
+    session's inspector cache, where every other test that inspects (and a second xdist worker) finds them;
+    a lock on the folder keeps two workers from compiling the same kernels at once."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self._done: dict = {}
+
+    def __call__(self, arch: str) -> dict:
+        if arch not in self._done:
+            from kernels.inspector import declarations
+            from kernels.inspector.compiler import compile_kernels
+            from kernels.io.cache import make_private_dir
+
+            make_private_dir(self.folder)
+            with _locked(self.folder / f".{arch}.lock"):
+                self._done[arch] = compile_kernels(list(declarations.all_declarations()), arch, self.folder)
+        return self._done[arch]
+
+
+@contextlib.contextmanager
+def _locked(path):
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): workers may compile the same kernel twice, never wrongly
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def compiled_kernels():
+    """The session's :class:`SessionCompiles`, in the inspector's cache folder of this session (above)."""
+    from kernels.inspector.compiler import cache_dir
+
+    return SessionCompiles(cache_dir())

@@ -147,6 +147,7 @@ def test_a_child_that_fails_is_one_line_with_its_reason(monkeypatch, code, stder
         assert str(info.value).endswith("error: --variant-file x: no NAME")
 
 
+@pytest.mark.slow  # new interpreters
 def test_bench_in_processes_writes_one_file_with_every_process(tmp_path, capsys):
     out = tmp_path / "run.json"
     code = main(["bench", "reduction", "--backend", "cpu", "--n", "5000", "--variants", "numpy", "--repeats", "5",

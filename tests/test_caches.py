@@ -173,6 +173,7 @@ for i in range(50):
 """
 
 
+@pytest.mark.slow  # four new interpreters
 def test_four_processes_writing_at_once_lose_nothing(cache_dir):
     env = dict(os.environ, PYTHONPATH=str(ROOT), RAYTRACER_CACHE_DIR=str(cache_dir))
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, f"p{n}"], env=env, cwd=ROOT, stderr=subprocess.PIPE,
@@ -239,6 +240,7 @@ def _compile():
     return result
 
 
+@pytest.mark.slow  # a real compile (compiled_once)
 def test_inspect_cache_round_trip_in_a_private_folder(inspect_cache, compiled_once, capsys):
     folder, asked = inspect_cache
     first = _compile()
@@ -249,6 +251,7 @@ def test_inspect_cache_round_trip_in_a_private_folder(inspect_cache, compiled_on
     assert warnings_in(capsys.readouterr().err) == []
 
 
+@pytest.mark.slow  # ptxas and nvdisasm run for real
 def test_inspect_works_when_the_cache_folder_is_a_file(inspect_cache, capsys):
     from raytracer_app.cli import main
 
@@ -261,6 +264,7 @@ def test_inspect_works_when_the_cache_folder_is_a_file(inspect_cache, capsys):
     assert len(asked) == 2 and folder.read_text() == "not a folder"
 
 
+@pytest.mark.slow  # ptxas and nvdisasm run for real
 def test_inspect_works_when_the_cache_folder_refuses_writes(inspect_cache, capsys, monkeypatch):
     import errno
     import tempfile
@@ -277,6 +281,7 @@ def test_inspect_works_when_the_cache_folder_refuses_writes(inspect_cache, capsy
     assert len(warnings_in(capsys.readouterr().err)) == 1 and len(asked) == 2
 
 
+@pytest.mark.slow  # ptxas and nvdisasm run for real, once per case
 @pytest.mark.parametrize("damage", ["folder", "fifo", "not json", "other arch", "other target", "other numba",
                                     "wrong type", "missing field"])
 def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, compiled_once, capsys, damage):
@@ -315,6 +320,7 @@ def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, c
         assert len(asked) == 1 and warnings_in(capsys.readouterr().err) == []
 
 
+@pytest.mark.slow  # a real compile (compiled_once)
 def test_the_inspect_key_includes_the_tool_versions(compiled_once, monkeypatch):
     from importlib.metadata import version
 
@@ -344,6 +350,7 @@ print(plus_one(41))
 """
 
 
+@pytest.mark.slow  # a new interpreter compiles
 def test_a_damaged_numba_cache_entry_is_compiled_again_with_one_warning(tmp_path):
     (tmp_path / "numba_user.py").write_text(NUMBA_USER)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),

@@ -134,6 +134,7 @@ def test_error_lines_escape_control_characters(tmp_path, capsys):
     assert "\x1b" not in err and "\\x1b[2J" in err
 
 
+@pytest.mark.slow  # a new interpreter
 def test_csv_is_written_when_stdout_is_closed_early(tmp_path):
     csv = tmp_path / "rows.csv"
     env = dict(os.environ, PYTHONPATH=ROOT)
@@ -166,6 +167,7 @@ def test_inspector_never_runs_a_ptxas_from_the_current_folder(tmp_path):
     for found in set(done.stdout.split()) - {"None"}:
         assert not os.path.realpath(os.path.join(tmp_path, found)).startswith(str(tmp_path.resolve())), found
     assert not (tmp_path / "ran").exists()
+@pytest.mark.slow  # a new interpreter and a real compile
 @pytest.mark.skipif(bool(toolchain.missing()), reason=f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
 def test_inspect_sass_into_a_reader_that_closes_early_ends_quietly():
     """`raytracer-app inspect reduction best --show sass | head -1`: the reader is gone while the SASS is

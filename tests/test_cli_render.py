@@ -180,6 +180,7 @@ def test_device_option_without_gpu(tmp_path, capsys):
     assert code == 2 and "--device 1 needs a CUDA GPU" in err
 
 
+@pytest.mark.slow  # a new interpreter
 def test_sim_backend_selected_in_a_fresh_process(tmp_path):
     """--backend sim switches a new process to the simulator before numba loads."""
     out = tmp_path / "s.png"

@@ -103,8 +103,8 @@ def _visible_seed(count: int, size) -> int:
 
 @pytest.mark.slow
 def test_memory_toggle_same_image_new_timing_and_compare(qtbot, make_window, cuda_backend):
-    seed = _visible_seed(8, (64, 64))
-    preset(cuda_backend.kind, **{"render/size_spheres": "64x64", "spheres/count": 8, "spheres/seed": seed})
+    seed = _visible_seed(8, (32, 32))  # a small image: the simulator runs a thread per pixel, in Python
+    preset(cuda_backend.kind, **{"render/size_spheres": "32x32", "spheres/count": 8, "spheres/seed": seed})
     w = make_window(cuda_backend)
     assert w.controls.mem_constant.isEnabled()
     first = wait_frame(qtbot, w, memory="global", spheres=8)
@@ -144,6 +144,7 @@ def test_backend_entries(qtbot, make_window, cpu_backend):
 
 def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_backend):
     preset(**{"render/size_spheres": "48x48", "spheres/count": 4})
+    preset(cuda_backend.kind, **{"render/size_spheres": "32x32"})  # not the simulator's 64x64: a thread a pixel
     w = make_window(cpu_backend)
     assert wait_frame(qtbot, w).backend == "cpu"
     assert w.panels["Reduction"].selected_variants() == ["numpy", "cpu-parallel"]

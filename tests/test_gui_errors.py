@@ -232,6 +232,7 @@ def test_continuous_rendering_feeds_the_bounded_frame_window(qtbot, window):
     assert len(window.log.frames) <= window.log.FRAME_WINDOW and not window.log.kept
 
 
+@pytest.mark.slow  # a new interpreter renders for seconds
 def test_gui_memory_script_runs_offscreen(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": child_pythonpath()}
     proc = subprocess.run([sys.executable, "scripts/gui_memory.py", "--backend", "cpu", "--seconds", "1.5",

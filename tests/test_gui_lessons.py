@@ -46,6 +46,7 @@ def cell(p, row, column):
     return item.text() if item is not None else ""
 
 
+@pytest.mark.slow  # seven kernels verified in the simulator's child
 def test_rows_guesses_run_and_score(qtbot, panel, tmp_path):
     p = panel
     assert p.lesson.name == "reduction"

@@ -214,6 +214,7 @@ def _window_with_inspector(make_window, backend):
     return w, w.ensure_inspector(), w.panels["Reduction"]
 
 
+@pytest.mark.slow  # a real compile
 def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbot, make_window, cpu_backend):
     from kernels.inspector.occupancy import occupancy
 
@@ -292,6 +293,7 @@ def test_the_roofline_of_an_architecture_uses_its_own_peaks_and_names_the_inspec
         dock.shutdown()
 
 
+@pytest.mark.slow  # real compiles
 def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, make_window, cpu_backend):
     from PyQt6.QtCore import QPoint, Qt
 

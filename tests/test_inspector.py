@@ -21,23 +21,25 @@ ALL = list(declarations.all_declarations())
 SECOND_ARCH = "sm_80"
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("inspect-cache")
+def real_compile(test):
+    """A test of the session's real compiles (tests/conftest.py: each architecture compiled once, about
+    half a minute each on a 2-core machine): slow, and skipped without the compiler packages."""
+    return needs_compiler(pytest.mark.slow(test))
 
 
 @pytest.fixture(scope="module")
-def compiled90(cache):
-    from kernels.inspector.compiler import compile_kernels
-
-    return compile_kernels(ALL, "sm_90", cache)
+def cache(compiled_kernels):
+    return compiled_kernels.folder
 
 
 @pytest.fixture(scope="module")
-def compiled80(cache):
-    from kernels.inspector.compiler import compile_kernels
+def compiled90(compiled_kernels):
+    return compiled_kernels("sm_90")
 
-    return compile_kernels(ALL, SECOND_ARCH, cache)
+
+@pytest.fixture(scope="module")
+def compiled80(compiled_kernels):
+    return compiled_kernels(SECOND_ARCH)
 
 
 def reports(compiled):
@@ -161,8 +163,7 @@ def test_cli_without_compiler_shows_source_and_names_the_extra(monkeypatch, caps
 # --- real compiles --------------------------------------------------------------------------------------
 
 
-@needs_compiler
-@pytest.mark.slow
+@real_compile
 def test_every_gpu_variant_compiles_for_sm90_and_sm80(compiled90, compiled80):
     for compiled in (compiled90, compiled80):
         failed = {pair: str(c) for pair, c in compiled.items() if isinstance(c, Exception)}
@@ -170,14 +171,14 @@ def test_every_gpu_variant_compiles_for_sm90_and_sm80(compiled90, compiled80):
     assert {c.arch for c in compiled80.values()} == {SECOND_ARCH}
 
 
-@needs_compiler
+@real_compile
 def test_register_counts_equal_what_ptxas_prints(compiled90, compiled80):
     for compiled in (compiled90, compiled80):
         for pair, report in reports(compiled).items():
             assert report.resources.registers == ptxas_registers(compiled[pair].ptx, report.arch), pair
 
 
-@needs_compiler
+@real_compile
 def test_constant_kernel_loads_spheres_with_ld_const_and_global_one_with_ld_global(compiled90):
     constant = compiled90[("spheres", "spheres-constant")].ptx
     glob = compiled90[("spheres", "spheres-global")].ptx
@@ -187,7 +188,7 @@ def test_constant_kernel_loads_spheres_with_ld_const_and_global_one_with_ld_glob
     assert re.search(r"\bU?LDC\b", sass) and not re.search(r"\bLDG\b", sass)
 
 
-@needs_compiler
+@real_compile
 def test_shuffles_and_atomics_in_ptx_and_sass(compiled90):
     for variant in ("warp-shuffle", "best"):
         c = compiled90[("reduction", variant)]
@@ -200,7 +201,7 @@ def test_shuffles_and_atomics_in_ptx_and_sass(compiled90):
     assert mixes[("reduction", "best")].mix["warp shuffle"] >= 10  # 5 steps of warp_sum, twice
 
 
-@needs_compiler
+@real_compile
 def test_julia_launches_match_the_occupancy_formula(compiled90, compiled80):
     specs = {"sm_90": (64, 32, 233472), "sm_80": (64, 32, 167936)}
     for compiled in (compiled90, compiled80):
@@ -215,7 +216,7 @@ def test_julia_launches_match_the_occupancy_formula(compiled90, compiled80):
     assert (book.blocks_per_sm, book.warps_per_sm, book.limiter) == (32, 32, "blocks")
 
 
-@needs_compiler
+@real_compile
 def test_every_sass_line_marker_points_into_the_kernels_sources(compiled90):
     """Each marker names a line of the kernel's own module or of a function it calls (device functions carry
     line information since issue 37, so their inlined code is on their own lines), within the file."""
@@ -231,7 +232,7 @@ def test_every_sass_line_marker_points_into_the_kernels_sources(compiled90):
             assert file in files and 1 <= int(line) <= length, (variant, file, line)
 
 
-@needs_compiler
+@real_compile
 def test_best_reduction_known_case_from_the_compile(compiled90):
     best = reports(compiled90)[("reduction", "best")]
     # ptxas 13 for sm_90: 25 registers since best reads by 16-byte loads (its grid-stride form had 40,
@@ -242,7 +243,7 @@ def test_best_reduction_known_case_from_the_compile(compiled90):
     assert any(p.threads_per_block == 256 for p in best.curve) and len(best.curve) == 32
 
 
-@needs_compiler
+@real_compile
 def test_cache_serves_a_second_request_without_compiling(cache, compiled90, monkeypatch):
     from kernels.inspector import compiler
 
@@ -254,7 +255,7 @@ def test_cache_serves_a_second_request_without_compiling(cache, compiled90, monk
     assert again[("reduction", "best")].ptx == compiled90[("reduction", "best")].ptx
 
 
-@needs_compiler
+@real_compile
 def test_cli_all_table_compare_and_json(cache, compiled90, monkeypatch, capsys):
     monkeypatch.setenv("RAYTRACER_INSPECT_CACHE", str(cache))
     assert main(["inspect", "reduction", "--all", "--json"]) == 0
@@ -308,8 +309,8 @@ def test_occupancy_api_and_loaded_resources_agree_with_the_inspector(tmp_path):
 
 
 
-@needs_compiler
-@pytest.mark.slow
+@real_compile
+@pytest.mark.usefixtures("compiled90")  # the columns and the report below read the session's compiles
 def test_bench_resources_columns_match_the_inspector(tmp_path, capsys, cuda_backend):
     import csv
 

@@ -22,6 +22,7 @@ def panel(qtbot, tmp_path):
     assert widget.shutdown()
 
 
+@pytest.mark.slow  # a real compile
 @pytest.mark.skipif(bool(toolchain.missing()), reason=f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
 def test_panel_links_python_line_to_ptx_and_sass_and_moves_the_marker(panel, qtbot):
     with qtbot.waitSignal(panel.reportShown, timeout=WAIT):

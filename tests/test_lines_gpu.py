@@ -94,10 +94,17 @@ def test_the_strided_shared_access_is_the_conflicting_line(measured):
     assert top and "shared[index] += shared[index + stride]" in top[0].source, [r.source for r in top]
 
 
-def test_best_reads_global_memory_on_its_vector_load_line(measured):
+def test_best_reads_all_its_global_memory_on_one_line(measured):
+    """best's 16-byte loads come from an intrinsic (kernels/device_functions/vector_loads.py) whose
+    instructions carry no line of their own, so the compiler puts them on the kernel's first line (`def
+    best(...)`), not on `vector_term(`'s (seen on an H100, 2026-11-26): that line leads, holding every sector
+    the kernel reads (4 bytes an element, 32 a sector)."""
     lines = _main(measured["best"], "best")
     top = lines.top("global_sectors", count=1)
-    assert top and "vector_term(" in top[0].source, [(r.where, r.source) for r in top]
+    assert top and top[0].source.startswith("def best("), [(r.where, r.source) for r in top]
+    sectors = top[0].get("global_sectors")
+    total = sum(r.get("global_sectors") or 0 for r in lines.top("global_sectors", count=100))
+    assert sectors >= 0.99 * total
     print("best's stall lines:", [(r.where, round(r.get("stall_pct"), 1), r.get("top_stall"))
                                   for r in lines.top("stall_samples", count=3)])
 

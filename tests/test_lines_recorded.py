@@ -45,11 +45,17 @@ def test_a_recorded_table_folds_to_the_sums_made_by_hand(doc, kernel):
 
 
 @pytest.mark.parametrize("doc, kernel", _kernels())
-def test_best_reads_memory_on_its_vector_load_line(doc, kernel):
+def test_best_reads_all_its_memory_on_one_line(doc, kernel):
+    """best's 16-byte loads come from an intrinsic whose instructions carry no line of their own: the table
+    ncu gave puts them on the kernel's first line, and that line holds every sector read (one 32-byte sector
+    per 8 int32 elements), counted here from the table."""
     if doc["variant"] != "best":
         pytest.skip("the load line is best's")
     lines = F.fold(kernel["pcs"], kernel["name"])
     from kernels.counters.lines import fill_sources
 
     top = fill_sources(lines).top("global_sectors", count=1)
-    assert top and "vector_term(" in top[0].source
+    assert top and top[0].source.startswith("def best(")
+    loads = doc["n"] * 4 // 32  # int32 elements, 32-byte sectors
+    by_hand = sum(row.get("memory_l2_theoretical_sectors_global", 0) for row in kernel["pcs"].values())
+    assert by_hand >= loads and top[0].get("global_sectors", MEASURED) >= loads

@@ -74,3 +74,27 @@ def test_gpu_continuous_frames_follow_the_scene(cuda_backend, memory):
         frame = r.start(scene, (64, 48), memory=memory, timed=False)()
         assert frame.kernel is None
         assert np.abs(frame.image.astype(int) - spheres_reference(scene.spheres, 64, 48)).max() <= 1
+
+
+def test_a_frame_of_launches_is_kept_while_its_kernels_and_arguments_repeat():
+    from kernels.launch.packed import FrameLaunches
+
+    ran = []
+
+    class Kernel:  # stands for a dispatcher: kernel[grid, block](*args)
+        def __init__(self, name):
+            self.name = name
+
+        def __getitem__(self, config):
+            return lambda *args: ran.append((self.name, config, args))
+
+    a, b = Kernel("a"), Kernel("b")
+    buffer = object()
+    frames = FrameLaunches()
+    steps = ((a, 4, 128, (buffer, 3)), (b, (2, 2), (16, 16), (buffer,)))
+    first = frames.frame(steps)
+    assert frames.frame(steps) is first  # the same kernels, launches and arguments: the kept call
+    first()
+    assert ran == [("a", (4, 128), (buffer, 3)), ("b", ((2, 2), (16, 16)), (buffer,))]  # in order
+    assert frames.frame(((a, 4, 128, (buffer, 4)), steps[1])) is not first  # a scalar changed
+    assert frames.frame(((a, 4, 128, (object(), 3)), steps[1])) is not first  # another array

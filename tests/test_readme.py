@@ -4,11 +4,8 @@ the README and docs/ show run and print what they show."""
 
 import argparse
 import doctest
-import os
 import re
 import shlex
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -122,10 +119,22 @@ def test_the_readme_shows_cli_examples():
     assert "raytracer-app inspect reduction best" in _cli_examples()
 
 
-@pytest.mark.parametrize("block", _cli_blocks(), ids=lambda b: b[0])
-def test_cli_examples_in_the_docs_run(block, tmp_path):
+def _slow_if_it_compiles(block: list[str]):
+    """A block that inspects (a real compile) or runs a variant file (its child process) is slow."""
+    slow = any(line.split()[1] == "inspect" or "--variant-file" in line for line in block)
+    return pytest.param(block, marks=pytest.mark.slow) if slow else block
+
+
+@pytest.mark.parametrize("block", [_slow_if_it_compiles(b) for b in _cli_blocks()], ids=lambda b: b[0])
+def test_cli_examples_in_the_docs_run(block, tmp_path, monkeypatch, capsys):
     """Each `raytracer-app ...` line of the README's shell blocks runs (on whatever this machine
-    has: the CPU backend without a GPU) and exits 0, a block's lines in order in one temporary folder."""
+    has: the CPU backend without a GPU) and exits 0, a block's lines in order in one temporary folder.
+    They run through the function the `raytracer-app` script calls, in this process: what a new
+    interpreter adds (the start, the backend chosen before numba loads) tests/test_startup.py and
+    tests/test_cli_render.py test."""
+    from raytracer_app.cli import main
+
+    monkeypatch.chdir(tmp_path)
     for line in block:
         argv = shlex.split(line)[1:]
         if argv[0] == "lesson":  # about a minute on the CPU: tests/test_lessons.py runs this very command
@@ -135,8 +144,7 @@ def test_cli_examples_in_the_docs_run(block, tmp_path):
 
             if toolchain.missing():
                 pytest.skip(f"the compiler packages are not installed ({toolchain.EXTRA_HINT})")
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        proc = subprocess.run([sys.executable, "-m", "raytracer_app", *argv], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, (line, proc.stderr)
-        assert proc.stdout.strip(), line
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code == 0, (line, err)
+        assert out.strip(), line

@@ -108,7 +108,9 @@ def test_harris_kernels_every_op_and_dtype(cuda_backend, name, op, dtype):
 
 
 @pytest.mark.parametrize("name, grid", [("interleaved-strided", 5), ("first-add-load", 3), ("unroll-last-warp", 3),
-                                        ("complete-unroll", 3), ("multiple-elements", None)])
+                                        ("complete-unroll", 3),
+                                        # 16 blocks per SM: the longest run in the simulator
+                                        pytest.param("multiple-elements", None, marks=pytest.mark.slow)])
 def test_harris_kernels_default_launch_is_the_papers(cuda_backend, name, grid):
     # 128 threads per block; one element per thread (kernel 2), two (kernels 4-6), a fixed grid (kernel 7)
     problem = R.make_problem("sumsq", "int32", 600, seed=15)

@@ -3,11 +3,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import child_pythonpath  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # a new interpreter
 def test_bare_loop_runs_offscreen_and_prints_frames_per_second():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=child_pythonpath(str(ROOT)))

@@ -53,7 +53,7 @@ def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, varian
         extra = ["--op", op, "--dtype", "float32" if op == "dot" else "int32"] if op else []
         # the simulator runs every thread in Python: on a loaded 2-core CI machine one run can pass the
         # default 10 s watchdog, which is for kernels that never end, not for slow ones
-        code = main(["bench", target, "--backend", "sim", "--n", "1001", "--block", "64", "--repeats", "1",
+        code = main(["bench", target, "--backend", "sim", "--n", "257", "--block", "64", "--repeats", "1",
                      "--variant-timeout", "120", "--variant-file", str(path), "--variants", f"my-{variant.name}",
                      "--csv", str(out_csv), *extra])
         out, err = capsys.readouterr()
@@ -93,19 +93,40 @@ def test_only_a_missing_warp_intrinsic_is_said_as_the_simulators_lack():
     assert sim_lacks("v.py:9: ZeroDivisionError: division by zero") == ""
 
 
+@pytest.fixture(scope="module")
+def compiled_templates(tmp_path_factory):
+    """compiled(target, variant, arch): every template compiled for ``arch`` as a variant file is, all of
+    them in one compiler process per architecture (a process each costs a numba start per template)."""
+    import ast
+
+    from kernels.inspector.compiler import compile_variant_files
+
+    folder = tmp_path_factory.mktemp("templates")
+    files = []
+    for target, variant in CASES:
+        text = templates.source(target, variant.name)
+        inspect = ast.literal_eval(next(line for line in text.splitlines() if line.startswith("INSPECT = "))
+                                   .split(" = ", 1)[1].split("  #")[0])
+        files.append((target, f"my-{variant.name}", str(folder / f"{target}-{variant.name}.py"), text, inspect))
+    by_arch: dict = {}
+
+    def compiled(target, variant, arch):
+        if arch not in by_arch:
+            by_arch[arch] = dict(zip([(t, v.name) for t, v in CASES], compile_variant_files(files, arch)))
+        return by_arch[arch][(target, variant)]
+
+    return compiled
+
+
 @pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 @pytest.mark.parametrize("target, variant", CASES, ids=lambda x: getattr(x, "name", x))
-def test_the_template_compiles(tmp_path, target, variant, arch):
-    import ast
-
-    from kernels.inspector.compiler import compile_variant_file
-
-    text = templates.source(target, variant.name)
-    inspect = ast.literal_eval(next(line for line in text.splitlines() if line.startswith("INSPECT = "))
-                               .split(" = ", 1)[1].split("  #")[0])
-    compiled = compile_variant_file(target, f"my-{variant.name}", str(tmp_path / "t.py"), text, inspect, arch)
+def test_the_template_compiles(compiled_templates, target, variant, arch):
+    compiled = compiled_templates(target, variant.name, arch)
+    if isinstance(compiled, Exception):
+        raise compiled
+    assert compiled.arch == arch and compiled.variant == f"my-{variant.name}"
     assert ".entry" in compiled.ptx and "registers" in compiled.ptxas_report.lower()
 
 

@@ -103,6 +103,7 @@ def test_a_run_that_does_nothing_is_failed_exit_1(tmp_path, capsys):
     assert "FAILED" in row and "off by" in row  # the mismatch: the result against the reference
 
 
+@pytest.mark.slow  # waits for the watchdog
 def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog(tmp_path, capsys):
     path = write(tmp_path, GOOD.replace("        i += cuda.gridsize(1)", "        i += 0"))
     code, out, err = bench(capsys, path, "--variants", "my-atomics", "--variant-timeout", "3")

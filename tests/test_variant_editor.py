@@ -96,6 +96,7 @@ def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
         qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
 
 
+@pytest.mark.slow  # waits for the watchdog
 def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, editor):
     editor.new_from("sequential")
     editor.editor.setPlainText(editor.editor.toPlainText().replace("            i += stride\n", "            i += 0\n"))

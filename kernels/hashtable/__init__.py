@@ -57,12 +57,16 @@ COUNTING_LAUNCH = LaunchRule(block=512, grid_sm=4, resident_grid=True,
 # (bucketed, two-choice, best), all keys in flight at once; the runner sizes the grid from n and the bucket
 # items_per_thread: keys a find holds in flight per thread (per group): their first probes all read at once
 FIND_ITEMS = (1, 1, 8)  # (default, least, most)
+# best's find keeps two keys per group in flight: more loads in flight per thread hide more of the random
+# reads' latency, and two was the fastest of 1, 2 and 4 at every block and bucket width tried at load 0.9
+# (docs/measurements.md, the hash map's find knobs)
+BEST_FIND_ITEMS = 2
 LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
                            grid_text="n / (block x items) (a thread per key; a find: per items keys)")
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
-BEST_KERNEL = "hashtable best: four-hash buckets with overflow flags"  # in the tuning cache's key
+BEST_KERNEL = "hashtable best: four-hash buckets with overflow flags, finds two keys in flight"  # the tuning key
 
 
 # --- what the inspector compiles for each GPU variant (2^24 keys; grids modelled on an H100) ---------------

@@ -19,7 +19,7 @@ from kernels import timing
 from kernels.backend import memory
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
-from kernels.hashtable import BEST_KERNEL, VARIANT_BY_NAME
+from kernels.hashtable import BEST_FIND_ITEMS, BEST_KERNEL, VARIANT_BY_NAME
 from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
 from kernels.launch import MAX_GRID, Launch, tuning
@@ -78,9 +78,15 @@ def run_best(problem, launch, backend, repeats):
     if not backend.is_gpu or not launch.is_default:
         return run_scheme("best", best_scheme(problem.bucket), problem, launch, backend, repeats)
     choice, source = tuned(problem, backend)
-    out = run_scheme("best", best_scheme(choice.items), problem, Launch(block=choice.block), backend, repeats)
+    out = run_scheme("best", best_scheme(choice.items), problem, _best_launch(problem, choice.block), backend,
+                     repeats)
     return dataclasses.replace(out, note=f"tuned: bucket {choice.items} slots, block {choice.block} ({source}); "
                                          + out.note)
+
+
+def _best_launch(problem, block: int) -> Launch:
+    """best's launch at a tuned block: a find holds BEST_FIND_ITEMS keys per group in flight."""
+    return Launch(block=block, items_per_thread=BEST_FIND_ITEMS if problem.op == "find" else None)
 
 
 def tuned(problem, backend):
@@ -92,7 +98,7 @@ def tuned(problem, backend):
             return None
         try:
             with timing.measurement(timing.Policy()):  # a plain short timing, never cold
-                return run_scheme("best", best_scheme(bucket), problem, Launch(block=block), backend,
+                return run_scheme("best", best_scheme(bucket), problem, _best_launch(problem, block), backend,
                                   tuning.SWEEP_REPEATS, check=False).timing.median_ms
         except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
             return None

@@ -148,16 +148,32 @@ def compile_variant_file(target: str, name: str, path: str, source: str, inspect
     """A user variant file's kernel (its INSPECT: kernel or factory, arguments, signature) compiled for
     ``arch`` in the compiler's child process: the file's code never runs in this one. Not cached (the file
     is being edited). CompileFailed names what went wrong."""
+    (result,) = compile_variant_files([(target, name, path, source, inspect)], arch)
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def compile_variant_files(files: list[tuple[str, str, str, str, dict]], arch: str = DEFAULT_ARCH
+                          ) -> list[Compiled | CompileFailed]:
+    """:func:`compile_variant_file` for several (target, name, path, source, inspect) files in one child
+    process, in order; a file that fails maps to its CompileFailed instead of stopping the others."""
     toolchain.require()
     arch = check_arch(arch)
-    job = {"key": "file", "file": path, "source": source, "function": inspect["kernel"],
-           "args": inspect.get("args"), "item": inspect.get("item"), "signature": inspect["signature"]}
-    outcome = _run_child([job], arch)["file"]
-    if "error" in outcome:
-        raise CompileFailed(f"{path} for {arch}: {outcome['error']}")
-    assembled = toolchain.assemble(outcome["ptx"], arch)
-    return Compiled(target, name, arch, inspect["signature"], version("numba-cuda"), outcome["ptx"],
-                    assembled.report, toolchain.disassemble(assembled.cubin), outcome["sources"])
+    jobs = [{"key": str(i), "file": path, "source": source, "function": inspect["kernel"], "args": inspect.get("args"),
+             "item": inspect.get("item"), "signature": inspect["signature"]}
+            for i, (_, _, path, source, inspect) in enumerate(files)]
+    outcomes = _run_child(jobs, arch)
+    results: list = []
+    for i, (target, name, path, _, inspect) in enumerate(files):
+        outcome = outcomes[str(i)]
+        if "error" in outcome:
+            results.append(CompileFailed(f"{path} for {arch}: {outcome['error']}"))
+            continue
+        assembled = toolchain.assemble(outcome["ptx"], arch)
+        results.append(Compiled(target, name, arch, inspect["signature"], version("numba-cuda"), outcome["ptx"],
+                                assembled.report, toolchain.disassemble(assembled.cubin), outcome["sources"]))
+    return results
 
 
 def _run_child(jobs: list[dict], arch: str) -> dict:

@@ -44,3 +44,31 @@ class LastLaunch:
             call = packed_launch(kernel, grid, block, args)
             self._last = (key, call or (lambda: kernel[grid, block](*args)))
         return self._last[1]
+
+
+class FrameLaunches:
+    """A frame of several launches, each packed (:func:`packed_launch`) and kept while the same kernels, launches
+    and arguments come again: the binned renderer's four kernels a frame cost four of numba's launches
+    (each tens of microseconds of Python) otherwise, which a timed frame's head start must also cover."""
+
+    def __init__(self):
+        self._last = None  # (key, call)
+
+    def frame(self, steps) -> Callable[[], None]:
+        """One call launching each of ``steps`` ((kernel, grid, block, args), in order) on the default
+        stream."""
+        key = tuple((k, g, b, *(a if isinstance(a, (bool, int, float, np.generic)) else id(a) for a in args))
+                    for k, g, b, args in steps)
+        if self._last is None or self._last[0] != key:
+            calls = [packed_launch(k, g, b, args) or _plain(k, g, b, args) for k, g, b, args in steps]
+
+            def launch(calls=calls):
+                for call in calls:
+                    call()
+
+            self._last = (key, launch)
+        return self._last[1]
+
+
+def _plain(kernel, grid, block, args):
+    return lambda: kernel[grid, block](*args)

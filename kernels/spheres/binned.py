@@ -28,6 +28,7 @@ from kernels.backend import memory
 from kernels.backend.simulator import for_kernels
 from kernels.errors import InputError
 from kernels.launch import grid_for
+from kernels.launch.packed import FrameLaunches
 from kernels.spheres.layout import HOT, MISS, TILE_CHUNK, TILE_FLOATS
 from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, tile_span, visit_spheres
 
@@ -144,6 +145,7 @@ class BinnedTiles:
         self.tile_list = None  # int32 sphere indices, tile after tile
         self.entries = 0  # list entries of the last scene prepared
         self._prepared = None  # (spheres_dev, count, image shape, block) the list is sized for
+        self._launches = FrameLaunches()  # the frame's four launches, their arguments converted once
 
     def prepare(self, spheres_dev, count: int, staggered: bool, image_dev, block: tuple[int, int]):
         """Bin once to learn the list's exact length (one small copy to the host), size the list, and
@@ -175,11 +177,9 @@ class BinnedTiles:
             self.entries = entries
             self._prepared = (spheres_dev, *key)
         tile_list = self.tile_list
-
-        def launch():
-            count_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts)
-            scan_k[1, SCAN_THREADS](counts, np.int32(tiles), offsets)
-            fill_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts, offsets, tile_list)
-            shade_k[(tiles_x, tiles_y), block](spheres_dev, n, staggered, offsets, tile_list, counts, image_dev)
-
-        return launch
+        steps = ((count_k, bins, BIN_THREADS, (spheres_dev, n, *shape, counts)),
+                 (scan_k, 1, SCAN_THREADS, (counts, np.int32(tiles), offsets)),
+                 (fill_k, bins, BIN_THREADS, (spheres_dev, n, *shape, counts, offsets, tile_list)),
+                 (shade_k, (tiles_x, tiles_y), tuple(block),
+                  (spheres_dev, n, staggered, offsets, tile_list, counts, image_dev)))
+        return self._launches.frame(steps)

@@ -48,9 +48,11 @@ def listed(target: str, folder: Path | None = None) -> list[tuple[str, Path]]:
     folder = Path(folder) if folder is not None else REFERENCE_DIR
     if not folder.is_dir():
         return []
-    # a lesson's reference (DEVICE-lesson-reduction.json, kernels.lessons.references) is not a bench result
+    # a lesson's reference (DEVICE-lesson-reduction.json, kernels.lessons.references) and the per-line figures
+    # (DEVICE-lines-reduction.json, kernels.inspector.line_references) are not bench results
     found = [(short_device(p.name[: -len(f"-{target}.json")].replace("-", " ").upper()), p)
-             for p in folder.glob(f"*-{target}.json") if p.is_file() and not p.name.endswith(f"-lesson-{target}.json")]
+             for p in folder.glob(f"*-{target}.json") if p.is_file()
+             and not p.name.endswith((f"-lesson-{target}.json", f"-lines-{target}.json"))]
     return sorted(found)
 
 
