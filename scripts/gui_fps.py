@@ -38,11 +38,28 @@ def main() -> int:
         return measure(args, folder)
 
 
+def wait_until(ready, deadline: float) -> None:
+    """Run Qt's event loop until ``ready()`` (checked every 5 ms) or the deadline. Not a Python loop around
+    processEvents: that holds the GIL the render worker compiles and renders with, and measured a cold first
+    kernel frame 6-8 s after launch where the app alone took 3.6 s."""
+    from PyQt6.QtCore import QEventLoop, QTimer
+
+    if ready():
+        return
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: (ready() or time.perf_counter() > deadline) and loop.quit())
+    timer.start()
+    loop.exec()
+    timer.stop()
+
+
 def measure(args, folder: str) -> int:
     from PyQt6.QtCore import QSettings
 
     from raytracer_app.gui import open_window
-    from raytracer_app.gui.settings import Keys, make_settings
+    from raytracer_app.gui.common.settings import Keys, make_settings
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)
@@ -58,8 +75,7 @@ def measure(args, folder: str) -> int:
     app, window = opened
     backend = window.model.backend
     deadline = time.perf_counter() + 120
-    while window.first_frame_s is None and time.perf_counter() < deadline:
-        app.processEvents()
+    wait_until(lambda: window.first_frame_s is not None, deadline)
     # what this process had loaded when the first frame showed (the preview needs neither)
     loaded_at_first = ", ".join(f"{m} {'loaded' if m in window.first_frame_loaded else 'not loaded'}"
                                 for m in ("numba", "numba.cuda"))
@@ -68,14 +84,14 @@ def measure(args, folder: str) -> int:
         return window.last.get("spheres", (None, None))[0]
 
     first = frame_shown()
-    while first is not None and first.preview and frame_shown() is first and time.perf_counter() < deadline:
-        app.processEvents()  # the kernel's own first frame follows the preview by itself
+    if first is not None and first.preview:  # the kernel's own first frame follows the preview by itself
+        wait_until(lambda: frame_shown() is not first, deadline)
     kernel_first_s = time.perf_counter() - T_LAUNCH
     # Qt's offscreen screen is 800x800: the window must outgrow it for a 1024x1024 view, and the window's
     # own check once shown (layout.check_fit) would fit it back onto that screen mid-count
     from PyQt6.QtCore import QRect
 
-    from raytracer_app.gui import layout
+    from raytracer_app.gui.shell import layout
 
     layout.available_geometry = lambda _window: QRect(0, 0, 4096, 4096)
     window.setProperty("fitted_by_guess", False)  # else that check, due 1.5 s after show, fills the 4096 px
@@ -83,8 +99,7 @@ def measure(args, folder: str) -> int:
     window.continuous_action.setChecked(True)
     # counted from the next frame on, so the rate is a steady one
     second = frame_shown()
-    while frame_shown() is second and time.perf_counter() < deadline:
-        app.processEvents()
+    wait_until(lambda: frame_shown() is not second, deadline)
     # counted inside a Qt event loop, as the app runs (app.exec): a Python loop polling processEvents here
     # would hold the GIL the render worker needs between its GPU waits, and slow the window it measures
     from PyQt6.QtCore import QEventLoop, QTimer

@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder.name)
     app = QApplication.instance() or QApplication([])
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     backend = backends.resolve(args.backend)
     window = MainWindow(backend)

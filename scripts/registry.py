@@ -22,7 +22,8 @@ SCRIPTS = (
     Script("gui_memory.py", "resident memory of the window rendering continuously, every few seconds",
            ("--backend", "cpu", "--seconds", "1.5", "--every", "0.5")),
     Script("screenshot.py", "the README's screenshots: the real window with a benchmark run in a panel, or "
-           "(--inspector, smoke-tested in tests/test_scripts.py) the Inspector dock on the reduction's best kernel",
+           "(--inspector, smoke-tested in tests/test_scripts.py) the Inspector dock on the reduction's best kernel, "
+           "or (--every-tool DIR) every workspace's tool at work, one grab each",
            ("--size", "1366x768", "--spheres", "4", "--out", "{tmp}/screenshot.png")),
     Script("compare_rates.py", "how often compare's verdicts are wrong: identical runs called FASTER / SLOWER, and "
            "3% / 10% slowdowns missed, on synthetic samples and on result files (docs/results.md)",

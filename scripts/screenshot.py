@@ -10,7 +10,8 @@ What it does, with the app's own start-up (``run_gui``) and a throw-away QSettin
 not read or touched):
 
 1. opens the main window on the CPU backend at ``--size`` (default 1920x1080, the screen's size at most),
-   Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front;
+   Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front of the
+   Benchmarks workspace (the README's picture is that workspace: ``--workspace Benchmarks``);
 2. renders a random scene of 40 spheres (seed 1; ``--spheres``, ``--seed``) or a scene preset
    (``--scene book-20``, the book's scene), then renders it again back to back a few times (as View >
    Render Continuously does) so the status line shows kernel time, frame time and frames per second;
@@ -39,8 +40,8 @@ Options for checking the layout (issue 20) rather than the README's pictures:
   and ghost rows);
 - ``--open-inspector``: after the benchmark, open View > Inspector and inspect reduction best for sm_90
   (as with --inspector), then grab the whole window;
-- ``--workspace Benchmarks``: the workspace shown when the window is grabbed (on a small screen each owns
-  the window).
+- ``--workspace Benchmarks``: the workspace shown when the window is grabbed (each owns the window);
+- ``--every-tool DIR``: instead, every workspace's tool at work, one grab each, as DIR/WxH-TOOL.png.
 """
 
 from __future__ import annotations
@@ -83,7 +84,12 @@ def parse_args(argv=None):
     p.add_argument("--reference", help="show this device's shipped reference results in the panel (e.g. H100)")
     p.add_argument("--open-inspector", action="store_true",
                    help="after the benchmark, open the Inspector (reduction best, sm_90) and grab the whole window")
-    p.add_argument("--workspace", help="the workspace shown when grabbing (Render, Benchmarks, Inspector)")
+    p.add_argument("--workspace", help="the workspace shown when grabbing (Render, Benchmarks, Inspector, Editor, "
+                   "Lessons, Access)")
+    p.add_argument("--every-tool", type=Path, metavar="DIR",
+                   help="instead: grab the screen once per workspace, each tool at work (a Reduction run, the best "
+                        "kernel inspected where the compiler packages are, a new variant, the reduction lesson's "
+                        "step 3, two traces), as DIR/WxH-TOOL.png (issue 35's proof)")
     args = p.parse_args(argv)
     args.size = tuple(int(v) for v in args.size.lower().split("x"))
     if args.out is None:
@@ -118,7 +124,7 @@ class Driver:
     def start(self) -> None:
         from PyQt6.QtWidgets import QApplication
 
-        from raytracer_app.gui.main_window import MainWindow
+        from raytracer_app.gui.shell.main_window import MainWindow
 
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
         if not windows:  # run_gui has not shown it yet
@@ -139,9 +145,9 @@ class Driver:
 
     def dock_widths(self) -> str:
         w = self.window
-        return (f"window {w.width()}x{w.height()}: Controls {w.controls_dock.width()} px, view {w.view.width()} px, "
-                f"{BENCH_PANEL} dock {w.bench_docks[0].width()} px (settings, chart, table heights "
-                f"{w.panels[BENCH_PANEL].split.sizes()})")
+        return (f"window {w.width()}x{w.height()}, workspace {w.workspaces.current().name}: Controls "
+                f"{w.controls_dock.width()} px, view {w.view.width()} px, {BENCH_PANEL} dock {w.bench_docks[0].width()} px "
+                f"(chart, table heights {w.panels[BENCH_PANEL].split.sizes()})")
 
     def shrink_maximize(self) -> None:
         """--shrink-maximize: shrink the window, maximize it, and say the docks' widths at each step."""
@@ -389,8 +395,95 @@ class InspectorDriver(Driver):
         return self.window.inspector_dock
 
 
+def every_tool(args) -> int:
+    """--every-tool DIR: the window at --size on the X screen, each workspace in turn with its tool at work,
+    the whole screen grabbed for each (waiting in Qt's event loop, never a busy loop: the workers need the GIL)."""
+    from PyQt6.QtCore import QEventLoop, QSettings, QTimer
+    from PyQt6.QtWidgets import QApplication
+
+    settings_dir = tempfile.TemporaryDirectory(prefix="raytracer-screenshot-")
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir.name)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    from raytracer_app.gui import open_window
+    from raytracer_app.gui.common.settings import Keys, make_settings
+
+    app = QApplication(sys.argv[:1])
+    s = make_settings()
+    s.setValue(Keys.SIZE.format("spheres"), "1024x1024")
+    s.setValue(Keys.COUNT, args.spheres)
+    s.setValue(Keys.SEED, args.seed)
+    s.sync()
+    opened = open_window("cpu")
+    if isinstance(opened, int):
+        return opened
+    app, w = opened
+    t0 = time.perf_counter()
+
+    def wait_until(ready, seconds: float) -> bool:
+        deadline = time.perf_counter() + seconds
+        loop, timer = QEventLoop(), QTimer()
+        timer.timeout.connect(lambda: (ready() or time.perf_counter() > deadline) and loop.quit())
+        timer.start(20)
+        if not ready():
+            loop.exec()
+        timer.stop()
+        return ready()
+
+    def grab(name: str) -> None:
+        w.repaint()
+        wait_until(lambda: False, 0.6)
+        g = w.frameGeometry()
+        pixmap = w.screen().grabWindow(0, g.x(), g.y(), g.width(), g.height())
+        if pixmap.isNull() or pixmap.toImage().allGray():
+            pixmap = w.grab()
+        path = args.every_tool / f"{args.size[0]}x{args.size[1]}-{name}.png"
+        pixmap.save(str(path))
+        print(f"[{time.perf_counter() - t0:6.1f} s] {name}: {path}", flush=True)
+
+    args.every_tool.mkdir(parents=True, exist_ok=True)
+    w.setGeometry(w.screen().availableGeometry())
+    w.reset_layout()
+    shown = lambda: w.last.get("spheres", (None,))[0]  # noqa: E731
+    wait_until(lambda: shown() is not None and not shown().preview, 120)
+    grab("Render")
+    w.workspaces.select("Benchmarks")
+    panel = w.panels[BENCH_PANEL]
+    panel.show_peak.setChecked(True)
+    panel.sweep.setCurrentText("single run")
+    panel.n.setValue(1 << 20)
+    panel.repeats.setValue(3)
+    panel.reference.setCurrentText("show H100 reference")  # ghost bars: every variant's label on the axis
+    panel.run()
+    wait_until(lambda: not panel.busy(), 180)
+    grab("Benchmarks")
+    w.workspaces.select("Inspector")
+    wait_until(lambda: w.inspector is not None, 30)
+    from kernels.inspector import toolchain
+
+    if not toolchain.missing():
+        w.inspector.open(*INSPECT[:2], INSPECT_BLOCK)
+        wait_until(lambda: w.inspector.panel.report is not None, 180)
+    grab("Inspector")
+    w.workspaces.select("Editor")
+    wait_until(lambda: bool(w.variant_editor.editor.toPlainText()), 30)
+    grab("Editor")
+    w.workspaces.select("Lessons")
+    wait_until(lambda: w.lessons is not None, 30)
+    w.lessons.table.setCurrentCell(2, 0)  # step 3: the bank picture of the conflict it removes
+    wait_until(lambda: all(d.request is not None for d in w.lessons.pictures.drawings), 120)
+    grab("Lessons")
+    w.workspaces.select("Access")
+    wait_until(lambda: w.access is not None and all(p.result is not None for p in w.access.panes), 180)
+    grab("Access")
+    w.close()
+    settings_dir.cleanup()
+    return 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.every_tool is not None:
+        return every_tool(args)
     from PyQt6.QtCore import QSettings, QTimer
     from PyQt6.QtWidgets import QApplication
 
@@ -400,7 +493,7 @@ def main(argv=None) -> int:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.settings import Keys, make_settings
+    from raytracer_app.gui.common.settings import Keys, make_settings
 
     app = QApplication(sys.argv[:1])  # run_gui uses the existing instance
     if app.platformName() != "xcb":

@@ -50,10 +50,10 @@ def measure(args, folder: str) -> int:
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, os.path.join(folder, "settings"))
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from kernels.registry import by_name
-    from raytracer_app.gui.bench_panel import BenchPanel
-    from raytracer_app.gui.models import RenderModel
-    from raytracer_app.gui.timing_log import TimingLog
-    from raytracer_app.gui.variant_editor import VariantEditor
+    from raytracer_app.gui.benchmarks.panel import BenchPanel
+    from raytracer_app.gui.render.models import RenderModel
+    from raytracer_app.gui.shell.timing_log import TimingLog
+    from raytracer_app.gui.editor.editor import VariantEditor
 
     backend = backends.resolve(args.backend)
     spec = by_name(args.target)

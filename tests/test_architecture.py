@@ -14,8 +14,11 @@ KERNELS = sorted((ROOT / "kernels").rglob("*.py"))
 APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 # the GUI's models and state: listened to by widgets, never holding one
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
-             ("models.py", "settings.py", "timing_log.py", "algorithms.py", "backend_settings.py",
-              "sim_limits.py", "file_dialogs.py", "variant_files.py")]
+             ("render/models.py", "render/model_settings.py", "common/settings.py", "shell/timing_log.py",
+              "benchmarks/algorithms.py", "shell/backend_settings.py", "common/sim_limits.py",
+              "common/file_dialogs.py", "editor/files.py", "benchmarks/reference_results.py",
+              "lessons/references.py", "lessons/pictures.py", "shell/display.py", "shell/restart.py",
+              "access/listing.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 

@@ -117,6 +117,25 @@ def test_cache_size_parsing(text, size):
     assert devices._cache_size_bytes(text) == size
 
 
+def test_a_virtual_machines_huge_last_level_cache_is_not_believed(tmp_path, monkeypatch):
+    """A 2-CPU VM reporting a 300 MiB L3 (its host's, or made up): at most 16 MiB per CPU sharing it count."""
+    import glob as glob_module
+
+    cache = tmp_path / "index3"
+    cache.mkdir()
+    (cache / "size").write_text("307200K\n")
+    (cache / "shared_cpu_list").write_text("0-1\n")
+    monkeypatch.setattr(glob_module, "glob", lambda pattern: [str(cache) + "/"])
+    devices.cpu_last_level_cache_bytes.cache_clear()
+    try:
+        assert devices.cpu_last_level_cache_bytes() == 2 * devices.LLC_PER_CORE_CAP
+        (cache / "size").write_text("8M\n")
+        devices.cpu_last_level_cache_bytes.cache_clear()
+        assert devices.cpu_last_level_cache_bytes() == 8 * 2**20  # a real cache is believed
+    finally:
+        devices.cpu_last_level_cache_bytes.cache_clear()
+
+
 class _FakeBackend:
     is_gpu, is_host, device = True, False, 0
 

@@ -13,7 +13,7 @@ from PyQt6.QtGui import QImage  # noqa: E402
 
 from kernels.harness import bench  # noqa: E402
 from kernels.backend import resolve  # noqa: E402
-from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
 
 WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
 
@@ -28,8 +28,8 @@ def settings_dir(tmp_path):
 def preset(backend: str = "", **values):
     """Write settings the window reads at start (small images keep the tests fast). With ``backend`` they
     go to that backend kind's own settings (the simulator never reads the shared ones)."""
-    from raytracer_app.gui.backend_settings import GROUP
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.shell.backend_settings import GROUP
+    from raytracer_app.gui.common.settings import make_settings
 
     s = make_settings()
     prefix = GROUP.format(backend) + "/" if backend else ""
@@ -40,7 +40,7 @@ def preset(backend: str = "", **values):
 
 @pytest.fixture
 def make_window(qtbot):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     windows = []
 
@@ -160,17 +160,26 @@ def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_b
     assert w.controls.mem_constant.isEnabled() and w.compare_action.isEnabled()
 
 
-def test_block_size_beyond_limit_cannot_be_entered(qtbot, make_window, cpu_backend):
-    preset(**{"render/size_spheres": "64x64"})
-    w = make_window(cpu_backend)
+def test_typing_a_block_side_keeps_it_and_shrinks_the_other(qtbot, make_window, cuda_backend):
+    """Typing 64 into Block height beside a width of 32 gives 64 (the width shrinks to keep the product within
+    the limit); a range of 1..32 used to refuse the second digit and leave 6."""
+    from PyQt6.QtCore import Qt
+
+    preset("sim" if cuda_backend.is_simulator else "", **{"render/size_spheres": "8x8", "spheres/count": 2})
+    w = make_window(cuda_backend)
     c, limit = w.controls, w.model.limits.max_threads_per_block
-    c.bx.slider.setValue(64)
-    assert c.by.slider.maximum() == limit // 64 and c.by.spin.maximum() == limit // 64
-    c.by.spin.setValue(100)  # typed beyond the limit: the spin box clamps it
-    assert w.model.block == (64, limit // 64)
-    c.bx.spin.setValue(limit)
+    w.model.set_block(32, 32)
+    assert c.by.spin.maximum() >= 64 and c.by.slider.maximum() >= 64
+    line = c.by.spin.lineEdit()
+    c.by.spin.setFocus()
+    line.selectAll()
+    qtbot.keyClicks(line, "64")
+    qtbot.keyClick(c.by.spin, Qt.Key.Key_Return)
+    assert w.model.block == (limit // 64, 64) and c.by.value() == 64 and c.bx.value() == limit // 64
+    c.bx.spin.setValue(limit)  # the other way round: the width kept, the height shrinks
+    assert w.model.block == (limit, 1)
+    c.by.spin.setValue(5000)  # beyond any side: the box holds the device's limit
     assert w.model.block[0] * w.model.block[1] <= limit
-    assert c.bx.slider.maximum() == limit // w.model.block[1]
 
 
 def _run_panel(qtbot, panel, n=4096, repeats=2):
@@ -204,13 +213,16 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     assert panel.export_chart(tmp_path / "chart.png")
     assert QImage(str(tmp_path / "chart.png")).width() > 0
     # File > Export Timings CSV has the renders and the benchmark rows, same columns
+    wait_frame(qtbot, w)
     all_path = tmp_path / "timings.csv"
     assert w.menus.export_timings(all_path)
     with open(all_path, newline="") as f:
         reader = csv.DictReader(f)
-        variants = [r["variant"] for r in reader]
+        timings = list(reader)
     assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
-    assert set(names) <= set(variants)
+    assert set(names) <= {r["variant"] for r in timings}
+    frames = [r for r in timings if r["dtype"] == "rgba8"]  # the rendered frames: shown, never "skipped"
+    assert frames and all(r["verified"] == "not checked" for r in frames)
 
 
 def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu_backend):
@@ -230,7 +242,7 @@ def test_a_panels_run_is_one_request_in_the_panels_words(qtbot, make_window, cpu
 
 
 def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, cpu_backend):
-    from raytracer_app.gui.bench_panel import FAILED_BG
+    from raytracer_app.gui.benchmarks.panel import FAILED_BG
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
@@ -355,7 +367,7 @@ def test_run_gui_entry_point(qtbot, monkeypatch):
     from PyQt6.QtWidgets import QApplication
 
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     preset(**{"render/size_spheres": "64x64", "backend/name": "cpu"})
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
@@ -385,7 +397,8 @@ def test_render_worker_coalesces_requests(qtbot):
     """While a frame renders, newer requests overwrite one pending slot: only the newest is rendered next."""
     import threading
 
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     started, release, rendered, shown = threading.Event(), threading.Event(), [], []
@@ -416,7 +429,8 @@ def test_render_worker_coalesces_requests(qtbot):
 def test_render_worker_renders_one_frame_ahead_and_holds_it_until_the_ack(qtbot):
     """While the GUI shows frame 0 (no ack yet), the worker renders the next request but delivers it only
     on the ack, and renders nothing further until then: one result in flight, one held."""
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     rendered, shown = [], []
@@ -451,7 +465,8 @@ def test_render_worker_queues_the_next_frame_before_handing_over_the_finished_on
     """A finished frame goes to the GUI only once the next request's GPU work is queued (the GUI holds the
     GIL through its repaint, so a launch after the hand-over would wait for it): the order is launch 2,
     then frame 1 shown, then frame 2 completed; and ``started`` follows the hand-over."""
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     events = []
@@ -487,7 +502,8 @@ def test_render_worker_says_started_only_for_frames_not_queued_on_the_gpu(qtbot)
     """A frame whose GPU work is queued already (an untimed continuous frame) finishes within a frame's time:
     no ``started`` for it, one signal less to the GUI per frame; any other request still says so."""
     from kernels.harness.frames import Queued
-    from raytracer_app.gui.workers import RenderWorker, WorkerThread
+    from raytracer_app.gui.common.workers import WorkerThread
+    from raytracer_app.gui.render.worker import RenderWorker
 
     worker = RenderWorker()
     worker._preview_first = False
@@ -517,7 +533,7 @@ def test_a_frame_view_calls_back_after_the_paint_or_at_once_when_hidden(qtbot):
     one); a hidden view cannot paint and answers at once."""
     import numpy as np
 
-    from raytracer_app.gui.render_view import FrameView
+    from raytracer_app.gui.render.view import FrameView
 
     class Shown:
         image = np.zeros((8, 8, 4), np.uint8)

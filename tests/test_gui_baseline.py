@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from kernels.harness.compare import VERDICTS  # noqa: E402
 from kernels.io.cache import cache_root  # noqa: E402
 from raytracer_app.cli import main  # noqa: E402
-from raytracer_app.gui.bench_panel import TABLE_COLUMNS  # noqa: E402
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir  # noqa: E402,F401
 
 N, REPEATS = 4096, 12  # 12 repeats a side: enough for the Mann-Whitney test
@@ -63,7 +63,9 @@ def test_a_cli_baseline_draws_a_ghost_and_fills_delta_and_verdict(qtbot, make_wi
         assert "against" in panel.table.item(r, TABLE_COLUMNS.index("verdict")).toolTip()
     # the run was saved under the cache folder, and Export JSON writes the same rows with their samples
     saved = sorted((cache_root() / "results").glob("*-reduction.json"))
-    assert saved and "saved as" in panel.status.text()
+    from raytracer_app.gui.benchmarks.panel_results import home_short
+
+    assert saved and f"saved as {home_short(saved[-1])}" in panel.status.text()  # the folder named, not the name alone
     out = tmp_path / "export.json"
     assert panel.export_json(out)
     exported = json.loads(out.read_text())
@@ -107,3 +109,36 @@ def test_a_panel_run_in_rounds_saves_its_joined_samples(qtbot, make_window, cpu_
     assert [len(row.timing.samples_ms) for row, _ in panel.rows] == [REPEATS, REPEATS]
     saved = json.loads(sorted((cache_root() / "results").glob("*-reduction.json"))[-1].read_text())
     assert saved["request"]["rounds"] == 4 and all(len(r["samples_ms"]) == REPEATS for r in saved["rows"])
+
+
+def test_load_baseline_opens_where_runs_are_saved_and_the_choices_are_remembered(qtbot, make_window, cpu_backend,
+                                                                                 tmp_path, capsys, monkeypatch):
+    from PyQt6.QtWidgets import QFileDialog
+
+    from raytracer_app.gui.benchmarks import reference_results
+    from tests.test_reference_results import FIXTURE
+
+    monkeypatch.setattr(reference_results, "REFERENCE_DIR", FIXTURE)
+    base_path = cli_baseline(tmp_path, capsys)
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda parent, title, start, filters: (asked.append(start), (str(base_path), ""))[1]))
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    assert panel.load_baseline()
+    assert asked == [str(cache_root() / "results")]  # not the last export folder
+    panel.reference.setCurrentText("show H100 reference")
+    w.save_settings()
+    again = make_window(cpu_backend)
+    panel = again.panels["Reduction"]
+    again.workspaces.select("Benchmarks")  # read when the panel is first shown
+    qtbot.waitUntil(lambda: panel.results.baseline is not None, timeout=WAIT)
+    assert panel.results.baseline_path == str(base_path)
+    assert panel.reference.currentText() == "show H100 reference" and panel.table.rowCount() > 0
+    base_path.unlink()  # gone by the next start: said, nothing else
+    again.save_settings()
+    third = make_window(cpu_backend)
+    third.workspaces.select("Benchmarks")
+    panel = third.panels["Reduction"]
+    qtbot.waitUntil(lambda: "gone" in panel.status.text(), timeout=WAIT)
+    assert panel.results.baseline is None and panel.reference.currentText() == "show H100 reference"

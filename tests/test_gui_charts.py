@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
 
+import pyqtgraph as pg  # noqa: E402
+
 from kernels.harness import bench  # noqa: E402
 from kernels.registry import by_name  # noqa: E402
 from kernels.timing import Timing  # noqa: E402
-from raytracer_app.gui import chart_export  # noqa: E402
-from raytracer_app.gui.charts import BenchChart, ShortLogAxis, chart_title, short_number, y_label  # noqa: E402
+from raytracer_app.gui.common import chart_export  # noqa: E402
+from raytracer_app.gui.common.charts import (BenchChart, ShortLogAxis, chart_title, fit_label,  # noqa: E402
+                                             short_number, y_label)
 from raytracer_app.png import read_png_text  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
 
@@ -100,7 +104,7 @@ def test_export_refuses_other_suffixes_and_silly_widths(qtbot, tmp_path):
 
 
 def test_panel_tooltips_name_the_panels_own_variants_and_the_real_reasons(qtbot, make_window, cpu_backend):
-    from raytracer_app.gui.bench_panel import PCT_TIP, no_launch_tip
+    from raytracer_app.gui.benchmarks.panel import PCT_TIP, no_launch_tip
 
     tip = no_launch_tip(by_name("histogram"))
     assert "cpu-numpy" in tip and "(numpy" not in tip
@@ -113,10 +117,10 @@ def test_panel_tooltips_name_the_panels_own_variants_and_the_real_reasons(qtbot,
 
 def test_export_csv_with_no_results_says_so_and_dialogs_start_in_the_last_folder(qtbot, make_window, cpu_backend,
                                                                                   tmp_path, monkeypatch):
-    from PyQt6.QtWidgets import QFileDialog, QInputDialog
+    from PyQt6.QtWidgets import QFileDialog
 
-    from raytracer_app.gui import file_dialogs
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common import file_dialogs
+    from raytracer_app.gui.common.settings import make_settings
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
@@ -131,15 +135,15 @@ def test_export_csv_with_no_results_says_so_and_dialogs_start_in_the_last_folder
     assert not panel.export_csv()  # cancelled
     assert asked[-1][2] == str(tmp_path / "reduction.csv")
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: asked.append(a) or (str(tmp_path / "r.png"), ""))
-    monkeypatch.setattr(QInputDialog, "getInt", lambda *a, **k: (1700, True))
+    monkeypatch.setattr(chart_export.SizeDialog, "ask", lambda self: (1700, 956))  # 16:9, as chosen
     assert panel.export_chart()
     assert asked[-1][2] == str(tmp_path / "reduction-chart.png")
-    assert png_size(tmp_path / "r.png")[0] == 1700 and "1700 px" in said[-1]
+    assert png_size(tmp_path / "r.png") == (1700, 956) and "1700 x 956 px" in said[-1]
 
 
 def test_count_curve_has_short_ticks_a_title_with_the_image_size_and_exports(qtbot, make_window, cpu_backend,
                                                                               monkeypatch, tmp_path):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40, 80))
     w = make_window(cpu_backend)
@@ -167,7 +171,7 @@ def _legend_texts(chart) -> list[str]:
 
 def test_roofline_draws_the_architectures_ceilings_without_any_rows_and_follows_the_arch(qtbot):
     from kernels.inspector.roofline import PUBLISHED
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)
@@ -190,7 +194,7 @@ def test_roofline_draws_the_architectures_ceilings_without_any_rows_and_follows_
 
 
 def test_roofline_leaves_out_cpu_and_simulator_rows_and_says_why(qtbot, tmp_path):
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)
@@ -208,3 +212,106 @@ def test_roofline_leaves_out_cpu_and_simulator_rows_and_says_why(qtbot, tmp_path
         assert read_png_text(tmp_path / "roof.png")["raytracer:target"] == "Roofline: reduction"
     finally:
         dock.shutdown()
+
+
+# ------------------------------------------------------------------------------------------- issue 35
+def test_category_labels_never_overlap_and_the_full_name_is_the_tooltip(qtbot):
+    """23 reduction variants (the H100 reference's) under a chart 650 px wide ran into one smear: each label
+    now fits its bar's width, abbreviated or numbered, and hovering a bar names it in full."""
+    from PyQt6.QtGui import QFont, QFontMetrics
+
+    names = [v.name for v in by_name("reduction").variants]
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    for width in (650, 1300, 2400):
+        chart.resize(width, 300)
+        chart.show()
+        qtbot.waitExposed(chart)
+        chart.reset("bars", "ms")
+        for i, name in enumerate(names):
+            chart.add(bench.Row(name, "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0 + i,), "wall"),
+                                verified="yes"))
+        chart.grab()  # lays out and draws the axis
+        axis = chart.getPlotItem().getAxis("bottom")
+        metrics = QFontMetrics(axis.style.get("tickFont") or QFont())
+        per_bar = axis.width() / len(names)
+        shown = axis.shown
+        assert len(shown) == len(names) and len([s for s in shown if s]) >= len(names) // 3
+        assert all(metrics.horizontalAdvance(s) <= per_bar for s in shown), (width, shown)
+        assert len({s for s in shown if s}) == len([s for s in shown if s])  # no two bars read the same
+    assert shown[names.index("sequential")] == "sequential" and shown[names.index("interleaved-divergent")] == "inter-diver"
+    chart.resize(650, 300)
+    chart.grab()
+    centre = chart.getPlotItem().vb.mapViewToScene(pg.QtCore.QPointF(names.index("sequential"), 1.0))
+    chart._hover(centre)
+    assert chart.toolTip().startswith("sequential: ")
+    assert fit_label("interleaved-divergent", 60, lambda s: 7 * len(s)) == "int-div"
+    assert fit_label("interleaved-divergent", 10, lambda s: 7 * len(s)) == ""
+
+
+def test_an_empty_chart_says_what_to_do_and_hides_its_0_1_axes(qtbot):
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    plot = chart.getPlotItem()
+    assert chart.empty.shown and "press Run" in chart.empty.item.textItem.toPlainText()
+    assert not plot.getAxis("left").style["showValues"]
+    chart.add(timed_row("cpu", 2.0))
+    assert not chart.empty.shown and plot.getAxis("left").style["showValues"]
+    chart.reset("bars", "GB/s")
+    assert chart.empty.shown
+
+
+def test_the_simulator_charts_times_never_rates(qtbot, make_window, cuda_backend):
+    if not cuda_backend.is_simulator:
+        pytest.skip("this session runs real CUDA, not the simulator")
+    from tests.test_gui import preset
+
+    preset("sim", **{"render/size_spheres": "8x8", "spheres/count": 2})
+    w = make_window(cuda_backend)
+    panel = w.panels["Reduction"]
+    assert panel.metric.currentText() == "ms" and not panel.metric.model().item(0).isEnabled()
+    assert "Python's" in panel.metric.model().item(0).toolTip()
+    assert panel.chart.simulated and panel.chart.getPlotItem().getAxis("left").labelText == "simulated ms"
+
+
+def test_export_at_a_chosen_aspect_scales_the_legend_with_the_image(qtbot, tmp_path):
+    chart = BenchChart("G ops/s")
+    qtbot.addWidget(chart)
+    chart.resize(2720 // 2, 280 // 2)  # a wide, low chart on screen (the issue's 2720x280 export)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.set_info(INFO)
+    for name in ("cpu", "cpu-sort"):
+        chart.add(timed_row(name, 2.0))
+    chart.set_peak(5.0, "test")
+    before = chart.size()
+    for size in ((1600, 900), (1200, 1200)):
+        written = chart_export.export(chart.getPlotItem(), tmp_path / f"c{size[0]}.png", chart.info, *size)
+        assert png_size(written) == size
+    assert chart.size() == before  # the chart on screen is as it was
+    # laid out 1000 px wide and scaled 1.6x: the legend's text is as large in the image as on a 1000 px chart
+    with chart_export.laid_out(chart.getPlotItem(), 1600, 900):
+        assert (chart.width(), chart.height()) == (1000, 562)
+        legend_px = chart.legend.sceneBoundingRect().height()
+    assert legend_px * 1.6 >= 20
+
+
+def test_the_count_curve_shows_each_counts_spread(qtbot, make_window, cpu_backend, monkeypatch):
+    from raytracer_app.gui.render import count_curve
+
+    monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40))
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    dialog = w.sphere_count_curve()
+    assert dialog.empty.shown  # before the first row: what will come, not 0..1 axes
+    with qtbot.waitSignal(dialog.finished_run, timeout=WAIT):
+        pass
+    assert not dialog.empty.shown
+    for memory in ("cpu", "cpu-tiles"):
+        x, low, high = dialog.spread_of(memory)
+        rows = [r for r in dialog.rows if count_curve.memory_of(r.variant) == memory]
+        assert list(x) == pytest.approx([np.log10(r.n) for r in rows])
+        assert list(low) == pytest.approx([np.log10(r.timing.min_ms) for r in rows])
+        assert list(high) == pytest.approx([np.log10(r.timing.max_ms) for r in rows])
+    assert "its bar their fastest to slowest" in dialog.status.text()
+    dialog.close()

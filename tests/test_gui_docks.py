@@ -1,5 +1,4 @@
-"""The docks of the window on a laptop and a wide screen (issue 20): they get their share of the width back
-when the window grows again (unless the user sized them), every benchmark panel fits its dock's default
+"""The benchmark docks on a laptop and a wide screen (issue 20): every benchmark panel fits its dock's default
 width, and the shipped GPU reference results show as ghost rows in a panel's table. pytest-qt, offscreen
 (the screen's available geometry stood in by tests/test_gui_laptop.py's ``screen``); no timing asserts."""
 
@@ -11,88 +10,9 @@ pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PyQt6.QtWidgets import QAbstractScrollArea, QWidget  # noqa: E402
 
-from raytracer_app.gui import layout  # noqa: E402
+from raytracer_app.gui.shell import layout  # noqa: E402
 from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
 from tests.test_gui_laptop import LAPTOP, WIDE, screen, settle  # noqa: E402,F401
-
-
-def widths(w) -> tuple[int, int]:
-    return w.controls_dock.width(), w.bench_docks[0].width()
-
-
-def wide_window(qtbot, make_window, cpu_backend, screen):
-    """A settled window on a WIDE screen, rendering a 32x32 frame (quick to redraw while it is resized)."""
-    screen(*WIDE)
-    preset(**{"render/size_spheres": "32x32"})
-    w = make_window(cpu_backend)
-    settle(qtbot, w)
-    return w
-
-
-def drag_separator(qtbot, w, dx: int) -> None:
-    """Drag the separator on the benchmark dock's left edge by ``dx`` pixels, as the user does."""
-    dock = w.bench_docks[0]
-    y = dock.y() + dock.height() // 2
-    x = next(x for x in range(dock.x() - 1, dock.x() - 12, -1) if w.childAt(QPoint(x, y)) is None)
-    qtbot.mousePress(w, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
-    for step in (dx // 3, 2 * dx // 3, dx):
-        qtbot.mouseMove(w, QPoint(x + step, y))
-        qtbot.wait(10)
-    qtbot.mouseRelease(w, Qt.MouseButton.LeftButton, pos=QPoint(x + dx, y))
-
-
-def test_docks_get_their_share_back_when_the_window_grows_again(qtbot, make_window, cpu_backend, screen):
-    w = wide_window(qtbot, make_window, cpu_backend, screen)
-    full = w.size()
-    before = widths(w)
-    panel = layout.contents(w.bench_docks[0])
-    heights = panel.split.sizes()  # settings, chart, table
-    assert before[1] >= 0.2 * w.width()  # side by side: the panels have their share
-    w.resize(900, 450)  # shrunk (the docks narrow with the window)...
-    qtbot.wait(50)
-    assert widths(w)[1] < before[1]
-    # the heights a small window left under X11 and a window manager: the settings squeezed to a sliver
-    # (growing again gave them the same share of the new height)
-    panel.split.setSizes([40, 300, 40])
-    w.resize(full)  # ...and grown again, as maximizing does
-    qtbot.waitUntil(lambda: abs(widths(w)[1] - before[1]) <= 8, timeout=WAIT)
-    assert abs(widths(w)[0] - before[0]) <= 8
-    assert not layout.DockShares.of(w).dragged
-    # and the panel's settings, chart and table their heights (not all the new height to the chart)
-    qtbot.waitUntil(lambda: all(abs(a - b) <= 8 for a, b in zip(panel.split.sizes(), heights)), timeout=WAIT)
-    # a panel whose handles the user moved keeps its heights
-    panel.split.moveSplitter(heights[0] - 40, 1)  # what dragging the handle does
-    moved = panel.split.sizes()
-    assert panel.split_dragged
-    w.resize(1000, 600)
-    qtbot.wait(50)
-    w.resize(full)
-    qtbot.waitUntil(lambda: abs(widths(w)[1] - before[1]) <= 8, timeout=WAIT)
-    qtbot.wait(50)
-    assert panel.split.sizes() != heights and panel.split.sizes()[0] <= moved[0] + 8
-    w.reset_layout()  # View > Reset Layout: the default heights again, and kept from then on
-    assert not panel.split_dragged
-
-
-def test_docks_the_user_sized_keep_their_width(qtbot, make_window, cpu_backend, screen):
-    w = wide_window(qtbot, make_window, cpu_backend, screen)
-    full = w.size()
-    default = widths(w)[1]
-    drag_separator(qtbot, w, 150)  # the panels narrower by the user's hand
-    qtbot.wait(50)
-    dragged = widths(w)[1]
-    assert dragged < default - 100 and layout.DockShares.of(w).dragged
-    w.resize(1000, 700)
-    qtbot.wait(50)
-    w.resize(full)
-    qtbot.wait(100)
-    assert widths(w)[1] <= dragged  # not put back to the default share
-    w.save_settings()  # the choice is kept with the layout...
-    again = make_window(cpu_backend)
-    qtbot.wait(50)
-    assert layout.DockShares.of(again).dragged
-    again.reset_layout()  # ...until View > Reset Layout
-    assert not layout.DockShares.of(again).dragged
 
 
 def _outside(panel, visible: QRect) -> list[str]:
@@ -120,7 +40,7 @@ def test_every_benchmark_panel_fits_its_docks_default_width(qtbot, make_window, 
     preset(**{"render/size_spheres": "32x32"})
     w = make_window(cpu_backend)
     settle(qtbot, w)
-    w.workspaces.select("Benchmarks")  # (side by side the panels are already shown)
+    w.workspaces.select("Benchmarks")
     for dock in w.bench_docks:
         dock.raise_()
         qtbot.wait(30)
@@ -138,8 +58,8 @@ def test_reference_results_show_as_ghost_rows_never_taken_for_measurements(qtbot
                                                                             monkeypatch, tmp_path):
     import csv
 
-    from raytracer_app.gui import reference_results
-    from raytracer_app.gui.panel_table import GHOST_FG
+    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.benchmarks.panel_table import GHOST_FG
     from tests.test_reference_results import FIXTURE
 
     monkeypatch.setattr(reference_results, "REFERENCE_DIR", FIXTURE)

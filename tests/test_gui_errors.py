@@ -30,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def settings_dir(tmp_path):
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common.settings import make_settings
 
     s = make_settings()
     s.setValue("render/size_spheres", "48x32")
@@ -40,7 +40,7 @@ def settings_dir(tmp_path):
 
 @pytest.fixture
 def window(qtbot, cpu_backend, monkeypatch):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     # any dialog would block a test: fail loudly instead
     for name in ("warning", "critical", "information"):
@@ -208,7 +208,7 @@ def test_an_exception_in_a_slot_is_one_status_line(qtbot, window, monkeypatch):
 
 def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtbot, window):
     from kernels.harness.render import frame_row
-    from raytracer_app.gui.timing_log import TimingLog
+    from raytracer_app.gui.shell.timing_log import TimingLog
 
     frame = window.last["spheres"][0]
     log = TimingLog()
@@ -272,7 +272,7 @@ def test_no_display_is_one_line_and_a_non_zero_exit(tmp_path, extra, says):
 
 
 def test_a_platform_plugin_that_cannot_load_is_reported(tmp_path, monkeypatch):
-    from raytracer_app.gui import display
+    from raytracer_app.gui.shell import display
 
     broken = tmp_path / "libqxcb.so"
     broken.write_text("not a shared library")
@@ -281,8 +281,20 @@ def test_a_platform_plugin_that_cannot_load_is_reported(tmp_path, monkeypatch):
     assert problem.startswith("no usable display: Qt's X11 plugin cannot load") and "\n" not in problem
 
 
+def test_a_missing_system_library_is_named_with_its_package(tmp_path, monkeypatch):
+    from raytracer_app.gui.shell import display
+
+    assert display.debian_package("libxcb-cursor.so.0") == "libxcb-cursor0"
+    assert display.debian_package("libxkbcommon-x11.so.0") == "libxkbcommon-x11-0"
+    monkeypatch.setattr("shutil.which", lambda name: None)  # no ldd: the loader's message names one
+    said = display.missing_libraries(tmp_path / "libqxcb.so", "libxcb-cursor.so.0: cannot open shared object file: "
+                                                               "No such file or directory")
+    assert said == "libxcb-cursor.so.0 is missing (Debian/Ubuntu: apt-get install libxcb-cursor0)"
+    assert display.missing_libraries(tmp_path / "x.so", "something else went wrong") == "something else went wrong"
+
+
 def test_offscreen_and_wayland_need_no_x_display():
-    from raytracer_app.gui.display import display_problem
+    from raytracer_app.gui.shell.display import display_problem
 
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
     assert display_problem({"QT_QPA_PLATFORM": "minimal"}) is None

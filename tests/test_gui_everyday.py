@@ -42,8 +42,8 @@ def test_continuous_rendering_follows_the_visible_tab(qtbot, make_window, cpu_ba
 def test_fps_is_shown_below_one_frame_per_second_and_about_names_the_running_qt():
     from PyQt6.QtCore import qVersion
 
-    from raytracer_app.gui.dialogs import about_text
-    from raytracer_app.gui.timing_log import FpsMeter
+    from raytracer_app.gui.common.dialogs import about_text
+    from raytracer_app.gui.shell.timing_log import FpsMeter
 
     meter = FpsMeter(window=1.0)
     for t in (0.0, 2.5, 5.0):  # a frame every 2.5 s
@@ -85,8 +85,8 @@ def test_typed_c_values_keep_sign_and_five_decimals(qtbot, make_window, cpu_back
 def test_preset_labels_say_custom_once_a_value_differs(qtbot, make_window, cpu_backend):
     from kernels.spheres.scene import presets
 
-    from raytracer_app.gui.controls import CUSTOM
-    from raytracer_app.gui.models import JULIA_PRESETS
+    from raytracer_app.gui.render.controls import CUSTOM
+    from raytracer_app.gui.render.models import JULIA_PRESETS
 
     preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
     w = make_window(cpu_backend)
@@ -131,7 +131,7 @@ def test_scene_file_is_remembered_across_restarts_or_the_user_is_told(qtbot, mak
 
 # ---------------------------------------------------------------------------------------------- per backend
 def test_settings_are_kept_per_backend(qtbot, make_window, cpu_backend, cuda_backend):
-    from raytracer_app.gui.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES, SIM_MAX_SPHERES, sim_default_n, sim_max_n
+    from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_SIDE, SIM_DEFAULT_SPHERES, SIM_MAX_SPHERES, sim_default_n, sim_max_n
 
     if not cuda_backend.is_simulator:
         pytest.skip("this session runs real CUDA, not the simulator")
@@ -186,10 +186,38 @@ def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
     assert finished.args == [True] and not process.is_alive()
 
 
+def test_simulator_rows_appear_as_they_finish_and_stop_keeps_them(qtbot, make_window, cuda_backend):
+    """Issue 35: a simulator run showed nothing until it ended, and Stop threw the finished rows away. Each
+    row now reaches the table and the chart as it finishes, and Stop keeps them (saved, marked partial)."""
+    import json
+
+    if not cuda_backend.is_simulator:
+        pytest.skip("this session runs real CUDA, not the simulator")
+    preset("sim", **{"render/size_spheres": "8x8", "spheres/count": 2})
+    w = make_window(cuda_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"sequential", "interleaved-strided", "first-add-load"})
+    panel.show_peak.setChecked(False)
+    panel.sweep.setCurrentText("sweep N")  # 1024, then 4096: six rows
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    assert panel.run()
+    qtbot.waitUntil(lambda: len(panel.rows) >= 1, timeout=WAIT)
+    assert panel.busy() and panel.table.rowCount() == len(panel.rows)  # shown while the run goes on
+    assert panel.chart.line_count() >= 1
+    with qtbot.waitSignal(panel.runFinished, timeout=WAIT) as finished:
+        panel.stop()
+    kept = len(panel.rows)
+    assert finished.args == [True] and 1 <= kept < 6
+    assert panel.table.measured_count() == kept and f"stopped after {kept} row(s), kept" in panel.status.text()
+    saved = json.loads(panel.results.last_path.read_text())
+    assert saved["partial"] is True and len(saved["rows"]) == kept
+
+
 def test_restart_switches_the_simulator_and_saves_the_choice(qtbot, make_window, cpu_backend):
     from kernels.backend import simulator_active
 
-    from raytracer_app.gui.settings import Keys, make_settings
+    from raytracer_app.gui.common.settings import Keys, make_settings
 
     w = make_window(cpu_backend)
     want = "auto" if simulator_active() else "sim"
@@ -206,10 +234,10 @@ def test_run_gui_restarts_the_app_with_the_other_backend(qtbot, monkeypatch):
     from PyQt6.QtCore import QTimer
     from PyQt6.QtWidgets import QApplication
 
-    import raytracer_app.gui.restart as restart
+    import raytracer_app.gui.shell.restart as restart
     from kernels.backend import simulator_active
     from raytracer_app.gui import run_gui
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     preset(**{"render/size_spheres": "32x32", "backend/name": "cpu"})
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
@@ -328,8 +356,8 @@ def test_chart_legend_log_axis_percent_header_and_title(qtbot, make_window, cpu_
 
 
 def test_file_dialogs_start_in_the_last_folder(tmp_path):
-    from raytracer_app.gui.file_dialogs import remember, start_in
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common.file_dialogs import remember, start_in
+    from raytracer_app.gui.common.settings import make_settings
 
     s = make_settings()
     assert start_in(s, "scene.json") == "scene.json"
@@ -344,7 +372,7 @@ def test_file_dialogs_start_in_the_last_folder(tmp_path):
 def test_default_layout_fits(qtbot, make_window, cpu_backend, size, monkeypatch):
     from PyQt6.QtCore import QRect
 
-    from raytracer_app.gui import layout
+    from raytracer_app.gui.shell import layout
 
     monkeypatch.setattr(layout, "available_geometry", lambda window: QRect(0, 0, *size))
     preset(**{"render/size_spheres": "32x32"})
@@ -360,7 +388,7 @@ def test_default_layout_fits(qtbot, make_window, cpu_backend, size, monkeypatch)
     panel.repeats.setValue(2)
     assert panel.run()
     qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
-    w.workspaces.select("Benchmarks")  # on a small screen the panels have their own workspace
+    w.workspaces.select("Benchmarks")  # the panels have their own workspace
     for dock in w.bench_docks:  # make the Reduction panel the visible tab
         if layout.contents(dock) is panel:
             dock.raise_()
@@ -373,5 +401,25 @@ def test_default_layout_fits(qtbot, make_window, cpu_backend, size, monkeypatch)
     w.controls_dock.hide()
     w.reset_layout()
     assert not w.controls_dock.isHidden() and not w.bench_docks[1].isFloating()
-    assert w.view.width() >= w.width() // 2 if size[0] >= layout.WIDE_PX else w.view.width() >= w.width() // 2 - 40
+    assert w.view.width() >= w.width() // 2
 
+
+
+def test_a_row_skipped_for_lack_of_cuda_offers_the_simulator(qtbot, make_window, cpu_backend):
+    w = make_window(cpu_backend)
+    panel = w.panels["Reduction"]
+    panel.set_variants({"sequential", "numpy"})  # a GPU variant on the CPU backend: skipped
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    panel.show_peak.setChecked(False)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    assert not panel.sim_offer.isHidden() and "sequential needs CUDA" in panel.sim_offer.text()
+    asked = []
+    w.restart_switching_simulator = lambda: asked.append(True)
+    panel.sim_offer.linkActivated.emit("restart")
+    assert asked == [True]
+    panel.set_variants({"numpy"})  # nothing skipped: no offer
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
+    assert panel.sim_offer.isHidden()

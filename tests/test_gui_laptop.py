@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QRect  # noqa: E402
 
-from raytracer_app.gui import layout  # noqa: E402
+from raytracer_app.gui.shell import layout  # noqa: E402
 from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
 
 LAPTOP, WIDE = (1366, 768), (1920, 1080)
@@ -46,7 +46,7 @@ def test_every_tool_fits_1366x768_with_the_inspector_open(qtbot, make_window, cp
     available = QRect(0, 0, *LAPTOP)
     assert available.contains(w.frameGeometry())
     assert w.frameGeometry().width() == LAPTOP[0] and w.frameGeometry().height() == LAPTOP[1]  # the whole screen
-    assert w.workspaces.separate and w.workspaces.current().name == "Render"
+    assert w.workspaces.current().name == "Render"
     assert w.view.isVisible() and w.controls_dock.isVisible()
     w.inspector_dock.toggleViewAction().trigger()  # View > Inspector
     qtbot.waitUntil(lambda: w.inspector is not None and w.inspector_dock.isVisible(), timeout=WAIT)
@@ -72,22 +72,6 @@ def test_every_tool_fits_1366x768_with_the_inspector_open(qtbot, make_window, cp
     assert not w.inspector_dock.isVisible()
 
 
-def test_wide_screen_puts_the_panels_beside_the_render(qtbot, make_window, cpu_backend, screen):
-    screen(*WIDE)
-    preset(**{"render/size_spheres": "32x32"})
-    w = make_window(cpu_backend)
-    settle(qtbot, w)
-    assert not w.workspaces.separate
-    assert w.view.isVisible() and w.controls_dock.isVisible() and w.bench_docks[0].isVisible()
-    assert w.controls_dock.x() < w.view.x() < w.bench_docks[0].x()  # three columns
-    w.inspector_dock.toggleViewAction().trigger()
-    qtbot.waitUntil(lambda: w.inspector is not None and w.inspector_dock.isVisible(), timeout=WAIT)
-    qtbot.wait(50)
-    assert w.view.isVisible() and QRect(0, 0, *WIDE).contains(w.frameGeometry())
-    for view in (w.inspector.panel.source_view, w.inspector.panel.ptx_view):
-        assert lines_shown(view) >= 15
-
-
 def test_a_layout_saved_on_a_wide_screen_is_not_applied_on_a_laptop(qtbot, make_window, cpu_backend, screen):
     screen(*WIDE)
     preset(**{"render/size_spheres": "32x32"})
@@ -100,12 +84,12 @@ def test_a_layout_saved_on_a_wide_screen_is_not_applied_on_a_laptop(qtbot, make_
     small = make_window(cpu_backend)
     settle(qtbot, small)
     assert QRect(0, 0, *LAPTOP).contains(small.frameGeometry())
-    assert small.workspaces.separate and (small.width(), small.height()) != (780, 700)  # not applied
+    assert (small.width(), small.height()) != (780, 700)  # not applied
     assert small.frameGeometry().height() == LAPTOP[1]
     screen(*WIDE)  # back on the wide screen its own layout comes back
     again = make_window(cpu_backend)
     qtbot.wait(50)
-    assert again.height() == 700 and not again.workspaces.separate  # (its width: at least the docks' minimum)
+    assert again.height() == 700  # (its width: at least the docks' minimum)
 
 
 def test_a_saved_layout_that_does_not_fit_is_rejected(qtbot, make_window, cpu_backend, screen):
@@ -122,11 +106,11 @@ def test_a_saved_layout_that_does_not_fit_is_rejected(qtbot, make_window, cpu_ba
 
 @pytest.mark.parametrize("value", ["text", ["a", "list"], 7, b"\x00\x01 not a saved geometry"])
 def test_a_damaged_saved_layout_gives_the_default(qtbot, make_window, cpu_backend, screen, value):
-    from raytracer_app.gui.settings import Keys
+    from raytracer_app.gui.common.settings import Keys
 
     screen(*LAPTOP)
     preset(**{"render/size_spheres": "16x16", Keys.LAYOUT.format("1366x768", "geometry"): value,
-              Keys.LAYOUT.format("1366x768", "state"): value, Keys.LAYOUT.format("1366x768", "separate"): "maybe",
+              Keys.LAYOUT.format("1366x768", "state"): value, Keys.LAYOUT.format("1366x768", "version"): "maybe",
               Keys.LAYOUT.format("1366x768", "workspace"): value})
     w = make_window(cpu_backend)
     settle(qtbot, w)
@@ -168,7 +152,7 @@ def test_the_wheel_scrolls_past_unfocused_inputs(qtbot, make_window, cpu_backend
     w = make_window(cpu_backend)
     w.workspaces.select("Benchmarks")
     panel = w.panels["Reduction"]
-    panel.split.setSizes([80, 400, 200])  # the settings scroll
+    panel.settings_area.setFixedHeight(150)  # the settings scroll (a window lower than the list)
     qtbot.wait(50)
     op, repeats = panel.options["op"], panel.repeats
     bar = panel.settings_area.verticalScrollBar()
@@ -289,7 +273,7 @@ def test_launch_text_follows_what_applies(qtbot, make_window, cpu_backend, cuda_
 def test_the_limiter_is_named_only_below_full_occupancy():
     from types import SimpleNamespace
 
-    from raytracer_app.gui.inspector_panel import occupancy_text
+    from raytracer_app.gui.inspector.panel import occupancy_text
 
     full = SimpleNamespace(blocks_per_sm=8, warps_per_sm=64, max_warps_per_sm=64, percent=100.0, limiter="registers")
     half = SimpleNamespace(blocks_per_sm=4, warps_per_sm=32, max_warps_per_sm=64, percent=50.0, limiter="registers")
@@ -314,7 +298,7 @@ def test_simulator_times_are_marked_and_compare_memory_says_one_thing_at_a_time(
 
 
 def test_a_sweep_says_its_steps_and_time_left():
-    from raytracer_app.gui.bench_panel import eta_text
+    from raytracer_app.gui.benchmarks.panel import eta_text
 
     assert eta_text(10.0, 0, 54) == "" and eta_text(10.0, 54, 54) == ""
     assert eta_text(10.0, 2, 54) == ", about 4 min left"
@@ -322,7 +306,7 @@ def test_a_sweep_says_its_steps_and_time_left():
 
 
 def test_julia_says_when_float64_runs_out_of_precision(cpu_backend):
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.render.models import RenderModel
 
     model = RenderModel(cpu_backend)
     said = []

@@ -17,7 +17,7 @@ def settings_dir(tmp_path):
 
 @pytest.fixture
 def window(qtbot, cpu_backend):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     w = MainWindow(cpu_backend)
     w.show()
@@ -44,7 +44,7 @@ def test_measure_is_disabled_with_the_reason_without_a_gpu(window):
 
 def test_measure_fills_tooltips_and_the_measured_tab(window, qtbot, monkeypatch):
     from kernels.counters import measure as measure_module
-    from raytracer_app.gui.measure import MeasureControl
+    from raytracer_app.gui.benchmarks.measure import MeasureControl
 
     doc, recorded = _recorded()
     calls = []
@@ -86,7 +86,7 @@ def test_measure_on_a_gpu(qtbot):
     from kernels import backend as backends
     from kernels.counters.metrics import Measured
     from kernels.counters.tool import why_not
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     backend = backends.resolve("cuda")
     if why_not(backend):

@@ -23,8 +23,8 @@ CONSTANT_BYTES, SPHERE_BYTES = 64 * 1024, 28  # the constant bank and one sphere
 
 # ---------------------------------------------------------------------------------------------- count control
 def _controls(qtbot, backend):
-    from raytracer_app.gui.controls import Controls
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.render.controls import Controls
+    from raytracer_app.gui.render.models import RenderModel
 
     model = RenderModel(backend)
     controls = Controls(model)
@@ -81,7 +81,7 @@ def test_a_loaded_scene_larger_than_constant_memory_keeps_its_memory(qtbot, cuda
 
 
 def test_simulator_keeps_its_own_small_cap(qtbot, cuda_backend):
-    from raytracer_app.gui.sim_limits import SIM_MAX_SPHERES
+    from raytracer_app.gui.common.sim_limits import SIM_MAX_SPHERES
 
     if not cuda_backend.is_simulator:
         pytest.skip("the simulator's cap applies to the simulator only; this session has a GPU")
@@ -93,7 +93,7 @@ def test_simulator_keeps_its_own_small_cap(qtbot, cuda_backend):
 
 
 def test_count_slider_is_logarithmic():
-    from raytracer_app.gui.count_control import SLIDER_STEPS, count_at, position_of
+    from raytracer_app.gui.render.count_control import SLIDER_STEPS, count_at, position_of
 
     assert count_at(0, 1_000_000) == 1 and count_at(SLIDER_STEPS, 1_000_000) == 1_000_000
     assert count_at(SLIDER_STEPS // 2, 1_000_000) == 1000  # halfway in the exponent
@@ -181,7 +181,7 @@ def test_status_line_shows_time_outside_the_kernel(qtbot, make_window, cpu_backe
 
 # ---------------------------------------------------------------------------------------------- count curve
 def test_sphere_count_curve_runs_and_cancels(qtbot, make_window, cpu_backend, monkeypatch):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40, 80))
     w = make_window(cpu_backend)
@@ -244,12 +244,12 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
 
     from kernels.harness import bench
     from kernels.timing import Timing
-    from raytracer_app.gui.inspector_dock import InspectorDock
+    from raytracer_app.gui.inspector.dock import InspectorDock
 
     dock = InspectorDock()
     qtbot.addWidget(dock)
     try:
-        dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0)  # what the panel's peakReady delivers
+        dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0, arch="sm_90")  # measured on an sm_90 GPU
         n, blocks, seconds = 1 << 20, 264, 0.5e-3
         row = bench.Row("best", "sum", "int32", n, "cuda", "test", block="256", grid=str(blocks), repeats=1,
                         timing=Timing((seconds * 1e3,), "cuda-events"))
@@ -261,6 +261,34 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
         assert point.achieved_gbs == pytest.approx(moved / seconds / 1e9)
         assert point.intensity == pytest.approx(n / moved)
         assert "1000 GB/s" in dock.roofline_note.text()
+    finally:
+        dock.shutdown()
+
+
+def test_the_roofline_of_an_architecture_uses_its_own_peaks_and_names_the_inspected_target(qtbot):
+    """Issue 35: sm_90's roofline used this CPU's copy bandwidth (21 GB/s) under the H100's compute peak, and
+    its title named the hash table while the reduction was inspected."""
+    from types import SimpleNamespace
+
+    from kernels.inspector.roofline import PUBLISHED
+    from raytracer_app.gui.inspector.dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    try:
+        chart = dock.roofline_chart
+        dock.peaks["hashtable"] = SimpleNamespace(gbps=21.0, arch=None)  # a CPU's copy: no GPU's roof
+        dock.peaks["reduction"] = SimpleNamespace(gbps=21.0, arch=None)
+        dock.panel.target_box.setCurrentText("reduction")
+        for arch in ("sm_90", "sm_80"):
+            dock.panel.arch_box.setCurrentText(arch)
+            assert chart.ceilings("reduction") == PUBLISHED[arch]  # that part's own bandwidth and peak
+            assert f"{PUBLISHED[arch].bandwidth_gbs:.0f} GB/s" in chart.note.text() + str(chart.legend.items[0][1].text)
+            assert chart.info["target"] == "Roofline: reduction"
+        dock.peaks["reduction"] = SimpleNamespace(gbps=1500.0, arch="sm_80")  # an A100 measured: on sm_80 only
+        assert chart.ceilings("reduction").bandwidth_gbs == 1500.0
+        dock.panel.arch_box.setCurrentText("sm_90")
+        assert chart.ceilings("reduction") == PUBLISHED["sm_90"]
     finally:
         dock.shutdown()
 
@@ -285,3 +313,23 @@ def test_inspector_opens_from_a_variant_name_and_compares_two_variants(qtbot, ma
     registers = {inspector.compare_table.item(r, 0).text(): r for r in range(inspector.compare_table.rowCount())}
     assert "registers per thread" in registers
     assert "sequential" in inspector.compare_status.text() or "interleaved" in inspector.compare_status.text()
+
+
+def test_a_cpu_rows_click_says_so_in_the_panel_and_leaves_the_inspector(qtbot, make_window, cpu_backend):
+    """Clicking the numpy row opened the Inspector on another variant with empty panes: now the panel says
+    there is no GPU kernel to inspect, and the window stays where it is."""
+    w = make_window(cpu_backend)
+    inspector, panel = w.ensure_inspector(), w.panels["Reduction"]
+    w.workspaces.select("Benchmarks")
+    panel.set_variants(["numpy"])
+    panel.n.setValue(4096)
+    panel.repeats.setValue(1)
+    panel.show_peak.setChecked(False)
+    assert panel.run()
+    qtbot.waitUntil(lambda: not panel.busy() and panel.table.rowCount() == 1, timeout=WAIT)
+    said = []
+    panel.message.connect(said.append)
+    panel.table.cellClicked.emit(0, 0)
+    assert w.workspaces.current().name == "Benchmarks" and not w.inspector_dock.isVisible()
+    assert "no GPU kernel of ours to inspect" in panel.status.text() and said
+    assert inspector.panel.report is None

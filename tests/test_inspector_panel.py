@@ -14,7 +14,7 @@ WAIT = 180_000  # ms: a compile in a child process on a slow, shared CI machine
 
 @pytest.fixture
 def panel(qtbot, tmp_path):
-    from raytracer_app.gui.inspector_panel import InspectorPanel
+    from raytracer_app.gui.inspector.panel import InspectorPanel
 
     widget = InspectorPanel(cache=tmp_path / "cache")
     qtbot.addWidget(widget)

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from kernels.errors import InputError  # noqa: E402
-from raytracer_app.gui import reference_results  # noqa: E402
+from raytracer_app.gui.benchmarks import reference_results  # noqa: E402
 from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +63,7 @@ def test_a_panel_shows_a_device_reference_as_labelled_ghost_bars(qtbot, make_win
     picker.setCurrentText("show H100 reference")
     chart = panel.chart
     assert chart.reference_points == 3  # the timed rows; the skipped numpy row has no time
-    ticks = [t for _, t in chart.getPlotItem().getAxis("bottom")._tickLevels[0]]
+    ticks = chart.getPlotItem().getAxis("bottom").categories  # (drawn fitted to the bars: chart.bar_label)
     assert ticks == ["warp-shuffle (H100)", "best (H100)", "cub-reduce (H100)"]  # labelled with the device
     assert any("H100 reference" in label.text for _, label in chart.legend.items)
     assert "H100 reference: NVIDIA H100 80GB HBM3" in said[-1]
@@ -74,7 +74,7 @@ def test_a_panel_shows_a_device_reference_as_labelled_ghost_bars(qtbot, make_win
 def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
     from kernels.harness import bench
     from kernels.timing import Timing
-    from raytracer_app.gui.charts import BenchChart
+    from raytracer_app.gui.common.charts import BenchChart
 
     ref = reference_results.load(FIXTURE / "nvidia-h100-80gb-hbm3-reduction.json", "reduction")
     chart = BenchChart()
@@ -82,7 +82,7 @@ def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
     chart.set_reference(ref.result.rows, "H100 reference")
     chart.add(bench.Row("numpy", "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0, 1.1), "wall"),
                         gbps=4.2, verified="yes"))
-    ticks = [t for _, t in chart.getPlotItem().getAxis("bottom")._tickLevels[0]]
+    ticks = chart.getPlotItem().getAxis("bottom").categories  # (drawn fitted to the bars: chart.bar_label)
     assert ticks == ["numpy", "warp-shuffle (H100)", "best (H100)", "cub-reduce (H100)"] and chart.bar_count() == 1
     chart.reset("n", "GB/s")
     assert chart.reference_points == 3  # at N = 16M, one per variant
@@ -115,7 +115,7 @@ def test_a_damaged_shipped_file_is_said_and_nothing_drawn(qtbot, make_window, cp
 
 
 def test_the_count_curve_shows_the_reference_curve(qtbot, make_window, cpu_backend, shipped, monkeypatch):
-    from raytracer_app.gui import count_curve
+    from raytracer_app.gui.render import count_curve
 
     monkeypatch.setattr(count_curve, "CPU_COUNTS", (20, 40))
     w = make_window(cpu_backend)
@@ -158,3 +158,10 @@ def test_the_shipped_files_load_and_name_an_h100_and_an_h200(target):
     for label, path in found:
         ref = reference_results.load(path, target)
         assert label in ref.result.device["name"] and ref.result.rows
+
+
+def test_the_shipped_references_are_found_where_the_app_ships_them():
+    """The panels' reference choice lists the files in assets/reference-results/ (a wrong folder left every
+    panel with 'no GPU reference' and no error)."""
+    assert reference_results.REFERENCE_DIR.is_dir()
+    assert [label for label, _ in reference_results.listed("reduction")] == ["H100", "H200"]

@@ -52,7 +52,7 @@ def test_screenshot_inspector_mode_grabs_the_dock_with_the_line_highlighted(tmp_
     from PyQt6.QtGui import QColor, QImage
 
     from kernels.inspector import toolchain
-    from raytracer_app.gui.inspector_panel import HIGHLIGHT
+    from raytracer_app.gui.inspector.panel import HIGHLIGHT
 
     if toolchain.missing():
         pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QByteArray, QSettings  # noqa: E402
 
-from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
+from raytracer_app.gui.common.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
 
 WAIT = 60_000
 
@@ -22,7 +22,7 @@ def settings_dir(tmp_path):
 
 @pytest.fixture
 def start_window(qtbot):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     windows = []
 
@@ -85,12 +85,12 @@ def test_window_starts_whatever_the_settings_hold(qtbot, start_window, cpu_backe
     w.close()
     qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
     # closing saved good values over the bad ones: the next start reads them back
-    from raytracer_app.gui import backend_settings
+    from raytracer_app.gui.shell import backend_settings
 
     s = make_settings()
     with backend_settings.reading(s, cpu_backend.kind) as kept:  # each backend kind keeps its own values
         assert read(kept, Keys.SEED, -1, int, 0, 2**31 - 1) == m.seed
-    from raytracer_app.gui.layout import screen_key
+    from raytracer_app.gui.shell.layout import screen_key
 
     assert read_bytes(s, Keys.LAYOUT.format(screen_key(w), "geometry")) is not None  # kept for this screen size
     assert m.memory in ("global", "constant", "shared", "binned")
@@ -126,8 +126,8 @@ def test_save_model_and_load_model_round_trip(qapp, cpu_backend, tmp_path):
     """What save_model writes, load_model reads back into a fresh model (the one mapping of keys to values)."""
     from PyQt6.QtCore import QSettings
 
-    from raytracer_app.gui.models import RenderModel
-    from raytracer_app.gui.settings import load_model, save_model
+    from raytracer_app.gui.render.models import RenderModel
+    from raytracer_app.gui.render.model_settings import load_model, save_model
 
     m = RenderModel(cpu_backend)
     m.set_tab("julia")
@@ -155,8 +155,8 @@ def test_save_model_and_load_model_round_trip(qapp, cpu_backend, tmp_path):
 def test_load_model_clamps_a_saved_block_into_the_limits(qapp, cpu_backend, tmp_path):
     from PyQt6.QtCore import QSettings
 
-    from raytracer_app.gui.models import RenderModel
-    from raytracer_app.gui.settings import load_model
+    from raytracer_app.gui.render.models import RenderModel
+    from raytracer_app.gui.render.model_settings import load_model
 
     s = QSettings(str(tmp_path / "block.ini"), QSettings.Format.IniFormat)
     s.setValue(Keys.BLOCK_X, 64)
@@ -171,8 +171,8 @@ def test_the_model_keeps_its_own_values_per_backend_kind(qapp, cpu_backend, cuda
     so its listeners hear one 'backend' change with the final values (no window writes them back)."""
     from PyQt6.QtCore import QSettings
 
-    from raytracer_app.gui.backend_settings import ModelStore
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.shell.backend_settings import ModelStore
+    from raytracer_app.gui.render.models import RenderModel
 
     s = QSettings(str(tmp_path / "kinds.ini"), QSettings.Format.IniFormat)
     m = RenderModel(cpu_backend, ModelStore(s))
@@ -192,7 +192,7 @@ def test_the_model_keeps_its_own_values_per_backend_kind(qapp, cpu_backend, cuda
 
 
 def test_without_a_store_restore_changes_nothing_and_set_backend_only_clamps(qapp, cpu_backend, cuda_backend):
-    from raytracer_app.gui.models import RenderModel
+    from raytracer_app.gui.render.models import RenderModel
 
     m = RenderModel(cpu_backend)
     seen = []
@@ -251,13 +251,13 @@ def test_a_huge_settings_file_is_not_read(settings_dir):
     with open(path, "wb") as f:
         f.truncate(64 * 2**20)  # sparse: no disk used
     s = make_settings()
-    from raytracer_app.gui.settings import PROBLEM
+    from raytracer_app.gui.common.settings import PROBLEM
 
     assert "bytes; at most" in s.property(PROBLEM) and s.fileName() != str(path)
 
 
 def test_finding_the_settings_files_creates_nothing(settings_dir):
-    from raytracer_app.gui.settings import settings_files
+    from raytracer_app.gui.common.settings import settings_files
 
     files = settings_files()
     assert files[0] == str(_settings_file(settings_dir)) and files[1] == str(settings_dir / f"{ORGANIZATION}.ini")

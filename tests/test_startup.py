@@ -22,7 +22,7 @@ from PyQt6.QtCore import QSettings
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
 from raytracer_app.gui import open_window
-from raytracer_app.gui.settings import Keys, make_settings
+from raytracer_app.gui.common.settings import Keys, make_settings
 s = make_settings(); s.setValue(Keys.SIZE.format(sys.argv[3]), "64x48"); s.setValue(Keys.TAB, sys.argv[3]); s.sync()
 app, window = open_window(sys.argv[2])
 deadline = time.monotonic() + 240
@@ -80,7 +80,7 @@ def test_every_algorithm_package_and_the_window_load_without_numba():
     """What the window imports before its first frame imports no numba (0.3 s, and numba.cuda more)."""
     code = ("import sys, kernels.registry, kernels.harness.bench, kernels.service.first_frame, "
             "kernels.service.render, kernels.service.requests, kernels.spheres.renderer, kernels.julia.renderer, "
-            "kernels.inspector.declarations, raytracer_app.gui.main_window; "
+            "kernels.inspector.declarations, raytracer_app.gui.shell.main_window; "
             "from kernels.registry import ALGORITHMS; [v.run for a in ALGORITHMS for v in a.variants]; "
             "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')))")
     proc = run_fresh_python(code, QT_QPA_PLATFORM="offscreen")

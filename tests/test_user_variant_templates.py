@@ -63,6 +63,36 @@ def test_the_template_verifies_in_the_simulator(tmp_path, capsys, target, varian
         assert row["variant"] == f"my-{variant.name}" and row["verified"] == "yes", row
 
 
+SIM_SKIPPED = [(t, v) for t, v in CASES if v.sim_skip]
+
+
+@pytest.mark.parametrize("target, variant", SIM_SKIPPED, ids=lambda x: getattr(x, "name", x))
+def test_a_template_the_simulator_cannot_run_is_skipped_as_its_built_in(tmp_path, capsys, target, variant):
+    """Issue 35: the template of best failed in the simulator with "AttributeError: 'FakeCUDAModule' object has
+    no attribute 'shfl_down_sync'" where the built-in says skipped: both now skip, in the same words."""
+    path = _new(tmp_path, capsys, target, variant.name)
+    out_csv = tmp_path / "rows.csv"
+    code = main(["bench", target, "--backend", "sim", "--n", "1024", "--repeats", "1", "--variant-file", str(path),
+                 "--variants", f"{variant.name},my-{variant.name}", "--csv", str(out_csv)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    with open(out_csv, newline="") as f:
+        rows = {r["variant"]: r for r in csv.DictReader(f)}
+    built_in, mine = rows[variant.name], rows[f"my-{variant.name}"]
+    assert built_in["verified"] == mine["verified"] == "skipped"
+    assert built_in["note"] == mine["note"] == variant.sim_skip
+    assert "AttributeError" not in out + err
+
+
+def test_only_a_missing_warp_intrinsic_is_said_as_the_simulators_lack():
+    from kernels.harness.variants import NO_WARP_SHUFFLES, sim_lacks
+
+    error = "v.py:41: AttributeError: 'FakeCUDAModule' object has no attribute 'shfl_down_sync'"
+    assert sim_lacks(error) == NO_WARP_SHUFFLES
+    assert sim_lacks("v.py:3: AttributeError: 'FakeCUDAModule' object has no attribute 'bogus'") == ""
+    assert sim_lacks("v.py:9: ZeroDivisionError: division by zero") == ""
+
+
 @pytest.fixture(scope="module")
 def compiled_templates(tmp_path_factory):
     """compiled(target, variant, arch): every template compiled for ``arch`` as a variant file is, all of

@@ -22,8 +22,8 @@ def folders(tmp_path, monkeypatch):
 
 @pytest.fixture
 def editor(qtbot, cuda_backend):
-    from raytracer_app.gui.models import RenderModel
-    from raytracer_app.gui.variant_editor import VariantEditor
+    from raytracer_app.gui.render.models import RenderModel
+    from raytracer_app.gui.editor.editor import VariantEditor
 
     e = VariantEditor(RenderModel(cuda_backend), {})
     qtbot.addWidget(e)
@@ -67,7 +67,7 @@ def test_run_shows_a_syntax_error_at_its_line(qtbot, editor):
 
 @pytest.mark.slow
 def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     w = MainWindow(cuda_backend)
     w.show()
@@ -82,7 +82,7 @@ def test_run_adds_a_verified_row_to_the_benchmark_panel(qtbot, cuda_backend):
         qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
         rows = [row for row, _ in panel.rows]
         assert [r.variant for r in rows] == ["my-sequential"], editor.status.text()
-        assert rows[0].verified == "yes" and "user variant" in rows[0].note
+        assert rows[0].verified == "yes" and "user variant" in rows[0].note, rows[0].note
         assert panel.table.rowCount() == 1 and panel.table.item(0, 0).text() == "my-sequential"
         assert len(panel.chart.points) == 1
         # where the time went: the first Run made the problem (the dock was never shown to warm it)
@@ -110,7 +110,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, edit
     from kernels.user_variants import loader
 
     qtbot.waitUntil(lambda: loader.is_warm(editor.model.backend), timeout=WAIT)  # a fresh child, warmed again
-    from raytracer_app.gui.settings import make_settings
+    from raytracer_app.gui.common.settings import make_settings
 
     assert float(make_settings().value("variants/watchdog_s")) == 3.0  # the setting is kept
 
@@ -118,7 +118,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog_setting(qtbot, edit
 @pytest.mark.slow
 def test_inspect_vs_puts_the_file_beside_a_built_in_in_the_inspector(qtbot, cuda_backend):
     from kernels.inspector import toolchain
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     if toolchain.missing():
         pytest.skip(f"the compiler packages are not installed: {toolchain.EXTRA_HINT}")
@@ -137,3 +137,117 @@ def test_inspect_vs_puts_the_file_beside_a_built_in_in_the_inspector(qtbot, cuda
     finally:
         w.close()
         qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
+
+
+# --- issue 35: where the user is, Stop, unsaved text, focus, indentation, the file's own name ----------------------
+
+
+def test_the_default_template_runs_where_the_user_is(qtbot, editor, cpu_backend):
+    from raytracer_app.gui.editor.editor import default_template
+    from kernels.backend import Backend
+
+    editor.target_box.setCurrentText("reduction")
+    here = editor.model.backend
+    assert default_template("reduction", Backend("cuda")) == "best"  # a GPU: the fastest
+    without_gpu = default_template("reduction", Backend("sim"))
+    assert without_gpu not in ("best", "warp-shuffle")  # warp shuffles are not in the simulator
+    assert editor.from_box.currentText() == (without_gpu if not here.is_gpu else "best")
+    editor.show()  # an empty editor, shown: that template, ready to Run
+    qtbot.waitUntil(lambda: bool(editor.editor.toPlainText()), timeout=WAIT)
+    assert f"my-{editor.from_box.currentText()}" in editor.editor.toPlainText() and not editor.dirty
+
+
+def test_stop_ends_a_run_and_focus_stays_in_the_code(qtbot, editor):
+    editor.new_from("sequential")
+    editor.editor.setPlainText(editor.editor.toPlainText().replace("            i += stride\n", "            i += 0\n"))
+    editor.watchdog.setValue(600)  # the watchdog would wait ten minutes: Stop does not
+    editor.show()
+    editor.activateWindow()
+    editor.editor.setFocus()
+    qtbot.waitUntil(editor.editor.hasFocus, timeout=WAIT)
+    assert editor.run()
+    assert editor.editor.hasFocus() and editor.stop_button.isEnabled() and not editor.run_button.isEnabled()
+    qtbot.wait(500)
+    editor.stop_button.click()
+    qtbot.waitUntil(lambda: not editor.running, timeout=30_000)
+    assert editor.status.text() == "stopped" and editor.run_button.isEnabled() and not editor.stop_button.isEnabled()
+
+
+def test_return_and_tab_indent_as_python_does(qtbot, editor):
+    from PyQt6.QtCore import Qt
+
+    code = editor.editor
+    code.setPlainText("")
+    code.setFocus()
+    qtbot.keyClicks(code, "def f(x):")
+    qtbot.keyClick(code, Qt.Key.Key_Return)
+    qtbot.keyClicks(code, "if x:")
+    qtbot.keyClick(code, Qt.Key.Key_Return)
+    qtbot.keyClicks(code, "return 1")
+    qtbot.keyClick(code, Qt.Key.Key_Return)
+    qtbot.keyClick(code, Qt.Key.Key_Backspace)  # one level back out
+    qtbot.keyClicks(code, "return 2")
+    assert code.toPlainText() == "def f(x):\n    if x:\n        return 1\n    return 2"
+    code.setPlainText("")
+    qtbot.keyClick(code, Qt.Key.Key_Tab)
+    assert code.toPlainText() == "    "
+
+
+def test_an_error_names_the_file_you_saved(qtbot, editor, folders):
+    editor.new_from("sequential")
+    mine = folders / "mine.py"
+    assert editor.save_as(str(mine))
+    lines = editor.editor.toPlainText().splitlines()
+    broken = next(i for i, t in enumerate(lines) if t.startswith("def run("))
+    lines[broken] = lines[broken].replace("):", ":")
+    editor.editor.setPlainText("\n".join(lines))  # typed, not saved
+    assert editor.run()
+    qtbot.waitUntil(lambda: not editor.running, timeout=WAIT)
+    text = editor.status.text()
+    assert f"{mine} (as in the editor, unsaved):{broken + 1}:" in text and "SyntaxError" in text
+    assert str(folders / "cache") not in text and editor.editor.error_line == broken + 1
+
+
+def test_restarting_asks_before_unsaved_text_is_lost(qtbot, cpu_backend, monkeypatch):
+    from PyQt6.QtWidgets import QMessageBox
+
+    from raytracer_app.gui.shell.main_window import MainWindow
+
+    w = MainWindow(cpu_backend)
+    w.show()
+    asked = []
+    try:
+        editor = w.variant_editor
+        editor.new_from("sequential")
+        assert not editor.unsaved()
+        editor.editor.insertPlainText("# my change\n")
+        assert editor.unsaved() == "your new variant my-sequential"
+        monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: (asked.append(a[2]), QMessageBox.StandardButton.Cancel)[1])
+        w.restart_switching_simulator()  # Cancel: nothing happens
+        assert asked and "not saved" in asked[0] and w.isVisible() and w.restart_argv is None
+        monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+        w.restart_switching_simulator()
+        qtbot.waitUntil(lambda: not w.isVisible(), timeout=WAIT)
+        assert w.restart_argv and w.restart_argv[-2] == "--backend"  # (auto from a simulator session)
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
+
+
+def test_on_the_cpu_a_skipped_run_offers_the_simulator(qtbot, cpu_backend):
+    from raytracer_app.gui.editor.editor import VariantEditor
+    from raytracer_app.gui.render.models import RenderModel
+
+    e = VariantEditor(RenderModel(cpu_backend), {})
+    qtbot.addWidget(e)
+    try:
+        e.new_from("sequential")
+        e.show()
+        assert e.run()
+        qtbot.waitUntil(lambda: not e.running, timeout=WAIT)
+        assert e.status.text().startswith("my-sequential: skipped: needs a CUDA backend")
+        assert e.sim_offer.isVisible() and "Restart with the CUDA Simulator" in e.sim_offer.text()
+        with qtbot.waitSignal(e.restartRequested, timeout=1000):
+            e.sim_offer.linkActivated.emit("restart")
+    finally:
+        e.shutdown()

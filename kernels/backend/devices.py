@@ -161,22 +161,46 @@ def gpu_l2_bytes(device: int = 0) -> int | None:
         return None
 
 
+# No CPU has more last-level cache per core than this (AMD's stacked-cache parts: 12 MiB; large server parts
+# 2-5 MiB). A virtual machine may report its host's whole cache, or one it made up (300 MiB for 2 cores),
+# which only the cores it shares it with could use: a share above this is not believed.
+LLC_PER_CORE_CAP = 16 * 2**20
+
+
 @functools.lru_cache(maxsize=None)
 def cpu_last_level_cache_bytes() -> int | None:
-    """The largest cache /sys lists for CPU 0 (its last level), None when it cannot be read."""
+    """The largest cache /sys lists for CPU 0 (its last level), at most LLC_PER_CORE_CAP for each CPU that
+    shares it; None when it cannot be read."""
     import glob
+    import os
 
     best = None
-    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+    for folder in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/"):
         try:
-            with open(path) as f:
+            with open(os.path.join(folder, "size")) as f:
                 text = f.read().strip()
         except OSError:
             continue
         size = _cache_size_bytes(text)
         if size and (best is None or size > best):
-            best = size
+            best = min(size, LLC_PER_CORE_CAP * _sharing_cpus(folder))
     return best
+
+
+def _sharing_cpus(folder: str) -> int:
+    """How many CPUs share the cache of ``folder`` (its shared_cpu_list, e.g. '0-1,4'); 1 when unreadable."""
+    import os
+
+    try:
+        with open(os.path.join(folder, "shared_cpu_list")) as f:
+            text = f.read().strip()
+        count = 0
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            count += int(hi or lo) - int(lo) + 1
+        return max(count, 1)
+    except (OSError, ValueError):
+        return 1
 
 
 def _cache_size_bytes(text: str) -> int | None:

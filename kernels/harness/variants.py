@@ -4,6 +4,7 @@ tests read them from the package's descriptor (:mod:`kernels.registry`). A varia
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -15,6 +16,19 @@ from kernels.launch import Launch, LaunchRule, Resolved, resolve
 # Where a variant runs. 'gpu': @cuda.jit kernels (real GPU, or the simulator unless sim_skip says why
 # not); 'cpu': host code, any backend; 'peer': a library reference (CuPy, numba's cuda.reduce), GPU only.
 KINDS = ("gpu", "cpu", "peer")
+
+
+# What numba-cuda's simulator cannot run, said the same way for a built-in (its ``sim_skip``) and for a user's
+# file whose kernel calls it (``sim_lacks``): its FakeCUDAModule has no warp-level intrinsics.
+NO_WARP_SHUFFLES = "the CUDA simulator has no warp shuffles"
+_WARP_INTRINSIC_MISSING = re.compile(r"'FakeCUDAModule' object has no attribute '(shfl_\w+|activemask|lanemask_lt|"
+                                     r"ballot_sync|all_sync|any_sync|eq_sync|match_any_sync|match_all_sync)'")
+
+
+def sim_lacks(error: str) -> str:
+    """Why the simulator could not run a kernel that failed with ``error`` ('' when that is not the reason): it
+    called a warp-level intrinsic the simulator lacks."""
+    return NO_WARP_SHUFFLES if _WARP_INTRINSIC_MISSING.search(error) else ""
 
 
 @dataclass(frozen=True)

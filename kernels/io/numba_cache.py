@@ -122,3 +122,20 @@ def _healing_save(original):
                 pass
 
     return save_overload
+
+
+def has_entry(source: str, function: str) -> bool:
+    """Whether numba's cache holds an entry for ``function`` of the module at ``source``, newer than the
+    source (a stale one would compile again): the first frame compiles when it does not. Reads file names
+    only, never numba: ``NUMBA_CACHE_DIR``'s folders, else the source's ``__pycache__``."""
+    from pathlib import Path
+
+    source_path = Path(source)
+    pattern = f"{source_path.stem}.{function}-*.nbi"
+    custom = os.environ.get("NUMBA_CACHE_DIR")
+    found = list(Path(custom).glob(f"*/{pattern}")) if custom else list((source_path.parent / "__pycache__").glob(pattern))
+    try:
+        newest = max((f.stat().st_mtime for f in found), default=None)
+        return newest is not None and newest >= source_path.stat().st_mtime
+    except OSError:
+        return False

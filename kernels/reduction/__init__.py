@@ -18,7 +18,7 @@ import numpy as np
 
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic
-from kernels.harness.variants import Variant
+from kernels.harness.variants import NO_WARP_SHUFFLES, Variant
 from kernels.launch import BLOCK_POWER_OF_TWO, BLOCK_WHOLE_WARPS, LaunchRule
 from kernels.lazy import entry
 from kernels.reduction.problem import (ACCUMULATOR_DTYPE, DTYPES, FLOAT_RTOL, MAX_N, OPS, REFERENCE_CHUNK,
@@ -107,7 +107,7 @@ _UNROLLED_NOTE = (f"compiled for {PAPER_BLOCK} threads per block: the block size
 
 # --- the variants -------------------------------------------------------------------------------------------
 
-_SHUFFLE_SKIP = "the CUDA simulator has no warp shuffles"
+_SHUFFLE_SKIP = NO_WARP_SHUFFLES
 HARRIS = 'Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007)'
 _HARRIS_MODULE = "kernels.reduction.gpu_harris"
 _ONE_PASS = "a grid-stride loop keeps any grid correct; at the default grid each thread makes one pass"

@@ -27,20 +27,67 @@ def render_job(payload, send):
     return render_frame(_CHILD_RENDERERS, *payload)
 
 
-def render_frame(renderers: dict, r, memory=None, repeats=None):
-    """Render RenderRequest ``r`` (optionally with another memory or repeat count) into a Frame."""
-    return start_frame(renderers, r, memory, repeats)()
+def render_frame(renderers: dict, r, memory=None, repeats=None, twin=None):
+    """Render RenderRequest ``r`` (optionally with another memory or repeat count, or on the host another twin)
+    into a Frame."""
+    return start_frame(renderers, r, memory, repeats, twin)()
 
 
-def start_frame(renderers: dict, r, memory=None, repeats=None):
+# --- a cold start on the host: the quickest twin first, the default one compiled in the background ----------
+# The CPU twins draw the same image; their first compile differs (on a busy 2-core machine: the row twin 2.7 s,
+# the tiled one 8 s; the scalar Julia twin 1.2 s, the SIMD one 2.4 s). A window's first kernel frame takes
+# the quick one while the default one compiles in another process (warm_twin_job), which leaves it in numba's
+# cache for the frames after (docs/measurements.md, start-up).
+QUICK_TWINS = {"spheres": "rows", "julia": "scalar"}
+DEFAULT_TWINS = {"spheres": "tiles", "julia": "simd"}
+_TWIN_FUNCTIONS = {("spheres", "tiles"): ("kernels.spheres.tiles", ("bin_spheres", "shade_tiles_cpu")),
+                   ("spheres", "rows"): ("kernels.spheres.cpu", ("render_spheres_cpu",)),
+                   ("julia", "simd"): ("kernels.julia.simd", ("render_julia_simd",)),
+                   ("julia", "scalar"): ("kernels.julia.cpu", ("render_julia_cpu",))}
+
+
+def twin_cached(kind: str, twin: str) -> bool:
+    """Whether numba's cache holds the host twin's compiled functions (its first frame then loads, not
+    compiles). Imports no numba."""
+    import importlib.util
+
+    from kernels.io.numba_cache import has_entry
+
+    module, functions = _TWIN_FUNCTIONS[(kind, twin)]
+    spec = importlib.util.find_spec(module)
+    return spec is not None and spec.origin is not None and all(has_entry(spec.origin, f) for f in functions)
+
+
+def warm_twin_job(payload, send):
+    """A child process's job: compile host twin ``payload`` = (kind, twin) by drawing a tiny frame with it
+    (numba saves it in its cache, where the window's process loads it). Returns the seconds it took."""
+    import time
+
+    kind, twin = payload
+    t0 = time.perf_counter()
+    from kernels.backend import HOST
+
+    spheres, julia = renderers_for({}, HOST)
+    if kind == "spheres":
+        spheres.render(generate_scene(2, 0), (16, 16), twin=twin)
+    else:
+        from kernels.julia.params import JuliaParams
+
+        julia.render(JuliaParams(iterations=8), (16, 16), twin=twin)
+    return time.perf_counter() - t0
+
+
+def start_frame(renderers: dict, r, memory=None, repeats=None, twin=None):
     """Begin rendering RenderRequest ``r``; calling the result completes it and returns the Frame. An untimed
-    frame on a GPU is queued at once, so the caller can do other work meanwhile (renderers' ``start``)."""
+    frame on a GPU is queued at once, so the caller can do other work meanwhile (renderers' ``start``).
+    ``twin`` picks the host's CPU code (default: the renderer's); a GPU ignores it."""
     spheres, julia = renderers_for(renderers, r.backend)
+    host = {"twin": twin} if twin is not None and r.backend.is_host else {}
     if r.kind == "spheres":
         return spheres.start(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
-                             pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed)
+                             pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed, **host)
     return julia.start(r.julia, size=r.size, launch=r.launch, block=r.block, repeats=repeats or r.repeats,
-                       timed=r.timed)
+                       timed=r.timed, **host)
 
 
 def warm_renderers(renderers: dict, request) -> None:

@@ -13,7 +13,7 @@ import uuid
 
 from kernels.backend import Skip, SkipKind
 from kernels.errors import InputError
-from kernels.harness.variants import Variant
+from kernels.harness.variants import Variant, sim_lacks
 from kernels.backend.child import SimulatorProcess, Stalled
 from kernels.harness.user_calls import Phases, detached
 
@@ -201,6 +201,9 @@ class UserRun:
             self.bad_file = answer["bad_file"]
             raise UserFileError(self.bad_file)
         if "error" in answer:
+            lacks = sim_lacks(answer["error"]) if backend.is_simulator else ""
+            if lacks:  # a kernel with warp shuffles: skipped in the simulator, as the built-ins with them are
+                return Skip(SkipKind.NOT_IN_SIMULATOR, lacks)
             raise RuntimeError(answer["error"])
         out: Outcome = answer["outcome"]
         note = f"user variant {self.file.path} sha256 {self.file.short_hash}"

@@ -1,10 +1,9 @@
 """The desktop GUI (PyQt6 + pyqtgraph). ``run_gui`` is the entry point the CLI calls.
 
-Modules without widgets: models (the RenderModel), requests (what workers receive), settings (QSettings,
-keys, the typed reader) and backend_settings (per-backend groups), timing_log, algorithms (benchmark panel
-specs). With widgets: workers (QThread workers), render_view, controls (with slider_spin), charts,
-bench_panel, dialogs, menus, status_line, layout (the window's size and arrangement per screen), workspaces,
-wheel_guard, main_window.
+One sub-package per tool, each holding that tool's widgets, models and workers: render/, benchmarks/,
+inspector/, editor/, lessons/, access/; the shell/ (window, menus, workspaces, layout, status line) puts
+them in one window; common/ holds what several share (charts, dialogs, settings, workers). Models and state
+never hold a widget (tests/test_architecture.py lists them).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ def _first_choice(backend_name: str, device: int | None, settings) -> tuple[str,
     """(backend name, GPU) to try first: the ones asked for, or with 'auto' and no device the backend (and
     its GPU) saved last time."""
     from kernels import backend as backends
-    from raytracer_app.gui.settings import Keys, read
+    from raytracer_app.gui.common.settings import Keys, read
 
     if backends.choice(backend_name).is_auto and device is None:
         saved = read(settings, Keys.BACKEND, "auto", str)
@@ -94,10 +93,10 @@ def run_gui(backend_name: str = "auto", device: int | None = None) -> int:
     app, window = opened
     code = app.exec()
     if window.restart_argv:  # Render > Restart with / without the CUDA simulator
-        from raytracer_app.gui.restart import exec_restart
+        from raytracer_app.gui.shell.restart import exec_restart
 
         exec_restart(window.restart_argv)
-    from raytracer_app.gui.workers import ORPHANS
+    from raytracer_app.gui.common.workers import ORPHANS
 
     if any(t.isRunning() for t in ORPHANS):
         # a kernel that cannot be interrupted (e.g. a huge simulator render) is still running: settings are
@@ -116,7 +115,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
     from kernels import backend as backends
 
     backends.prepare(backend_name)  # before numba is imported (no-op when the CLI already did)
-    from raytracer_app.gui.display import display_problem
+    from raytracer_app.gui.shell.display import display_problem
 
     problem = display_problem()
     if problem:  # decided before QApplication exists: without a display Qt aborts the process
@@ -124,7 +123,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
         return 1
     from PyQt6.QtCore import QCoreApplication
 
-    from raytracer_app.gui.settings import APPLICATION, ORGANIZATION, make_settings
+    from raytracer_app.gui.common.settings import APPLICATION, ORGANIZATION, make_settings
 
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
@@ -139,7 +138,7 @@ def open_window(backend_name: str = "auto", device: int | None = None, t_launch:
         app.setWindowIcon(QIcon(str(ICON)))
     sys.excepthook = _excepthook
 
-    from raytracer_app.gui.main_window import MainWindow
+    from raytracer_app.gui.shell.main_window import MainWindow
 
     window = MainWindow(backend, name, settings, t_launch=t_launch, startup_message=message)
     window.show()

@@ -1,0 +1,88 @@
+"""The main window's status line: backend, kernel time, time outside the kernel, frame time, frames per
+second (only under Render Continuously) and image size for the visible tab, and the busy label with Cancel
+for a long render. ``build(window)`` makes the widgets, ``update(window, tab)`` fills them in."""
+
+from __future__ import annotations
+
+from PyQt6.QtCore import QTimer
+from PyQt6.QtWidgets import QLabel, QPushButton
+
+KERNEL_TIP = "kernel time (CUDA events on a GPU, wall time elsewhere)"
+SAMPLED_KERNEL_TIP = ("kernel time by CUDA events, from the latest timed frame: rendering continuously, a GPU times "
+                      "a frame every {every:.0f} ms and renders the frames between untimed, as fast as an "
+                      "untimed viewer (timing one costs a 0.2 ms head-start kernel and event waits)")
+SIM_KERNEL_TIP = ("one frame's wall time in numba's CUDA simulator, which runs every GPU thread in Python: it says "
+                  "nothing about a GPU, and one frame varies with what the simulator sets up; Compare Memory's "
+                  "medians over several renders are what to compare memories by")
+
+
+def build(window) -> None:
+    """The status line's labels (window.status[key]), the busy label and Cancel; a timer shows them."""
+    bar = window.statusBar()
+    window.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
+    tips = {"backend": "backend and device", "kernel": KERNEL_TIP,
+            "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
+            "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
+            "size": "image size"}
+    window.busy_label = QLabel()
+    window.busy_label.setToolTip("a render is running; Cancel ends it (at once on the simulator)")
+    window.cancel_button = QPushButton("Cancel")
+    window.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
+    window.cancel_button.clicked.connect(window.cancel_render)
+    # normal widgets, left: a message shown for a while (a saved file, an error) covers them for its time, where
+    # permanent ones were drawn over it ("using the Crendering spheres")
+    bar.addWidget(window.busy_label, 1)
+    bar.addWidget(window.cancel_button)
+    window.busy_label.hide()
+    window.cancel_button.hide()
+    window.busy_timer = QTimer(window)
+    window.busy_timer.setInterval(100)
+    window.busy_timer.timeout.connect(window._show_busy)
+    window.busy_timer.start()
+    for key, label in window.status.items():
+        label.setToolTip(tips[key])
+        label.setStyleSheet("padding: 0 6px; border-left: 1px solid palette(mid)")
+        bar.addPermanentWidget(label)
+
+
+def update(window, tab: str) -> None:
+    """What the status line says about ``tab``'s last frame."""
+    shown = window.last.get(tab)
+    if shown is None:
+        for key in ("kernel", "outside", "frame", "fps", "size"):
+            window.status[key].setText("")
+        return
+    frame, request = shown
+    if frame.preview:  # what the kernel is doing meanwhile is the busy label's (compiling, loading)
+        window.status["kernel"].setText("preview (numpy reference)")
+        for key in ("outside", "frame", "fps"):
+            window.status[key].setText("")
+        window.status["size"].setText("{}x{}".format(*frame.size))
+        return
+    # an untimed frame (rendering continuously on a GPU) shows the kernel time of the latest timed one
+    timed = frame if frame.kernel is not None else window.timed.get(tab)
+    display = window.display_ms.get(tab, 0.0)
+    if timed is None:
+        window.status["kernel"].setText("kernel not timed")
+        window.status["outside"].setText("")
+    else:
+        t = timed.kernel
+        if request.backend.is_simulator:  # Python running every thread: nothing a GPU would take
+            window.status["kernel"].setText(f"simulated kernel {t.median_ms:.0f} ms (simulator wall time, not a GPU's)")
+            window.status["kernel"].setToolTip(SIM_KERNEL_TIP)
+        else:
+            window.status["kernel"].setText(f"kernel {t.median_ms:.2f} ms ({t.method})")
+            window.status["kernel"].setToolTip(KERNEL_TIP if timed is frame else
+                                               SAMPLED_KERNEL_TIP.format(every=window.timed_every_s * 1e3))
+        outside = timed.outside_kernel_ms if timed is frame else max(0.0, frame.frame_ms - t.median_ms)
+        window.status["outside"].setText(f"outside kernel {outside + display:.2f} ms")
+    window.status["frame"].setText(f"frame {frame.frame_ms + display:.1f} ms")
+    # frames per second only while frames follow one another (Render Continuously): otherwise it would
+    # be one over the time between the user's changes
+    fps = window.fps.fps() if window.continuous else None
+    window.status["fps"].setText("" if not window.continuous else
+                                 ("-" if fps is None else f"{fps:.2f}" if fps < 10 else f"{fps:.1f}") + " fps")
+    window.status["fps"].setVisible(window.continuous)
+    w, h = frame.size
+    window.status["size"].setText(f"{w}x{h}")
+    window.status["backend"].setText(f"{request.backend.label}")

@@ -1,0 +1,56 @@
+"""Honest start-up (issue 35): while the first kernel frame compiles, the status line says so, with the time so
+far and "first run only" when numba's cache does not hold the kernel; on the CPU the first frames take the
+twin that compiles quickest while the default one compiles in a child process; a message shown for a while
+covers the busy text instead of being drawn over by it. pytest-qt, offscreen; no timing asserts."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+
+
+def test_the_first_frame_says_it_compiles_and_takes_the_quick_twin(qtbot, make_window, cpu_backend, monkeypatch):
+    import raytracer_app.gui.render.worker as worker_module
+
+    cached = {"value": False}
+    monkeypatch.setattr(worker_module, "twin_cached", lambda kind, twin: cached["value"])
+    warmed = []
+    monkeypatch.setattr(worker_module.RenderWorker, "_warm_the_rest", lambda self, first: warmed.append(first))
+    preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
+    w = make_window(cpu_backend)
+    frame = wait_frame(qtbot, w)
+    # the window's first kernel frame: the row twin (the tiled one compiles in the background, from then on)
+    assert frame.meta.get("twin") == "rows" and warmed == ["spheres"]
+    assert w.worker.loading(w.model.request()) == ""  # drawn once: later frames are renders again
+    w.model.set_tab("julia")  # not drawn yet: what its first frame waits for, said as such
+    julia = w.model.request()
+    assert w.worker.loading(julia).startswith("compiling the julia CPU kernel (first run only")
+    w._work_started(julia)
+    assert w.work[0].startswith("compiling the julia CPU kernel (first run only")
+    cached["value"] = True  # numba's cache holds it: loading, and no "first run only"
+    assert w.worker.loading(julia) == "loading the julia CPU kernel from numba's cache"
+    w.work = None
+
+
+def test_the_busy_label_shows_the_time_so_far_and_a_message_covers_it(qtbot, make_window, cpu_backend):
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    import time
+
+    w.work = ("compiling the spheres CPU kernel (first run only: numba's cache does not hold it yet)",
+              time.perf_counter() - 3.2)
+    w._show_busy()
+    assert w.busy_label.text().startswith("compiling the spheres CPU kernel (first run only")
+    assert w.busy_label.text().endswith(" s") and "3." in w.busy_label.text()
+    bar = w.statusBar()
+    assert w.busy_label.isVisibleTo(w)
+    bar.showMessage("no CUDA GPU found; using the CPU backend", 5000)
+    assert not w.busy_label.isVisibleTo(w) and not w.cancel_button.isVisibleTo(w)  # covered, not drawn over
+    bar.clearMessage()
+    assert w.busy_label.isVisibleTo(w)
+    w.work = None
+    w._show_busy()
