@@ -189,6 +189,25 @@ def _run_panel(qtbot, panel, n=4096, repeats=2):
     qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
 
 
+def test_the_hash_table_panel_charts_ops_per_second_against_the_load_factor(qtbot, make_window, cpu_backend):
+    """Mode "sweep load" runs every suggested load factor, one row each; with two ops typed, the chart draws
+    one line per variant and op, each point at its row's own load."""
+    w = make_window(cpu_backend)
+    panel = w.panels["Hash table"]
+    panel.set_variants(["cpu-two-choice"])
+    panel.options["op"].setEditText("insert,find")
+    panel.sweep.setCurrentText("sweep load")
+    request = panel.request()
+    assert request.option_values["load"] == (0.5, 0.8, 0.9, 0.95)
+    assert request.option_values["op"] == ("insert", "find")
+    _run_panel(qtbot, panel, n=512, repeats=1)
+    assert len(panel.rows) == 8 and all(r.ok for r, _ in panel.rows)
+    assert sorted(panel.chart.lines) == ["cpu-two-choice · find", "cpu-two-choice · insert"]
+    xs, _ = panel.chart.lines["cpu-two-choice · find"].getData()
+    assert list(xs) == [0.5, 0.8, 0.9, 0.95]
+    assert panel.chart.getPlotItem().getAxis("bottom").labelText == "load"
+
+
 @pytest.mark.parametrize("title", ["Reduction", "Histogram", "Hash table"])
 def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backend, tmp_path, title):
     w = make_window(cpu_backend)

@@ -302,7 +302,8 @@ ALGORITHM = Algorithm(
                   gui_default={"cuda": 1 << 20, "cpu": 1 << 20, "sim": 256}),
     options=(
         Option("op", "what is timed: insert into an empty table, find or erase in a table of n other keys, "
-                     "insert-or-add (count by key)", choices=OPS, default="insert"),
+                     "insert-or-add (count by key); several, e.g. insert,find, run each", choices=OPS,
+               default="insert", sweep=True),
         Option("load", f"load factor: keys / slots of the open-addressing tables, in (0, 1) (default {DEFAULT_LOAD}); "
                        "several values, e.g. 0.5,0.9, sweep it", default=DEFAULT_LOAD, parse=parse_load, sweep=True,
                suggestions=(0.5, 0.8, 0.9, 0.95)),

@@ -214,6 +214,9 @@ class BenchPanel(QWidget):
             combo.addItems([str(v) for v in (opt.choices or opt.suggestions)])
             combo.setCurrentText(str(opt.default_for(backend)))
             combo.setToolTip(opt.help)
+            if opt.sweep:  # an axis: several values may be typed, e.g. 0.5,0.9 (Mode "sweep NAME" runs them all)
+                combo.setEditable(True)
+                combo.setToolTip(opt.help + "\nseveral values separated by commas run one row each")
             form.addRow(opt.name, combo)
             self.options[opt.name] = combo
         self.default_launch = QCheckBox("each variant's default launch")
@@ -252,8 +255,10 @@ class BenchPanel(QWidget):
         self.warmup.setToolTip("untimed calls of each variant before its timed repeats (1: the first call, which "
                                "compiles, is never timed; more settle clocks and caches)")
         form.addRow("Warm-up", self.warmup)
+        self.sweeps = dict(SWEEPS)  # and each swept option of the algorithm: its values across the x axis
+        self.sweeps.update({f"sweep {o.name}": f"axis:{o.name}" for o in self.spec.gui_options if o.sweep})
         self.sweep = QComboBox()
-        self.sweep.addItems(list(SWEEPS))
+        self.sweep.addItems(list(self.sweeps))
         self.sweep.setToolTip("sweep block size: powers of two up to the device limit (each variant's own grid "
                               "unless set); sweep N: x4 steps from 1024 up to N")
         form.addRow("Mode", self.sweep)
@@ -308,10 +313,10 @@ class BenchPanel(QWidget):
             w.setEnabled(custom)
             w.setToolTip(no_launch_tip(self.spec) if not launch else "" if custom else
                          "used when \"each variant's default launch\" is off")
-        item = self.sweep.model().item(list(SWEEPS).index("sweep block size"))
+        item = self.sweep.model().item(list(self.sweeps).index("sweep block size"))
         item.setEnabled(launch)
         item.setToolTip("" if launch else no_launch_tip(self.spec))
-        if not launch and SWEEPS[self.sweep.currentText()] == "block":
+        if not launch and self.sweeps[self.sweep.currentText()] == "block":
             self.sweep.setCurrentText("single run")
 
     def apply_backend_caps(self, reset: bool = False) -> None:
@@ -359,7 +364,7 @@ class BenchPanel(QWidget):
     # ------------------------------------------------------------------ run / stop
     def request(self, **changes) -> BenchRequest:
         """The Run's BenchRequest from the controls (InputError, in the panel's words, for a value it refuses)."""
-        mode = SWEEPS[self.sweep.currentText()]
+        mode = self.sweeps[self.sweep.currentText()]
         grid_sm = self.grid_sm.value() or None
         if mode == "block":
             launches = [bench.Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
@@ -368,9 +373,12 @@ class BenchPanel(QWidget):
         else:
             launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
         n = self.n.value()
+        options = {key: combo.currentText() for key, combo in self.options.items()}
+        if mode.startswith("axis:"):  # every suggested value of the swept option, one row each
+            swept = self.spec.option(mode[5:])
+            options[swept.name] = ",".join(str(v) for v in swept.suggestions)
         fields = dict(algorithm=self.spec.name, backend=self.model.backend,
-                      sizes=tuple(n_sweep(n) if mode == "n" else [n]),
-                      options={key: combo.currentText() for key, combo in self.options.items()},
+                      sizes=tuple(n_sweep(n) if mode == "n" else [n]), options=options,
                       launches=tuple(launches), variants=tuple(self.selected_variants()),
                       repeats=self.repeats.value(), rounds=self.rounds.value(), warmup=self.warmup.value(),
                       peak=self.show_peak.isChecked())
@@ -394,7 +402,7 @@ class BenchPanel(QWidget):
             self._say(str(exc), error=True)
             return False
         self.job = request
-        mode = SWEEPS[self.sweep.currentText()]
+        mode = self.sweeps[self.sweep.currentText()]
         self.rows = []
         self.sim_offer.hide()
         self.table.clear_measured()
@@ -436,7 +444,10 @@ class BenchPanel(QWidget):
 
     # ------------------------------------------------------------------ worker signals
     def _x_for(self, row) -> float:
-        """Where a row goes on the chart's x axis: its own size or block (a single run's bars: 0)."""
+        """Where a row goes on the chart's x axis: its own size, block or swept value (a single run's bars: 0)."""
+        if self.chart.mode.startswith("axis:"):
+            value = (row.axes or {}).get(self.chart.mode[5:])
+            return float(value) if isinstance(value, (int, float)) else 0.0
         if self.chart.mode == "n":
             return float(row.n)
         if self.chart.mode == "block":

@@ -298,10 +298,38 @@ class BenchChart(pg.PlotWidget):
             v = row_value(row, self.metric)
             if v is None:
                 continue
-            x = row.n if self.mode == "n" else threads_of(row.block) if self.mode == "block" else 0
+            x = self._x_of(row)
             if x is not None:
                 out.setdefault(row.variant, []).append((x, v[0]))
         return out
+
+    def _x_of(self, row):
+        """A row's place on the x axis in this mode: its N, block, or swept value (None where it has none)."""
+        if self.mode == "n":
+            return row.n
+        if self.mode == "block":
+            return threads_of(row.block)
+        if self.mode.startswith("axis:"):
+            value = (getattr(row, "axes", None) or {}).get(self.mode[5:])
+            return value if isinstance(value, (int, float)) else None
+        return 0
+
+    def _series_names(self) -> dict:
+        """Each point's line in a sweep: its variant, and the values of the other swept axes that differ
+        between the rows (a hash table's op: one line per variant and op)."""
+        axis = self.mode[5:] if self.mode.startswith("axis:") else None
+        seen: dict[str, set] = {}
+        for row, _ in self.points:
+            for key, value in (getattr(row, "axes", None) or {}).items():
+                if key != axis:
+                    seen.setdefault(key, set()).add(str(value))
+        varying = [k for k, values in seen.items() if len(values) > 1]
+
+        def name(row) -> str:
+            axes = getattr(row, "axes", None) or {}
+            return " · ".join([row.variant] + [f"{axes[k]}" if k == "op" else f"{k} {axes[k]}" for k in varying
+                                               if k in axes])
+        return {id(row): name(row) for row, _ in self.points}
 
     def _ghost_value(self, row):
         base = self.ghost_of(row) if self.ghost_of is not None else None
@@ -334,8 +362,9 @@ class BenchChart(pg.PlotWidget):
         self.legend.clear()
         self.bars, self.lines, self.ghost_points, self.reference_points = None, {}, 0, 0
         sweep = self.mode != "bars"
-        plot.setLogMode(x=sweep, y=self.log_y)
-        axis = {"bars": "variant", "block": "threads per block", "n": "N"}[self.mode]
+        linear_x = self.mode.startswith("axis:")  # a swept option's values (a load factor) are not decades
+        plot.setLogMode(x=sweep and not linear_x, y=self.log_y)
+        axis = {"bars": "variant", "block": "threads per block", "n": "N"}.get(self.mode, self.mode[5:])
         plot.setLabel("bottom", axis)
         plot.setLabel("left", y_label(self.metric, self.log_y, self.simulated))
         plot.getAxis("left").setToolTip({"GB/s": "bandwidth: bytes the kernel reads per second",
@@ -379,14 +408,15 @@ class BenchChart(pg.PlotWidget):
             series: dict[str, list] = {}
             ghosts: dict[str, list] = {}
             xs_all = set()
+            names = self._series_names()
             for row, x in self.points:
                 v = row_value(row, self.metric)
                 if v is not None:
-                    series.setdefault(row.variant, []).append((x, v[0]))
+                    series.setdefault(names[id(row)], []).append((x, v[0]))
                     xs_all.add(x)
                     g = self._ghost_value(row)
                     if g is not None:
-                        ghosts.setdefault(row.variant, []).append((x, g[0]))
+                        ghosts.setdefault(names[id(row)], []).append((x, g[0]))
             for i, (name, pts) in enumerate(series.items()):
                 pts.sort()
                 xs, ys = np.array(pts, dtype=float).T
@@ -410,7 +440,9 @@ class BenchChart(pg.PlotWidget):
                 xs_all.update(x for x in xs if x > 0)
                 plot.plot(xs, ys, pen=reference_pen(), symbol="x", symbolSize=7, symbolPen=reference_pen())
                 self.reference_points += len(xs)
-            if xs_all:  # one tick per swept value, short labels: the first ones never run together
+            if xs_all and linear_x:  # a tick at each swept value, as typed
+                plot.getAxis("bottom").setTicks([[(float(x), f"{x:g}") for x in sorted(xs_all)]])
+            elif xs_all:  # one tick per swept value, short labels: the first ones never run together
                 ticks = [(float(np.log10(x)), compact(x)) for x in sorted(xs_all) if x > 0]
                 plot.getAxis("bottom").setTicks([ticks])
         if self.ghost_points:
