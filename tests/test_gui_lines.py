@@ -103,7 +103,18 @@ def test_the_inspector_shows_static_sass_the_reference_and_measured_lines(qtbot,
     panel.select_source_line(panel.report.sources[0].file, strided)
     assert f"line {strided}: static: SASS {len(own)}" in figures.note.text()
     assert "reference: stall %" in figures.note.text()
+    # a call line: its own instructions and, with what its call inlined, every instruction whose chain passes it
+    call = line_number("shared[t] = thread_partial(a, b)")
+    kernel_file = panel.report.sources[0].file
+    mine = sum(ins.file == kernel_file and ins.line == call for ins in panel.report.sass)
+    through = sum((kernel_file, call) in ins.chain for ins in panel.report.sass)
+    assert 0 < mine < through
+    panel.select_source_line(kernel_file, call)
+    assert f"line {call}: static: SASS {mine} ({through} with inlined code)" in figures.note.text()
     figures.reference_box.setCurrentIndex(0)  # the reference put away: its figures go with it
+    figures.inlined_box.setChecked(True)
+    assert source_cell(panel, call) == str(through) and source_cell(panel, strided) == str(len(own))
+    figures.inlined_box.setChecked(False)
     assert not any(c.kind == "reference" for c in figures.options)
 
     # measured: a stand-in for ncu's per-line run fills the column and the Measured tab's sentence
@@ -167,3 +178,103 @@ def test_the_access_views_source_column_switches_to_figures_per_line(qtbot, make
     assert f"62% of the stall samples at line {rows[tree].number} of {KERNEL_FILE}" in pane.summary.text()
     view.figure_box.setCurrentText("conflicts / request")  # and back to the trace's ratio
     assert float(pane.table.item(tree, 0).text()) > 1.0
+
+
+@pytest.mark.slow  # a real compile (cached for the session)
+@needs_compiler
+def test_a_panels_measure_brings_its_lines_to_the_inspectors_source(qtbot, make_window, cpu_backend):
+    from kernels.counters.metrics import KernelCounters, Measured
+
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    dock = w.ensure_inspector()
+    panel, figures = dock.panel, dock.panel.figures
+    # counters of a panel's Measure (here made by hand) arrive before the variant is inspected: kept for it
+    lines = fake_measurement("interleaved-strided", [])("reduction", ["interleaved-strided"], None,
+                                                        on_progress=lambda *a: None)["interleaved-strided"][0]
+    measured = Measured((KernelCounters("interleaved_strided", {"duration_ns": 1000.0}, {}, lines),), "none")
+    dock.show_measured("reduction", 1 << 20, {"interleaved-strided": measured, "sequential": "skipped: a reason"})
+    assert "62% of the stall samples at line" in dock.measured_text.toPlainText()  # the guided analysis's sentence
+    panel.inspect("reduction", "interleaved-strided", "sm_90", (256,))
+    qtbot.waitUntil(lambda: panel.report is not None and figures.static is not None, timeout=WAIT * 3)
+    assert figures.choose("stall_pct", "measured")
+    assert source_cell(panel, line_number(STRIDED)) == "62.0%" and source_cell(panel, line_number(LOOP)) == "38.0%"
+    assert "measured on a stand-in GPU" in figures.note.text()
+
+
+def test_stop_ends_a_per_line_measurement(qtbot, monkeypatch):
+    import time
+
+    from raytracer_app.gui.inspector.line_figures import SourceFigures
+
+    def measure_lines(target, variants, backend, n=None, on_progress=None, should_stop=None, static=None):
+        give_up = time.monotonic() + 30
+        while not should_stop() and time.monotonic() < give_up:  # ncu's child runs until Stop ends it
+            time.sleep(0.01)
+        return {}
+
+    monkeypatch.setattr("kernels.counters.tool.why_not", lambda backend: "")
+    monkeypatch.setattr("kernels.inspector.lines.measure_lines", measure_lines)
+    monkeypatch.setattr("raytracer_app.gui.common.line_figures.LinesWorker._static", lambda self, job: {})
+    figures = SourceFigures()
+    qtbot.addWidget(figures)
+    said = []
+    figures.said.connect(said.append)
+    try:
+        figures.set_variant("reduction", "sequential")
+        assert not figures.stop_button.isEnabled()
+        figures.measure.button.click()
+        qtbot.waitUntil(lambda: figures.stop_button.isEnabled(), timeout=WAIT)
+        assert not figures.measure.button.isEnabled()  # one measurement at a time
+        t0 = time.perf_counter()
+        figures.stop_button.click()
+        qtbot.waitUntil(lambda: not figures.measure.running() and not figures.stop_button.isEnabled(), timeout=WAIT)
+        assert time.perf_counter() - t0 < 5 and said[-1] == "per-line measurement stopped"
+        assert figures.measured is None and figures.measure.button.isEnabled()
+    finally:
+        assert figures.shutdown()
+
+
+@pytest.mark.gpu
+def test_measure_per_line_on_a_gpu(qtbot):
+    """On a GPU with ncu: the Inspector's and an Access pane's Measure per line fill the measured columns; for
+    interleaved-strided the strided shared line leads the measured bank conflicts (issue 37's goal)."""
+    from kernels import backend as backends
+    from kernels.counters.lines import MEASURED
+    from kernels.counters.tool import why_not
+    from raytracer_app.gui.shell.main_window import MainWindow
+
+    backend = backends.resolve("cuda")
+    if why_not(backend):
+        pytest.skip(why_not(backend))
+    w = MainWindow(backend)
+    w.show()
+    try:
+        dock = w.ensure_inspector()
+        panel, figures = dock.panel, dock.panel.figures
+        panel.inspect("reduction", "interleaved-strided")
+        qtbot.waitUntil(lambda: panel.status.text().startswith(("reduction interleaved-strided:", "PTX, SASS")),
+                        timeout=WAIT * 3)
+        assert figures.measure.button.isEnabled(), figures.measure.button.toolTip()
+        figures.measure.button.click()
+        qtbot.waitUntil(lambda: figures.measured is not None and not figures.measure.running(), timeout=240_000)
+        assert isinstance(figures.measured, list), figures.measured
+        assert figures.figure_box.currentText() == "stall % (measured)"
+        kernel = figures.current
+        conflicts = kernel.values("shared_conflicts", MEASURED)
+        strided = next(where for where, row in kernel.rows.items() if row.source == STRIDED)
+        assert conflicts.get(strided, 0) > 0 and conflicts[strided] == max(conflicts.values())
+        assert "of the stall samples at line" in dock.measured_text.toPlainText()
+        assert w.open_access("reduction", "interleaved-strided")
+        pane = w.access.panes[0]
+        qtbot.waitUntil(lambda: pane.result is not None and not pane.busy() and pane.figures.tables, timeout=WAIT)
+        assert pane.measure_button.isEnabled(), pane.measure_button.toolTip()
+        pane.measure_button.click()
+        qtbot.waitUntil(lambda: pane.figures.measured is not None and not pane.measuring(), timeout=240_000)
+        assert w.access.figure_box.currentText() == "stall % (measured)"
+        rows = pane.listings[pane.kernel.name]
+        tree = next(r for r, line in enumerate(rows) if STRIDED in line.text)
+        assert pane.table.item(tree, 0).text().endswith("%")
+    finally:
+        w.close()
+        qtbot.waitUntil(lambda: all(p.thread.isFinished() for p in w.panels.values()), timeout=WAIT)

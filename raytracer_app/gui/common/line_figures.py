@@ -98,11 +98,10 @@ def line_words(row) -> str:
     for kind in KINDS:
         got = []
         for key in SUMMARY_KEYS:
-            value = row.get(key, kind)
-            if value is None:
+            value, more = row.get(key, kind), row.get(key, kind, WITH_INLINED)
+            if value is None and more is None:
                 continue
-            text = f"{COLUMNS[key].label} {cell(key, value)}"
-            more = row.get(key, kind, WITH_INLINED)
+            text = f"{COLUMNS[key].label} {cell(key, value) or 'none of its own'}"
             if more is not None and more != value:
                 text += f" ({cell(key, more)} with inlined code)"
             got.append(text)

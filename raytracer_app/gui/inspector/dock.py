@@ -208,6 +208,9 @@ class InspectorDock(QWidget):
         text = [f"{target}, n = {n:,} (Nsight Compute)"]
         text += [counters_tooltip(name, m, n) for name, m in results.items()]
         self._show_section("counters", "\n\n".join(text))
+        for name, m in results.items():  # their source counters per line go beside the Inspector's source
+            if not isinstance(m, str):
+                self.panel.figures.take_measured(target, name, [k.lines for k in m.kernels if k.lines is not None])
         self.measured_points[target] = [(name, p) for name, p in
                                         ((name, self._measured_point(target, name, n, m)) for name, m in results.items())
                                         if p is not None]

@@ -37,6 +37,7 @@ class SourceFigures(QWidget):
         self.target = self.variant = None
         self.static = None  # KernelLines of the compile shown
         self.measured = None  # measure_lines' entry for the variant: [KernelLines] or the reason there is none
+        self.known: dict = {}  # (target, variant) -> its measured entry, from this Inspector or a panel's Measure
         self.references: list = []  # LineReference of the variant, shipped
         self.kernels: list = []  # the combined tables, one per kernel
         self.options: list = []  # Choice, as in figure_box after NONE
@@ -87,7 +88,7 @@ class SourceFigures(QWidget):
         """A new inspection: the static figures come with its compile; a variant's measured figures and
         references stay while it is the one shown (another architecture, another block)."""
         if (target, variant) != (self.target, self.variant):
-            self.measured, self.references = None, []
+            self.measured, self.references = self.known.get((target, variant)), []
             self._fill_references()
         self.target, self.variant, self.static = target, variant, None
         self.measure.refresh()
@@ -101,6 +102,16 @@ class SourceFigures(QWidget):
         if refused:
             self.said.emit("reference not shown: " + "; ".join(refused))
         self._recombine()
+
+    def take_measured(self, target: str, variant: str, kernels: list) -> None:
+        """Per-line figures measured elsewhere (a benchmark panel's Measure reads them with its counters): shown
+        when the variant is, at once if it is now."""
+        if not kernels:
+            return
+        self.known[(target, variant)] = list(kernels)
+        if (target, variant) == (self.target, self.variant):
+            self.measured = list(kernels)
+            self._recombine()
 
     def start_measure(self) -> bool:
         if self.target is None:
@@ -220,16 +231,16 @@ class SourceFigures(QWidget):
         self.changed.emit()
 
     def _measured(self, job, results) -> None:
-        if (job.target, tuple(job.variants)) != (self.target, (self.variant,)):
-            return  # another variant is shown now
-        got = results.get(self.variant)
-        self.measured = got
-        self._recombine(prefer=("stall_pct", MEASURED))
+        variant = job.variants[0]
+        got = self.known[(job.target, variant)] = results.get(variant)
         if isinstance(got, str) or not got:
-            self.said.emit(f"{self.variant}: no per-line figures ({got or 'nothing measured'})")
-            return
-        self.said.emit(f"{self.variant}: measured per line ({got[0].labels.get(MEASURED, '')})")
-        self.measuredLines.emit(self.target, self.variant, got)
+            self.said.emit(f"{variant}: no per-line figures ({got or 'nothing measured'})")
+        else:
+            self.said.emit(f"{variant}: measured per line ({got[0].labels.get(MEASURED, '')})")
+            self.measuredLines.emit(job.target, variant, got)
+        if (job.target, variant) == (self.target, self.variant):  # else shown when it is inspected again
+            self.measured = got
+            self._recombine(prefer=("stall_pct", MEASURED))
 
     def show_reference(self, index: int = 0) -> None:
         """Show the ``index``-th shipped reference and its stall % (as picking it does)."""
