@@ -31,7 +31,8 @@
 #   the whole reduction panel per line in one ncu run with its wall time (its JSON is this device's per-line
 #   reference: $OUT/reference-results/DEVICE-lines-reduction.json, copy it into assets/reference-results/),
 #   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
-#   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json)
+#   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json); PARTS=gui (not
+#   in the default list): the window's figures per line, tests/test_gui_lines.py with its GPU test (needs .gpu)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -372,6 +373,9 @@ print(device_slug(backend.resolve('cuda').device_name))")
               --json "$OUT/reference-results/$device-lines-reduction.json" > "$OUT/lines/panel.log" 2>&1
             log "inspect reduction --all --lines --measured: exit $?, $(since $s) s wall (compile included)"
             grep -E "measured per line in|note:|^kernel .* measured on" "$OUT/lines/panel.log" | tee -a "$OUT/lines.log" ;;
+          gui)
+            timeout 540 python3 -m pytest -q -rs -p no:cacheprovider tests/test_gui_lines.py ${PYTEST_ARGS:-} 2>&1 \
+              | tee "$OUT/lines-gui.log" | tail -15 ;;
           pcs)
             timeout 240 python3 scripts/pc_table.py "$OUT/lines/best-pcs-$device.json" --variant best --n 1048576 2>&1 \
               | tee -a "$OUT/lines.log" ;;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernels.counters.lines import hottest
+from kernels.counters.lines import MEASURED, hottest
 from kernels.counters.metrics import Measured
 
 LAUNCH_US = 3.0  # a kernel launch's own cost on current GPUs and drivers, about 2-4 us
@@ -177,16 +177,21 @@ def top_stall(f: Facts):
             f"({s[reason]:.1f} stalled warps per issued instruction).")
 
 
-def hottest_line(f: Facts):
-    k = _main_kernel(f.measured)
-    found = hottest(k.lines, "stall_samples") if k.lines is not None else None
+def stall_line(lines, of: str = "", kind: str = MEASURED):
+    """The sentence naming a kernel's line with most stall samples (of ``kind``: measured, or a reference's),
+    None when no line has any; ``of`` names the kernel (' of block_sums')."""
+    found = hottest(lines, "stall_samples", kind) if lines is not None else None
     if not found:
         return None
     row, share = found
-    reason = row.get("top_stall") or ""
+    reason = row.get("top_stall", kind) or ""
     words = f", most on {reason}: {STALL_WORDS.get(reason, reason)}" if reason else ""
-    kernel = f" of {k.name}" if len(f.measured.kernels) > 1 else ""
-    return f"{100 * share:.0f}% of the stall samples{kernel} at {_line_words(row)}{words}."
+    return f"{100 * share:.0f}% of the stall samples{of} at {_line_words(row)}{words}."
+
+
+def hottest_line(f: Facts):
+    k = _main_kernel(f.measured)
+    return stall_line(k.lines, f" of {k.name}" if len(f.measured.kernels) > 1 else "")
 
 
 RULES = (memory_bound, latency_bound, occupancy_limit, occupancy_gap, bank_conflicts, divergence, atomics,

@@ -141,6 +141,40 @@ def measure_lines(target: str, variants, backend, n: int | None = None, options=
     return out
 
 
+def joined(kernels: list, extra) -> list:
+    """Each kernel with the figures of ``extra``'s kernel of its name (a second launch's 'name#2' matched
+    exactly where ``extra`` has it, else by the name before the '#'), then ``extra``'s kernels of no other's
+    name on their own: a traced or a reference kernel joining the static and measured ones."""
+    out, used = [], set()
+    for kernel in kernels:
+        base = kernel.name.split("#")[0]
+        match = next((e for e in extra if e.name == kernel.name and e.name not in used), None) or \
+            next((e for e in extra if e.name == base and e.name not in used), None)
+        if match is not None:
+            used.add(match.name)
+            kernel = kernel.merged(match)
+        out.append(kernel)
+    return out + [e for e in extra if e.name not in used]
+
+
+def combined(static: KernelLines | None, measured=None, predicted=()) -> list | str:
+    """[KernelLines] of one variant: its static kernel with the measured figures of the kernel of its name
+    (then any other measured kernel), each with the predicted figures of its name; ``measured`` is
+    measure_lines' entry (a list, the reason there is none, or None). The reason itself when there is
+    nothing else to show."""
+    if isinstance(measured, str):
+        if static is None:
+            return measured
+        static.notes.append(f"not measured: {measured}")
+        measured = None
+    if measured is None:
+        kernels = [static] if static is not None else []
+    else:
+        kernels = measured if static is None else joined([static], measured)
+    kernels = joined(kernels, list(predicted))
+    return kernels if kernels else "nothing to show"
+
+
 def document(target: str, arch: str, variants: dict, command=None, measured_device: dict | None = None,
              n: int | None = None, seconds: float | None = None) -> dict:
     """The line-figures result file: ``variants`` {variant: [KernelLines] or the reason it has none}, with

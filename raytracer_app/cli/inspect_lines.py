@@ -47,7 +47,7 @@ def measuring_backend(args):
 
 def run(args, arch: str, block, names: list[str]) -> int:
     from kernels.inspector import toolchain
-    from kernels.inspector.lines import static_lines
+    from kernels.inspector.lines import combined, static_lines
 
     backend = measuring_backend(args) if args.measured else None
     if backend is not None and args.arch is None:
@@ -78,11 +78,10 @@ def run(args, arch: str, block, names: list[str]) -> int:
             failures += 1
             per_variant[name] = f"did not compile: {report}"
             continue
-        kernels = _combined(static_lines(report) if report is not None else None, measured.get(name))
+        kernels = combined(static_lines(report) if report is not None else None, measured.get(name),
+                           predicted.get(name) or ())
         if isinstance(kernels, str):
             failures += 1
-        else:
-            kernels = _with_predicted(kernels, predicted.get(name) or [])
         per_variant[name] = kernels
         if backend is None:
             references[name] = _references(args.target, name)
@@ -108,28 +107,6 @@ def _measure(args, backend, names, reports, n: int):
     return measured, seconds
 
 
-def _combined(static, measured):
-    """[KernelLines]: the static kernel with the measured figures of the kernel of its name, then any other
-    measured kernel; a measured run's reason when it has none (and nothing static)."""
-    if measured is None:
-        return [static] if static is not None else "nothing to show"
-    if isinstance(measured, str):
-        if static is None:
-            return measured
-        static.notes.append(f"not measured: {measured}")
-        return [static]
-    out, used = [], False
-    for kernel in measured:
-        if static is not None and not used and kernel.name.split("#")[0] == static.name:
-            out.append(static.merged(kernel))
-            used = True
-        else:
-            out.append(kernel)
-    if static is not None and not used:
-        out.insert(0, static)
-    return out
-
-
 def _predicted(target: str, name: str) -> list:
     """The variant's kernels traced in the CUDA simulator (kernels/access), as predicted per-line figures."""
     from kernels import access
@@ -143,19 +120,6 @@ def _predicted(target: str, name: str) -> list:
     finally:
         runner.end()
     return [from_access(k) for k in result.kernels]
-
-
-def _with_predicted(kernels: list, predicted: list) -> list:
-    """Each kernel with the predicted figures of the traced kernel of its name; a traced kernel of no other's
-    name on its own."""
-    out, used = [], set()
-    for kernel in kernels:
-        match = next((p for p in predicted if p.name == kernel.name.split("#")[0] and p.name not in used), None)
-        if match is not None:
-            used.add(match.name)
-            kernel = kernel.merged(match)
-        out.append(kernel)
-    return out + [p for p in predicted if p.name not in used]
 
 
 def _references(target: str, name: str):

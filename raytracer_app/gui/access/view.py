@@ -1,8 +1,9 @@
 """The Access tool: two traced variants side by side (say interleaved-strided and sequential), each pane the
 kernel's Python source with a heat column per line (the figure chosen at the top: sectors per request,
-conflicts per request, active lanes), and for the chosen line a picture of one warp request, stepped through
-the line's requests (previous, next, play) or one warp's through a loop's iterations. Each pane traces in its
-own worker (the simulator's child process; Stop ends it within a second)."""
+conflicts per request, active lanes, or a figure per line: the trace's totals, measured on this GPU, a
+shipped reference's; see line_figures.py), and for the chosen line a picture of one warp request, stepped
+through the line's requests (previous, next, play) or one warp's through a loop's iterations. Each pane
+traces in its own worker (the simulator's child process; Stop ends it within a second)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushB
                              QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from raytracer_app.gui.access import listing
+from raytracer_app.gui.access.line_figures import KINDS as LINE_KINDS, PaneFigures
 from raytracer_app.gui.access.picture import WarpPicture
 from raytracer_app.gui.access.worker import AccessWorker, TraceAsk
+from raytracer_app.gui.common import line_figures as lf
 from raytracer_app.gui.common.workers import WorkerThread
 
 DEFAULT_SIDES = (("reduction", "interleaved-strided"), ("reduction", "sequential"))
@@ -48,21 +51,35 @@ def targets() -> list[str]:
     return [a.name for a in ALGORITHMS if traceable(a.name)]
 
 
+def _cpu_backend():
+    from kernels.backend import Backend
+
+    return Backend("cpu")
+
+
 class AccessPane(QWidget):
-    """One traced variant. ``message(text)`` for the window's status line."""
+    """One traced variant. ``message(text)`` for the window's status line; ``linesChanged(prefer)`` when its
+    figures per line changed (``prefer``: a (key, kind) worth showing now, or None)."""
 
     message = pyqtSignal(str)
+    linesChanged = pyqtSignal(object)
 
-    def __init__(self, figure_of, parent=None):
+    def __init__(self, figure_of, parent=None, backend_of=None, name: str = "access"):
         super().__init__(parent)
-        self.figure_of = figure_of  # the heat figure chosen at the top (a listing.FIGURES label)
+        self.figure_of = figure_of  # the heat figure chosen at the top: (its text, a line_figures.Choice or None)
         self.result = None
+        self.trace_summary = ""
         self.listings: dict = {}
         self.requests: list = []
         self.index = 0
         self._then_trace = False  # a new variant was asked for while one was tracing: trace it once stopped
-        self.worker = AccessWorker()
-        self.thread = WorkerThread(self.worker, "access")
+        self.worker = AccessWorker(lines=True)
+        self.thread = WorkerThread(self.worker, name)
+        self.figures = PaneFigures(backend_of or _cpu_backend, name, self)
+        self.worker.linesReady.connect(self.figures.set_traced)
+        self.figures.said.connect(self.status_text)
+        self.figures.changed.connect(self.linesChanged)
+        self.figures.measure.running_changed.connect(lambda _: self._buttons())
         self.worker.traced.connect(self._traced)
         self.worker.progress.connect(lambda text: self.status.setText(text + " (Stop ends it)"))
         self.worker.failed.connect(self._failed)
@@ -163,6 +180,10 @@ class AccessPane(QWidget):
         kernel_row = QHBoxLayout()
         kernel_row.addWidget(QLabel("kernel"))
         kernel_row.addWidget(self.kernel_box, 1)
+        self.measure_button = self.figures.measure.button
+        self.measure_button.clicked.connect(lambda: self.figures.start_measure(self.n_box.value() or None))
+        for w in (self.measure_button, self.figures.reference_box):
+            kernel_row.addWidget(w)
         lay.addLayout(kernel_row)
         lay.addWidget(self.summary)
         lay.addWidget(self.split, 1)
@@ -197,17 +218,29 @@ class AccessPane(QWidget):
         return True
 
     def stop(self) -> None:
-        if self.busy():
+        if self.busy() or self.measuring():
             self.worker.stop()
+            self.figures.measure.stop()
             self.status.setText("stopping…")
 
     def busy(self) -> bool:
+        """A trace is running."""
         return self.worker.running()
+
+    def measuring(self) -> bool:
+        return self.figures.measure.running()
+
+    def status_text(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _buttons(self) -> None:
+        self.stop_button.setEnabled(self.busy() or self.measuring())
 
     def shutdown(self, timeout_ms: int = 500) -> bool:
         self.play_timer.stop()
         self.worker.stop()
-        return self.thread.shutdown(timeout_ms)
+        measuring = self.figures.shutdown(timeout_ms)
+        return self.thread.shutdown(timeout_ms) and measuring
 
     def _traced(self, ask, result, listings) -> None:
         self.result, self.listings = result, listings
@@ -227,7 +260,7 @@ class AccessPane(QWidget):
 
     def _finished(self, ask, stopped: bool) -> None:
         self.trace_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
+        self._buttons()
         if stopped:
             self.status.setText(f"{ask.label}: stopped")
         if self._then_trace:
@@ -248,8 +281,9 @@ class AccessPane(QWidget):
             return
         totals = [f"{label}: {value:.2f}" for label in listing.FIGURES
                   if (value := kernel.per_request(listing.FIGURES[label][0])) is not None]
-        self.summary.setText(f"{kernel.name}: grid {kernel.grid}, block {kernel.block}; {kernel.scope}; "
-                             + "; ".join(totals))
+        self.trace_summary = (f"{kernel.name}: grid {kernel.grid}, block {kernel.block}; {kernel.scope}; "
+                              + "; ".join(totals))
+        self.summary.setText(self.trace_summary)
         rows = self.listings.get(kernel.name, [])
         self.table.setRowCount(len(rows))
         for r, line in enumerate(rows):
@@ -273,12 +307,17 @@ class AccessPane(QWidget):
             self._line_chosen(-1)
 
     def repaint_heat(self) -> None:
-        """The heat column for the figure chosen at the top."""
-        kernel, figure = self.kernel, self.figure_of()
-        self.table.setHorizontalHeaderItem(HEAT_COLUMN, QTableWidgetItem(figure))
-        self.table.horizontalHeaderItem(HEAT_COLUMN).setToolTip(listing.FIGURES[figure][1])
+        """The heat column for the figure chosen at the top: a ratio of the trace, or a figure per line."""
+        kernel, (figure, choice) = self.kernel, self.figure_of()
+        header = QTableWidgetItem(figure)
+        header.setToolTip(listing.FIGURES[figure][1] if choice is None else choice.tooltip(self.figures.kernels()))
+        self.table.setHorizontalHeaderItem(HEAT_COLUMN, header)
         if kernel is None:
             return
+        if choice is not None:
+            self._paint_line_figures(kernel, choice)
+            return
+        self.summary.setText(self.trace_summary)
         for r, line in enumerate(self.listings.get(kernel.name, [])):
             value = listing.heat(line.access, figure)
             item = QTableWidgetItem("" if value is None else f"{value:.2f}")
@@ -289,6 +328,27 @@ class AccessPane(QWidget):
                 item.setToolTip(f"{figure}: {value:.2f} over {line.access.requests_seen} request(s) of the traced "
                                 "blocks")
             self.table.setItem(r, HEAT_COLUMN, item)
+
+    def _paint_line_figures(self, kernel, choice) -> None:
+        """A figure per line (predicted, measured here, or a reference's), tinted by its share of the
+        largest; the summary says where it comes from (or why this pane has none)."""
+        column = self.figures.column(kernel.name, choice)
+        heat = lf.levels(column)
+        label = self.figures.label(kernel.name, choice.kind)
+        for r, line in enumerate(self.listings.get(kernel.name, [])):
+            at = (line.file, line.number)
+            value = column.get(at) if line.number else None
+            item = QTableWidgetItem(lf.cell(choice.key, value))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if at in heat:
+                item.setBackground(lf.tint(heat[at]))
+            if value is not None:
+                item.setToolTip(f"{choice.text}: {lf.cell(choice.key, value)}\n{label}")
+            self.table.setItem(r, HEAT_COLUMN, item)
+        if column:
+            self.summary.setText(f"{kernel.name}, {choice.text}: {self.figures.summary(kernel.name, choice)}")
+        else:
+            self.summary.setText(f"{kernel.name} has no {choice.text} figures" + self.figures.why_none(choice.kind))
 
     def rows_with_access(self) -> list[int]:
         kernel = self.kernel
@@ -363,30 +423,34 @@ class AccessPane(QWidget):
 
 class AccessView(QWidget):
     """The tool: the heat figure picker and two panes. ``open(target, variant)`` traces a variant in the first
-    pane (the second keeps its own); ``message(text)`` for the status line."""
+    pane (the second keeps its own); ``message(text)`` for the status line. ``backend_of()``: the window's
+    backend, on which *Measure per line* measures."""
 
     message = pyqtSignal(str)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, backend_of=None):
         super().__init__(parent)
+        self.options: list = []  # the figures per line offered after the ratios (line_figures.Choice)
         self.figure_box = QComboBox()
-        self.figure_box.addItems(list(listing.FIGURES))
-        for i, label in enumerate(listing.FIGURES):
-            self.figure_box.setItemData(i, listing.FIGURES[label][1], Qt.ItemDataRole.ToolTipRole)
-        self.figure_box.setCurrentText("conflicts / request")
-        self.panes = [AccessPane(self.figure_box.currentText), AccessPane(self.figure_box.currentText)]
-        self.figure_box.currentTextChanged.connect(lambda _: [p.repaint_heat() for p in self.panes])
+        self.figure_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.figure_box.setMinimumContentsLength(20)
+        self._fill_figures("conflicts / request")
+        self.panes = [AccessPane(self.figure, backend_of=backend_of, name=f"access-{side}")
+                      for side in ("left", "right")]
+        self.figure_box.currentIndexChanged.connect(lambda _: [p.repaint_heat() for p in self.panes])
         top = QHBoxLayout()
         top.addWidget(QLabel("heat"))
         top.addWidget(self.figure_box)
         note = QLabel("what each warp asks of memory, line by line, from a run traced in the CUDA simulator (no GPU); "
-                      "counts are the traced blocks' (kernels/access, docs/gui.md)")
+                      "counts are the traced blocks' (kernels/access, docs/gui.md); the heat can also be a figure "
+                      "per line: predicted by the trace, measured here (Measure per line) or a shipped reference's")
         note.setWordWrap(True)
         top.addWidget(note, 1)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for pane, (target, variant) in zip(self.panes, DEFAULT_SIDES):
             pane.choose(target, variant)
             pane.message.connect(self.message)
+            pane.linesChanged.connect(self._lines_changed)
             self.split.addWidget(pane)
         self.split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
@@ -394,6 +458,44 @@ class AccessView(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.split, 1)
         self._traced_once = False
+
+    def figure(self) -> tuple:
+        """(the heat figure's text, its line_figures.Choice, or None for one of the trace's ratios)."""
+        index = self.figure_box.currentIndex() - len(listing.FIGURES)
+        choice = self.options[index] if 0 <= index < len(self.options) else None
+        return self.figure_box.currentText(), choice
+
+    def choose_figure(self, key: str, kind: str) -> bool:
+        """Show figure ``key`` of ``kind`` per line (as picking it does); False where no pane has it."""
+        for i, c in enumerate(self.options):
+            if (c.key, c.kind) == (key, kind):
+                self.figure_box.setCurrentIndex(len(listing.FIGURES) + i)
+                return True
+        return False
+
+    def _fill_figures(self, keep: str, prefer=None) -> None:
+        box = self.figure_box
+        box.blockSignals(True)
+        box.clear()
+        for label, (_, tip) in listing.FIGURES.items():
+            box.addItem(label)
+            box.setItemData(box.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        kernels = [k for pane in getattr(self, "panes", []) for k in pane.figures.kernels()]
+        for c in self.options:
+            box.addItem(c.text)
+            box.setItemData(box.count() - 1, c.tooltip(kernels), Qt.ItemDataRole.ToolTipRole)
+        wanted = next((c.text for c in self.options if prefer is not None and (c.key, c.kind) == tuple(prefer)), keep)
+        index = box.findText(wanted)
+        box.setCurrentIndex(index if index >= 0 else box.findText("conflicts / request"))
+        box.blockSignals(False)
+
+    def _lines_changed(self, prefer) -> None:
+        """A pane's figures per line changed: the picker offers what either pane has."""
+        kernels = [k for pane in self.panes for k in pane.figures.kernels()]
+        self.options = lf.choices(kernels, LINE_KINDS)
+        self._fill_figures(self.figure_box.currentText(), prefer)
+        for pane in self.panes:
+            pane.repaint_heat()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Shown the first time: both sides traced, so the tool opens with something to see."""
@@ -419,14 +521,15 @@ class AccessView(QWidget):
         return True
 
     def busy(self) -> bool:
-        return any(p.busy() for p in self.panes)
+        """A trace or a per-line measurement is running."""
+        return any(p.busy() or p.measuring() for p in self.panes)
 
     def stop(self) -> None:
         for pane in self.panes:
             pane.stop()
 
     def threads(self) -> list:
-        return [p.thread for p in self.panes]
+        return [p.thread for p in self.panes] + [p.figures.measure.thread for p in self.panes]
 
     def shutdown(self, timeout_ms: int = 500) -> bool:
         return all(p.shutdown(timeout_ms) for p in self.panes)

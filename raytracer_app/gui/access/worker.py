@@ -32,15 +32,19 @@ class TraceAsk:
 
 class AccessWorker(JobWorker):
     """``traced(ask, result, listings)``: the AccessResult and, per kernel name, its source listing;
-    ``progress(text)``; ``failed(ask, line)``; ``finished(ask, stopped)``."""
+    ``progress(text)``; ``failed(ask, line)``; ``finished(ask, stopped)``. With ``lines``, before ``traced``:
+    ``linesReady(ask, predicted, references, refused)``, per kernel name its predicted figures per line
+    (kernels.counters.lines.from_access) and the variant's shipped per-line references (a file read)."""
 
     traced = pyqtSignal(object, object, object)
+    linesReady = pyqtSignal(object, object, object, object)
     progress = pyqtSignal(str)
     failed = pyqtSignal(object, str)
     finished = pyqtSignal(object, bool)
 
-    def __init__(self):
+    def __init__(self, lines: bool = False):
         super().__init__()
+        self.lines = lines
         self.sim = SimulatorProcess(name="access-trace")  # Stop ends this child at once
 
     @pyqtSlot(object)
@@ -53,6 +57,8 @@ class AccessWorker(JobWorker):
             job = plan(ask.target, ask.variant, n=ask.n, block=ask.block, options=dict(ask.options), **extra)
             result = trace(job, self._stop.is_set, self._progress, child=self.sim)
             listings = {k.name: source_listing(k) for k in result.kernels}
+            if self.lines:
+                self._lines(ask, result)
             self.traced.emit(ask, result, listings)
         except Cancelled:
             pass
@@ -63,6 +69,17 @@ class AccessWorker(JobWorker):
         finally:
             self._running.clear()
             self.finished.emit(ask, self._stop.is_set())
+
+    def _lines(self, ask: TraceAsk, result) -> None:
+        from kernels.counters.lines import from_access
+        from kernels.inspector.line_references import load
+
+        predicted = {k.name: from_access(k) for k in result.kernels}
+        try:
+            found, refused = load(ask.target, ask.variant)
+        except OSError as exc:
+            found, refused = [], [describe(exc)]
+        self.linesReady.emit(ask, predicted, found, refused)
 
     def _progress(self, value) -> None:
         kernel, done, total = value

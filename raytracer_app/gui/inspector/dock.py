@@ -75,9 +75,10 @@ class InspectorDock(QWidget):
     accessRequested = pyqtSignal(str, str)  # (target, variant): show what its warps do to memory
     _compare = pyqtSignal(object)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, backend_of=None):
         super().__init__(parent)
-        self.panel = InspectorPanel()
+        self.panel = InspectorPanel(backend_of=backend_of)
+        self.measured_sections: dict = {}  # 'counters' (a panel's Measure), 'lines' (Measure per line): text
         self.source_panel = None  # the benchmark panel the inspected variant came from
         self.compare_worker = CompareWorker()
         self.compare_worker.moveToThread(self.panel.thread)
@@ -93,13 +94,15 @@ class InspectorDock(QWidget):
         self.measured_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.measured_index = self.tabs.addTab(self.measured_text, "Measured")
         self.tabs.setTabEnabled(self.measured_index, False)
-        self.tabs.setTabToolTip(self.measured_index, "nothing measured yet: press Measure in a benchmark panel "
-                                                     "(needs a CUDA GPU and Nsight Compute's ncu)")
+        self.tabs.setTabToolTip(self.measured_index, "nothing measured yet: press Measure in a benchmark panel or "
+                                                     "Measure per line in the Kernel tab (needs a CUDA GPU and "
+                                                     "Nsight Compute's ncu)")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.tabs)
         self.panel.target_box.currentTextChanged.connect(lambda _: self._fill_compare_boxes())
         self.panel.accessRequested.connect(self.accessRequested)
+        self.panel.figures.measuredLines.connect(self.show_measured_lines)
         self._fill_compare_boxes()
 
     # ------------------------------------------------------------------ building
@@ -204,13 +207,35 @@ class InspectorDock(QWidget):
 
         text = [f"{target}, n = {n:,} (Nsight Compute)"]
         text += [counters_tooltip(name, m, n) for name, m in results.items()]
-        self.measured_text.setPlainText("\n\n".join(text))
-        self.tabs.setTabEnabled(self.measured_index, True)
-        self.tabs.setTabToolTip(self.measured_index, "hardware counters of the last Measure")
+        self._show_section("counters", "\n\n".join(text))
+        for name, m in results.items():  # their source counters per line go beside the Inspector's source
+            if not isinstance(m, str):
+                self.panel.figures.take_measured(target, name, [k.lines for k in m.kernels if k.lines is not None])
         self.measured_points[target] = [(name, p) for name, p in
                                         ((name, self._measured_point(target, name, n, m)) for name, m in results.items())
                                         if p is not None]
         self.roofline_chart.draw()
+
+    def show_measured_lines(self, target: str, variant: str, kernels) -> None:
+        """The Measured tab's per-line part: the sentence naming the hottest line of each kernel, and its top
+        lines (Measure per line, in the Kernel tab)."""
+        from kernels.counters.lines import MEASURED
+        from kernels.counters.lines_text import table
+        from raytracer_app.gui.common.line_figures import sentences
+
+        label = next((k.labels[MEASURED] for k in kernels if MEASURED in k.labels), "")
+        text = [f"{target} {variant} per Python line, {label}"]
+        text += [f"- {s}" for s in sentences(kernels)]
+        text += [table(k, MEASURED, 8) for k in kernels]
+        self._show_section("lines", "\n".join(text))
+
+    def _show_section(self, name: str, text: str) -> None:
+        self.measured_sections[name] = text
+        self.measured_text.setPlainText("\n\n".join(self.measured_sections[k] for k in ("lines", "counters")
+                                                    if k in self.measured_sections))
+        self.tabs.setTabEnabled(self.measured_index, True)
+        self.tabs.setTabToolTip(self.measured_index, "hardware counters of the last Measure (a benchmark panel's) "
+                                                     "and of the last Measure per line (the Kernel tab's)")
 
     def _measured_point(self, target: str, variant: str, n: int, measured):
         """A variant on the roofline from its counters: DRAM bytes and ncu's duration as measured, operations

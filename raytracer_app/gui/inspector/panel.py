@@ -1,5 +1,6 @@
 """The Inspector: a GPU variant's Python source, PTX and SASS side by side (selecting a Python line
-highlights the PTX and SASS it compiled to), its resources, and its occupancy curve with a marker at the
+highlights the PTX and SASS it compiled to), a figure per Python line beside the source (SourceFigures:
+static, measured, a shipped reference's), its resources, and its occupancy curve with a marker at the
 current block size. Compiling runs in an InspectWorker on its own thread; the window never waits on it.
 
 Not wired into the main window here: create ``InspectorPanel()``, put it in a dock or tab, call
@@ -15,7 +16,9 @@ from PyQt6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextEdit,
                              QVBoxLayout, QWidget)
 
+from raytracer_app.gui.common.line_figures import cell, levels, tint
 from raytracer_app.gui.common.workers import WorkerThread, describe
+from raytracer_app.gui.inspector.line_figures import SourceFigures
 
 WIDE_RATIO = 2.6  # width / height above which the resources and the curve go beside the code
 CODE_SHARE = 0.76  # of the panel's height (or width) for the source, PTX and SASS
@@ -29,6 +32,7 @@ class InspectWorker(QObject):
     ready = pyqtSignal(object, object)  # KernelReport, request
     sourceOnly = pyqtSignal(object, str, object)  # source blocks, why there is no more, request
     failed = pyqtSignal(str, object)  # one-line message, request
+    linesReady = pyqtSignal(object, object, object, object)  # static KernelLines or None, references, refused, request
 
     def __init__(self, cache=None):
         super().__init__()
@@ -45,12 +49,27 @@ class InspectWorker(QObject):
 
                 why = f"PTX, SASS, resources and occupancy need the compiler packages: {toolchain.EXTRA_HINT}"
                 self.sourceOnly.emit(kernel_sources(target, variant), why, request)
+                self._lines(None, request)
                 return
             from kernels.inspector.report import inspect
 
-            self.ready.emit(inspect(target, variant, arch, block, cache=self.cache), request)
+            report = inspect(target, variant, arch, block, cache=self.cache)
+            self.ready.emit(report, request)
+            self._lines(report, request)
         except Exception as exc:  # shown as a message in the panel, never a traceback
             self.failed.emit(describe(exc), request)
+
+    def _lines(self, report, request) -> None:
+        """The figures per line the compile gives (static) and the variant's shipped references (a file read)."""
+        from kernels.inspector.line_references import load
+        from kernels.inspector.lines import static_lines
+
+        static = static_lines(report) if report is not None else None
+        try:
+            found, refused = load(request[0], request[1])
+        except OSError as exc:
+            found, refused = [], [describe(exc)]
+        self.linesReady.emit(static, found, refused, request)
 
 
 def occupancy_text(threads: int, o) -> str:
@@ -69,26 +88,36 @@ class _CodeView(QPlainTextEdit):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.setFont(font)
         self.setObjectName(title)
+        self._heat: list = []  # a figure's tint per line, under the highlight
+        self._marked: list[int] = []
+
+    def _selection(self, number: int, colour: QColor):
+        block = self.document().findBlockByNumber(number)
+        if not block.isValid():
+            return None
+        sel = QTextEdit.ExtraSelection()
+        sel.format.setBackground(colour)
+        sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        sel.cursor = QTextCursor(block)
+        return sel
+
+    def set_heat(self, levels: dict[int, float]) -> None:
+        """Tint text lines (0-based) by a level from 0 (none) to 1 (the hottest)."""
+        tints = (self._selection(n, tint(level)) for n, level in sorted(levels.items()) if level > 0)
+        self._heat = [t for t in tints if t is not None]
+        self.setExtraSelections(self._heat + [s for s in (self._selection(n, HIGHLIGHT) for n in self._marked) if s])
 
     def highlight(self, blocks: list[int], scroll: bool = True) -> None:
         """Mark these text lines (0-based) and, with ``scroll``, bring the first into view."""
-        selections = []
-        for number in blocks:
-            block = self.document().findBlockByNumber(number)
-            if not block.isValid():
-                continue
-            sel = QTextEdit.ExtraSelection()
-            sel.format.setBackground(HIGHLIGHT)
-            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            sel.cursor = QTextCursor(block)
-            selections.append(sel)
-        self.setExtraSelections(selections)
+        selections = [s for s in (self._selection(n, HIGHLIGHT) for n in blocks) if s is not None]
+        self._marked = [s.cursor.blockNumber() for s in selections]
+        self.setExtraSelections(self._heat + selections)
         if blocks and scroll:
             self.setTextCursor(QTextCursor(self.document().findBlockByNumber(blocks[0])))
             self.centerCursor()
 
     def highlighted(self) -> list[int]:
-        return [s.cursor.blockNumber() for s in self.extraSelections()]
+        return list(self._marked)
 
 
 class InspectorPanel(QWidget):
@@ -96,11 +125,13 @@ class InspectorPanel(QWidget):
     accessRequested = pyqtSignal(str, str)  # (target, variant): its memory accesses in the Access tool
     _request = pyqtSignal(object)
 
-    def __init__(self, cache=None, parent=None):
+    def __init__(self, cache=None, parent=None, backend_of=None):
         super().__init__(parent)
         self.report = None
         self.block: tuple[int, ...] | None = None
         self._source_lines: list = []  # text line -> (file, line) or None
+        self._source_rows: list = []  # text line -> (its heading or code, (file as shown, line) or None)
+        self.backend_of = backend_of
         self._pending = None
         self._proportioned = False
         self.worker = InspectWorker(cache)
@@ -109,6 +140,7 @@ class InspectorPanel(QWidget):
         self.worker.ready.connect(self._show_report)
         self.worker.sourceOnly.connect(self._show_source_only)
         self.worker.failed.connect(self._show_failure)
+        self.worker.linesReady.connect(self._show_lines)
         self.thread.start()
         self._build()
 
@@ -141,6 +173,9 @@ class InspectorPanel(QWidget):
         top.addStretch(1)
         self.status = QLabel("pick a variant and press Inspect")
         self.status.setWordWrap(True)
+        self.figures = SourceFigures(self.backend_of)
+        self.figures.changed.connect(self._render_source)
+        self.figures.said.connect(self.status.setText)
 
         self.source_view, self.ptx_view, self.sass_view = _CodeView("source"), _CodeView("ptx"), _CodeView("sass")
         self.source_view.cursorPositionChanged.connect(self._source_line_selected)
@@ -176,6 +211,7 @@ class InspectorPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.status)
+        layout.addWidget(self.figures)
         layout.addWidget(outer, 1)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
@@ -206,6 +242,7 @@ class InspectorPanel(QWidget):
         for box, value in ((self.target_box, target), (self.variant_box, variant), (self.arch_box, arch)):
             box.setCurrentText(value)  # the pickers show what is being inspected
         self.status.setText(f"compiling {target} {variant} for {arch}…")
+        self.figures.set_variant(target, variant)
         self._request.emit(self._pending)
 
     def set_block(self, block: tuple[int, ...]) -> None:
@@ -215,7 +252,8 @@ class InspectorPanel(QWidget):
             self._show_occupancy()
 
     def shutdown(self, timeout_ms: int = 30000) -> bool:
-        return self.thread.shutdown(timeout_ms)
+        measuring = self.figures.shutdown(min(timeout_ms, 5000))
+        return self.thread.shutdown(timeout_ms) and measuring
 
     # ------------------------------------------------------------------ results
     def _stale(self, request) -> bool:
@@ -275,20 +313,52 @@ class InspectorPanel(QWidget):
         if not self._stale(request):
             self.status.setText(f"could not inspect: {message}")
 
+    def _show_lines(self, static, references, refused, request) -> None:
+        if not self._stale(request):
+            self.figures.set_lines(static, references, refused)
+
     def _fill_source(self, sources) -> None:
-        text, where = [], []
+        from kernels.counters.lines import shown_file
+
+        rows, where, shown = [], [], {}
         for s in sources:
             name, file, first, body = (s["name"], s["file"], s["first_line"], s["source"]) if isinstance(s, dict) \
                 else (s.name, s.file, s.first_line, s.text)
-            text.append(f"# {name}  ({file}, line {first})")
+            rows.append((f"# {name}  ({file}, line {first})", None))
             where.append(None)
+            shown.setdefault(file, shown_file(file))
             for i, line in enumerate(body.rstrip("\n").splitlines()):
-                text.append(f"{first + i:5d}  {line}")
+                rows.append((line, (shown[file], first + i)))
                 where.append((file, first + i))
-            text.append("")
+            rows.append(("", None))
             where.append(None)
-        self._source_lines = where
-        self.source_view.setPlainText("\n".join(text))
+        self._source_lines, self._source_rows = where, rows
+        self._render_source(keep=False)
+
+    def _render_source(self, keep: bool = True) -> None:
+        """The source with the chosen figure per line between the line number and the code, each line tinted
+        by it (numbers: the largest the deepest)."""
+        column, choice = self.figures.column()
+        cells = [cell(choice.key, column.get(at)) if at is not None and choice is not None else ""
+                 for _, at in self._source_rows]
+        width = max((len(c) for c in cells), default=0) if column else 0
+        text = []
+        for (code, at), figure in zip(self._source_rows, cells):
+            if at is None:
+                text.append(code)
+            else:
+                text.append(f"{at[1]:5d} {figure:>{width}}  {code}" if width else f"{at[1]:5d}  {code}")
+        view = self.source_view
+        number, scroll = (view.textCursor().blockNumber(), view.verticalScrollBar().value()) if keep else (0, 0)
+        view.blockSignals(True)
+        view.setPlainText("\n".join(text))
+        heat = levels(column)
+        view.set_heat({i: heat[at] for i, (_, at) in enumerate(self._source_rows) if at in heat})
+        if 0 < number < len(text):
+            view.setTextCursor(QTextCursor(view.document().findBlockByNumber(number)))
+        view.verticalScrollBar().setValue(scroll)
+        view.blockSignals(False)
+        self._source_line_selected()
 
     def select_source_line(self, file: str, line: int) -> None:
         """Put the cursor on a Python line (as a click does), highlighting its PTX and SASS."""
@@ -299,6 +369,7 @@ class InspectorPanel(QWidget):
         number = self.source_view.textCursor().blockNumber()
         where = self._source_lines[number] if number < len(self._source_lines) else None
         self.source_view.highlight([number] if where else [], scroll=False)
+        self.figures.line_selected(*(where or (None, None)))
         if self.report is None or where is None:
             return
         self.ptx_view.highlight(self.report.ptx_lines.get(where, []))

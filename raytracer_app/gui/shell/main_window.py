@@ -337,7 +337,7 @@ class MainWindow(QMainWindow):
         if self.access is None and not self._closing:
             from raytracer_app.gui.access.view import AccessView
 
-            self.access = AccessView()
+            self.access = AccessView(backend_of=lambda: self.model.backend)
             self.access.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
             self.access_dock.setWidget(layout.scrolling(self.access))
             wheel_guard.guard_tree(self.access)
@@ -357,7 +357,7 @@ class MainWindow(QMainWindow):
         if self.inspector is None and not self._closing:
             from raytracer_app.gui.inspector.dock import InspectorDock
 
-            self.inspector = InspectorDock()
+            self.inspector = InspectorDock(backend_of=lambda: self.model.backend)
             self.inspector.shown.connect(lambda *_: self.workspaces.show_dock(self.inspector_dock))
             self.inspector.accessRequested.connect(self.open_access)
             for panel in self.panels.values():
@@ -446,7 +446,9 @@ class MainWindow(QMainWindow):
         curve = self.count_curve is not None and self.count_curve.running()
         lessons = self.lessons is not None and self.lessons.busy()
         access = self.access is not None and self.access.busy()
-        return any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve or lessons or access
+        lines = self.inspector is not None and self.inspector.panel.figures.measure.running()
+        return (any(p.busy() for p in self.panels.values()) or not self.worker.idle() or curve or lessons or access
+                or lines)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         """Stop every worker and join its thread. Rows and frames are short, so this usually waits for
@@ -470,6 +472,8 @@ class MainWindow(QMainWindow):
                 self.lessons.pictures.worker.stop()
             if self.access is not None:
                 self.access.stop()
+            if self.inspector is not None:
+                self.inspector.panel.figures.measure.stop()  # ends its ncu child process
         if self.busy() and now < self._close_deadline:
             event.ignore()
             self.statusBar().showMessage("stopping the running work before closing…")
@@ -481,7 +485,8 @@ class MainWindow(QMainWindow):
             self.settings.sync()
         threads = [p.thread for p in self.panels.values()] + [p.measure.thread for p in self.panels.values()]
         threads += [self.render_thread, self.variant_editor.thread]
-        threads += [self.inspector.panel.thread] if self.inspector is not None else []
+        threads += [self.inspector.panel.thread, self.inspector.panel.figures.measure.thread] \
+            if self.inspector is not None else []
         threads += [self.count_curve.thread] if self.count_curve is not None else []
         threads += [self.lessons.thread, self.lessons.pictures.thread] if self.lessons is not None else []
         threads += self.access.threads() if self.access is not None else []
