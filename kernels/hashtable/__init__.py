@@ -309,7 +309,7 @@ ALGORITHM = Algorithm(
                suggestions=(0.5, 0.8, 0.9, 0.95)),
         Option("absent", "find, erase: the fraction of the batch's keys that are not in the table (0 to 1)",
                default=0.0, parse=parse_absent, suggestions=(0.0, 0.5, 1.0)),
-        Option("bucket", f"slots per bucket of bucketed, two-choice and cpu-two-choice (best tunes its own on a GPU)",
+        Option("bucket", "slots per bucket of bucketed, two-choice and cpu-two-choice (best tunes its own on a GPU)",
                choices=BUCKET_WIDTHS, default=DEFAULT_BUCKET, parse=whole_number("--bucket")),
         Option("multiplicity", "insert, insert-or-add: how often each key occurs in the batch on average (1: every "
                                "key once; more: keys drawn with repeats from n / multiplicity)",

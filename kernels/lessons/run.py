@@ -11,7 +11,6 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.lessons import evidence, measured as counters_of
 from kernels.lessons.lesson import Lesson, Step

@@ -6,7 +6,7 @@ the three ratios; the pane's source column reads one with :meth:`PaneFigures.col
 
 from __future__ import annotations
 
-from PyQt6.QtCore import QObject, Qt, pyqtSignal
+from PyQt6.QtCore import QObject, pyqtSignal
 from PyQt6.QtWidgets import QComboBox
 
 from kernels.counters.lines import MEASURED, PREDICTED, REFERENCE
@@ -97,18 +97,8 @@ class PaneFigures(QObject):
         return ""
 
     def _fill_references(self) -> None:
-        box = self.reference_box
-        box.blockSignals(True)
-        box.clear()
-        box.addItem("no reference")
-        for ref in self.references:
-            box.addItem(f"{ref.short} reference")
-            box.setItemData(box.count() - 1, f"{ref.heading()} ({ref.path.name})", Qt.ItemDataRole.ToolTipRole)
-        box.blockSignals(False)
-        box.setEnabled(bool(self.references))
         what = f"{self.ask.target} {self.ask.variant}" if self.ask is not None else "this variant"
-        box.setToolTip("figures per line measured on the GPUs the app ships results from (not this machine)"
-                       if self.references else f"no per-line reference shipped for {what}")
+        lf.fill_reference_box(self.reference_box, self.references, what)
 
     def _combine(self, prefer) -> None:
         extra = [self.measured if isinstance(self.measured, list) else [],

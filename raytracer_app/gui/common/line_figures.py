@@ -119,6 +119,24 @@ def sentences(kernels, kind: str = MEASURED) -> list[str]:
 
 
 @dataclass(frozen=True)
+def fill_reference_box(box, references, what: str) -> None:
+    """The per-line reference choice (``box``, a QComboBox): 'no reference', then each shipped reference with
+    its heading as the tooltip; disabled, saying so for ``what`` (e.g. 'reduction best'), when none is."""
+    from PyQt6.QtCore import Qt
+
+    box.blockSignals(True)
+    box.clear()
+    box.addItem("no reference")
+    for ref in references:
+        box.addItem(f"{ref.short} reference")
+        box.setItemData(box.count() - 1, f"{ref.heading()} ({ref.path.name})", Qt.ItemDataRole.ToolTipRole)
+    box.blockSignals(False)
+    box.setEnabled(bool(references))
+    box.setToolTip("figures per line measured on the GPUs the app ships results from (not this machine)"
+                   if references else f"no per-line reference shipped for {what}")
+
+
+@dataclass
 class LinesJob:
     """A per-line measurement: variants of one target on a GPU backend, at size ``n`` (None: the
     declaration's)."""

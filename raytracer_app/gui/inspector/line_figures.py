@@ -174,20 +174,8 @@ class SourceFigures(QWidget):
         return ""
 
     def _fill_references(self) -> None:
-        box = self.reference_box
-        box.blockSignals(True)
-        box.clear()
-        box.addItem("no reference")
-        for ref in self.references:
-            box.addItem(f"{ref.short} reference")
-            box.setItemData(box.count() - 1, f"{ref.heading()} ({ref.path.name})", Qt.ItemDataRole.ToolTipRole)
-        box.blockSignals(False)
-        box.setEnabled(bool(self.references))
-        if self.references:
-            box.setToolTip("figures per line measured on the GPUs the app ships results from (not this machine)")
-        else:
-            what = f"{self.target} {self.variant}" if self.target else "this variant"
-            box.setToolTip(f"no per-line reference shipped for {what}")
+        what = f"{self.target} {self.variant}" if self.target else "this variant"
+        lf.fill_reference_box(self.reference_box, self.references, what)
 
     def _recombine(self, prefer: tuple | None = None) -> None:
         from kernels.inspector.lines import combined, joined
