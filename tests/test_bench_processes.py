@@ -238,3 +238,22 @@ def test_spread_process_medians_with_equal_centres_are_unsure():
     base = Timing((1.0, 1.0, 1.1, 1.1, 0.9, 0.9, 1.05, 1.05, 0.95, 0.95), "wall", (2,) * 5)
     v = compare.timing_verdict(base, base)
     assert v.name == UNSURE and "spread" in v.reason
+
+
+def test_a_child_that_stalls_at_start_is_ended_by_the_deadline(tmp_path, monkeypatch):
+    """A child that never reads its request (here a sitecustomize.py that sleeps, as the audit's case) is ended
+    once the start-up deadline passes: one line, a failure while running (exit 1), not a hang."""
+    import os
+    import time
+
+    from kernels.service import bench_processes
+
+    stall = tmp_path / "site"
+    stall.mkdir()
+    (stall / "sitecustomize.py").write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(stall), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setattr(bench_processes, "START_DEADLINE_S", 1.5)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"process 1 of 2 did not start within 1\.5 s"):
+        bench_processes.run_in_processes(_request(), lambda *a: None, lambda: False)
+    assert time.monotonic() - t0 < 15

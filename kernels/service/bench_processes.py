@@ -18,6 +18,10 @@ import threading
 import time
 
 POLL_S = 0.1  # how often the parent checks for Stop while a child runs
+# a child says STARTED on stderr once it has read its request: one that has not within this many seconds
+# (interpreter, numba and the driver started) stalled at start, and is ended, as every child is under a deadline
+START_DEADLINE_S = 120.0
+STARTED = "@started"
 
 
 CHILD_MODULE = "kernels.service.bench"
@@ -55,8 +59,11 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
             if code is None:
                 stopped = True
                 break
+            if code == STALLED:
+                raise RuntimeError(f"process {i} of {len(shares)} did not start within {START_DEADLINE_S:g} s (it "
+                                   "stalled before reading its request) and was ended")
             if not (code in (0, 1) and os.path.exists(result_path)):  # 1 with rows: a variant failed verification
-                lines = [x for x in err.splitlines() if x.strip()]
+                lines = [x for x in err.splitlines() if x.strip() and x.strip() != STARTED]
                 last = lines[-1].removeprefix("raytracer-app: ") if lines else "no message"
                 text = f"process {i} of {len(shares)} exited with {code}: {last}"
                 raise InputError(text) if code == 2 else RuntimeError(text)
@@ -79,21 +86,37 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
 LOG_TAIL_BYTES = 64 * 2**10  # what is kept of a child's stderr: its last lines, however much it printed
 
 
-def _run_child(command, env, should_stop) -> tuple[int | None, str]:
-    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, '') when stopped (the child
-    is ended). Its stdout goes nowhere and of its stderr a thread keeps only the tail, so a child (a variant
-    file) printing hundreds of MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's
-    forced exit, ends it with the parent."""
+STALLED = "stalled"
+
+
+def _run_child(command, env, should_stop) -> tuple[int | str | None, str]:
+    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, '') when stopped, (STALLED,
+    '') when it did not say STARTED within START_DEADLINE_S (either way the child is ended). Its stdout goes
+    nowhere and of its stderr a thread keeps only the tail, so a child (a variant file) printing hundreds of
+    MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's forced exit, ends it with the
+    parent."""
     from kernels import signals
 
     proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=env)
     tail = bytearray()
+    started = threading.Event()
+    begun = time.monotonic()
 
     def keep_tail():
         while chunk := proc.stderr.read1(1 << 16):
             tail.extend(chunk)
+            if not started.is_set() and STARTED.encode() in tail:
+                started.set()
             del tail[:-LOG_TAIL_BYTES]
+
+    def end() -> None:
+        proc.terminate()
+        try:
+            proc.wait(2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
     reader = threading.Thread(target=keep_tail, daemon=True)
     reader.start()
@@ -101,13 +124,11 @@ def _run_child(command, env, should_stop) -> tuple[int | None, str]:
         with signals.cleaned_up(proc.kill):
             while proc.poll() is None:
                 if should_stop():
-                    proc.terminate()
-                    try:
-                        proc.wait(2)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        proc.wait()
+                    end()
                     return None, ""
+                if not started.is_set() and time.monotonic() - begun > START_DEADLINE_S:
+                    end()
+                    return STALLED, ""
                 time.sleep(POLL_S)
     except BaseException:  # Ctrl-C in the parent: the child goes with it
         proc.kill()
