@@ -118,7 +118,6 @@ def sentences(kernels, kind: str = MEASURED) -> list[str]:
     return [s for s in (stall_line(k, f" of {k.name}" if several else "", kind) for k in kernels) if s]
 
 
-@dataclass(frozen=True)
 def fill_reference_box(box, references, what: str) -> None:
     """The per-line reference choice (``box``, a QComboBox): 'no reference', then each shipped reference with
     its heading as the tooltip; disabled, saying so for ``what`` (e.g. 'reduction best'), when none is."""
@@ -136,7 +135,7 @@ def fill_reference_box(box, references, what: str) -> None:
                    if references else f"no per-line reference shipped for {what}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class LinesJob:
     """A per-line measurement: variants of one target on a GPU backend, at size ``n`` (None: the
     declaration's)."""
