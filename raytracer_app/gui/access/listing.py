@@ -63,7 +63,9 @@ def _source_of(file: str) -> str | None:
             from kernels.user_variants.loader import read
 
             return read(path).source
-        return path.read_text(encoding="utf-8")
+        from kernels.io.reader import read_bytes
+
+        return read_bytes(path, "source", 1 << 22, "a kernel's source file").decode("utf-8")
     except Exception:  # noqa: BLE001 - a file gone or unreadable: its lines are listed alone
         return None
 

@@ -422,7 +422,7 @@ class AccessPane(QWidget):
 
 
 class AccessView(QWidget):
-    """The tool: the heat figure picker and two panes. ``open(target, variant)`` traces a variant in the first
+    """The tool: the heat figure picker and two panes. ``show_variant(target, variant)`` traces a variant in the first
     pane (the second keeps its own); ``message(text)`` for the status line. ``backend_of()``: the window's
     backend, on which *Measure per line* measures."""
 
@@ -506,7 +506,7 @@ class AccessView(QWidget):
                 if pane.result is None and not pane.busy():
                     pane.trace()
 
-    def open(self, target: str, variant: str, side: int = 0) -> bool:
+    def show_variant(self, target: str, variant: str, side: int = 0) -> bool:
         """Trace ``variant`` of ``target`` in pane ``side``; False (said in the pane) when it cannot be traced."""
         pane = self.panes[side]
         if not pane.choose(target, variant):

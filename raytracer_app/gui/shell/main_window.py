@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
         if view is None:
             return False
         self.workspaces.show_dock(self.access_dock)
-        return view.open(target, variant)
+        return view.show_variant(target, variant)
 
     def ensure_inspector(self):
         """The Inspector dock's contents, built on first need and wired to every benchmark panel."""
