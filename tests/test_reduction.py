@@ -109,15 +109,13 @@ def test_harris_kernels_every_op_and_dtype(cuda_backend, name, op, dtype):
 
 @pytest.mark.parametrize("name, grid", [("interleaved-strided", 5), ("first-add-load", 3), ("unroll-last-warp", 3),
                                         ("complete-unroll", 3),
-                                        # 16 blocks per SM: the longest run in the simulator
-                                        pytest.param("multiple-elements", None, marks=pytest.mark.slow)])
+                                        ("multiple-elements", 3)])  # 16 per SM, fewer for 600
 def test_harris_kernels_default_launch_is_the_papers(cuda_backend, name, grid):
     # 128 threads per block; one element per thread (kernel 2), two (kernels 4-6), a fixed grid (kernel 7)
     problem = R.make_problem("sumsq", "int32", 600, seed=15)
     out = run_variant(name, problem, Launch(), cuda_backend)
     assert out.block == 128
-    expected = grid if grid is not None else round(16 * cuda_backend.limits.sm_count)
-    assert out.grid == expected
+    assert out.grid == grid
     assert_matches_numpy(problem, out.result)
 
 
@@ -428,6 +426,23 @@ def test_defaults_and_grid_from_sm_count(cuda_backend):
     with pytest.raises(InputError, match="numpy runs on the host"):
         BY_NAME["numpy"].resolve(Launch(), limits)
     assert resolved("tree-mask", Launch(items_per_thread=4))[2] is None  # only variants with the knob take it
+
+
+def test_the_fixed_grid_is_capped_where_two_elements_per_thread_fill_fewer_blocks():
+    # the paper's sample: blocks = min(maxBlocks, n / (2 x threads)) for kernel 7; an H100 has 132 SMs
+    from kernels.backend.devices import DeviceLimits
+
+    h100 = DeviceLimits(name="H100", sm_count=132)
+    rule = BY_NAME["multiple-elements"]
+
+    def grid(n, launch=Launch()):
+        return rule.resolve(launch, h100, n).grid
+
+    assert grid(2**22) == 16 * 132  # the lesson's sizes: the fixed grid, about 15 elements per thread
+    assert grid(None) == 16 * 132  # size unknown (the inspector): the fixed grid
+    assert grid(600) == 3 and grid(256) == 1 and grid(257) == 2  # no block without two elements to add
+    assert grid(600, Launch(grid=40)) == 40  # a grid the user asks for is kept
+    assert "fewer when the input fills fewer" in rule.launch.describe()
 
 
 @pytest.mark.parametrize("variant", R.VARIANTS, ids=lambda v: v.name)

@@ -57,7 +57,8 @@ class LaunchRule:
 
     The default grid is, in this order of preference: with ``tiles``, one block per tile of block x items
     elements when the input size is known; ``grid_for_n(n, block)`` when it is known; ``grid`` blocks, or
-    ``grid_sm`` x the SM count. ``resident_grid``: on a real GPU the default grid is as many blocks as the
+    ``grid_sm`` x the SM count, at most ``grid_cap_for_n(n, block)`` when the input size is known (blocks
+    with no element to add are not launched). ``resident_grid``: on a real GPU the default grid is as many blocks as the
     whole GPU holds at once (asked of the driver for the compiled kernel). ``items``: (default, min, max)
     elements per thread for variants that have that knob, a multiple of ``items_multiple``.
     ``shape_2d``: an image kernel, block BXxBY."""
@@ -66,6 +67,7 @@ class LaunchRule:
     grid: int | None = None
     grid_sm: float | None = None
     grid_for_n: Callable[[int, int], int] | None = None
+    grid_cap_for_n: Callable[[int, int], int] | None = None
     block_rule: str = BLOCK_ANY
     min_block: int = 1
     items: tuple[int, int, int] | None = None
@@ -92,7 +94,7 @@ class LaunchRule:
         if self.resident_grid:
             # the driver answers only on a real GPU; the simulator and a failed query take the SM-count grid
             grid = "as many as the GPU holds at once" + (f" ({grid} without a GPU)" if grid else "")
-        if self.grid_for_n and self.grid:
+        if (self.grid_for_n and self.grid) or self.grid_cap_for_n:
             grid += " (fewer when the input fills fewer)"
         if self.grid_text:
             grid = self.grid_text
@@ -170,9 +172,10 @@ def default_grid(rule: LaunchRule, limits, block: int, n: int | None, items: int
         return max(1, min(MAX_GRID, -(-n // (block * items))))
     if rule.grid_for_n is not None and n is not None:
         return max(1, rule.grid_for_n(n, block))
-    if rule.grid is not None:
-        return rule.grid
-    return max(1, int(round((rule.grid_sm or 1) * limits.sm_count)))
+    grid = rule.grid if rule.grid is not None else max(1, int(round((rule.grid_sm or 1) * limits.sm_count)))
+    if rule.grid_cap_for_n is not None and n is not None:
+        grid = max(1, min(grid, rule.grid_cap_for_n(n, block)))
+    return grid
 
 
 def resident_blocks(kernel, args, block: int, dynamic_shared: int = 0) -> int | None:

@@ -120,7 +120,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     algorithm = _algorithm(lesson)
     sizes = sizes_for(lesson, backend, sizes)
     run_backend = backend if backend.runs_cuda_kernels else Backend("sim")
-    repeats = run_backend.caps.check_repeats(repeats)
+    # without a GPU a step is verified, not timed: one call after the warm-up says all its repeats would
+    repeats = run_backend.caps.check_repeats(repeats if repeats is not None or backend.is_gpu else 1)
     arch = check_arch(arch or device_arch(backend))
     if counters:
         counters_of.check(backend)

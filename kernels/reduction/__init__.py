@@ -46,7 +46,8 @@ GRID_BARRIER_LAUNCH = LaunchRule(block=1024, grid_sm=2, min_block=MIN_BLOCK, not
 # 8 x 256 = 2048 threads per SM, a full wave if registers allow
 WARP_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS)
 # Harris 2007: 128 threads per block in all of the paper's tests; kernels 1-3 one element per thread,
-# kernels 4-6 two, kernel 7 a fixed grid (16 blocks of 128 threads fill an SM of 2048 threads).
+# kernels 4-6 two, kernel 7 a fixed grid (16 blocks of 128 threads fill an SM of 2048 threads), which the
+# paper's sample caps at the blocks two elements per thread fill (min(maxBlocks, n / (2 x block))).
 PAPER_BLOCK = 128
 
 
@@ -64,8 +65,9 @@ PAPER_ONE_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_for_n=_one_per_thread, min
 PAPER_TWO_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_for_n=_two_per_thread, min_block=MIN_BLOCK,
                               block_rule=BLOCK_POWER_OF_TWO, grid_text="n / (2 x block) (two elements per thread)",
                               note="as in the paper")
-PAPER_FIXED_GRID_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_sm=16, min_block=MIN_BLOCK,
-                                     block_rule=BLOCK_POWER_OF_TWO, note="a fixed grid, as in the paper")
+PAPER_FIXED_GRID_LAUNCH = LaunchRule(block=PAPER_BLOCK, grid_sm=16, grid_cap_for_n=_two_per_thread,
+                                     min_block=MIN_BLOCK, block_rule=BLOCK_POWER_OF_TWO,
+                                     note="a fixed grid, as in the paper")
 BEST_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=MIN_BLOCK, block_rule=BLOCK_WHOLE_WARPS, tiles=True,
                          items=(DEFAULT_ITEMS_PER_THREAD, 4, MAX_ITEMS_PER_THREAD), items_multiple=4)
 
@@ -172,7 +174,8 @@ VARIANTS: tuple[Variant, ...] = (
          _inspect("complete_unroll_kernel", module=_HARRIS_MODULE, dynamic=_no_shared, args=("sum", "int32", PAPER_BLOCK),
                   grid=_RED_N // (2 * PAPER_BLOCK), note=_UNROLLED_NOTE)),
     _gpu("multiple-elements",
-         "Harris kernel 7: kernel 6's code at a small fixed grid (16 blocks of 128 threads per SM), so the "
+         "Harris kernel 7: kernel 6's code at a small fixed grid (16 blocks of 128 threads per SM, fewer "
+         "when two elements per thread fill fewer), so the "
          "grid-stride loop adds many elements per thread in registers before the unrolled tree (Brent's "
          f"theorem: O(n / log n) threads); {HARRIS}",
          "Harris 2007, kernel 7", PAPER_FIXED_GRID_LAUNCH, "run_multiple_elements",
