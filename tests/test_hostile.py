@@ -225,7 +225,11 @@ with open("/proc/self/cmdline", "rb") as f:  # the job's child only, not multipr
 
 @pytest.fixture
 def stalling_children(tmp_path, monkeypatch):
-    """Child processes spawned from now on sleep in their sitecustomize before they read anything."""
+    """Child processes spawned from now on sleep in their sitecustomize before they read anything (the
+    loader's children an earlier test left running are ended first: they would take the job at once)."""
+    from kernels.user_variants import loader
+
+    loader.end_children()
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(STALL)

@@ -134,8 +134,10 @@ def _declared(module, path: str) -> dict:
     if inspect is not None:
         inspect = {k: (list(v) if isinstance(v, tuple) else v) for k, v in inspect.items()}
     rule = rule or spec.user.default_launch
-    if rule.grid_for_n is not None and getattr(rule.grid_for_n, "__module__", "") == module.__name__:
-        rule = dataclasses.replace(rule, grid_for_n=None)
+    # the parent cannot import the file's module to unpickle its functions: the child resolves with them
+    own = {f.name: None for f in dataclasses.fields(rule)
+           if callable(getattr(rule, f.name)) and getattr(getattr(rule, f.name), "__module__", "") == module.__name__}
+    rule = dataclasses.replace(rule, **own) if own else rule
     return {"target": target, "name": name, "supports": {k: tuple(v) for k, v in supports.items()}, "launch": rule,
             "doc": (module.__doc__ or "").strip().split("\n")[0], "inspect": inspect}
 
