@@ -46,6 +46,12 @@ if _WORKER is None and "RAYTRACER_CACHE_DIR" not in os.environ:
     os.environ.setdefault("RAYTRACER_INSPECT_CACHE", os.path.join(_SESSION_DIR, "inspect"))
 elif _WORKER is not None and os.environ.get(_SESSION_ENV):
     os.environ["RAYTRACER_CACHE_DIR"] = os.path.join(os.environ[_SESSION_ENV], f"cache-{_WORKER}")
+if _WORKER is not None and hasattr(os, "sched_setaffinity"):
+    # one core per worker: the simulator hands the GIL between its Python threads thousands of times a
+    # second, and a thread woken on the core the other worker keeps busy waits for the scheduler each time
+    _CORES = sorted(os.sched_getaffinity(0))
+    if len(_CORES) > 1:
+        os.sched_setaffinity(0, {_CORES[int(_WORKER.lstrip("gw") or 0) % len(_CORES)]})
 
 
 def pytest_unconfigure(config):

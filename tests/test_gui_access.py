@@ -13,8 +13,13 @@ pytest.importorskip("pytestqt")
 from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
 
 
-def traced(qtbot, pane):
-    qtbot.waitUntil(lambda: pane.result is not None and not pane.busy(), timeout=WAIT)
+def traced(qtbot, pane, variant=None):
+    """Until the pane shows a finished trace of ``variant`` (default: the one chosen). The variant is checked
+    because an earlier trace's result can still be on its way: the worker is no longer busy a moment before
+    its signal reaches the pane."""
+    variant = variant or pane.variant_box.currentText()
+    qtbot.waitUntil(lambda: pane.result is not None and pane.result.variant == variant and not pane.busy()
+                    and "traced in the CUDA simulator" in pane.status.text(), timeout=WAIT)
 
 
 def test_the_view_opens_from_a_panel_and_steps_through_requests(qtbot, make_window, cpu_backend):
