@@ -381,6 +381,7 @@ def test_a_block_that_overflows_the_buffer_is_refused_in_one_line(child):
         trace(job, child=child)
 
 
+@pytest.mark.slow
 def test_stop_ends_a_traced_run_within_a_second():
     process = SimulatorProcess(simulate=True, name="access-stop-test")
     stop_at = [None]

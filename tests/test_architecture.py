@@ -211,6 +211,7 @@ def test_targets_come_from_the_registry_only():
                 pytest.fail(f"{rel(path)}:{node.lineno} lists algorithm names; read kernels.registry instead")
 
 
+@pytest.mark.slow
 def test_only_child_processes_run_a_users_variant_file():
     """A user's file is executed by kernels/user_variants/child_side.py alone (the user-variant child, the
     inspector's compiler child and the access trace's simulator child call it): nothing in the app's process

@@ -240,6 +240,7 @@ def test_spread_process_medians_with_equal_centres_are_unsure():
     assert v.name == UNSURE and "spread" in v.reason
 
 
+@pytest.mark.slow
 def test_a_child_that_stalls_at_start_is_ended_by_the_deadline(tmp_path, monkeypatch):
     """A child that never reads its request (here a sitecustomize.py that sleeps, as the audit's case) is ended
     once the start-up deadline passes: one line, a failure while running (exit 1), not a hang."""

@@ -42,6 +42,7 @@ def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backen
     assert "progress: 7/28" in err
 
 
+@pytest.mark.slow
 def test_bench_julia_on_cpu(capsys):
     code, text, err = run(capsys, "bench", "julia", "--backend", "cpu", "--size", "64x48", "--repeats", "2")
     assert code == 0, err
@@ -71,6 +72,7 @@ def test_bench_reduction_from_npy_input(tmp_path, capsys, cuda_backend):
     assert {r["result"] for r in rows} == {str(int(data.astype(np.int64).sum()))}
 
 
+@pytest.mark.slow
 def test_bench_histogram_from_any_file(tmp_path, capsys):
     path = tmp_path / "blob.bin"
     path.write_bytes(bytes(range(256)) * 7 + b"tail")

@@ -108,6 +108,7 @@ def _no_warnings():
     return _Guard()
 
 
+@pytest.mark.slow
 def test_the_largest_allowed_float64_view_renders_without_warnings(tmp_path, capsys):
     import warnings
 

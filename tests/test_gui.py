@@ -142,6 +142,7 @@ def test_backend_entries(qtbot, make_window, cpu_backend):
         assert "--backend sim" in items.item(3).toolTip()
 
 
+@pytest.mark.slow
 def test_switching_backend_renders_there(qtbot, make_window, cpu_backend, cuda_backend):
     preset(**{"render/size_spheres": "48x48", "spheres/count": 4})
     preset(cuda_backend.kind, **{"render/size_spheres": "32x32"})  # not the simulator's 64x64: a thread a pixel
@@ -189,6 +190,7 @@ def _run_panel(qtbot, panel, n=4096, repeats=2):
     qtbot.waitUntil(lambda: not panel.busy() and panel.run_button.isEnabled(), timeout=WAIT)
 
 
+@pytest.mark.slow
 def test_the_hash_table_panel_charts_ops_per_second_against_the_load_factor(qtbot, make_window, cpu_backend):
     """Mode "sweep load" runs every suggested load factor, one row each; with two ops typed, the chart draws
     one line per variant and op, each point at its row's own load."""
@@ -208,6 +210,7 @@ def test_the_hash_table_panel_charts_ops_per_second_against_the_load_factor(qtbo
     assert panel.chart.getPlotItem().getAxis("bottom").labelText == "load"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("title", ["Reduction", "Histogram", "Hash table"])
 def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backend, tmp_path, title):
     w = make_window(cpu_backend)

@@ -22,6 +22,7 @@ def traced(qtbot, pane, variant=None):
                     and "traced in the CUDA simulator" in pane.status.text(), timeout=WAIT)
 
 
+@pytest.mark.slow
 def test_the_view_opens_from_a_panel_and_steps_through_requests(qtbot, make_window, cpu_backend):
     preset(**{"render/size_spheres": "16x16"})
     w = make_window(cpu_backend)
@@ -67,6 +68,7 @@ def test_the_view_opens_from_a_panel_and_steps_through_requests(qtbot, make_wind
     pane.play_button.setChecked(False)
 
 
+@pytest.mark.slow
 def test_the_inspector_and_a_lesson_open_it_too_and_stop_ends_a_trace(qtbot, make_window, cpu_backend):
     preset(**{"render/size_spheres": "16x16"})
     w = make_window(cpu_backend)

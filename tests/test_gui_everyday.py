@@ -186,6 +186,7 @@ def test_stop_ends_a_long_simulated_kernel(qtbot, make_window, cuda_backend):
     assert finished.args == [True] and not process.is_alive()
 
 
+@pytest.mark.slow
 def test_simulator_rows_appear_as_they_finish_and_stop_keeps_them(qtbot, make_window, cuda_backend):
     """Issue 35: a simulator run showed nothing until it ended, and Stop threw the finished rows away. Each
     row now reaches the table and the chart as it finishes, and Stop keeps them (saved, marked partial)."""

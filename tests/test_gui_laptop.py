@@ -104,6 +104,7 @@ def test_a_saved_layout_that_does_not_fit_is_rejected(qtbot, make_window, cpu_ba
     assert QRect(0, 0, *LAPTOP).contains(again.frameGeometry())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["text", ["a", "list"], 7, b"\x00\x01 not a saved geometry"])
 def test_a_damaged_saved_layout_gives_the_default(qtbot, make_window, cpu_backend, screen, value):
     from raytracer_app.gui.common.settings import Keys
@@ -281,6 +282,7 @@ def test_the_limiter_is_named_only_below_full_occupancy():
     assert "limited by registers" in occupancy_text(256, half)
 
 
+@pytest.mark.slow
 def test_simulator_times_are_marked_and_compare_memory_says_one_thing_at_a_time(qtbot, make_window, cuda_backend):
     if not cuda_backend.is_simulator:
         pytest.skip("a real GPU: its kernel times are real")

@@ -207,6 +207,7 @@ def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_pa
         p.pictures.shutdown()
 
 
+@pytest.mark.slow
 def test_a_step_shows_the_warp_request_it_changes(qtbot, panel):
     """Issue 36: step 3 (sequential) shows the bank picture of the conflict it removes: kernel 2's tree load with
     replays beside kernel 3's without; the atomics lesson shows 32 lanes on one counter."""

@@ -137,6 +137,7 @@ def test_the_inspector_shows_static_sass_the_reference_and_measured_lines(qtbot,
     assert "measured on a stand-in GPU" in said
 
 
+@pytest.mark.slow
 def test_the_access_views_source_column_switches_to_figures_per_line(qtbot, make_window, cpu_backend, monkeypatch):
     preset(**{"render/size_spheres": "16x16"})
     w = make_window(cpu_backend)

@@ -109,6 +109,7 @@ def test_random_scene_is_laid_out_for_the_image(qtbot, cpu_backend):
 
 
 # ---------------------------------------------------------------------------------------------- binned in the window
+@pytest.mark.slow
 def test_binned_tiles_render_the_same_image_as_global(qtbot, make_window, cuda_backend):
     preset(cuda_backend.kind, **{"render/size_spheres": "24x24", "spheres/count": 6, "spheres/seed": 3})
     w = make_window(cuda_backend)

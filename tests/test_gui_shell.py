@@ -40,6 +40,7 @@ def open_tool(qtbot, w, name: str) -> None:
     assert w.workspaces.current().name == name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_every_tool_meets_its_minimum_size(qtbot, make_window, cpu_backend, screen, size):
     screen(*size)
@@ -151,6 +152,7 @@ def test_workspaces_switch_by_shortcut_and_are_kept_with_the_layout(qtbot, make_
     assert again.workspaces.current().name == "Benchmarks" and not again.view.isVisible()
 
 
+@pytest.mark.slow
 def test_a_layout_saved_by_an_older_version_is_discarded(qtbot, make_window, cpu_backend, screen):
     from raytracer_app.gui.common.settings import Keys
 

@@ -141,6 +141,7 @@ def test_the_first_occurrence_of_a_repeated_key_wins(cuda_backend, cpu_backend):
         assert as_dict(counted.last_slots) == {7: 3, 9: 2, 11: 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cpu", "gpu-locks", "gpu-lockfree"])
 def test_the_chained_tables_find_by_walking_their_chains(cuda_backend, cpu_backend, name):
     backend = cpu_backend if name == "cpu" else cuda_backend
@@ -159,6 +160,7 @@ def test_the_chained_tables_find_by_walking_their_chains(cuda_backend, cpu_backe
     assert row.verified == bench.SKIPPED and "give --buckets 5 or more" in row.note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, bucket, op", [("bucketed", 4, "insert"), ("bucketed", 16, "erase"),
                                               ("bucketed", 32, "find"), ("two-choice", 32, "insert-or-add")])
 def test_bucket_widths(cuda_backend, name, bucket, op):

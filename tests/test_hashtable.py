@@ -88,6 +88,7 @@ def test_cpu_insertion(cpu_backend):
     assert heads[b] == 4999 and pool_keys[4999] == problem.keys[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_keys, buckets", [(2000, 64), (300, 1), (500, 4096)])
 @pytest.mark.parametrize("name", CHAINED_GPU_VARIANTS)
 def test_gpu_insertion(cuda_backend, name, n_keys, buckets):
@@ -292,6 +293,7 @@ def test_counting_sort_test_sizes_cover_both_paths():
     assert 1024 <= hashtable.SHARED_BUCKETS < 20000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("buckets", [1, 7, 1024, 20000])
 @pytest.mark.parametrize("n_keys", [1, 5, 1000, 5000])
 def test_counting_sort_builds_the_grouped_table(cuda_backend, n_keys, buckets):
@@ -309,6 +311,7 @@ def test_counting_sort_builds_the_grouped_table(cuda_backend, n_keys, buckets):
     (3000, hashtable.SHARED_BUCKETS),  # the most buckets counted in shared memory
     (3000, hashtable.SHARED_BUCKETS + 1),  # the fewest counted by global atomics
 ])
+@pytest.mark.slow
 def test_counting_sort_at_the_boundaries(cuda_backend, n_keys, buckets):
     problem = hashtable.make_problem(n_keys, buckets=buckets, seed=buckets)
     out = variant(COUNTING).run(problem, SMALL, cuda_backend, 1)
@@ -316,6 +319,7 @@ def test_counting_sort_at_the_boundaries(cuda_backend, n_keys, buckets):
     assert_grouped_like_numpy(problem)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launch", [Launch(block=96, grid=3), Launch(block=33, grid=1)])
 def test_counting_sort_with_other_launches(cuda_backend, launch):
     # 96 threads (3 warps, not a power of two), and one block of 33: a partial warp, every tile in one block.

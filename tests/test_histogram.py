@@ -135,6 +135,7 @@ def test_problem_is_seeded_and_describes_itself():
     assert described == ("histogram", "histogram", "uint8", 1000, 1000, 256)
 
 
+@pytest.mark.slow
 def test_file_input(tmp_path, cpu_backend, cuda_backend):
     path = tmp_path / "input.bin"
     raw = bytes(range(256)) * 3 + b"hello, histogram"  # 784 bytes

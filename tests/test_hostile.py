@@ -236,6 +236,7 @@ def stalling_children(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
+@pytest.mark.slow
 def test_a_child_that_stalls_at_start_is_ended_though_its_job_fills_the_pipe(tmp_path, stalling_children):
     from kernels import backend
     from kernels.backend.child import Stalled
@@ -252,6 +253,7 @@ def test_a_child_that_stalls_at_start_is_ended_though_its_job_fills_the_pipe(tmp
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.slow
 def test_the_windows_render_call_has_a_deadline(monkeypatch, stalling_children):
     from kernels import backend
     from kernels.spheres.scene import generate_scene
@@ -269,6 +271,7 @@ def test_the_windows_render_call_has_a_deadline(monkeypatch, stalling_children):
     assert not sim.running()
 
 
+@pytest.mark.slow
 def test_a_stalled_variant_child_is_exit_1_in_one_line(tmp_path, capsys, stalling_children):
     path = tmp_path / "big.py"
     path.write_text('"""A large but valid file."""\n' + "x = 1\n" * 150_000)
@@ -411,6 +414,7 @@ print("returned")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_signal_ends_a_cpu_kernel_that_cannot_be_interrupted_within_a_second(sig, status):
     import signal
@@ -422,6 +426,7 @@ def test_a_signal_ends_a_cpu_kernel_that_cannot_be_interrupted_within_a_second(s
         "terminated" if status == 143 else "interrupted")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, status, says", [("SIGINT", 130, "raytracer-app: interrupted"),
                                                ("SIGTERM", 143, "raytracer-app: terminated"),
                                                ("SIGKILL", -9, None)])

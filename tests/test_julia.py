@@ -9,6 +9,7 @@ from kernels.julia.renderer import JuliaRenderer
 from tests.references import julia_book_picture, julia_complex, julia_plane_float64, julia_view
 
 
+@pytest.mark.slow
 def test_cpu_twin_reproduces_the_book_at_1000(cpu_backend):
     """The book's view is the book's picture (its bitmap shown with row 0 at the bottom), pixel for pixel."""
     frame = JuliaRenderer(cpu_backend).render(JuliaParams(), (1000, 1000))

@@ -99,6 +99,7 @@ def report(compiled):
     return build(compiled[1], (128,), decl)
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_a_device_functions_loop_body_has_its_own_sass(compiled, report):
     path, c = compiled
@@ -147,6 +148,7 @@ def test_static_lines_and_the_ptx_follow_the_device_functions(compiled, report):
     assert set(report.ptx_lines[(path, body)]) >= set(report.ptx_lines[(path, line_of("return x * 3.0 + 1.0"))])
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_cli_lines_json_for_harris_kernel_2(tmp_path, monkeypatch, capsys):
     from raytracer_app.cli import main
@@ -255,6 +257,7 @@ def test_cli_measured_lines_json_and_text(monkeypatch, tmp_path, capsys):
     assert kinds == {"static", "measured"} and kernel["totals"]["measured"]["inst_executed"]["kernel"] > 0
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_cli_lines_with_the_simulators_prediction_beside_the_static_figures(tmp_path, monkeypatch, capsys):
     from raytracer_app.cli import main

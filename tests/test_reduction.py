@@ -151,6 +151,7 @@ def test_seed_default_launch(cuda_backend):
     assert_matches_numpy(problem, out.result)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["last-block", "two-kernel"])
 def test_grid_larger_than_block_is_correct(cuda_backend, name):
     # seed 004's last block only read blockDim partials, so grid 40 > block 32 lost 8 of them
@@ -201,6 +202,7 @@ def test_shuffle_variants_in_this_session(cuda_backend, name):
 # --- CPU references --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", R.DTYPES)
 @pytest.mark.parametrize("op", R.OPS)
 @pytest.mark.parametrize("name", CPU_VARIANTS)
@@ -228,6 +230,7 @@ def test_int64_accumulation_on_the_gpu_path(cuda_backend):
 # --- through the benchmark runner ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bench_run_all_variants(cuda_backend):
     problem = R.make_problem("sum", "int32", 600, seed=11)
     rows = bench.run(plan(cuda_backend, 1, [Launch(block=32, grid=4)]), R.VARIANTS, [problem])

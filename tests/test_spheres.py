@@ -355,6 +355,7 @@ def test_binned_tiles_follow_new_scenes_sizes_and_blocks(cuda_backend):
 TILES_SIZE = (256, 192)  # 16 x 12 tiles of 16x16
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 20, 2000])
 def test_tiled_twin_is_the_definition(cpu_backend, n):
     scene = generate_scene(n, seed=3, size=TILES_SIZE)  # laid out over the image: overlapping, across tiles
@@ -363,6 +364,7 @@ def test_tiled_twin_is_the_definition(cpu_backend, n):
     np.testing.assert_array_equal(frame.image, spheres_reference(scene.spheres, *TILES_SIZE))
 
 
+@pytest.mark.slow
 def test_tiled_twin_at_100k_spheres(cpu_backend):
     scene = generate_scene(100_000, seed=4, size=TILES_SIZE)  # ~35 spheres deep at every pixel
     image = SphereRenderer(cpu_backend).render(scene, TILES_SIZE).image
