@@ -6,8 +6,8 @@ packages, ``pip install -e '.[inspect]'``):
     xvfb-run -s "-screen 0 1920x1080x24" python scripts/screenshot.py [--size 1920x1080] [--out assets/screenshot.png]
     xvfb-run -s "-screen 0 1920x1080x24" python scripts/screenshot.py --inspector [--out assets/inspector.png]
 
-What it does, with the app's own start-up (``run_gui``) and a throw-away QSettings dir (your settings are
-not read or touched):
+What it does, with the app's own start-up (``run_gui``) and a throw-away folder for the app's settings and
+caches (your settings are not read, your saved runs and compiles not touched):
 
 1. opens the main window on the CPU backend at ``--size`` (default 1920x1080, the screen's size at most),
    Spheres tab, 1024x1024, in the default layout (View > Reset Layout), the Reduction panel in front of the
@@ -395,15 +395,28 @@ class InspectorDriver(Driver):
         return self.window.inspector_dock
 
 
+def throwaway_home() -> tempfile.TemporaryDirectory:
+    """A temp folder for the app's settings and its caches (saved runs, the editor's autosave, compiles), as
+    in the tests: the pictures' runs are not the user's, and the user's settings are not read. Removed when
+    the returned object goes."""
+    from PyQt6.QtCore import QSettings
+
+    from kernels.io.cache import CACHE_ENV
+
+    home = tempfile.TemporaryDirectory(prefix="raytracer-screenshot-")
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, os.path.join(home.name, "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    os.environ[CACHE_ENV] = os.path.join(home.name, "cache")
+    return home
+
+
 def every_tool(args) -> int:
     """--every-tool DIR: the window at --size on the X screen, each workspace in turn with its tool at work,
     the whole screen grabbed for each (waiting in Qt's event loop, never a busy loop: the workers need the GIL)."""
-    from PyQt6.QtCore import QEventLoop, QSettings, QTimer
+    from PyQt6.QtCore import QEventLoop, QTimer
     from PyQt6.QtWidgets import QApplication
 
-    settings_dir = tempfile.TemporaryDirectory(prefix="raytracer-screenshot-")
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir.name)
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    settings_dir = throwaway_home()
     from raytracer_app.gui import open_window
     from raytracer_app.gui.common.settings import Keys, make_settings
 
@@ -484,13 +497,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.every_tool is not None:
         return every_tool(args)
-    from PyQt6.QtCore import QSettings, QTimer
+    from PyQt6.QtCore import QTimer
     from PyQt6.QtWidgets import QApplication
 
-    settings_dir = tempfile.TemporaryDirectory(prefix="raytracer-screenshot-")
-    # the app's settings go to a temp dir, as in tests/test_gui.py
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings_dir.name)
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    settings_dir = throwaway_home()
 
     from raytracer_app.gui import run_gui
     from raytracer_app.gui.common.settings import Keys, make_settings

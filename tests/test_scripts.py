@@ -86,3 +86,15 @@ def test_window_and_bare_loop_paint_the_same_size(tmp_path):
     sizes = [shown.search(p.stdout) for p in (window, bare)]
     assert all(sizes), window.stdout + bare.stdout
     assert [m.groups() for m in sizes] == [("1024", "1024", "100")] * 2
+
+
+def test_screenshots_leave_the_users_caches_alone(tmp_path, monkeypatch):
+    """The pictures' benchmark run is not the user's: screenshot.py saves no run, autosave or compile where
+    the app keeps the user's (it wrote its runs into the user's saved results before)."""
+    users = tmp_path / "users-cache"
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(users))
+    out = tmp_path / "screenshot.png"
+    proc = run_script("screenshot.py", ["--size", "1366x768", "--spheres", "4", "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert out.exists()
+    assert not users.exists() or not any(users.rglob("*")), sorted(map(str, users.rglob("*")))
