@@ -17,6 +17,7 @@ SORT = {STATIC: "sass_instructions", MEASURED: "stall_samples", REFERENCE: "stal
 
 
 def count(x) -> str:
+    """'1.20M', '45.1k', '12', '3.5'; a word (a stall reason) as it is."""
     if isinstance(x, str):
         return x
     if x >= 1e6:
@@ -26,9 +27,10 @@ def count(x) -> str:
     return f"{x:.1f}" if x != int(x) else f"{int(x)}"
 
 
-def _cell(key: str, value) -> str:
+def cell(key: str, value, none: str = "-") -> str:
+    """A figure of column ``key`` as a table shows it: '62.0%', 'long_scoreboard', '1.20M'; ``none`` for none."""
     if value is None:
-        return "-"
+        return none
     if key == "stall_pct":
         return f"{value:.1f}%"
     if key == "lanes":
@@ -80,7 +82,7 @@ def table(lines: KernelLines, kind: str, how_many: int = 8, notes: bool = True) 
     for r in rows:
         cells = []
         for key, scope, _, width in columns:
-            text = _cell(key, r.get(key, kind, scope))
+            text = cell(key, r.get(key, kind, scope))
             cells.append(f"{text:<{width}}" if COLUMNS[key].text else f"{text:>{width}}")
         out.append("  " + " ".join(cells) + f"  {r.where}  {r.source}")
     return "\n".join(out)

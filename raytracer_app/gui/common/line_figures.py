@@ -12,6 +12,7 @@ from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QPushButton
 
+from kernels.counters import lines_text
 from kernels.counters.lines import COLUMNS, KINDS, MEASURED, OWN, PREDICTED, REFERENCE, STATIC, WITH_INLINED
 from raytracer_app.gui.common.workers import JobWorker, WorkerThread, describe
 
@@ -49,25 +50,9 @@ def by_text(options: list[Choice], text: str) -> Choice | None:
     return next((c for c in options if c.text == text), None)
 
 
-def count(x) -> str:
-    if x >= 1e6:
-        return f"{x / 1e6:.2f}M"
-    if x >= 1e4:
-        return f"{x / 1e3:.1f}k"
-    return f"{x:.1f}" if x != int(x) else f"{int(x)}"
-
-
 def cell(key: str, value) -> str:
     """A figure as a cell shows it: '62.0%', 'long_scoreboard', '1.20M', '' for none."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if key == "stall_pct":
-        return f"{value:.1f}%"
-    if key == "lanes":
-        return f"{value:.1f}"
-    return count(value)
+    return lines_text.cell(key, value, none="")
 
 
 def values(lines, choice: Choice | None, inlined: bool = False) -> dict:
