@@ -79,6 +79,20 @@ def test_policy_reaches_backend_time_on_the_host(cpu_backend):
     assert timing.current_policy() == Policy()  # restored after the block
 
 
+def test_time_kernel_with_result_keeps_the_last_calls_result(cpu_backend):
+    """A library peer's check reads what the last timed call returned (the warm-up calls run first)."""
+    calls = []
+
+    def make():
+        calls.append(len(calls) + 1)
+        return calls[-1]
+
+    with timing.measurement(Policy(warmup=2)):
+        t, last = timing.time_kernel_with_result(cpu_backend, make, 3)
+    assert len(t.samples_ms) == 3 and t.method == "wall"
+    assert calls == [1, 2, 3, 4, 5] and last == 5
+
+
 def test_new_columns_are_appended_after_the_old_ones():
     assert bench.CSV_COLUMNS[:24] == (
         "variant", "op", "dtype", "n", "block", "grid", "backend", "device", "repeats", "median_ms", "min_ms",

@@ -13,7 +13,7 @@ from kernels.backend.peers import optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
 from kernels.hashtable.chained import repeats_skip
 from kernels.hashtable.layout import VALUE_ABSENT
-from kernels.timing import time_kernel
+from kernels.timing import time_kernel_with_result
 
 
 # --- hash table: the grouped table a library user builds by sorting ---------------------------------------
@@ -34,8 +34,9 @@ def _groupby_skip(module, problem, name: str):
     if problem.op != "insert":
         return not_applicable(f"{name} builds a static table grouped by bucket in one batch: insert only (the "
                               "find peers are torch-sorted-search and cupy-sorted-search)")
-    if repeats_skip(problem, name) is not None:
-        return repeats_skip(problem, name)
+    too_few = repeats_skip(problem, name)
+    if too_few is not None:
+        return too_few
     if problem.buckets > GROUPBY_MAX_BUCKETS:
         return not_applicable(f"{name} keeps bucket ids in 32 bits: at most {GROUPBY_MAX_BUCKETS} buckets")
     return None
@@ -44,13 +45,7 @@ def _groupby_skip(module, problem, name: str):
 def _timed_groupby(problem, backend, repeats, group, to_host, note: str = "") -> Outcome:
     """Times ``group()`` (returning the device's (sorted keys, offsets)) and checks the last table it
     built, copied to the host by ``to_host``."""
-    out = [None]
-
-    def build():
-        out[0] = group()
-
-    timing = time_kernel(backend, build, repeats)
-    sorted_keys, offsets = out[0]
+    timing, (sorted_keys, offsets) = time_kernel_with_result(backend, group, repeats)
     return Outcome(problem.check_grouped(to_host(sorted_keys), to_host(offsets)), timing, note=note)
 
 
@@ -127,13 +122,10 @@ def _search_skip(module, problem, name: str):
 
 
 def _timed_search(problem, backend, repeats, search, to_host, note: str = "") -> Outcome:
-    out = [None]
-
-    def once():
-        out[0] = search()
-
-    timing = time_kernel(backend, once, repeats)
-    return Outcome(problem.check_found(to_host(out[0])), timing, note="; ".join(x for x in (problem.describe(), note)
+    """Times ``search()`` (returning the device's answers) and checks its last answers, copied to the host
+    by ``to_host``."""
+    timing, found = time_kernel_with_result(backend, search, repeats)
+    return Outcome(problem.check_found(to_host(found)), timing, note="; ".join(x for x in (problem.describe(), note)
                                                                                if x))
 
 

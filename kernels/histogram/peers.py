@@ -10,7 +10,7 @@ from kernels.backend import Skip, memory
 from kernels.backend.peers import cuda_compute, optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
 from kernels.histogram.problem import BINS
-from kernels.timing import time_kernel
+from kernels.timing import time_kernel, time_kernel_with_result
 
 
 
@@ -70,13 +70,8 @@ def run_torch_bincount(problem, launch, backend, repeats):
         return torch
     backend.activate()
     x = torch_view(torch, problem.device_bytes()[: problem.n])
-    out = [None]
-
-    def count():
-        out[0] = torch.bincount(x, minlength=BINS)
-
-    timing = time_kernel(backend, count, repeats)
-    return Outcome(problem.score(out[0].cpu().numpy()), timing)
+    timing, counts = time_kernel_with_result(backend, lambda: torch.bincount(x, minlength=BINS), repeats)
+    return Outcome(problem.score(counts.cpu().numpy()), timing)
 
 
 def run_cupy_histogram(problem, launch, backend, repeats):
@@ -86,10 +81,6 @@ def run_cupy_histogram(problem, launch, backend, repeats):
     backend.activate()
     with cupy.cuda.Device(backend.device):
         data = cupy.asarray(problem.device_bytes())[: problem.n]  # zero-copy view of our device buffer
-        result = {}
-
-        def count():
-            result["counts"], _ = cupy.histogram(data, bins=BINS, range=(0, BINS))
-
-        timing = time_kernel(backend, count, repeats)
-        return Outcome(problem.score(cupy.asnumpy(result["counts"])), timing)
+        timing, (counts, _) = time_kernel_with_result(
+            backend, lambda: cupy.histogram(data, bins=BINS, range=(0, BINS)), repeats)
+        return Outcome(problem.score(cupy.asnumpy(counts)), timing)

@@ -15,7 +15,7 @@ from kernels.backend import Skip, SkipKind, memory, not_applicable
 from kernels.backend.peers import cuda_compute, first_skip, optional_module, torch_module, torch_view
 from kernels.harness.bench import Outcome
 from kernels.reduction.problem import FLOAT_RTOL
-from kernels.timing import time_kernel
+from kernels.timing import time_kernel, time_kernel_with_result
 
 TRITON_BLOCKS = (1024, 2048, 4096, 8192)
 
@@ -61,13 +61,9 @@ def run_cupy_sum(problem, launch, backend, repeats):
         return not_applicable(f"cupy-sum runs sum only; {problem.op} would need a temporary or a custom kernel "
                                "(see cupy-dot for dot)")
     x, _ = _cupy_inputs(problem, backend)
-    out = [None]
-
-    def launch_sum():
-        out[0] = cupy.sum(x, dtype=problem.accumulator)  # CuPy's own reduction kernel, int64 / float64
-
-    timing = time_kernel(backend, launch_sum, repeats)
-    return Outcome(problem.as_result(out[0].get()), timing)
+    # CuPy's own reduction kernel, int64 / float64
+    timing, total = time_kernel_with_result(backend, lambda: cupy.sum(x, dtype=problem.accumulator), repeats)
+    return Outcome(problem.as_result(total.get()), timing)
 
 
 def run_cupy_dot(problem, launch, backend, repeats):
@@ -81,13 +77,8 @@ def run_cupy_dot(problem, launch, backend, repeats):
                                f"this benchmark's float64 tolerance ({FLOAT_RTOL:g} x sum of |terms|); it runs on "
                                "int32 only")
     x, y = _cupy_inputs(problem, backend)
-    out = [None]
-
-    def launch_dot():
-        out[0] = cupy.dot(x, y)
-
-    timing = time_kernel(backend, launch_dot, repeats)
-    return Outcome(problem.as_result(out[0].get()), timing)
+    timing, total = time_kernel_with_result(backend, lambda: cupy.dot(x, y), repeats)
+    return Outcome(problem.as_result(total.get()), timing)
 
 
 # --- CUB through cuda.compute -----------------------------------------------------------------------------
@@ -205,13 +196,9 @@ def run_torch_sum(problem, launch, backend, repeats):
     if isinstance(got, Skip):
         return got
     torch, x, acc = got
-    out = [None]
-
-    def launch_sum():
-        out[0] = torch.sum(x, dtype=acc)  # the widening is fused into torch's reduction kernel
-
-    timing = time_kernel(backend, launch_sum, repeats)
-    return Outcome(problem.as_result(out[0].item()), timing)
+    # the widening is fused into torch's reduction kernel
+    timing, total = time_kernel_with_result(backend, lambda: torch.sum(x, dtype=acc), repeats)
+    return Outcome(problem.as_result(total.item()), timing)
 
 
 def torch_sum_call(problem, backend):
@@ -352,13 +339,8 @@ def run_cupy_sum_cub(problem, launch, backend, repeats):
     _accelerator.set_routine_accelerators(["cub"])  # both, as CUPY_ACCELERATORS=cub sets them
     _accelerator.set_reduction_accelerators(["cub"])
     try:
-        out = [None]
-
-        def launch_sum():
-            out[0] = cupy.sum(x, dtype=problem.accumulator)
-
-        timing = time_kernel(backend, launch_sum, repeats)
-        value = out[0].get()
+        timing, total = time_kernel_with_result(backend, lambda: cupy.sum(x, dtype=problem.accumulator), repeats)
+        value = total.get()
     finally:
         _accelerator.set_routine_accelerators([_accelerator_name(a) for a in saved[0]])
         _accelerator.set_reduction_accelerators([_accelerator_name(a) for a in saved[1]])

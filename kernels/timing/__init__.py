@@ -186,6 +186,18 @@ def time_kernel(backend, launch: Callable[[], object], repeats: int, warmup: int
     return time_wall(launch, repeats, warmup, before=before)
 
 
+def time_kernel_with_result(backend, make: Callable[[], object], repeats: int) -> tuple[Timing, object]:
+    """:func:`time_kernel` of ``make()``, and what its last call returned: a library peer's result, which its
+    check reads once the timing is done."""
+    last = [None]
+
+    def launch():
+        last[0] = make()
+
+    timing = time_kernel(backend, launch, repeats)
+    return timing, last[0]
+
+
 # --- how long to measure: noise and an NVBench-like stopping rule ------------------------------------------
 
 
