@@ -94,17 +94,19 @@ def test_the_strided_shared_access_is_the_conflicting_line(measured):
     assert top and "shared[index] += shared[index + stride]" in top[0].source, [r.source for r in top]
 
 
-def test_best_reads_all_its_global_memory_on_one_line(measured):
-    """best's 16-byte loads come from an intrinsic (kernels/device_functions/vector_loads.py) whose
-    instructions carry no line of their own, so the compiler puts them on the kernel's first line (`def
-    best(...)`), not on `vector_term(`'s (seen on an H100, 2026-11-26): that line leads, holding every sector
-    the kernel reads (4 bytes an element, 32 a sector)."""
+def test_best_reads_its_global_memory_on_its_load_line(measured):
+    """best's 16-byte loads are one intrinsic call in ``vector_term`` (``v = load_vector(a, j)``), inlined by
+    the compiler into best's loop: that line leads by sectors read (4 bytes an element, 32 a sector), and
+    every sector the kernel reads is on it or on the lines calling ``vector_term`` (the partial last tile's
+    loads may be given the call's line). Before the device functions stopped being inlined by numba itself
+    they sat on ``def best(...)`` (seen on an H100, 2026-11-26; tests/test_lines_static.py says why)."""
     lines = _main(measured["best"], "best")
-    top = lines.top("global_sectors", count=1)
-    assert top and top[0].source.startswith("def best("), [(r.where, r.source) for r in top]
-    sectors = top[0].get("global_sectors")
-    total = sum(r.get("global_sectors") or 0 for r in lines.top("global_sectors", count=100))
-    assert sectors >= 0.99 * total
+    rows = lines.top("global_sectors", count=100)
+    assert rows and "load_vector(" in rows[0].source, [(r.where, r.source) for r in rows]
+    total = sum(r.get("global_sectors") or 0 for r in rows)
+    reads = sum(r.get("global_sectors") or 0 for r in rows if "load_vector(" in r.source or "vector_term(" in r.source)
+    assert reads >= 0.99 * 4 * (1 << 22) / 32, [(r.where, r.get("global_sectors")) for r in rows]
+    assert reads >= 0.98 * total, [(r.where, r.get("global_sectors")) for r in rows]
     print("best's stall lines:", [(r.where, round(r.get("stall_pct"), 1), r.get("top_stall"))
                                   for r in lines.top("stall_samples", count=3)])
 

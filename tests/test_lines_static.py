@@ -271,3 +271,26 @@ def test_cli_lines_with_the_simulators_prediction_beside_the_static_figures(tmp_
     strided = rows["shared[index] += shared[index + stride]"]
     assert strided["static/own"]["sass_instructions"] > 0 and strided["predicted/own"]["shared_conflicts"] > 0
     assert rows["shared[t] = thread_partial(a, b)"]["predicted/own"]["shared_conflicts"] == 0  # stride 1
+
+
+@needs_compiler
+def test_bests_vector_loads_sit_on_the_load_line_inlined_where_it_is_called(compiled_kernels):
+    """best's 16-byte loads are an intrinsic called in a device function (``vector_term``). numba-cuda 0.30.4
+    puts code that numba inlines itself (``inline="always"``) on the kernel's ``def`` line when the callee is
+    written above the kernel (lowering's prologue rule), so the project's device functions are inlined by
+    the compiler instead (the same SASS): their code keeps its own lines and the call lines above it."""
+    from kernels.inspector.report import build
+    from kernels.inspector.declarations import declaration
+
+    decl = declaration("reduction", "best")
+    report = build(compiled_kernels("sm_90")[("reduction", "best")], decl.default_block, decl)
+    loads = [ins for ins in report.sass if ins.opcode.startswith("LDG") and ".128" in ins.opcode]
+    assert loads, [ins.opcode for ins in report.sass if ins.opcode.startswith("LDG")]
+    source = {}
+    for ins in loads:
+        text = open(ins.file).read().splitlines()[ins.line - 1]
+        source[ins.line] = text
+        assert "load_vector(" in text, (ins.line, text)
+        assert ins.inlined_at and all(f == ins.file for f, _ in ins.inlined_at)  # called from best's loop
+        callers = [open(f).read().splitlines()[n - 1] for f, n in ins.inlined_at]
+        assert any("vector_term(" in c for c in callers), callers

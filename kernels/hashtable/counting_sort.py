@@ -25,7 +25,7 @@ def counting_sort_kernels():
     # SHARED_BUCKETS): numba would do both in int64, with negative-index checks, which cost registers (96
     # instead of 56 in the scatter, too many for 1024-thread blocks) and instructions in the hot loops.
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def load_tile(keys, start, held):
         """Loads the thread's SORT_ITEMS keys of the tile at ``start`` into ``held``, all loads issued before
         any key is used, and returns how many it holds (the last tile may be short); for each k a warp reads
@@ -46,7 +46,7 @@ def counting_sort_kernels():
         for b in range(cuda.grid(1), counts.size, cuda.gridsize(1)):
             counts[b] = 0
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def reserve_block_keys(keys, counters, buckets, sorted_keys):
         """This block's keys, tile by tile, one atomic add per key on its bucket's counter in ``counters``;
         unless ``sorted_keys`` is None (numba then compiles the count alone), each key also goes to the place

@@ -149,7 +149,7 @@ def _gpu_helpers():
 
         return sig, codegen
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def ballot(mask, predicate):
         return cuda.ballot_sync(mask, predicate)
 

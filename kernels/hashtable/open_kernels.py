@@ -40,7 +40,7 @@ def merge_function(add: bool):
     """What an insert does to a slot already holding its key: insert-or-add adds 1 to the value; insert
     keeps the smaller value (the key's first occurrence), by compare-and-swap until it holds."""
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def merge(slots, s, seen, key, value):
         if add:
             cuda.atomic.add(slots, s, ONE_VALUE)
@@ -110,7 +110,7 @@ def linear_kernels(op: str, items: int = 1):
                     status[0] = 1  # no room left anywhere
                     done = True
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def finish_find(slots, key, s, slot, last):
         """The value of ``key``, whose probe starts at slot ``s`` holding ``slot``."""
         for _ in range(last + 1):
@@ -176,7 +176,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
     add = op == "insert-or-add"
     merge = merge_function(add)
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def group_of_lane():
         """(this lane's rank in its group, the group's mask, the group's first lane)."""
         lane = cuda.laneid
@@ -184,7 +184,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
         base = np.uint32(lane - rank)
         return rank, np.uint32(group_bits << base), base
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def stops_here(flags, b):
         """Whether a find may stop at full bucket ``b``: no key ever went past it (tables with flags)."""
         return flagged and (flags[flag_word(b)] & flag_bit(b)) == 0
@@ -253,6 +253,9 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                         status[0] = 1  # no room left anywhere
                     done = True
 
+    # inlined by numba, unlike the project's other device functions (tests/test_lines_static.py says why they
+    # are not): best's find of absent keys is 3.8% faster so (H100, docs/measurements.md), though its lines
+    # then show on the kernel's ``def`` line
     @cuda.jit(device=True, inline="always")
     def finish_find(slots, flags, key, b, s0, s1, nbuckets, rank, mask):
         """(this lane holds ``key``, some lane of the group does, its value), probing from bucket ``b``

@@ -62,14 +62,14 @@ def best_kernel(words_per_thread: int):
     sub_size = BINS * lanes  # 32 KiB of shared counters per block, whatever the block size
     vectors_per_thread = words_per_thread // VECTOR_LANES
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def count_byte(sub, byte, lane):
         # lane l's counter for bin b is sub[b * 32 + l], in bank l: the 32 atomics of a warp never hit
         # the same bank or address, even when every lane sees the same byte (low-entropy data).
         # Unsigned indices also spare numba's negative-index wraparound code.
         cuda.atomic.add(sub, (uint32(byte) << uint32(5)) | lane, 1)
 
-    @cuda.jit(device=True, inline="always")
+    @cuda.jit(device=True)
     def count_word(sub, w, lane):
         count_byte(sub, w & 0xFF, lane)
         count_byte(sub, (w >> 8) & 0xFF, lane)

@@ -341,7 +341,7 @@ def vector_term_function(op: str, dtype: str):
 
     else:
         raise ValueError(f"unknown op {op!r}")
-    return cuda.jit(device=True, inline="always")(vector_term)
+    return cuda.jit(device=True)(vector_term)
 
 
 @functools.lru_cache(maxsize=None)

@@ -105,7 +105,7 @@ else:
         cuda.syncwarp(FULL_WARP)
 
 
-@cuda.jit(device=True, inline="always")
+@cuda.jit(device=True)
 def warp_step(shared, t, offset):
     """One step of the last warp's tree, safe since Volta: every lane reads before any lane writes, and
     every write lands before the next read. The paper's volatile, barrier-free version relied on the 32
@@ -119,7 +119,7 @@ def warp_step(shared, t, offset):
     warp_barrier()
 
 
-@cuda.jit(device=True, inline="always")
+@cuda.jit(device=True)
 def last_warp_sum(shared, t, nthreads):
     """The last steps by warp 0 alone, unrolled, with no syncthreads (kernel 5's idea); 32..1024 threads."""
     if nthreads >= 64:
