@@ -33,6 +33,11 @@ def line_number(text: str, after: str = "def interleaved_strided(") -> int:
     return next(i + 1 for i in range(start, len(lines)) if lines[i].strip() == text)
 
 
+def reference_label() -> str:
+    """How the window labels the shipped H100 per-line reference: its device and the date it was made on."""
+    return f"reference, measured on NVIDIA H100 80GB HBM3 on {json.loads(REFERENCE.read_text())['date'][:10]} (not this machine)"
+
+
 def reference_figure(variant: str, source: str, key: str):
     """A figure of the shipped H100 per-line reference, read from the file as it is."""
     doc = json.loads(REFERENCE.read_text())
@@ -99,7 +104,7 @@ def test_the_inspector_shows_static_sass_the_reference_and_measured_lines(qtbot,
     figures.reference_box.setCurrentIndex(1)
     assert figures.figure_box.currentText() == "stall % (reference)"
     assert source_cell(panel, loop) == f"{reference_figure('interleaved-strided', LOOP, 'stall_pct'):.1f}%"
-    assert "reference, measured on NVIDIA H100 80GB HBM3 on 2026-11-26 (not this machine)" in figures.note.text()
+    assert reference_label() in figures.note.text()
     panel.select_source_line(panel.report.sources[0].file, strided)
     assert f"line {strided}: static: SASS {len(own)}" in figures.note.text()
     assert "reference: stall %" in figures.note.text()
@@ -163,7 +168,7 @@ def test_the_access_views_source_column_switches_to_figures_per_line(qtbot, make
     assert view.figure_box.currentText() == "stall % (reference)"
     loop = next(r for r, line in enumerate(rows) if line.text.strip() == LOOP)
     assert pane.table.item(loop, 0).text() == f"{reference_figure('interleaved-strided', LOOP, 'stall_pct'):.1f}%"
-    assert "reference, measured on NVIDIA H100 80GB HBM3 on 2026-11-26 (not this machine)" in pane.summary.text()
+    assert reference_label() in pane.summary.text()
     assert "sequential has no stall % (reference) figures: pick its reference" in view.panes[1].summary.text()
     # measured (a stand-in for ncu): the column fills, the note names the hottest line
     calls = []
@@ -268,7 +273,7 @@ def test_measure_per_line_on_a_gpu(qtbot):
         assert "of the stall samples at line" in dock.measured_text.toPlainText()
         assert w.open_access("reduction", "interleaved-strided")
         pane = w.access.panes[0]
-        qtbot.waitUntil(lambda: pane.result is not None and not pane.busy() and pane.figures.tables, timeout=WAIT)
+        qtbot.waitUntil(lambda: pane.result is not None and not pane.busy() and bool(pane.figures.tables), timeout=WAIT)
         assert pane.measure_button.isEnabled(), pane.measure_button.toolTip()
         pane.measure_button.click()
         qtbot.waitUntil(lambda: pane.figures.measured is not None and not pane.measuring(), timeout=240_000)

@@ -453,4 +453,7 @@ def test_a_bad_reference_file_is_refused_in_one_line(tmp_path):
 def test_cli_refuses_in_one_line_with_exit_2(args, words, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
+    if "sim" in args and len(err) == 1 and "must be chosen when the process starts" in err[0]:
+        # on a GPU machine an earlier test loaded numba for real CUDA: the simulator is refused first
+        pytest.skip("this process already runs numba on a real GPU, so --backend sim is refused before --measured")
     assert len(err) == 1 and words in err[0], err
