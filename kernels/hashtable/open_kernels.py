@@ -257,9 +257,11 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
     # are not): best's find of absent keys is 3.8% faster so (H100, docs/measurements.md), though its lines
     # then show on the kernel's ``def`` line
     @cuda.jit(device=True, inline="always")
-    def finish_find(slots, flags, key, b, s0, s1, nbuckets, rank, mask):
+    def finish_find(slots, flags, key, b, s0, s1, word, nbuckets, rank, mask):
         """(this lane holds ``key``, some lane of the group does, its value), probing from bucket ``b``
-        whose pair of slots in this lane is (s0, s1)."""
+        whose pair of slots in this lane is (s0, s1) and whose overflow flag word (tables with flags) is
+        ``word``, read with the bucket: a key absent from a full first bucket then needs no second round trip
+        before the find knows whether to go on."""
         for probe in range(1, nbuckets + choices + 1):
             k0 = key_of(s0)
             k1 = key_of(s1)
@@ -269,8 +271,13 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                 if k1 == key:
                     return True, True, value_of(s1)
                 return False, True, VALUE_ABSENT32
-            if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b):
+            if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0:
                 break
+            if flagged:
+                if probe > 1:
+                    word = flags[flag_word(b)]
+                if (word & flag_bit(b)) == 0:  # no key ever went past this full bucket
+                    break
             b = next_bucket(key, probe, b, choices, nbuckets)
             s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
         return False, False, VALUE_ABSENT32
@@ -283,6 +290,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
         held_bucket = cuda.local.array(items, uint32)
         held_0 = cuda.local.array(items, uint64)
         held_1 = cuda.local.array(items, uint64)
+        held_word = cuda.local.array(items, uint32)
         groups = cuda.gridsize(1) // lanes
         for start in range(cuda.grid(1) // lanes, keys.size, groups * items):
             for j in range(items):
@@ -292,11 +300,12 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                     b = bucket_of(key, 0, nbuckets)
                     s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
                     held_key[j], held_bucket[j], held_0[j], held_1[j] = key, b, s0, s1
+                    held_word[j] = flags[flag_word(b)] if flagged else np.uint32(0)
             for j in range(items):
                 i = start + j * groups
                 if i < keys.size:
                     mine, found, value = finish_find(slots, flags, held_key[j], held_bucket[j], held_0[j],
-                                                     held_1[j], nbuckets, rank, mask)
+                                                     held_1[j], held_word[j], nbuckets, rank, mask)
                     if mine:
                         answers[i] = value
                     elif not found and rank == 0:
