@@ -164,6 +164,40 @@ def test_binned_tiles_identical_to_global_memory(cuda_backend):
     assert r._binned.entries >= tiles  # the conservative margin may add a tile, never drop one
 
 
+def test_binned_tiles_split_a_spheres_tiles_over_any_number_of_threads(cuda_backend):
+    """The count and fill kernels give each sphere ``lanes`` threads, each taking every lanes-th tile of its
+    square: the same list and image for one thread, an odd count (a row split between threads) and a warp."""
+    from kernels.spheres.binned import BinnedTiles
+
+    rng = np.random.default_rng(5)
+    n, w, h = 12, 21, 14
+    s = np.empty((n, 7), np.float32)
+    s[:, 0:3] = rng.random((n, 3))
+    s[:, 3] = rng.uniform(2, 12, n)
+    s[:, 4] = rng.uniform(-12, 12, n)
+    s[:, 5] = rng.uniform(-9, 9, n)
+    s[:, 6] = rng.uniform(-5, 5, n)
+    s[0] = [1, 0, 0, 3, 500, 0, 0]  # off screen: no tile
+    scene = Scene(s, "binned-lanes")
+    r = SphereRenderer(cuda_backend)
+    g = r.render(scene, (w, h), memory="global", block=(4, 4)).image
+    entries = set()
+    for lanes in (1, 3, 32):
+        r._binned = BinnedTiles(lanes)
+        np.testing.assert_array_equal(r.render(scene, (w, h), memory="binned", block=(4, 4)).image, g)
+        assert r._binned.frame_lanes == lanes
+        entries.add(r._binned.entries)
+    assert len(entries) == 1
+
+
+@pytest.mark.parametrize("entries, count, lanes", [(0, 0, 1), (5, 5, 1), (6, 5, 2), (9, 2, 8), (10**6, 20, 32),
+                                                   (2_000_000, 1_000_000, 2), (7, 1, 8)])
+def test_binned_tiles_give_a_sphere_as_many_threads_as_it_covers_tiles(entries, count, lanes):
+    from kernels.spheres.binned import lanes_for
+
+    assert lanes_for(entries, count) == lanes
+
+
 def test_frame_time_is_never_below_kernel_time(cuda_backend, cpu_backend):
     scene = small_scene()
     for backend, memory in ((cpu_backend, "global"), (cuda_backend, "global"), (cuda_backend, "binned")):

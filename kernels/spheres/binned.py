@@ -1,12 +1,13 @@
 """Binned tiles: the sphere ray tracer for scenes of up to a million spheres, the way tiled GPU
 rasterisers work. A frame is four kernels on one stream:
 
-1. count: one thread per sphere finds the screen tiles its bounding square covers (a pixel of margin
-   each side, so the square is conservative) and adds one to each tile's counter;
+1. count: ``lanes`` threads per sphere find the screen tiles its bounding square covers (a pixel of
+   margin each side, so the square is conservative) and add one to each tile's counter, each thread every
+   ``lanes``-th tile of the square;
 2. scan: one block turns the counters into each tile's offset in one list (an exclusive prefix sum) and
    zeroes the counters again;
-3. fill: one thread per sphere appends its index to each tile it covers, using the counter as the tile's
-   cursor (an atomic add returns its slot);
+3. fill: the same threads append the sphere's index to each tile it covers, using the counter as the
+   tile's cursor (an atomic add returns its slot);
 4. shade: one block per tile stages its list, chunk by chunk, in shared memory and each thread shades
    its pixel from that list with the same per-sphere step as every other kernel (``sphere_step``).
 
@@ -14,6 +15,9 @@ The list of a tile is in no particular order, but ``sphere_step`` breaks ties in
 the image is pixel-identical to global memory's. Counts and offsets are exact (two passes over the
 spheres), so no list overflows; the atomics spread over the tiles (consecutive spheres lie anywhere on
 screen), with no global hot spot. A tile is the launch's block, so ``block`` also sets the tile size.
+Each fill atomic waits for its slot before the next, so one thread walking a large sphere's hundreds of
+tiles is the frame; ``lanes`` (:func:`lanes_for`) gives a sphere as many threads as it covers tiles on
+average, up to a warp, and one thread each to a million small ones.
 After the shade kernel the counters are zero again (each block zeroes its own), ready for the next frame.
 """
 
@@ -32,7 +36,9 @@ from kernels.launch.packed import FrameLaunches
 from kernels.spheres.layout import HOT, MISS, TILE_CHUNK, TILE_FLOATS
 from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, tile_span, visit_spheres
 
-BIN_THREADS = 128  # threads per block of the count and fill kernels (one sphere each)
+BIN_THREADS = 128  # threads per block of the count and fill kernels (``lanes`` of them per sphere)
+MAX_LANES = 32  # threads per sphere at most: a warp
+SIZING_WARPS = 1 << 16  # up to this many spheres the sizing pass gives each a warp
 SCAN_THREADS = 128  # the scan's one block; each thread first sums a run of tiles
 SCAN_SUMS = 2 * SCAN_THREADS  # two buffers of run sums (a shared array's size is one constant)
 MAX_ENTRIES = 1 << 28  # tile-list entries (1 GiB of int32): a denser scene is refused, not half drawn
@@ -42,13 +48,25 @@ _tile_span, _visit_spheres, _store_pixel, _pattern_start, _stage_sphere = (
     for_kernels(f) for f in (tile_span, visit_spheres, store_pixel, pattern_start, stage_sphere))
 
 
-def _count_tiles(spheres, count, width, height, tile_w, tile_h, tiles_x, tile_counts):
-    i = cuda.grid(1)
+def lanes_for(entries: int, count: int) -> int:
+    """Threads per sphere for the count and fill kernels: the spheres' average tile count (``entries`` list
+    entries over ``count`` spheres) rounded up to a power of two, from 1 to MAX_LANES."""
+    average = -(-entries // max(count, 1))
+    lanes = 1
+    while lanes < min(average, MAX_LANES):
+        lanes *= 2
+    return lanes
+
+
+def _count_tiles(spheres, count, lanes, width, height, tile_w, tile_h, tiles_x, tile_counts):
+    g = cuda.grid(1)
+    i = g // lanes
     if i < count:
         tx0, tx1, ty0, ty1 = _tile_span(spheres, i, width, height, tile_w, tile_h)
-        for ty in range(ty0, ty1 + 1):
-            for tx in range(tx0, tx1 + 1):
-                cuda.atomic.add(tile_counts, ty * tiles_x + tx, 1)
+        span_x = tx1 - tx0 + 1
+        covered = span_x * (ty1 - ty0 + 1) if span_x > 0 and ty1 >= ty0 else 0
+        for k in range(g % lanes, covered, lanes):  # the square's tiles row by row, every lanes-th
+            cuda.atomic.add(tile_counts, (ty0 + k // span_x) * tiles_x + tx0 + k % span_x, 1)
 
 
 def _scan_tiles(tile_counts, tiles, tile_offsets):
@@ -84,16 +102,19 @@ def _scan_tiles(tile_counts, tiles, tile_offsets):
         tile_offsets[tiles] = sums[src + t]
 
 
-def _fill_tiles(spheres, count, width, height, tile_w, tile_h, tiles_x, tile_cursor, tile_offsets, tile_list):
-    i = cuda.grid(1)
+def _fill_tiles(spheres, count, lanes, width, height, tile_w, tile_h, tiles_x, tile_cursor, tile_offsets,
+                tile_list):
+    g = cuda.grid(1)
+    i = g // lanes
     if i < count:
         tx0, tx1, ty0, ty1 = _tile_span(spheres, i, width, height, tile_w, tile_h)
-        for ty in range(ty0, ty1 + 1):
-            for tx in range(tx0, tx1 + 1):
-                t = ty * tiles_x + tx
-                at = tile_offsets[t] + cuda.atomic.add(tile_cursor, t, 1)
-                if at < tile_offsets[t + 1]:  # always, as both passes cover the same tiles
-                    tile_list[at] = i
+        span_x = tx1 - tx0 + 1
+        covered = span_x * (ty1 - ty0 + 1) if span_x > 0 and ty1 >= ty0 else 0
+        for k in range(g % lanes, covered, lanes):
+            t = (ty0 + k // span_x) * tiles_x + tx0 + k % span_x
+            at = tile_offsets[t] + cuda.atomic.add(tile_cursor, t, 1)
+            if at < tile_offsets[t + 1]:  # always, as both passes cover the same tiles
+                tile_list[at] = i
 
 
 def shade_tiles(spheres, count, staggered, tile_offsets, tile_list, tile_cursor, pixels):
@@ -126,24 +147,32 @@ def shade_tiles(spheres, count, staggered, tile_offsets, tile_list, tile_cursor,
         _store_pixel(pixels, x, y, r, g, b)
 
 
+def _blocks(count: int, lanes: int) -> int:
+    return max(1, -(-count * lanes // BIN_THREADS))
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_kernels():
     """The four compiled kernels (count, scan, fill, shade), compiled once per process."""
-    count = cuda.jit("void(float32[::1], int32, int32, int32, int32, int32, int32, int32[::1])")(_count_tiles)
+    count = cuda.jit("void(float32[::1], int32, int32, int32, int32, int32, int32, int32, int32[::1])")(_count_tiles)
     scan = cuda.jit("void(int32[::1], int32, int64[::1])")(_scan_tiles)
-    fill = cuda.jit("void(float32[::1], int32, int32, int32, int32, int32, int32, int32[::1], int64[::1], int32[::1])")(_fill_tiles)
+    fill = cuda.jit("void(float32[::1], int32, int32, int32, int32, int32, int32, int32, int32[::1], int64[::1], "
+                    "int32[::1])")(_fill_tiles)
     shade = cuda.jit("void(float32[::1], int32, boolean, int64[::1], int32[::1], int32[::1], uint32[:, ::1])")(shade_tiles)
     return count, scan, fill, shade
 
 
 class BinnedTiles:
-    """The tile counters, offsets and list of one renderer, kept between frames (grown, never shrunk)."""
+    """The tile counters, offsets and list of one renderer, kept between frames (grown, never shrunk).
+    ``lanes``: threads per sphere in the count and fill kernels, or None for :func:`lanes_for`'s choice."""
 
-    def __init__(self):
+    def __init__(self, lanes: int | None = None):
+        self.lanes = lanes
         self.tile_counts = None  # int32 per tile; zero between frames
         self.tile_offsets = None  # int64, tiles + 1
         self.tile_list = None  # int32 sphere indices, tile after tile
         self.entries = 0  # list entries of the last scene prepared
+        self.frame_lanes = 1  # threads per sphere of its frames
         self._prepared = None  # (spheres_dev, count, image shape, block) the list is sized for
         self._launches = FrameLaunches()  # the frame's four launches, their arguments converted once
 
@@ -162,11 +191,12 @@ class BinnedTiles:
         counts, offsets = self.tile_counts, self.tile_offsets
         n = np.int32(count)
         shape = (np.int32(width), np.int32(height), np.int32(tile_w), np.int32(tile_h), np.int32(tiles_x))
-        bins = (count + BIN_THREADS - 1) // BIN_THREADS
         key = (count, (height, width), tuple(block))
         if self._prepared is None or self._prepared[0] is not spheres_dev or self._prepared[1:] != key:
             self._prepared = None
-            count_k[bins, BIN_THREADS](spheres_dev, n, *shape, counts)
+            # the sizing pass, before the spheres' sizes are known: a warp each unless they are many
+            lanes = self.lanes or (MAX_LANES if count <= SIZING_WARPS else 1)
+            count_k[_blocks(count, lanes), BIN_THREADS](spheres_dev, n, np.int32(lanes), *shape, counts)
             scan_k[1, SCAN_THREADS](counts, np.int32(tiles), offsets)  # leaves the counters zero
             entries = int(memory.to_host(offsets[tiles:])[0])
             if entries > MAX_ENTRIES:
@@ -175,11 +205,14 @@ class BinnedTiles:
             if self.tile_list is None or self.tile_list.size < entries:
                 self.tile_list = memory.empty(max(entries + entries // 4, 1), np.int32)
             self.entries = entries
+            self.frame_lanes = self.lanes or lanes_for(entries, count)
             self._prepared = (spheres_dev, *key)
         tile_list = self.tile_list
-        steps = ((count_k, bins, BIN_THREADS, (spheres_dev, n, *shape, counts)),
+        lanes = np.int32(self.frame_lanes)
+        bins = _blocks(count, self.frame_lanes)
+        steps = ((count_k, bins, BIN_THREADS, (spheres_dev, n, lanes, *shape, counts)),
                  (scan_k, 1, SCAN_THREADS, (counts, np.int32(tiles), offsets)),
-                 (fill_k, bins, BIN_THREADS, (spheres_dev, n, *shape, counts, offsets, tile_list)),
+                 (fill_k, bins, BIN_THREADS, (spheres_dev, n, lanes, *shape, counts, offsets, tile_list)),
                  (shade_k, (tiles_x, tiles_y), tuple(block),
                   (spheres_dev, n, staggered, offsets, tile_list, counts, image_dev)))
         return self._launches.frame(steps)
