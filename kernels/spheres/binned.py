@@ -16,7 +16,7 @@ the image is pixel-identical to global memory's. Counts and offsets are exact (t
 spheres), so no list overflows; the atomics spread over the tiles (consecutive spheres lie anywhere on
 screen), with no global hot spot. A tile is the launch's block, so ``block`` also sets the tile size.
 Each fill atomic waits for its slot before the next, so one thread walking a large sphere's hundreds of
-tiles is the frame; ``lanes`` (:func:`lanes_for`) gives a sphere as many threads as it covers tiles on
+tiles would be the frame; ``lanes`` (:func:`lanes_for`) gives a sphere as many threads as it covers tiles on
 average, up to a warp, and one thread each to a million small ones.
 After the shade kernel the counters are zero again (each block zeroes its own), ready for the next frame.
 """
