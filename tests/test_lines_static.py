@@ -273,6 +273,7 @@ def test_cli_lines_with_the_simulators_prediction_beside_the_static_figures(tmp_
     assert rows["shared[t] = thread_partial(a, b)"]["predicted/own"]["shared_conflicts"] == 0  # stride 1
 
 
+@pytest.mark.slow  # it takes the session's compile of every declared kernel for sm_90
 @needs_compiler
 def test_bests_vector_loads_sit_on_the_load_line_inlined_where_it_is_called(compiled_kernels):
     """best's 16-byte loads are an intrinsic called in a device function (``vector_term``). numba-cuda 0.30.4

@@ -164,6 +164,7 @@ def test_binned_tiles_identical_to_global_memory(cuda_backend):
     assert r._binned.entries >= tiles  # the conservative margin may add a tile, never drop one
 
 
+@pytest.mark.slow
 def test_binned_tiles_split_a_spheres_tiles_over_any_number_of_threads(cuda_backend):
     """The count and fill kernels give each sphere ``lanes`` threads, each taking every lanes-th tile of its
     square: the same list and image for one thread, an odd count (a row split between threads) and a warp."""
