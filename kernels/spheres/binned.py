@@ -58,15 +58,29 @@ def lanes_for(entries: int, count: int) -> int:
     return lanes
 
 
+@cuda.jit(device=True)
+def _square(spheres, i, width, height, tile_w, tile_h):
+    """(first column, first row, columns, tiles) of the square of tiles sphere ``i`` covers (``tile_span``),
+    its tiles numbered 0, 1, ... row by row; no tiles off screen. The count and the fill pass both walk it,
+    so both cover the same tiles."""
+    tx0, tx1, ty0, ty1 = _tile_span(spheres, i, width, height, tile_w, tile_h)
+    columns = tx1 - tx0 + 1
+    return tx0, ty0, columns, (columns * (ty1 - ty0 + 1) if columns > 0 and ty1 >= ty0 else 0)
+
+
+@cuda.jit(device=True)
+def _tile_of(k, tx0, ty0, columns, tiles_x):
+    """The screen tile of tile ``k`` of a square (:func:`_square`)."""
+    return (ty0 + k // columns) * tiles_x + tx0 + k % columns
+
+
 def _count_tiles(spheres, count, lanes, width, height, tile_w, tile_h, tiles_x, tile_counts):
     g = cuda.grid(1)
     i = g // lanes
     if i < count:
-        tx0, tx1, ty0, ty1 = _tile_span(spheres, i, width, height, tile_w, tile_h)
-        span_x = tx1 - tx0 + 1
-        covered = span_x * (ty1 - ty0 + 1) if span_x > 0 and ty1 >= ty0 else 0
-        for k in range(g % lanes, covered, lanes):  # the square's tiles row by row, every lanes-th
-            cuda.atomic.add(tile_counts, (ty0 + k // span_x) * tiles_x + tx0 + k % span_x, 1)
+        tx0, ty0, columns, tiles = _square(spheres, i, width, height, tile_w, tile_h)
+        for k in range(g % lanes, tiles, lanes):  # every lanes-th tile of the square
+            cuda.atomic.add(tile_counts, _tile_of(k, tx0, ty0, columns, tiles_x), 1)
 
 
 def _scan_tiles(tile_counts, tiles, tile_offsets):
@@ -107,11 +121,9 @@ def _fill_tiles(spheres, count, lanes, width, height, tile_w, tile_h, tiles_x, t
     g = cuda.grid(1)
     i = g // lanes
     if i < count:
-        tx0, tx1, ty0, ty1 = _tile_span(spheres, i, width, height, tile_w, tile_h)
-        span_x = tx1 - tx0 + 1
-        covered = span_x * (ty1 - ty0 + 1) if span_x > 0 and ty1 >= ty0 else 0
-        for k in range(g % lanes, covered, lanes):
-            t = (ty0 + k // span_x) * tiles_x + tx0 + k % span_x
+        tx0, ty0, columns, tiles = _square(spheres, i, width, height, tile_w, tile_h)
+        for k in range(g % lanes, tiles, lanes):
+            t = _tile_of(k, tx0, ty0, columns, tiles_x)
             at = tile_offsets[t] + cuda.atomic.add(tile_cursor, t, 1)
             if at < tile_offsets[t + 1]:  # always, as both passes cover the same tiles
                 tile_list[at] = i
