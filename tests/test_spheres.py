@@ -10,16 +10,22 @@ from kernels.spheres.scene import (CONSTANT_CAPACITY, MAX_SPHERES, Scene, genera
 from tests.references import spheres_reference, spheres_reference_sparse
 
 
-def small_scene(n=6, seed=3, w=32, h=24):
-    """Spheres that fit a small image, overlapping, with z spread so depth order matters."""
+def random_spheres(n, seed, radius, half_width, half_height, depth=lambda rng, n: rng.uniform(-20, 20, n)):
+    """``n`` spheres (a Scene's seven columns): random colours, radii in ``radius`` (low, high), centres within
+    +-half_width and +-half_height, depths drawn by ``depth(rng, n)``; drawn in that order from ``seed``."""
     rng = np.random.default_rng(seed)
     s = np.empty((n, 7), np.float32)
     s[:, 0:3] = rng.random((n, 3))
-    s[:, 3] = rng.uniform(3, 10, n)
-    s[:, 4] = rng.uniform(-w / 2, w / 2, n)
-    s[:, 5] = rng.uniform(-h / 2, h / 2, n)
-    s[:, 6] = rng.uniform(-20, 20, n)
-    return Scene(s, "small")
+    s[:, 3] = rng.uniform(*radius, n)
+    s[:, 4] = rng.uniform(-half_width, half_width, n)
+    s[:, 5] = rng.uniform(-half_height, half_height, n)
+    s[:, 6] = depth(rng, n)
+    return s
+
+
+def small_scene(n=6, seed=3, w=32, h=24):
+    """Spheres that fit a small image, overlapping, with z spread so depth order matters."""
+    return Scene(random_spheres(n, seed, (3, 10), w / 2, h / 2), "small")
 
 
 def test_cpu_twin_matches_the_definition_at_1024(cpu_backend):
@@ -139,14 +145,8 @@ def test_radii_and_layout_follow_the_image_size():
 def test_binned_tiles_identical_to_global_memory(cuda_backend):
     """Binned tiles are pixel-identical to global memory: spheres spanning several tiles, spheres off
     screen, equal depths (the tie goes to the lower scene index), an odd image size and block."""
-    rng = np.random.default_rng(11)
     n, w, h = 40, 27, 19
-    s = np.empty((n, 7), np.float32)
-    s[:, 0:3] = rng.random((n, 3))
-    s[:, 3] = rng.uniform(1, 9, n)
-    s[:, 4] = rng.uniform(-20, 20, n)
-    s[:, 5] = rng.uniform(-15, 15, n)
-    s[:, 6] = rng.choice(np.float32([-5, 0, 5]), n)  # many equal depths
+    s = random_spheres(n, 11, (1, 9), 20, 15, lambda rng, n: rng.choice(np.float32([-5, 0, 5]), n))  # equal depths
     s[0] = [1, 0, 0, 4, 1000, 0, 0]  # far off screen
     s[1] = [0, 1, 0, 30, 0, 0, -40]  # covers every tile, behind the rest
     scene = Scene(s, "binned-edge-cases")
@@ -170,14 +170,8 @@ def test_binned_tiles_split_a_spheres_tiles_over_any_number_of_threads(cuda_back
     square: the same list and image for one thread, an odd count (a row split between threads) and a warp."""
     from kernels.spheres.binned import BinnedTiles
 
-    rng = np.random.default_rng(5)
     n, w, h = 12, 21, 14
-    s = np.empty((n, 7), np.float32)
-    s[:, 0:3] = rng.random((n, 3))
-    s[:, 3] = rng.uniform(2, 12, n)
-    s[:, 4] = rng.uniform(-12, 12, n)
-    s[:, 5] = rng.uniform(-9, 9, n)
-    s[:, 6] = rng.uniform(-5, 5, n)
+    s = random_spheres(n, 5, (2, 12), 12, 9, lambda rng, n: rng.uniform(-5, 5, n))
     s[0] = [1, 0, 0, 3, 500, 0, 0]  # off screen: no tile
     scene = Scene(s, "binned-lanes")
     r = SphereRenderer(cuda_backend)
