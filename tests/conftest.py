@@ -153,9 +153,12 @@ def cpu_backend():
 
 class SessionCompiles:
     """``compiles(arch)``: every declared GPU kernel compiled by the inspector for ``arch`` (its child
-    process, ptxas, nvdisasm), once per architecture in a test session. The compiles go to ``folder``, the
-    session's inspector cache, where every other test that inspects (and a second xdist worker) finds them;
-    a lock on the folder keeps two workers from compiling the same kernels at once."""
+    process, ptxas, nvdisasm), once in a test session for both ARCHS together (one numba lowering of each
+    kernel for both). The compiles go to ``folder``, the session's inspector cache, where every other test
+    that inspects (and a second xdist worker) finds them; a lock on the folder keeps two workers from
+    compiling the same kernels at once."""
+
+    ARCHS = ("sm_90", "sm_80")
 
     def __init__(self, folder):
         self.folder = folder
@@ -164,12 +167,13 @@ class SessionCompiles:
     def __call__(self, arch: str) -> dict:
         if arch not in self._done:
             from kernels.inspector import declarations
-            from kernels.inspector.compiler import compile_kernels
+            from kernels.inspector.compiler import compile_for_archs
             from kernels.io.cache import make_private_dir
 
+            archs = self.ARCHS if arch in self.ARCHS else (arch,)
             make_private_dir(self.folder)
-            with _locked(self.folder / f".{arch}.lock"):
-                self._done[arch] = compile_kernels(list(declarations.all_declarations()), arch, self.folder)
+            with _locked(self.folder / f".{'-'.join(archs)}.lock"):
+                self._done.update(compile_for_archs(list(declarations.all_declarations()), archs, self.folder))
         return self._done[arch]
 
 

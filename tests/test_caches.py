@@ -221,9 +221,9 @@ def inspect_cache(tmp_path, monkeypatch, compiled_once):
     compiled, _, _ = compiled_once
     asked = []
 
-    def child(pairs, arch):
+    def child(pairs, archs):
         asked.append(list(pairs))
-        return {pair: {"ptx": compiled.ptx, "sources": compiled.sources} for pair in pairs}
+        return {arch: {pair: {"ptx": compiled.ptx, "sources": compiled.sources} for pair in pairs} for arch in archs}
 
     monkeypatch.setattr(compiler, "_compile_in_child", child)
     monkeypatch.setattr(cache, "_warned", set())

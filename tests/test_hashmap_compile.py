@@ -37,11 +37,20 @@ def jobs() -> list[dict]:
     return out
 
 
-@pytest.fixture(scope="module", params=["sm_90", "sm_80"])
-def compiled(request):
+ARCHS = ["sm_90", "sm_80"]
+
+
+@pytest.fixture(scope="module")
+def both_archs():
+    """Every job's PTX for both architectures from one compiler process (numba lowers each kernel once)."""
     from kernels.inspector.compiler import _run_child
 
-    return request.param, _run_child(jobs(), request.param)
+    return _run_child(jobs(), ARCHS)
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def compiled(request, both_archs):
+    return request.param, both_archs[request.param]
 
 
 def test_every_kernel_compiles_and_assembles(compiled):

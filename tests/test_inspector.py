@@ -171,6 +171,28 @@ def test_every_gpu_variant_compiles_for_sm90_and_sm80(compiled90, compiled80):
     assert {c.arch for c in compiled80.values()} == {SECOND_ARCH}
 
 
+def _unnamed(ptx: str) -> list[str]:
+    """PTX lines with numba's mangled names blanked (they carry a tag of the flags the kernel was lowered
+    with), without the debug sections' bytes (those names again); shared arrays' numbers and the global
+    declarations' order are the process's (how many kernels it compiled before)."""
+    lines = [re.sub(r"_cudapy_smem_\d+", "_cudapy_smem", re.sub(r"_Z\w+", "_Z", line))
+             for line in ptx.splitlines() if not line.lstrip().startswith(".b8")]
+    return sorted(ln for ln in lines if ln.startswith(".common")) + [ln for ln in lines if not ln.startswith(".common")]
+
+
+@real_compile
+def test_sm80_from_the_shared_lowering_is_the_code_of_a_compile_for_sm80_alone(compiled80):
+    """The session lowers each kernel once for sm_90 and sm_80 (kernels/backend/numba_private.ptx_for_each):
+    its sm_80 PTX is what a child compiling for sm_80 alone makes, but for the mangled names."""
+    from kernels.inspector.compiler import _compile_in_child
+
+    pairs = [("reduction", "best"), ("histogram", "shared-atomics"), ("julia", "julia-2d-float64"),
+             ("spheres", "spheres-constant")]
+    alone = _compile_in_child(pairs, [SECOND_ARCH])[SECOND_ARCH]
+    for pair in pairs:
+        assert _unnamed(compiled80[pair].ptx) == _unnamed(alone[pair]["ptx"]), pair
+
+
 @real_compile
 def test_register_counts_equal_what_ptxas_prints(compiled90, compiled80):
     for compiled in (compiled90, compiled80):

@@ -96,10 +96,11 @@ def test_only_a_missing_warp_intrinsic_is_said_as_the_simulators_lack():
 @pytest.fixture(scope="module")
 def compiled_templates(tmp_path_factory):
     """compiled(target, variant, arch): every template compiled for ``arch`` as a variant file is, all of
-    them in one compiler process per architecture (a process each costs a numba start per template)."""
+    them for both architectures in one compiler process (a process each costs a numba start per template;
+    numba lowers each kernel once for both)."""
     import ast
 
-    from kernels.inspector.compiler import compile_variant_files
+    from kernels.inspector.compiler import variant_files_for_archs
 
     folder = tmp_path_factory.mktemp("templates")
     files = []
@@ -112,7 +113,8 @@ def compiled_templates(tmp_path_factory):
 
     def compiled(target, variant, arch):
         if arch not in by_arch:
-            by_arch[arch] = dict(zip([(t, v.name) for t, v in CASES], compile_variant_files(files, arch)))
+            for each, results in variant_files_for_archs(files, ["sm_90", "sm_80"]).items():
+                by_arch[each] = dict(zip([(t, v.name) for t, v in CASES], results))
         return by_arch[arch][(target, variant)]
 
     return compiled

@@ -10,6 +10,9 @@ each function touches, and who calls it:
   dispatcher's ``_prepare_args``, ``_codelibrary`` and ``driver._to_core_stream``;
 - :func:`target_device` (kernels/inspector/offline_compile.py): ``numba.cuda.dispatcher.get_current_device``
   replaced while compiling for an architecture without a GPU;
+- :func:`ptx_for_each` (kernels/inspector/offline_compile.py) and :func:`lowering_group`
+  (kernels/inspector/compiler.py): a kernel's PTX for several architectures from one lowering, through
+  ``compiler._compile_pyfunc_with_fixup`` and the code library's ``get_asm_strs``;
 - :func:`lineinfo_everywhere` (kernels/inspector/offline_compile.py, kernels/service/counters_child.py):
   ``numba.cuda.dispatcher.compile_cuda`` wrapped so that device functions (and, in the process ncu profiles,
   kernels) carry line information;
@@ -144,6 +147,44 @@ def lineinfo_everywhere():
         yield
     finally:
         dispatcher.compile_cuda = original
+
+
+# numba-cuda CHECKED_ON reads the target's compute capability while lowering only at these steps (the float64
+# atomic add at 6.0, fast-math tanh at 7.5): architectures between the same steps get the same LLVM IR, and
+# only NVVM, run per architecture, tells their PTX apart
+_LOWERING_STEPS = ((6, 0), (7, 5))
+
+
+def lowering_group(cc: tuple[int, int]) -> int:
+    """Architectures with the same number here are lowered alike by numba-cuda (:func:`ptx_for_each`)."""
+    return sum(tuple(cc) >= step for step in _LOWERING_STEPS)
+
+
+def ptx_for_each(fn, signature, ccs: list[tuple[int, int]]) -> list[str]:
+    """``cuda.compile_ptx(fn, signature, cc=cc, lineinfo=True)`` for each of ``ccs``, with numba's typing and
+    lowering (most of the time) done once and NVVM run per architecture: numba-cuda's ``compile`` split at
+    ``compiler._compile_pyfunc_with_fixup`` (the code library) and the library's ``get_asm_strs(cc)``. The
+    ``ccs`` must share a :func:`lowering_group`; call inside :func:`target_device` of the first. The code is
+    each architecture's own; only the mangled names differ from a compile for a later cc alone (numba tags
+    them with the flags of the lowering, the first cc's)."""
+    if len({lowering_group(cc) for cc in ccs}) != 1:
+        raise ValueError(f"compute capabilities {ccs} are lowered differently; compile them apart")
+    from numba.cuda import compiler
+    from numba.cuda.core.compiler_lock import global_compiler_lock
+
+    if not callable(getattr(compiler, "_compile_pyfunc_with_fixup", None)):
+        raise RuntimeError(f"numba-cuda {numba_cuda_version()} changed how compile_ptx is made (no "
+                           f"numba.cuda.compiler._compile_pyfunc_with_fixup); checked on {CHECKED_ON}")
+    with global_compiler_lock:
+        library, _ = compiler._compile_pyfunc_with_fixup(fn, signature, device=False, cc=tuple(ccs[0]),
+                                                         lineinfo=True, abi="numba")
+        ptxes = []
+        for cc in ccs:
+            codes = library.get_asm_strs(cc=tuple(cc))
+            if len(codes) != 1:
+                raise RuntimeError(f"compiling {fn.__name__} gave {len(codes)} PTX modules, not one")
+            ptxes.append(codes[0])
+    return ptxes
 
 
 def _numba_dirs() -> tuple[str, ...]:

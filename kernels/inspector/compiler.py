@@ -1,9 +1,10 @@
 """Compile the declared kernels for an architecture, with a disk cache.
 
-The numba step runs in a child process per architecture with the CUDA simulator off (see
-:mod:`kernels.inspector.offline_compile`); ptxas and nvdisasm run from here. Results are cached as JSON
-per (target, variant, signature, architecture, numba-cuda version, ptxas and nvdisasm versions, source of
-the kernels package) in ``RAYTRACER_INSPECT_CACHE`` or the user's cache folder, or the ``cache_dir`` given.
+The numba step runs in a child process with the CUDA simulator off (see
+:mod:`kernels.inspector.offline_compile`), one per group of architectures numba-cuda lowers alike; ptxas and
+nvdisasm run from here. Results are cached as JSON per (target, variant, signature, architecture, numba-cuda
+version, ptxas and nvdisasm versions, source of the kernels package) in ``RAYTRACER_INSPECT_CACHE`` or the
+user's cache folder, or the ``cache_dir`` given.
 
 The cache heals: an entry that cannot be read, is not valid JSON, or does not claim the target, variant,
 architecture, signature and numba-cuda version of its key is compiled again (one warning); a folder that
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from kernels.backend.numba_private import lowering_group
 from kernels.inspector import toolchain
 from kernels.inspector.declarations import declaration
 from kernels.errors import InputError
@@ -96,51 +98,64 @@ def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cach
                     ) -> dict[tuple[str, str], Compiled | CompileFailed]:
     """Compiled kernels for (target, variant) pairs, from the cache or one child process; a kernel that
     fails to compile maps to its CompileFailed instead of stopping the others."""
+    return compile_for_archs(pairs, [arch], cache)[check_arch(arch)]
+
+
+def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str | os.PathLike | None = None
+                      ) -> dict[str, dict[tuple[str, str], Compiled | CompileFailed]]:
+    """:func:`compile_kernels` for each of ``archs`` ({arch: {pair: ...}}), what the cache lacks compiled by
+    one child process for the architectures numba-cuda lowers alike (:func:`_run_child`)."""
     toolchain.require()
-    arch = check_arch(arch)
-    if arch not in toolchain.ptxas_archs():
-        raise InputError(f"the installed ptxas cannot compile for {arch}")
+    archs = list(dict.fromkeys(check_arch(arch) for arch in archs))
+    for arch in archs:
+        if arch not in toolchain.ptxas_archs():
+            raise InputError(f"the installed ptxas cannot compile for {arch}")
     from kernels.io.cache import usable_dir
 
     folder = usable_dir(cache_dir(cache), "inspector cache")
     numba_cuda, sources, tools = version("numba-cuda"), _source_hash(), toolchain.tool_versions()
-    results: dict = {}
-    misses = []
-    for target, variant in pairs:
-        path, entry = None, None
-        if folder is not None:
-            path = folder / f"{_cache_key(target, variant, arch, numba_cuda, sources, tools)}.json"
-            entry = _read_entry(path, target, variant, arch, numba_cuda)
-            if isinstance(entry, Compiled):
-                results[(target, variant)] = entry
-                continue
-        misses.append((target, variant, path, entry == "warned"))
+    results: dict = {arch: {} for arch in archs}
+    misses: dict = {}  # arch -> [(target, variant, path, warned)]
+    for arch in archs:
+        for target, variant in pairs:
+            path, entry = None, None
+            if folder is not None:
+                path = folder / f"{_cache_key(target, variant, arch, numba_cuda, sources, tools)}.json"
+                entry = _read_entry(path, target, variant, arch, numba_cuda)
+                if isinstance(entry, Compiled):
+                    results[arch][(target, variant)] = entry
+                    continue
+            misses.setdefault(arch, []).append((target, variant, path, entry == "warned"))
     if misses:
-        ptx_by_pair = _compile_in_child([(t, v) for t, v, _, _ in misses], arch)
-        for target, variant, path, warned in misses:
-            outcome = ptx_by_pair[(target, variant)]
-            if "error" in outcome:
-                results[(target, variant)] = CompileFailed(f"{target} {variant} for {arch}: {outcome['error']}")
-                continue
-            assembled = toolchain.assemble(outcome["ptx"], arch)
-            compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
-                                outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
-                                outcome["sources"])
-            if path is not None:
-                _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
-            results[(target, variant)] = compiled
+        missed = list(dict.fromkeys((t, v) for arch_misses in misses.values() for t, v, _, _ in arch_misses))
+        outcomes = _compile_in_child(missed, list(misses))
+        for arch, arch_misses in misses.items():
+            for target, variant, path, warned in arch_misses:
+                outcome = outcomes[arch][(target, variant)]
+                if "error" in outcome:
+                    failed = f"{target} {variant} for {arch}: {outcome['error']}"
+                    results[arch][(target, variant)] = CompileFailed(failed)
+                    continue
+                assembled = toolchain.assemble(outcome["ptx"], arch)
+                compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
+                                    outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
+                                    outcome["sources"])
+                if path is not None:
+                    _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
+                results[arch][(target, variant)] = compiled
     return results
 
 
-def _compile_in_child(pairs: list[tuple[str, str]], arch: str) -> dict:
+def _compile_in_child(pairs: list[tuple[str, str]], archs: list[str]) -> dict:
+    """{arch: {pair: the child's outcome}} for the declared kernels ``pairs``."""
     jobs = []
     for target, variant in pairs:
         decl = declaration(target, variant)
         jobs.append({"key": f"{target}/{variant}", "module": decl.module, "function": decl.function,
                      "args": list(decl.args) if decl.args is not None else None, "item": decl.item,
                      "signature": decl.signature})
-    results = _run_child(jobs, arch)
-    return {(t, v): results[f"{t}/{v}"] for t, v in pairs}
+    results = _run_child(jobs, archs)
+    return {arch: {(t, v): results[arch][f"{t}/{v}"] for t, v in pairs} for arch in archs}
 
 
 def compile_variant_file(target: str, name: str, path: str, source: str, inspect: dict,
@@ -158,25 +173,49 @@ def compile_variant_files(files: list[tuple[str, str, str, str, dict]], arch: st
                           ) -> list[Compiled | CompileFailed]:
     """:func:`compile_variant_file` for several (target, name, path, source, inspect) files in one child
     process, in order; a file that fails maps to its CompileFailed instead of stopping the others."""
+    return variant_files_for_archs(files, [arch])[check_arch(arch)]
+
+
+def variant_files_for_archs(files: list[tuple[str, str, str, str, dict]], archs: list[str]
+                            ) -> dict[str, list[Compiled | CompileFailed]]:
+    """:func:`compile_variant_files` for each of ``archs`` ({arch: [...]}), numba's work shared as
+    :func:`compile_for_archs` shares it."""
     toolchain.require()
-    arch = check_arch(arch)
+    archs = list(dict.fromkeys(check_arch(arch) for arch in archs))
     jobs = [{"key": str(i), "file": path, "source": source, "function": inspect["kernel"], "args": inspect.get("args"),
              "item": inspect.get("item"), "signature": inspect["signature"]}
             for i, (_, _, path, source, inspect) in enumerate(files)]
-    outcomes = _run_child(jobs, arch)
-    results: list = []
-    for i, (target, name, path, _, inspect) in enumerate(files):
-        outcome = outcomes[str(i)]
-        if "error" in outcome:
-            results.append(CompileFailed(f"{path} for {arch}: {outcome['error']}"))
-            continue
-        assembled = toolchain.assemble(outcome["ptx"], arch)
-        results.append(Compiled(target, name, arch, inspect["signature"], version("numba-cuda"), outcome["ptx"],
-                                assembled.report, toolchain.disassemble(assembled.cubin), outcome["sources"]))
+    outcomes = _run_child(jobs, archs)
+    results: dict = {arch: [] for arch in archs}
+    for arch in archs:
+        for i, (target, name, path, _, inspect) in enumerate(files):
+            outcome = outcomes[arch][str(i)]
+            if "error" in outcome:
+                results[arch].append(CompileFailed(f"{path} for {arch}: {outcome['error']}"))
+                continue
+            assembled = toolchain.assemble(outcome["ptx"], arch)
+            results[arch].append(Compiled(target, name, arch, inspect["signature"], version("numba-cuda"),
+                                          outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
+                                          outcome["sources"]))
     return results
 
 
-def _run_child(jobs: list[dict], arch: str) -> dict:
+def _run_child(jobs: list[dict], archs: list[str]) -> dict:
+    """{arch: {job key: {"ptx", "sources"} or {"error"}}}: one child process per group of ``archs`` that
+    numba-cuda lowers alike (in it each kernel is lowered once, and NVVM makes its PTX per architecture)."""
+    groups: dict = {}
+    for arch in archs:
+        groups.setdefault(lowering_group(_cc(arch)), []).append(arch)
+    results: dict = {}
+    for group in groups.values():
+        answers = _run_one_child(jobs, group)
+        for i, arch in enumerate(group):
+            results[arch] = {key: ({"ptx": a["ptx"][i], "sources": a["sources"]} if "ptx" in a else a)
+                             for key, a in answers.items()}
+    return results
+
+
+def _run_one_child(jobs: list[dict], archs: list[str]) -> dict:
     env = dict(os.environ)
     env.pop("NUMBA_ENABLE_CUDASIM", None)  # compile_ptx does not work in a simulator process
     root = str(_KERNELS_DIR.parent)
@@ -184,7 +223,7 @@ def _run_child(jobs: list[dict], arch: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
         request, answer = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "result.json")
         with open(request, "w") as f:
-            json.dump({"cc": list(_cc(arch)), "jobs": jobs}, f)
+            json.dump({"ccs": [list(_cc(arch)) for arch in archs], "jobs": jobs}, f)
         done = subprocess.run([sys.executable, "-m", "kernels.inspector.offline_compile", request, answer],
                               env=env, cwd=root, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
         if done.returncode != 0 or not os.path.exists(answer):

@@ -7,11 +7,14 @@ compile with an object that reports the target: the only place the inspector tou
 (checked on the version that module names; a test fails when the installed version differs), and
 :func:`kernels.backend.numba_private.lineinfo_everywhere` gives the device functions a kernel calls line
 information as the kernel has, so that their inlined code maps to their own lines. Callees are
-cached per argument types, not per architecture, so one process compiles for one architecture only:
-:mod:`kernels.inspector.compiler` starts a child per architecture, with the CUDA simulator off
+cached per argument types, not per architecture, so one process compiles for architectures that numba-cuda
+lowers alike only (:func:`kernels.backend.numba_private.lowering_group`): each kernel is lowered once and
+NVVM makes its PTX for each of them (:func:`kernels.backend.numba_private.ptx_for_each`).
+:mod:`kernels.inspector.compiler` starts a child per such group, with the CUDA simulator off
 (``compile_ptx`` does not work in a simulator process).
 
-Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``.
+Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``; JOBS names the compute
+capabilities (``ccs``), and each kernel's answer lists its PTX in their order.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import inspect
 import json
 import sys
 
-from kernels.backend.numba_private import lineinfo_everywhere, numba_cuda_version, target_device
+from kernels.backend.numba_private import lineinfo_everywhere, numba_cuda_version, ptx_for_each, target_device
 
 
 def resolve_kernel(job: dict):
@@ -72,13 +75,11 @@ def _filled(cell) -> bool:
     return True
 
 
-def compile_job(job: dict, cc: tuple[int, int]) -> dict:
-    from numba import cuda
-
+def compile_job(job: dict, ccs: list[tuple[int, int]]) -> dict:
     fn = resolve_kernel(job)
-    with target_device(cc), lineinfo_everywhere():
-        ptx, _ = cuda.compile_ptx(fn, job["signature"], cc=cc, lineinfo=True)
-    return {"ptx": ptx, "sources": callee_sources(fn)}
+    with target_device(ccs[0]), lineinfo_everywhere():
+        ptxes = ptx_for_each(fn, job["signature"], ccs)
+    return {"ptx": ptxes, "sources": callee_sources(fn)}
 
 
 def main(argv: list[str]) -> int:
@@ -86,11 +87,11 @@ def main(argv: list[str]) -> int:
     from kernels.io.reader import read_json
 
     request = read_json(jobs_path, "the compile jobs", 64 * 2**20, "a list of kernels to compile")
-    cc = tuple(request["cc"])
+    ccs = [tuple(cc) for cc in request["ccs"]]
     results = {}
     for job in request["jobs"]:
         try:
-            results[job["key"]] = compile_job(job, cc)
+            results[job["key"]] = compile_job(job, ccs)
         except Exception as exc:  # reported per kernel: one broken kernel must not hide the others
             # numba's messages open with the failing pipeline stage and put the cause on the next line
             text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
