@@ -118,6 +118,21 @@ def test_a_device_functions_loop_body_has_its_own_sass(compiled, report):
 
 
 @needs_compiler
+def test_a_variant_files_sass_read_later_is_nvdisasms_text_of_its_cubin(compiled, tmp_path):
+    """A variant file's SASS is disassembled when first read (kernels/inspector/compiler.py): it is what
+    ptxas and nvdisasm, run here, make of its PTX."""
+    import subprocess
+
+    _, c = compiled
+    ptx, cubin = tmp_path / "k.ptx", tmp_path / "k.cubin"
+    ptx.write_text(c.ptx)
+    subprocess.run([toolchain.ptxas_path(), "-arch=sm_90", "-lineinfo", str(ptx), "-o", str(cubin)], check=True)
+    sass = subprocess.run([toolchain.nvdisasm_path(), "-gi", "-c", str(cubin)], capture_output=True, text=True,
+                          check=True).stdout
+    assert c.sass_text == sass and "//## File" in sass
+
+
+@needs_compiler
 def test_the_kernels_call_line_is_the_sum_of_what_it_inlines(compiled, report):
     path, c = compiled
     own, part = independent_counts(c.sass_text, path)

@@ -13,13 +13,14 @@ cannot be used (a file, read-only, cannot be created) means no cache (one warnin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
@@ -46,8 +47,16 @@ class Compiled:
     numba_cuda: str
     ptx: str
     ptxas_report: str
-    sass_text: str
+    # nvdisasm's text, or the cubin it is made from when sass_text is first read: nvdisasm costs about half a
+    # second of CPU a kernel, and a check of the PTX alone (a variant file's compile) never needs it
+    sass_or_cubin: str | bytes = field(repr=False)
     sources: list  # [{"name", "file", "first_line", "source"}]: the kernel, then the functions it calls
+
+    @functools.cached_property
+    def sass_text(self) -> str:
+        if isinstance(self.sass_or_cubin, str):
+            return self.sass_or_cubin
+        return toolchain.disassemble(self.sass_or_cubin)
 
 
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
@@ -179,7 +188,7 @@ def compile_variant_files(files: list[tuple[str, str, str, str, dict]], arch: st
 def variant_files_for_archs(files: list[tuple[str, str, str, str, dict]], archs: list[str]
                             ) -> dict[str, list[Compiled | CompileFailed]]:
     """:func:`compile_variant_files` for each of ``archs`` ({arch: [...]}), numba's work shared as
-    :func:`compile_for_archs` shares it."""
+    :func:`compile_for_archs` shares it. The SASS is disassembled when first read."""
     toolchain.require()
     archs = list(dict.fromkeys(check_arch(arch) for arch in archs))
     jobs = [{"key": str(i), "file": path, "source": source, "function": inspect["kernel"], "args": inspect.get("args"),
@@ -195,8 +204,7 @@ def variant_files_for_archs(files: list[tuple[str, str, str, str, dict]], archs:
                 continue
             assembled = toolchain.assemble(outcome["ptx"], arch)
             results[arch].append(Compiled(target, name, arch, inspect["signature"], version("numba-cuda"),
-                                          outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
-                                          outcome["sources"]))
+                                          outcome["ptx"], assembled.report, assembled.cubin, outcome["sources"]))
     return results
 
 
@@ -234,7 +242,9 @@ def _run_one_child(jobs: list[dict], archs: list[str]) -> dict:
         return read_json(answer, "the compiler process's answer", 1 << 30, "PTX of a few kernels")["results"]
 
 
-_FIELDS = {name: (list if name == "sources" else str) for name in Compiled.__dataclass_fields__}
+# an entry holds Compiled's fields in their order, the SASS as text under "sass_text"
+_FIELDS = {("sass_text" if name == "sass_or_cubin" else name): (list if name == "sources" else str)
+           for name in Compiled.__dataclass_fields__}
 MAX_ENTRY_BYTES = 64 * 2**20  # one kernel's PTX, SASS and sources: a few MiB at most
 
 
@@ -270,7 +280,7 @@ def _read_entry(path: Path, target: str, variant: str, arch: str, numba_cuda: st
     if problem:
         warn_once(f"inspector cache entry {path} is invalid ({problem}); compiling again")
         return "warned"
-    return Compiled(**data)
+    return Compiled(*(data[name] for name in _FIELDS))
 
 
 def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
@@ -281,7 +291,7 @@ def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
     from kernels.io.writer import WriteFailed, write_output
 
     try:
-        write_output(path, json.dumps(compiled.__dict__), "inspector cache")
+        write_output(path, json.dumps({name: getattr(compiled, name) for name in _FIELDS}), "inspector cache")
     except (OSError, InputError, WriteFailed) as exc:
         if not quiet:
             warn_once(f"inspector cache entry {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "
