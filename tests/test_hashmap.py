@@ -221,14 +221,62 @@ def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, n
     assert as_dict(inserted.last_slots) == expected_table("insert", keys)
     used = np.flatnonzero(np.asarray(inserted.last_slots) != SLOT_EMPTY)
     assert used.min() == 0 and (np.asarray(inserted.last_slots)[-bucket:] != SLOT_EMPTY).all()  # wrapped, full
-    if name == "best":  # overflow flags: set on the buckets keys went past (the last, the full first), no others
-        bits = np.unpackbits(inserted.last_flags.view(np.uint8), bitorder="little")[:nbuckets]
+    if name == "best":  # overflow flags, two per bucket (layout.py): set where keys went past
+        steps = flags_by_step(inserted.last_flags, nbuckets)
         full = (np.asarray(inserted.last_slots).reshape(nbuckets, bucket) != SLOT_EMPTY).all(axis=1)
-        assert bits[-1] == 1 and bits[:-1].tolist() == full[:-1].tolist()
+        # the last bucket is every hash of these keys: passed at their first step and later ones; the full
+        # first buckets only at later steps (walking on after the hashes), and nothing else
+        assert steps[-1].tolist() == [True, True]
+        assert steps[:-1, 1].tolist() == full[:-1].tolist() and not steps[:-1, 0].any()
+        # the check reads the flags per step: without either of the last bucket's, a find stops there
+        from kernels.hashtable.problem import unreachable_keys
+
+        assert unreachable_keys(inserted.last_slots, bucket, choices, inserted.last_flags) == 0
+        for step in range(2):
+            flags = np.array(inserted.last_flags, np.uint32)
+            word, bit = flag_at(nbuckets - 1, step, nbuckets)
+            flags[word] &= ~np.uint32(1 << bit)
+            assert unreachable_keys(inserted.last_slots, bucket, choices, flags) == 20 - bucket, step
     looked_up = HashProblem(np.concatenate([keys, keys_in_buckets(5, nbuckets, nbuckets - 1, seed=1)[::-1]]),
                             op="find", table_keys=keys, bucket=8, capacity=64)
     run(name, looked_up, backend)
     assert_like_a_dict(looked_up)
+
+
+def flag_at(bucket: int, step: int, nbuckets: int) -> tuple[int, int]:
+    """(word, bit) of a bucket's overflow flag for a probe step, as layout.py describes them: a bit per
+    bucket for the first step, then as many words again for the later steps."""
+    return (bucket // 32 + (-(-nbuckets // 32) if step else 0)), bucket % 32
+
+
+def flags_by_step(flags, nbuckets: int) -> np.ndarray:
+    """(nbuckets, 2) bools: each bucket's overflow flag for the first step and for the later ones."""
+    words = np.asarray(flags, np.uint32)
+    return np.array([[bool(words[w] >> np.uint32(bit) & 1) for w, bit in (flag_at(b, s, nbuckets) for s in range(2))]
+                     for b in range(nbuckets)])
+
+
+def test_the_check_reads_the_flag_of_the_step_a_find_is_at():
+    """A key whose second hash is bucket 0 and which lies at its third: a find goes past bucket 0 (at a later
+    step) when that bucket's later-step flag is set, and its first-step flag does not let it (hand-built
+    flags)."""
+    from kernels.hashtable.checks import _bucket
+    from kernels.hashtable.problem import _codes
+
+    nbuckets = 64
+    key = next(k for k in range(1, 1 << 20) if _bucket(k, 1, nbuckets) == 0
+               and len({_bucket(k, c, nbuckets) for c in range(3)}) == 3 and _bucket(k, 0, nbuckets) >= 3)
+    first, third = _bucket(key, 0, nbuckets), _bucket(key, 2, nbuckets)
+
+    def codes(going):
+        return _codes(np.array([key], np.uint32), np.array([5]), np.array([0]), np.array([5]), np.array([third]),
+                      going, 4).tolist()
+
+    going = np.zeros((nbuckets, 2), bool)  # the first step, the later ones
+    going[first, 0] = going[0, 1] = True  # full, and a key went past each at the kind of step this key is at
+    assert codes(going) == [0]
+    going[0] = [True, False]
+    assert codes(going) != [0]
 
 
 def reinsert_on_gpu(slots, keys, bucket, choices):

@@ -1,6 +1,6 @@
 """Hash tables of uint32 keys with uint32 values: the seed's chained table (003) on the CPU, with a spin lock
 per bucket on the GPU and lock-free; open addressing (linear probing, buckets probed by groups of lanes, two
-hash functions, and ``best``: four, with an overflow bit per bucket); and what a library user builds instead
+hash functions, and ``best``: four, with two overflow bits per bucket); and what a library user builds instead
 (torch, CuPy, cuCollections).
 
 Ops (``--op``): ``insert`` a batch into an empty table, ``find`` or ``erase`` a batch in a table built from
@@ -29,7 +29,7 @@ from kernels.harness.bench import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, FLAG_STEPS, MAX_SLOTS, capacity_for
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -66,7 +66,8 @@ LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
-BEST_KERNEL = "hashtable best: four-hash buckets with overflow flags, finds two keys in flight"  # the tuning key
+BEST_KERNEL = ("hashtable best: four-hash buckets with first- and later-step overflow flags read with their "
+               "buckets, finds two keys in flight")  # the tuning key: a new kernel is tuned again
 
 
 # --- what the inspector compiles for each GPU variant (2^24 keys; grids modelled on an H100) ---------------
@@ -180,8 +181,9 @@ VARIANTS = (
     ),
     Variant(
         "best",
-        f"fastest: buckets probed by groups of lanes with {BEST_CHOICES} hash functions and an overflow flag per "
-        "bucket (a lookup stops at a full bucket no key went past, so absent keys stop early even at load 0.95), "
+        f"fastest: buckets probed by groups of lanes with {BEST_CHOICES} hash functions and two overflow flags "
+        "per bucket (a lookup stops at a full bucket that no key went past at the same kind of step, its first "
+        "or a later one, so absent keys stop early even at load 0.95), "
         "its bucket width (4 to 32 slots) and block tuned per device, op, load and size by a short sweep cached "
         "on disk (--retune redoes it); --bucket and the default block when a launch is given or off a GPU",
         "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_best"),
@@ -282,6 +284,7 @@ def _memory(n: int, options: dict) -> tuple[int, int]:
     # erase: the full table is restored before each repeat; cuco-static-map's table and read-out as much);
     # on the host the keys, their generation, the reference by key number and the check of the slots
     device = 4 * n * (2 if lookup else 1) + 4 * n * (op == "find") + 16 * slots
+    device += -(-slots * FLAG_STEPS // (8 * min(BUCKET_WIDTHS)))  # best's flags: two bits per bucket
     host = 120 * n + 24 * slots
     return max(chained[0], grouped[0], host), max(chained[1], grouped[1], device)
 

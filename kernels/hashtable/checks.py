@@ -31,8 +31,11 @@ def _bucket(key, choice, nbuckets):
 def entry_codes(stored, values, buckets_at, numbers, reference, full, open_before, choices, probe):
     """A code per stored entry (0: right): FOREIGN (a key never given), STRAY (a key that must not be
     there), WRONG_VALUE, UNREACHABLE (with ``probe``: a find, walking the key's probe sequence over the
-    buckets, stops before the entry's bucket ``buckets_at``: at a bucket that is not ``full``)."""
-    nbuckets = full.size
+    buckets, stops before the entry's bucket ``buckets_at``: at a bucket it may not go past). ``full[b, s]``:
+    a find at probe step s may go past bucket b (step s >= full's width: its last column); ``open_before[i]``:
+    buckets among 0..i-1 that stop the steps after the hashes."""
+    nbuckets = full.shape[0]
+    last_column = full.shape[1] - 1
     codes = np.zeros(stored.size, np.uint8)
     for i in numba.prange(stored.size):
         t = numbers[i]
@@ -54,7 +57,7 @@ def entry_codes(stored, values, buckets_at, numbers, reference, full, open_befor
                 if home == at:
                     reached, going = True, False
                     break
-                if not full[home]:
+                if not full[home, min(c, last_column)]:
                     going = False
                     break
             if going and at != last:

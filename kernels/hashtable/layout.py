@@ -10,9 +10,16 @@ A find of an absent key answers VALUE_ABSENT. Slots are grouped into buckets of 
 or 32 slots (the bucketed variants); every variant of a problem gets the same number of slots, a whole
 number of the widest bucket.
 
-Overflow flags (``best``): one bit per bucket, set when an insert found the bucket full and went on to the
-next of its probe sequence; a find or erase stops at a full bucket whose bit is clear, since no key ever went
-past it. The bits (a 1/8 of a byte per bucket: a table of 2^26 keys has about a megabyte of them) stay in L2.
+Overflow flags (``best``): two per bucket, set by an insert that found the bucket full and went on, one
+for the inserts that came there at the first step of their probe sequence (their first hash), one for those
+that came at a later step (another hash, or walking on after the last). A find or erase stops at a full
+bucket whose flag for the step it is at there is clear: no key that came there so went past it. A single
+flag would also be set by keys that came at the other kind of step, which a find of an absent key then
+follows for nothing (docs/measurements.md has the figures). The flags are one array of uint32 words in two
+halves of a bit per bucket: the first step's (bucket b: bit b % 32 of word b // 32), then the later steps'
+(bit b % 32 of word first_flag_words + b // 32). Every find reads a first-step word with its first bucket,
+and each later bucket's word with that bucket; a table of 2^26 keys has about 2 MB of each half, which stay
+in L2.
 """
 
 EMPTY = -1  # chained tables: the end of a chain, or an empty bucket
@@ -32,8 +39,19 @@ MAX_SLOTS = 2**31  # slot and bucket indices stay below 2^31; the bucket of a ha
 # hash function j of a table (j = 0, 1, ...): murmur3's 32-bit finaliser of the key xor j x HASH_STEP
 HASH_STEP = 0x9E3779B9
 BEST_CHOICES = 4  # best's hash functions: four buckets to try before walking on (with its overflow flags)
+FLAG_STEPS = 2  # the overflow flags of a bucket: for the first probe step, and for the later ones
 # murmur3's fmix32 constants
 MIX_1, MIX_2 = 0x85EBCA6B, 0xC2B2AE35
+
+
+def first_flag_words(nbuckets: int) -> int:
+    """uint32 words of each half of a table's overflow flags (the first step's, the later steps')."""
+    return -(-nbuckets // 32)
+
+
+def flag_words(nbuckets: int) -> int:
+    """uint32 words of a table's overflow flags: the first step's, then the later steps'."""
+    return FLAG_STEPS * first_flag_words(nbuckets)
 
 
 def capacity_for(distinct: int, load: float) -> int:

@@ -20,7 +20,7 @@ from kernels.backend import memory
 from kernels.harness import bench
 from kernels.harness.bench import Outcome
 from kernels.hashtable import BEST_FIND_ITEMS, BEST_KERNEL, VARIANT_BY_NAME
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY, flag_words
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
 from kernels.launch import MAX_GRID, Launch, tuning
 
@@ -125,8 +125,8 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     status = memory.zeros(1, np.int32)
     fill = fill_kernel()[_fill_grid(problem.capacity, backend), FILL_BLOCK]
     empty = np.uint64(SLOT_EMPTY)
-    # the table's overflow flags, a bit per bucket (a word that is never read where the table has none)
-    flags = memory.zeros(-(-int(nbuckets) // 32) if scheme.flagged else 1, np.uint32)
+    # the table's overflow flags, two bits per bucket (a word that is never read where the table has none)
+    flags = memory.zeros(flag_words(int(nbuckets)) if scheme.flagged else 1, np.uint32)
     fill_flags = fill_kernel()[_fill_grid(flags.size, backend), FILL_BLOCK]
     with_flags = (flags,) if scheme.grouped else ()  # linear probing's kernels take none
 

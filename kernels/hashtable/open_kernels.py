@@ -20,7 +20,7 @@ from numba import cuda, uint32, uint64
 
 from kernels.hashtable.device import ballot, load_fresh, load_pair, load_pair_fresh
 from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_EMPTY64, SLOT_ERASED64,
-                                       VALUE_ABSENT32, bucket_of, flag_bit, flag_word, key_of, next_bucket, pack,
+                                       VALUE_ABSENT32, bucket_of, flag_place, key_of, next_bucket, pack,
                                        smaller_value, value_of)
 
 
@@ -167,8 +167,9 @@ def linear_kernels(op: str, items: int = 1):
 def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: bool = False):
     """The kernel of ``op`` for buckets of ``bucket`` slots probed by groups of bucket / 2 lanes, with
     ``choices`` hash functions; a find holds ``items`` keys per group in flight. ``flagged``: the table keeps
-    overflow flags (layout.py) in ``flags``, a bit per bucket: an insert sets the bit of each full bucket it
-    goes past, a find or erase stops at a full bucket whose bit is clear (else ``flags`` is not used).
+    overflow flags (layout.py) in ``flags``, two per bucket: an insert sets the flag of each full bucket it
+    goes past for the step it was at there (its first, or a later one), a find or erase stops at a full
+    bucket whose flag for its own step there is clear (else ``flags`` is not used).
     Launch whole warps: a group never spans two."""
     lanes = bucket // 2
     group_bits = np.uint32((1 << lanes) - 1)
@@ -185,9 +186,13 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
         return rank, np.uint32(group_bits << base), base
 
     @cuda.jit(device=True)
-    def stops_here(flags, b):
-        """Whether a find may stop at full bucket ``b``: no key ever went past it (tables with flags)."""
-        return flagged and (flags[flag_word(b)] & flag_bit(b)) == 0
+    def stops_here(flags, b, step, nbuckets):
+        """Whether a find may stop at full bucket ``b``, reached at probe step ``step``: no key that came
+        there at that step went past it (tables with flags)."""
+        if not flagged:
+            return False
+        word, bit = flag_place(b, step, nbuckets)
+        return (flags[word] & bit) == 0
 
     @cuda.jit
     def insert(keys, slots, flags, nbuckets, status):
@@ -242,8 +247,9 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                         else:
                             continue  # another key took the slot: read this bucket again
                         break
-                    if flagged and rank == 0:
-                        cuda.atomic.or_(flags, flag_word(b), flag_bit(b))  # a key goes past this full bucket
+                    if flagged and rank == 0:  # a key goes past this full bucket at this step
+                        word, bit = flag_place(b, probe, nbuckets)
+                        cuda.atomic.or_(flags, word, bit)
                     probe += 1
                     if probe >= nbuckets + choices:
                         break
@@ -259,9 +265,10 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
     @cuda.jit(device=True, inline="always")
     def finish_find(slots, flags, key, b, s0, s1, word, nbuckets, rank, mask):
         """(this lane holds ``key``, some lane of the group does, its value), probing from bucket ``b``
-        whose pair of slots in this lane is (s0, s1) and whose overflow flag word (tables with flags) is
-        ``word``, read with the bucket: a key absent from a full first bucket then needs no second round trip
-        before the find knows whether to go on."""
+        whose pair of slots in this lane is (s0, s1) and whose first-step flag word (tables with flags) is
+        ``word``, read with the bucket. Each bucket's flag word is read with the bucket, so a key absent
+        from a full bucket needs no second round trip before the find knows whether to go on."""
+        bit = flag_place(b, 0, nbuckets)[1]
         for probe in range(1, nbuckets + choices + 1):
             k0 = key_of(s0)
             k1 = key_of(s1)
@@ -273,13 +280,13 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                 return False, True, VALUE_ABSENT32
             if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0:
                 break
-            if flagged:
-                if probe > 1:
-                    word = flags[flag_word(b)]
-                if (word & flag_bit(b)) == 0:  # no key ever went past this full bucket
-                    break
+            if flagged and (word & bit) == 0:  # no key that came here at this step went past
+                break
             b = next_bucket(key, probe, b, choices, nbuckets)
             s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
+            if flagged:
+                at_word, bit = flag_place(b, probe, nbuckets)
+                word = flags[at_word]
         return False, False, VALUE_ABSENT32
 
     @cuda.jit
@@ -300,7 +307,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                     b = bucket_of(key, 0, nbuckets)
                     s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
                     held_key[j], held_bucket[j], held_0[j], held_1[j] = key, b, s0, s1
-                    held_word[j] = flags[flag_word(b)] if flagged else np.uint32(0)
+                    held_word[j] = flags[flag_place(b, 0, nbuckets)[0]] if flagged else np.uint32(0)
             for j in range(items):
                 i = start + j * groups
                 if i < keys.size:
@@ -329,7 +336,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                     elif k1 == key:
                         cuda.atomic.cas(slots, np.uint32(at + np.uint32(1)), s1, SLOT_ERASED64)
                     break
-                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b):
+                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b, probe - 1, nbuckets):
                     break
                 b = next_bucket(key, probe, b, choices, nbuckets)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2, SLOT_EMPTY, SLOT_ERASED,
-                                      VALUE_ABSENT, VALUE_SHIFT)
+from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2,
+                                      SLOT_EMPTY, SLOT_ERASED, VALUE_ABSENT, VALUE_SHIFT)
 
 KEY_EMPTY32 = np.uint32(KEY_EMPTY)
 KEY_ERASED32 = np.uint32(KEY_ERASED)
@@ -82,15 +82,14 @@ def smaller_value(slot, key, value):
 
 
 @numba.jit(nopython=True)
-def flag_word(bucket):
-    """The index of the uint32 word holding ``bucket``'s overflow flag."""
-    return np.uint32(np.uint32(bucket) >> np.uint32(5))
-
-
-@numba.jit(nopython=True)
-def flag_bit(bucket):
-    """``bucket``'s overflow flag within its word."""
-    return np.uint32(np.uint32(1) << (np.uint32(bucket) & np.uint32(31)))
+def flag_place(bucket, step, nbuckets):
+    """(word, bit) of ``bucket``'s overflow flag for probe step ``step`` (0, 1, ...) in the flags of a table
+    of ``nbuckets`` buckets: the first step's half, else the later steps' (layout.py)."""
+    b = np.uint32(bucket)
+    word = np.uint32(b >> np.uint32(5))
+    if step != 0:
+        word += np.uint32((np.uint32(nbuckets) + np.uint32(31)) >> np.uint32(5))  # past the first half
+    return word, np.uint32(np.uint32(1) << (b & np.uint32(31)))
 
 
 @numba.jit(nopython=True)

@@ -20,8 +20,8 @@ import numpy as np
 
 from kernels.errors import InputError
 from kernels.hashtable import keys as keygen
-from kernels.hashtable.layout import (KEY_EMPTY, KEY_ERASED, MAX_SLOTS, VALUE_ABSENT,
-                                      BUCKET_WIDTHS, capacity_for)
+from kernels.hashtable.layout import (FLAG_STEPS, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, VALUE_ABSENT,
+                                      BUCKET_WIDTHS, capacity_for, first_flag_words)
 from kernels.timing import Timing
 
 SEED_KEYS = 100 * 2**20 // 4  # the seed hashes 100 MiB of random unsigned ints: 26,214,400 keys
@@ -419,15 +419,19 @@ def unreachable_keys(slots, bucket: int, choices: int, flags=None) -> int:
 
 
 def stopping_buckets(keys: np.ndarray, bucket: int, flags=None) -> np.ndarray:
-    """For each bucket of a table (its slots' keys, uint32), whether a find may go on past it: no empty
-    slot in it (a tombstone does not stop a find) and, with overflow ``flags`` (uint32 words, a bit per
-    bucket), its flag set."""
+    """For each bucket of a table (its slots' keys, uint32), whether a find may go on past it at the first
+    step of its probe sequence (column 0) and at a later one (column 1): no empty slot in it (a tombstone
+    does not stop a find) and, with overflow ``flags`` (uint32 words: the first step's, a bit per bucket,
+    then the later steps'; layout.py), its flag for that step set."""
     nbuckets = keys.size // bucket
     full = ~(keys.reshape(nbuckets, bucket) == KEY_EMPTY).any(axis=1)
+    going = np.repeat(full[:, None], FLAG_STEPS, axis=1)
     if flags is not None:
-        bits = np.unpackbits(np.asarray(flags, np.uint32).view(np.uint8), bitorder="little")
-        full &= bits[:nbuckets].astype(bool)  # bit b of word w is bucket 32 w + b (little-endian words)
-    return full
+        half = first_flag_words(nbuckets)
+        for step in range(FLAG_STEPS):  # bit b of a half's little-endian words is bucket b's
+            words = np.asarray(flags, np.uint32)[step * half:(step + 1) * half]
+            going[:, step] &= np.unpackbits(words.view(np.uint8), bitorder="little")[:nbuckets].astype(bool)
+    return going
 
 
 def _codes(stored, values, numbers, reference, at, full, choices) -> np.ndarray:
@@ -437,8 +441,9 @@ def _codes(stored, values, numbers, reference, at, full, choices) -> np.ndarray:
 
     probe = full is not None
     if not probe:
-        at, full = np.zeros(0, np.int64), np.zeros(1, bool)
-    open_before = np.concatenate([[0], np.cumsum(~full)]).astype(np.int64)  # buckets with room among 0..i-1
+        at, full = np.zeros(0, np.int64), np.zeros((1, FLAG_STEPS), bool)
+    tail = full[:, -1]  # the steps past the hashes, like every step after the first, read the last column
+    open_before = np.concatenate([[0], np.cumsum(~tail)]).astype(np.int64)  # buckets that stop among 0..i-1
     return entry_codes(np.ascontiguousarray(stored, np.uint32), np.ascontiguousarray(values, np.int64),
                        np.ascontiguousarray(at, np.int64), np.ascontiguousarray(numbers, np.int64),
                        np.ascontiguousarray(reference, np.int64), np.ascontiguousarray(full, np.bool_), open_before,

@@ -42,8 +42,9 @@ HASH_TABLES = Lesson(
              "walks at load 0.9. Prediction: a little faster for inserts, and (not timed here) much faster for "
              "finds of absent keys, which stop at the first bucket with room.", label="two-choice"),
         Step("best", "6 best: four hashes, overflow flags, tuned",
-             "Four hash functions instead of two, an overflow bit per bucket set when a key goes past it (so a "
-             "lookup stops at a full bucket no key went past), and the bucket width (4 to 32 slots) and block "
+             "Four hash functions instead of two, overflow bits per bucket set when a key goes past it, one for "
+             "keys that came with their first hash and one for the rest (so a lookup stops at a full bucket no "
+             "key went past at its kind of step), and the bucket width (4 to 32 slots) and block "
              "chosen by a short sweep on this GPU. Prediction: the fastest insert, since fewer keys walk on past "
              "their buckets and a narrower bucket moves fewer bytes per probe.", label="best"),
     ),
