@@ -285,6 +285,18 @@ def test_shared_int64_needs_two_wavefronts_without_a_conflict(child):
     assert any("8-byte lanes" in n for n in line.notes)
 
 
+def test_eight_byte_lanes_in_both_half_warps_conflict_when_loaded_not_when_stored():
+    """Lanes 0, 2, ..., 30 reading int64 elements 0, 2, ..., 30 of shared memory (a tree reduction's first
+    step: lane 2k at byte 16k, banks 4k and 4k + 1 mod 32): lanes 0 and 16 meet in banks 0 and 1 with
+    different words, so a whole warp's load takes two wavefronts where its 32 four-byte words need one; a
+    store serves each half-warp on its own, one wavefront each. A broadcast load needs one."""
+    lanes = [16 * (lane // 2) if lane % 2 == 0 else None for lane in range(32)]
+    assert M.wavefronts(lanes, 8, M.LD) == (2, 1)
+    assert M.wavefronts(lanes, 8, M.ST) == (2, 2)
+    assert M.wavefronts([0] * 32, 8, M.LD) == (1, 1)
+    assert M.wavefronts(list(range(0, 256, 8)), 8, M.LD) == (2, 2)  # 32 lanes, consecutive: no conflict
+
+
 def test_a_device_functions_access_is_its_own_line(child):
     line = only_line(traced(child, "device_function"), M.GLOBAL, M.LD)
     assert line.line == line_of(load_one, "return a[i]")

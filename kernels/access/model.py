@@ -106,9 +106,15 @@ def bank_slots(lanes, width: int) -> list:
     return out
 
 
-def wavefronts(lanes, width: int) -> tuple[int, int]:
-    """(wavefronts, the fewest possible) of a shared request; conflicts are the difference."""
-    group = lanes_per_wavefront_group(width)
+def wavefronts(lanes, width: int, op: str = ST) -> tuple[int, int]:
+    """(wavefronts, the fewest possible) of a shared request; conflicts are the difference. A store of lanes
+    wider than a bank is served a group of lanes at a time (lanes_per_wavefront_group), each group's
+    distinct words of one bank one per wavefront. A load (``op`` LD) is counted over the whole warp, as
+    Nsight Compute counts it: as many wavefronts as one bank's distinct words, at best one per 32 distinct
+    words. On an H100, 8-byte loads whose 16 active lanes lay in both half-warps counted a conflict per
+    request, and the stores of the same lanes none (docs/measurements.md, access traces against Nsight
+    Compute)."""
+    group = WARP if op == LD else lanes_per_wavefront_group(width)
     total = minimum = 0
     for start in range(0, len(lanes), group):
         words_by_bank: dict[int, set[int]] = {}
@@ -119,7 +125,7 @@ def wavefronts(lanes, width: int) -> tuple[int, int]:
                 words_by_bank.setdefault(word % BANKS, set()).add(word)
         if words_by_bank:
             total += max(len(w) for w in words_by_bank.values())
-            minimum += 1
+            minimum += -(-sum(len(w) for w in words_by_bank.values()) // BANKS)
     return total, minimum
 
 
@@ -151,7 +157,7 @@ class Request:
         return bank_slots(self.lanes, self.width)
 
     def wavefronts(self) -> tuple[int, int]:
-        return wavefronts(self.lanes, self.width)
+        return wavefronts(self.lanes, self.width, self.op)
 
     @property
     def conflicts(self) -> int:
@@ -184,7 +190,7 @@ def add_request(metrics: dict, space: str, op: str, lanes, width: int) -> None:
         k = sectors_metric(op)
         metrics[k] = metrics.get(k, 0) + len(sectors(lanes, width))
     elif space == SHARED:
-        total, minimum = wavefronts(lanes, width)
+        total, minimum = wavefronts(lanes, width, op)
         for k, v in ((wavefronts_metric(op), total), (conflicts_metric(op), total - minimum)):
             metrics[k] = metrics.get(k, 0) + v
     else:

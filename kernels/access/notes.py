@@ -16,6 +16,9 @@ NOTE_SHARED_ATOMIC = ("shared-memory atomic: the model counts its banks as for a
                       "wavefront); the hardware also serializes lanes that update the same address")
 NOTE_WIDE_SHARED = ("{width}-byte lanes: shared memory serves {lanes} lanes per wavefront, so {minimum} wavefronts "
                     "per request is no bank conflict")
+NOTE_WIDE_SHARED_LOAD = ("{width}-byte lanes: a load needs a wavefront per 32 distinct words ({minimum} for a whole "
+                         "warp); more is counted as bank conflicts, as Nsight Compute counts them (an H100 did so for "
+                         "lanes spread over both half-warps, and not for their stores)")
 RUN_NOTES = (
     "each access of the Python source is counted; the compiler may keep a value in a register instead of "
     "loading it again, or merge neighbouring loads into one wider load, where the hardware counts fewer",
@@ -64,7 +67,8 @@ def site_note(space: str, op: str, merged: bool, width: int = 4) -> str:
         return NOTE_SHARED_ATOMIC
     if space == M.SHARED and width > M.BANK_BYTES:
         lanes = M.lanes_per_wavefront_group(width)
-        return NOTE_WIDE_SHARED.format(width=width, lanes=lanes, minimum=M.WARP // lanes)
+        note = NOTE_WIDE_SHARED_LOAD if op == M.LD else NOTE_WIDE_SHARED
+        return note.format(width=width, lanes=lanes, minimum=M.WARP // lanes)
     return ""
 
 
