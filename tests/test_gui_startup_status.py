@@ -22,8 +22,8 @@ def test_the_first_frame_says_it_compiles_and_takes_the_quick_twin(qtbot, make_w
     preset(**{"render/size_spheres": "32x32", "render/size_julia": "32x32"})
     w = make_window(cpu_backend)
     frame = wait_frame(qtbot, w)
-    # the window's first kernel frame: the row twin (the tiled one compiles in the background, from then on)
-    assert frame.meta.get("twin") == "rows" and warmed == ["spheres"]
+    # the window's first kernel frame: the serial row twin (the tiled one compiles in the background, from then on)
+    assert frame.meta.get("twin") == "rows-serial" and warmed == ["spheres"]
     assert w.worker.loading(w.model.request()) == ""  # drawn once: later frames are renders again
     # a tab not drawn yet: what its first frame waits for, said as such (asked of the model without switching
     # to the tab, which would draw it at once where numba's cache is warm)

@@ -436,9 +436,13 @@ def test_host_sphere_frames_say_which_twin_drew_them(cpu_backend):
 
     r = SphereRenderer(cpu_backend)
     scene = small_scene()
-    for twin, name in (("tiles", "spheres-cpu-tiles"), ("rows", "spheres-cpu")):
+    images = []
+    for twin, name in (("tiles", "spheres-cpu-tiles"), ("rows", "spheres-cpu"), ("rows-serial", "spheres-cpu-serial")):
         frame = r.render(scene, (32, 24), twin=twin)
         assert frame.block is None and frame.meta["memory"] == "host" and frame.meta["twin"] == twin
         assert frame_variant(frame) == name == frame_row(frame).variant
+        images.append(frame.image.copy())
+    for image in images:  # one picture, the definition's
+        np.testing.assert_array_equal(image, spheres_reference(scene.spheres, 32, 24))
     with pytest.raises(InputError, match="CPU twin 'bvh' is not one of tiles, rows"):
         r.render(scene, (8, 8), twin="bvh")

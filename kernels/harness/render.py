@@ -80,7 +80,7 @@ def outcome(problem: RenderProblem, frame, precision: str = "float32") -> Outcom
 
 
 # the variant suffix of each host twin a renderer can draw with (meta["twin"]); the plain one has none
-HOST_TWIN_SUFFIX = {"simd": "-simd", "tiles": "-tiles"}
+HOST_TWIN_SUFFIX = {"simd": "-simd", "tiles": "-tiles", "rows-serial": "-serial"}
 
 
 def frame_variant(frame) -> str:

@@ -34,14 +34,15 @@ def render_frame(renderers: dict, r, memory=None, repeats=None, twin=None):
 
 
 # --- a cold start on the host: the quickest twin first, the default one compiled in the background ----------
-# The CPU twins draw the same image; their first compile differs (on a busy 2-core machine: the row twin 2.7 s,
-# the tiled one 8 s; the scalar Julia twin 1.2 s, the SIMD one 2.4 s). A window's first kernel frame takes
-# the quick one while the default one compiles in another process (warm_twin_job), which leaves it in numba's
-# cache for the frames after (docs/measurements.md, start-up).
-QUICK_TWINS = {"spheres": "rows", "julia": "scalar"}
+# The CPU twins draw the same image; their first compiles differ by seconds (docs/measurements.md, start-up):
+# the serial row twin and the scalar Julia twin compile soonest. A window's first kernel frame takes the quick
+# one while the default one compiles in another process (warm_twin_job), which leaves it in numba's cache for
+# the frames after.
+QUICK_TWINS = {"spheres": "rows-serial", "julia": "scalar"}
 DEFAULT_TWINS = {"spheres": "tiles", "julia": "simd"}
 _TWIN_FUNCTIONS = {("spheres", "tiles"): ("kernels.spheres.tiles", ("bin_spheres", "shade_tiles_cpu")),
                    ("spheres", "rows"): ("kernels.spheres.cpu", ("render_spheres_cpu",)),
+                   ("spheres", "rows-serial"): ("kernels.spheres.cpu", ("render_spheres_cpu_serial",)),
                    ("julia", "simd"): ("kernels.julia.simd", ("render_julia_simd",)),
                    ("julia", "scalar"): ("kernels.julia.cpu", ("render_julia_cpu",))}
 

@@ -109,6 +109,9 @@ VARIANTS: tuple[Variant, ...] = (
             inspect=_INSPECT["frame-to-host"]),
     Variant("spheres-cpu", "the CPU twin: the same per-pixel code with Numba's parallel loop over rows, each row "
             "culling the spheres it misses", "cpu", run=_run("run_cpu")),
+    Variant("spheres-cpu-serial", "the row twin in one thread: numba compiles it about a second sooner than the "
+            "parallel loop, so a window with an empty numba cache draws its first frames with it",
+            "cpu", run=_run("run_cpu_serial")),
     Variant("spheres-cpu-tiles", "the tiled CPU twin: spheres binned into 16x16 tiles nearest first (binning in every "
             "frame), tiles shaded in parallel, each pixel stopping at the first sphere that cannot be nearer; the same "
             "image (the window's CPU path)", "cpu", run=_run("run_cpu_tiles")),

@@ -13,7 +13,7 @@ from kernels.errors import one_of
 from kernels.spheres.scene import CONSTANT_CAPACITY, MEMORIES
 
 PATTERNS = ("uniform", "staggered")
-HOST_TWINS = ("tiles", "rows")  # the CPU code that draws on the host: the first is the renderer's default
+HOST_TWINS = ("tiles", "rows", "rows-serial")  # the CPU code that draws on the host; the first is the default
 MISS = np.float32(-2e10)  # the book's -INF
 HOT, COLD = 4, 3
 TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass

@@ -38,8 +38,8 @@ class SphereRenderer:
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
                pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
-        """One frame; on the host ``twin`` picks the CPU code ('tiles' or 'rows': the same image). On a GPU,
-        ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
+        """One frame; on the host ``twin`` picks the CPU code ('tiles', 'rows' or 'rows-serial': the same
+        image). On a GPU, ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
         width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         staggered = pattern == "staggered"
         if self.backend.runs_cuda_kernels:
@@ -53,9 +53,10 @@ class SphereRenderer:
 
                 launch = lambda: render_spheres_tiles(spheres, scene.count, pixels)  # noqa: E731
             else:
-                from kernels.spheres.cpu import render_spheres_cpu
+                from kernels.spheres import cpu
 
-                launch = lambda: render_spheres_cpu(spheres, scene.count, staggered, pixels)  # noqa: E731
+                draw = cpu.render_spheres_cpu_serial if twin == "rows-serial" else cpu.render_spheres_cpu
+                launch = lambda: draw(spheres, scene.count, staggered, pixels)  # noqa: E731
             warmup = 0 if ("host", twin) in self._warm else 1
             kernel_time, frame_time = time_frames(HOST, launch, None, None, repeats, warmup)  # no copy back
             image = rgba_view(pixels)

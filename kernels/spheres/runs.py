@@ -51,3 +51,4 @@ def run_frame_to_host(problem, launch, backend, repeats):
 run_global, run_constant, run_shared, run_binned = (_spheres(m) for m in ("global", "constant", "shared", "binned"))
 run_cpu = _spheres("global", on_cpu=True)
 run_cpu_tiles = _spheres("global", on_cpu=True, twin="tiles")
+run_cpu_serial = _spheres("global", on_cpu=True, twin="rows-serial")
