@@ -5,8 +5,6 @@ layout.available_geometry); QSettings in a temp dir; no timing asserts."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -225,12 +223,26 @@ def test_continuous_frames_are_timed_a_few_times_a_second_and_the_status_keeps_t
     from kernels.timing import Timing
     from raytracer_app.png import frame_metadata
 
+    import types
+
+    import raytracer_app.gui.shell.main_window as main_window_module
+
     preset(**{"render/size_spheres": "32x32"})
     w = make_window(cpu_backend)
     frame = wait_frame(qtbot, w)
+    # the window's clock steps 10 ms at each reading: which frames are timed then follows from how many frames
+    # came, not from how long this machine took to submit each (a loaded machine delays some submissions)
+    clock = types.SimpleNamespace(now=0.0)
+
+    def reading():
+        clock.now += 0.01
+        return clock.now
+
+    monkeypatch.setattr(main_window_module, "time", types.SimpleNamespace(perf_counter=reading))
+    w._timed_at = 0.0
     submitted = []
     submit = w.worker.submit
-    monkeypatch.setattr(w.worker, "submit", lambda r: (submitted.append((r.timed, time.perf_counter())), submit(r)))
+    monkeypatch.setattr(w.worker, "submit", lambda r: (submitted.append((r.timed, clock.now)), submit(r)))
     w.timed_every_s = 0.2
     w.continuous_action.setChecked(True)
     qtbot.waitUntil(lambda: len(submitted) >= 30 and submitted[-1][1] - submitted[0][1] > 0.5, timeout=WAIT)
