@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from kernels.access import files, measured
+from kernels.access import files, measured, notes
 from kernels.access import model as M
 from kernels.access.planning import plan
 from kernels.access.tracejob import TraceJob
@@ -137,6 +137,10 @@ def forty_of_48_lanes():
     copy_some[1, 48](np.arange(64, dtype=np.int32), np.zeros(64, np.int32))
 
 
+def all_of_40_lanes():
+    copy_some[1, 40](np.arange(64, dtype=np.int32), np.zeros(64, np.int32))
+
+
 def device_function():
     through_device_function[1, 32](np.arange(32, dtype=np.float32), np.zeros(32, np.float32))
 
@@ -228,6 +232,15 @@ def test_inactive_lanes_are_not_counted(child):
     assert line.metrics[M.sectors_metric(M.LD)] == 5
     second = [r for r in line.requests if r.warp == 1][0]
     assert [lane for lane, a in enumerate(second.lanes) if a is not None] == list(range(8))
+    assert notes.NOTE_CONDITIONAL in line.notes  # 8 of warp 1's 16 threads: a GPU may count its idle ones
+
+
+def test_a_partial_last_warp_whose_threads_all_take_part_is_no_conditional_access(child):
+    # 40 threads, all of them load: warp 1 has 8 threads, and all 8 make the access
+    line = only_line(traced(child, "all_of_40_lanes"), M.GLOBAL, M.LD)
+    assert line.metrics[M.lanes_key(M.GLOBAL, M.LD)] == 40
+    assert notes.NOTE_CONDITIONAL not in line.notes
+    assert notes.NOTE_CONDITIONAL not in only_line(traced(child, "consecutive_int32"), M.GLOBAL, M.LD).notes
 
 
 @pytest.mark.parametrize("function,conflicts",

@@ -19,6 +19,10 @@ NOTE_WIDE_SHARED = ("{width}-byte lanes: shared memory serves {lanes} lanes per 
 NOTE_WIDE_SHARED_LOAD = ("{width}-byte lanes: a load needs a wavefront per 32 distinct words ({minimum} for a whole "
                          "warp); more is counted as bank conflicts, as Nsight Compute counts them (an H100 did so for "
                          "lanes spread over both half-warps, and not for their stores)")
+NOTE_CONDITIONAL = ("not every thread of a warp makes this access: where the compiler predicates it instead of "
+                    "branching around it, a GPU also issues it for warps whose threads all skip it, which Nsight "
+                    "Compute counts as requests without sectors or wavefronts, so its figures per request come out "
+                    "lower")
 RUN_NOTES = (
     "each access of the Python source is counted; the compiler may keep a value in a register instead of "
     "loading it again, or merge neighbouring loads into one wider load, where the hardware counts fewer",

@@ -11,6 +11,7 @@ numbered x fastest) executing a site for the n-th time form one request."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dis
 import os
@@ -109,7 +110,8 @@ class _LineTally:
         self.spread: list = []
         self.stride = 1
 
-    def add(self, site, lanes, block, warp, n) -> None:
+    def add(self, site, lanes, block, warp, n, threads: int) -> None:
+        """One warp request: ``lanes`` of the warp's ``threads`` made it."""
         a = self.access
         M.add_request(a.metrics, site.space, site.op, lanes, site.width)
         a.requests_seen += 1
@@ -123,6 +125,8 @@ class _LineTally:
                 self.stride *= 2
         if site.note and site.note not in a.notes:
             a.notes.append(site.note)
+        if M.WARP - lanes.count(None) < threads and notes.NOTE_CONDITIONAL not in a.notes:
+            a.notes.append(notes.NOTE_CONDITIONAL)
 
     def done(self) -> M.LineAccess:
         self.access.requests.extend(self.spread)
@@ -360,12 +364,13 @@ class Tracer:
             return
         launch = self._launch
         block = tuple((tuple(grid_point) + (0, 0))[:3])
+        threads = collections.Counter(state.warp for state in states)  # a block's last warp may be partial
         for (warp, site_number, n), lanes in sorted(groups.items(), key=lambda kv: kv[0]):
             site = self._site_list[site_number]
             tally = launch.lines.get((site.file, site.line))
             if tally is None:
                 tally = launch.lines[(site.file, site.line)] = _LineTally(site.file, site.line)
-            tally.add(site, lanes, block, warp, n)
+            tally.add(site, lanes, block, warp, n, threads[warp])
 
 
 def _offset(idx, strides, shape) -> int:
