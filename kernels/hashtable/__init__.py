@@ -185,7 +185,8 @@ VARIANTS = (
         "per bucket (a lookup stops at a full bucket that no key went past at the same kind of step, its first "
         "or a later one, so absent keys stop early even at load 0.95), "
         "its bucket width (4 to 32 slots) and block tuned per device, op, load and size by a short sweep cached "
-        "on disk (--retune redoes it); --bucket and the default block when a launch is given or off a GPU",
+        "on disk (--retune redoes it), and linear probing instead where its own sweep is faster (at low loads "
+        "keys mostly sit in their first slot); --bucket and the default block when a launch is given or off a GPU",
         "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_best"),
         constraints="block a multiple of 32: a group of lanes never spans two warps",
         inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True), DEFAULT_BUCKET // 2,

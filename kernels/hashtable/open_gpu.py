@@ -5,7 +5,7 @@ Timing: an insert (or insert-or-add) is timed into a table emptied before every 
 copy of the full table restored before every repeat (neither refill timed); a find times lookups in a table
 built once before the repeats, by the variant's own insert (untimed). ``best`` is the bucketed table with
 four hash functions and overflow flags, with its bucket width and block tuned per device, op, load and size on a
-GPU (kernels.launch.tuning's cache).
+GPU (kernels.launch.tuning's cache), or linear probing where its own sweep was faster.
 """
 
 from __future__ import annotations
@@ -74,14 +74,21 @@ def run_two_choice(problem, launch, backend, repeats):
 
 def run_best(problem, launch, backend, repeats):
     """Buckets with four hash functions and overflow flags at the user's launch (bucket width from --bucket),
-    or on a GPU with no launch given at the bucket width and block tuned for this device, op, load and size."""
+    or on a GPU with no launch given the table tuned for this device, op, load and size: those buckets at the
+    tuned width and block, or linear probing at its tuned block where its sweep was faster (a table with room
+    to spare, whose keys mostly sit in their first slot, needs no bucket's second load or flags)."""
     if not backend.is_gpu or not launch.is_default:
         return run_scheme("best", best_scheme(problem.bucket), problem, launch, backend, repeats)
     choice, source = tuned(problem, backend)
-    out = run_scheme("best", best_scheme(choice.items), problem, _best_launch(problem, choice.block), backend,
-                     repeats)
-    return dataclasses.replace(out, note=f"tuned: bucket {choice.items} slots, block {choice.block} ({source}); "
-                                         + out.note)
+    linear, linear_source = tuned_linear(problem, backend)
+    if linear.median_ms < choice.median_ms:
+        scheme, run_launch = LINEAR, Launch(block=linear.block)
+        note = f"tuned: linear probing, block {linear.block} ({linear_source})"
+    else:
+        scheme, run_launch = best_scheme(choice.items), _best_launch(problem, choice.block)
+        note = f"tuned: bucket {choice.items} slots, block {choice.block} ({source})"
+    out = run_scheme("best", scheme, problem, run_launch, backend, repeats)
+    return dataclasses.replace(out, note=f"{note}; {out.note}")
 
 
 def _best_launch(problem, block: int) -> Launch:
@@ -103,11 +110,32 @@ def tuned(problem, backend):
         except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
             return None
 
+    return tuning.choose(_tuning_key(problem, backend), measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)))
+
+
+def tuned_linear(problem, backend):
+    """(Choice, source) of linear probing's block for best, swept over tuning.SWEEP_BLOCKS as :func:`tuned`
+    sweeps the buckets (the Choice's items is the sweep's first, unused), cached under its own key."""
+    first = tuning.SWEEP_ITEMS[0]
+
+    def measure(items: int, block: int):
+        if items != first or block > backend.limits.max_threads_per_block:
+            return None
+        try:
+            with timing.measurement(timing.Policy()):
+                return run_scheme("best", LINEAR, problem, Launch(block=block), backend, tuning.SWEEP_REPEATS,
+                                  check=False).timing.median_ms
+        except Exception:  # noqa: BLE001 - a block this device cannot run: not a candidate
+            return None
+
+    return tuning.choose(_tuning_key(problem, backend, " linear probing"), measure)
+
+
+def _tuning_key(problem, backend, layout: str = "") -> str:
     what = f"{problem.op} load {problem.load:g}" + (f" absent {problem.absent:g}" if problem.op in ("find", "erase")
                                                      else f" multiplicity {problem.multiplicity:g}")
-    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], what, problem.dtype, problem.n,
-                           kernel=BEST_KERNEL)
-    return tuning.choose(key, measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)))
+    return tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], what + layout, problem.dtype,
+                            problem.n, kernel=BEST_KERNEL)
 
 
 def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, check: bool = True) -> Outcome:
