@@ -29,7 +29,7 @@ from kernels.harness.bench import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, FLAG_STEPS, MAX_SLOTS, capacity_for
+from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for, flag_words
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -285,7 +285,7 @@ def _memory(n: int, options: dict) -> tuple[int, int]:
     # erase: the full table is restored before each repeat; cuco-static-map's table and read-out as much);
     # on the host the keys, their generation, the reference by key number and the check of the slots
     device = 4 * n * (2 if lookup else 1) + 4 * n * (op == "find") + 16 * slots
-    device += -(-slots * FLAG_STEPS // (8 * min(BUCKET_WIDTHS)))  # best's flags: two bits per bucket
+    device += 4 * flag_words(slots // min(BUCKET_WIDTHS))  # best's flags, at its narrowest buckets
     host = 120 * n + 24 * slots
     return max(chained[0], grouped[0], host), max(chained[1], grouped[1], device)
 

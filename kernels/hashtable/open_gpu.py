@@ -101,14 +101,9 @@ def tuned(problem, backend):
     BUCKET_WIDTHS x tuning.SWEEP_BLOCKS. The sweep ranks launches by time and does not check each one's
     table (a check at 2^26 keys takes seconds); the row that follows checks the winner's."""
     def measure(bucket: int, block: int):
-        if bucket not in BUCKET_WIDTHS or block > backend.limits.max_threads_per_block:
+        if bucket not in BUCKET_WIDTHS:
             return None
-        try:
-            with timing.measurement(timing.Policy()):  # a plain short timing, never cold
-                return run_scheme("best", best_scheme(bucket), problem, _best_launch(problem, block), backend,
-                                  tuning.SWEEP_REPEATS, check=False).timing.median_ms
-        except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
-            return None
+        return _sweep_time(best_scheme(bucket), problem, _best_launch(problem, block), backend)
 
     return tuning.choose(_tuning_key(problem, backend), measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)))
 
@@ -119,16 +114,22 @@ def tuned_linear(problem, backend):
     first = tuning.SWEEP_ITEMS[0]
 
     def measure(items: int, block: int):
-        if items != first or block > backend.limits.max_threads_per_block:
-            return None
-        try:
-            with timing.measurement(timing.Policy()):
-                return run_scheme("best", LINEAR, problem, Launch(block=block), backend, tuning.SWEEP_REPEATS,
-                                  check=False).timing.median_ms
-        except Exception:  # noqa: BLE001 - a block this device cannot run: not a candidate
-            return None
+        return _sweep_time(LINEAR, problem, Launch(block=block), backend) if items == first else None
 
     return tuning.choose(_tuning_key(problem, backend, " linear probing"), measure)
+
+
+def _sweep_time(scheme: Scheme, problem, launch: Launch, backend) -> float | None:
+    """A sweep's median ms of best's table laid out as ``scheme`` at ``launch``, unchecked; None where the
+    launch cannot run here (too large a block, or too many registers for it): not a candidate."""
+    if launch.block > backend.limits.max_threads_per_block:
+        return None
+    try:
+        with timing.measurement(timing.Policy()):  # a plain short timing, never cold
+            return run_scheme("best", scheme, problem, launch, backend, tuning.SWEEP_REPEATS,
+                              check=False).timing.median_ms
+    except Exception:  # noqa: BLE001 - e.g. too many registers for this block: not a candidate
+        return None
 
 
 def _tuning_key(problem, backend, layout: str = "") -> str:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2,
-                                      SLOT_EMPTY, SLOT_ERASED, VALUE_ABSENT, VALUE_SHIFT)
+from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, MIX_2, SLOT_EMPTY, SLOT_ERASED,
+                                      VALUE_ABSENT, VALUE_SHIFT)
 
 KEY_EMPTY32 = np.uint32(KEY_EMPTY)
 KEY_ERASED32 = np.uint32(KEY_ERASED)

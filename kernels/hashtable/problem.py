@@ -427,10 +427,10 @@ def stopping_buckets(keys: np.ndarray, bucket: int, flags=None) -> np.ndarray:
     full = ~(keys.reshape(nbuckets, bucket) == KEY_EMPTY).any(axis=1)
     going = np.repeat(full[:, None], FLAG_STEPS, axis=1)
     if flags is not None:
-        half = first_flag_words(nbuckets)
+        words, half = np.asarray(flags, np.uint32), first_flag_words(nbuckets)
         for step in range(FLAG_STEPS):  # bit b of a half's little-endian words is bucket b's
-            words = np.asarray(flags, np.uint32)[step * half:(step + 1) * half]
-            going[:, step] &= np.unpackbits(words.view(np.uint8), bitorder="little")[:nbuckets].astype(bool)
+            bits = np.unpackbits(words[step * half:(step + 1) * half].view(np.uint8), bitorder="little")
+            going[:, step] &= bits[:nbuckets].astype(bool)
     return going
 
 
