@@ -251,6 +251,32 @@ def test_inspect_cache_round_trip_in_a_private_folder(inspect_cache, compiled_on
     assert warnings_in(capsys.readouterr().err) == []
 
 
+@pytest.mark.slow  # ptxas and nvdisasm run for real, once each
+def test_an_entry_holds_the_cubin_until_its_sass_is_read_then_the_text(inspect_cache, monkeypatch):
+    """nvdisasm runs when the SASS is first read, not with every compile, and once a kernel: the entry then
+    holds the text, which the next read serves without nvdisasm."""
+    import base64
+    import subprocess
+
+    from kernels.inspector import toolchain
+
+    folder, asked = inspect_cache
+    compiled = _compile()
+    (entry,) = folder.glob("*.json")
+    data = json.loads(entry.read_text())
+    assert "sass_text" not in data and base64.b64decode(data["cubin"]) == compiled.sass_or_cubin
+    cubin = entry.with_suffix(".cubin")
+    cubin.write_bytes(compiled.sass_or_cubin)
+    by_hand = subprocess.run([toolchain.nvdisasm_path(), "-gi", "-c", str(cubin)], capture_output=True, text=True,
+                             check=True).stdout
+    assert compiled.sass_text == by_hand and "//## File" in by_hand
+    data = json.loads(entry.read_text())
+    assert data["sass_text"] == by_hand and "cubin" not in data
+    monkeypatch.setattr(toolchain, "disassemble", lambda cubin: pytest.fail("disassembled again"))
+    again = _compile()
+    assert again.sass_or_cubin == by_hand and again.sass_text == by_hand and len(asked) == 1
+
+
 @pytest.mark.slow  # ptxas and nvdisasm run for real
 def test_inspect_works_when_the_cache_folder_is_a_file(inspect_cache, capsys):
     from raytracer_app.cli import main
@@ -307,7 +333,7 @@ def test_a_bad_inspect_entry_is_compiled_again_with_one_warning(inspect_cache, c
         elif damage == "wrong type":
             bad["ptx"] = 42
         else:
-            del bad["sass_text"]
+            del bad["cubin" if "cubin" in bad else "sass_text"]
         entry.write_text(json.dumps(bad))
     result = _compile()
     assert result.arch == "sm_90" and result.variant == "best" and len(asked) == 1

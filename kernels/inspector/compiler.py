@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -48,15 +48,19 @@ class Compiled:
     ptx: str
     ptxas_report: str
     # nvdisasm's text, or the cubin it is made from when sass_text is first read: nvdisasm costs about half a
-    # second of CPU a kernel, and a check of the PTX alone (a variant file's compile) never needs it
+    # second of CPU a kernel, and a look at the PTX or the resources alone never needs it
     sass_or_cubin: str | bytes = field(repr=False)
     sources: list  # [{"name", "file", "first_line", "source"}]: the kernel, then the functions it calls
+    entry: Path | None = field(default=None, repr=False, compare=False)  # its cache entry, made whole on first read
 
     @functools.cached_property
     def sass_text(self) -> str:
         if isinstance(self.sass_or_cubin, str):
             return self.sass_or_cubin
-        return toolchain.disassemble(self.sass_or_cubin)
+        text = toolchain.disassemble(self.sass_or_cubin)
+        if self.entry is not None:  # the entry keeps the text from now on: nvdisasm runs once a kernel
+            _store(self.entry, replace(self, sass_or_cubin=text), quiet=True)
+        return text
 
 
 def cache_dir(override: str | os.PathLike | None = None) -> Path:
@@ -147,8 +151,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
                     continue
                 assembled = toolchain.assemble(outcome["ptx"], arch)
                 compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
-                                    outcome["ptx"], assembled.report, toolchain.disassemble(assembled.cubin),
-                                    outcome["sources"])
+                                    outcome["ptx"], assembled.report, assembled.cubin, outcome["sources"], path)
                 if path is not None:
                     _store(path, compiled, quiet=warned)  # rebuilt; one warning per entry all told
                 results[arch][(target, variant)] = compiled
@@ -242,9 +245,11 @@ def _run_one_child(jobs: list[dict], archs: list[str]) -> dict:
         return read_json(answer, "the compiler process's answer", 1 << 30, "PTX of a few kernels")["results"]
 
 
-# an entry holds Compiled's fields in their order, the SASS as text under "sass_text"
-_FIELDS = {("sass_text" if name == "sass_or_cubin" else name): (list if name == "sources" else str)
-           for name in Compiled.__dataclass_fields__}
+# an entry holds Compiled's fields, and the SASS as text under "sass_text" or, until it is first read, the
+# cubin it is made from under "cubin" (base64)
+_FIELDS = {name: (list if name == "sources" else str) for name in Compiled.__dataclass_fields__
+           if name not in ("sass_or_cubin", "entry")}
+_SASS_KEYS = ("sass_text", "cubin")
 MAX_ENTRY_BYTES = 64 * 2**20  # one kernel's PTX, SASS and sources: a few MiB at most
 
 
@@ -266,11 +271,14 @@ def _read_entry(path: Path, target: str, variant: str, arch: str, numba_cuda: st
         return "warned"
     claimed = {"target": target, "variant": variant, "arch": arch, "numba_cuda": numba_cuda,
                "signature": declaration(target, variant).signature}
-    problem = None
-    if not isinstance(data, dict) or set(data) != set(_FIELDS):
+    problem, sass = None, None
+    if (not isinstance(data, dict) or set(data) - set(_SASS_KEYS) != set(_FIELDS)
+            or len(set(data) & set(_SASS_KEYS)) != 1):
         problem = "not a compiled kernel"
     elif any(not isinstance(data[name], kind) for name, kind in _FIELDS.items()):
         problem = "a field of the wrong type"
+    elif (sass := _sass_of(data)) is None:
+        problem = "SASS of the wrong type"
     else:
         wrong = [name for name, want in claimed.items() if data[name] != want]
         if wrong:
@@ -280,7 +288,20 @@ def _read_entry(path: Path, target: str, variant: str, arch: str, numba_cuda: st
     if problem:
         warn_once(f"inspector cache entry {path} is invalid ({problem}); compiling again")
         return "warned"
-    return Compiled(*(data[name] for name in _FIELDS))
+    return Compiled(**{name: data[name] for name in _FIELDS}, sass_or_cubin=sass, entry=path)
+
+
+def _sass_of(data: dict) -> str | bytes | None:
+    """An entry's SASS text, or the cubin it holds instead; None when neither is what it should be."""
+    import base64
+    import binascii
+
+    if "sass_text" in data:
+        return data["sass_text"] if isinstance(data["sass_text"], str) else None
+    try:
+        return base64.b64decode(data["cubin"], validate=True) if isinstance(data["cubin"], str) else None
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
@@ -291,8 +312,16 @@ def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
     from kernels.io.writer import WriteFailed, write_output
 
     try:
-        write_output(path, json.dumps({name: getattr(compiled, name) for name in _FIELDS}), "inspector cache")
+        write_output(path, json.dumps(_entry_of(compiled)), "inspector cache")
     except (OSError, InputError, WriteFailed) as exc:
         if not quiet:
             warn_once(f"inspector cache entry {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "
                       "not kept")
+
+
+def _entry_of(compiled: Compiled) -> dict:
+    import base64
+
+    sass = compiled.sass_or_cubin
+    return {name: getattr(compiled, name) for name in _FIELDS} | (
+        {"sass_text": sass} if isinstance(sass, str) else {"cubin": base64.b64encode(sass).decode("ascii")})

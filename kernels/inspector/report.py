@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kernels.errors import InputError
@@ -34,13 +36,24 @@ class KernelReport:
     curve: list[Occupancy]
     sources: list[SourceBlock]
     ptx: str
-    sass: list[sass_mod.SassLine]
-    mix: dict[str, int]
-    mix_by_line: dict[tuple[str, int], dict[str, int]]
     ptx_lines: dict[tuple[str, int], list[int]]  # Python (file, line) -> PTX line indices (with what it inlines)
     traffic: Traffic
     note: str = ""
     ptxas_report: str = field(default="", repr=False)
+    # the SASS lines, parsed when first asked for (nvdisasm runs then, once a kernel: compiler.Compiled)
+    sass_lines: Callable[[], list[sass_mod.SassLine]] = field(default=list, repr=False, compare=False)
+
+    @functools.cached_property
+    def sass(self) -> list[sass_mod.SassLine]:
+        return self.sass_lines()
+
+    @functools.cached_property
+    def mix(self) -> dict[str, int]:
+        return sass_mod.mix(self.sass)
+
+    @functools.cached_property
+    def mix_by_line(self) -> dict[tuple[str, int], dict[str, int]]:
+        return sass_mod.mix_by_line(self.sass)
 
     @property
     def threads(self) -> int:
@@ -77,12 +90,6 @@ def build(compiled: Compiled, block: tuple[int, ...] | None = None, decl: Kernel
     decl = decl or declaration(compiled.target, compiled.variant)
     block = checked_decl_block(decl, block, compiled.arch)
     resources = sass_mod.parse_ptxas(compiled.ptxas_report, compiled.ptx)
-    lines = sass_mod.parse_sass(compiled.sass_text)
-    if compiled.sources:  # the kernel's own lines: the first source block
-        kernel = compiled.sources[0]
-        last = kernel["first_line"] + len(kernel["source"].splitlines())
-        lines = sass_mod.complete_chains(
-            lines, lambda file, line: file == kernel["file"] and kernel["first_line"] <= line < last)
     total = threads(block)
     dynamic = decl.dynamic_shared(total)
     lim = limits_for(compiled.arch)
@@ -99,10 +106,20 @@ def build(compiled: Compiled, block: tuple[int, ...] | None = None, decl: Kernel
         dynamic, max_threads, occupancy(compiled.arch, total, resources.registers, shared_at(total)),
         curve(compiled.arch, resources.registers, shared_at, sizes),
         [SourceBlock(s["name"], s["file"], s["first_line"], s["source"]) for s in compiled.sources],
-        compiled.ptx, lines, sass_mod.mix(lines), sass_mod.mix_by_line(lines),
-        sass_mod.ptx_lines_by_source(compiled.ptx), decl.traffic(decl.default_n, total, blocks), decl.note,
-        compiled.ptxas_report,
+        compiled.ptx, sass_mod.ptx_lines_by_source(compiled.ptx), decl.traffic(decl.default_n, total, blocks),
+        decl.note, compiled.ptxas_report, functools.partial(sass_lines, compiled),
     )
+
+
+def sass_lines(compiled: Compiled) -> list[sass_mod.SassLine]:
+    """The kernel's SASS, each instruction on its Python line, with the chain of lines it was inlined through."""
+    lines = sass_mod.parse_sass(compiled.sass_text)
+    if compiled.sources:  # the kernel's own lines: the first source block
+        kernel = compiled.sources[0]
+        last = kernel["first_line"] + len(kernel["source"].splitlines())
+        lines = sass_mod.complete_chains(
+            lines, lambda file, line: file == kernel["file"] and kernel["first_line"] <= line < last)
+    return lines
 
 
 def inspect(target: str, variant: str, arch: str | None = None, block: tuple[int, ...] | None = None,
