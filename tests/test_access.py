@@ -45,6 +45,29 @@ def copy_some(src, dst):
         dst[i] = src[i]
 
 
+@cuda.jit
+def probe_then_claim(table, starts, claimed):
+    """Each thread walks from its start to the first empty slot (data-dependent lengths), then claims it."""
+    i = cuda.threadIdx.x
+    slot = starts[i]
+    while True:
+        if table[slot] == 0:
+            claimed[i] = cuda.atomic.cas(table, slot, 0, i + 1)
+            break
+        slot += 1
+
+
+@cuda.jit
+def branch_in_a_loop(src, dst):
+    """Every thread runs the loop the same number of times; odd threads load once more before the store."""
+    i = cuda.threadIdx.x
+    for step in range(3):
+        value = src[i]
+        if i % 2:
+            value += src[i + 32]
+        dst[step * 32 + i] = value
+
+
 @cuda.jit(device=True)
 def load_one(a, i):
     return a[i]
@@ -139,6 +162,19 @@ def forty_of_48_lanes():
 
 def all_of_40_lanes():
     copy_some[1, 40](np.arange(64, dtype=np.int32), np.zeros(64, np.int32))
+
+
+def probing():
+    # threads 0-3 start on runs of 4, 3, 2 and 1 occupied slots (each run its own empty slot after it); the
+    # other 28 start on empty slots of their own
+    table = np.zeros(128, np.int32)
+    table[0:4] = table[8:11] = table[16:18] = table[24] = 1
+    starts = np.array([0, 8, 16, 24] + [64 + i for i in range(4, 32)], np.int32)
+    probe_then_claim[1, 32](table, starts, np.zeros(32, np.int32))
+
+
+def branching():
+    branch_in_a_loop[1, 32](np.arange(64, dtype=np.int32), np.zeros(96, np.int32))
 
 
 def device_function():
@@ -241,6 +277,26 @@ def test_a_partial_last_warp_whose_threads_all_take_part_is_no_conditional_acces
     assert line.metrics[M.lanes_key(M.GLOBAL, M.LD)] == 40
     assert notes.NOTE_CONDITIONAL not in line.notes
     assert notes.NOTE_CONDITIONAL not in only_line(traced(child, "consecutive_int32"), M.GLOBAL, M.LD).notes
+
+
+def test_a_loop_threads_leave_at_different_times_is_noted_where_it_splits_requests(child):
+    """Threads 0-3 walk over 4, 3, 2 and 1 occupied slots (5, 4, 3 and 2 loads), the other 28 claim their first
+    slot. The trace groups each thread's first compare-and-swap into one request of
+    32 lanes; a GPU issues it once per loop iteration for the threads that reach it then, and the line says
+    so. A branch inside a loop all threads run equally often is no such case."""
+    (kernel,) = traced(child, "probing").kernels
+    claim = next(ln for ln in kernel.lines if ln.line == line_of(probe_then_claim, "cuda.atomic.cas"))
+    assert claim.metrics[M.requests_metric(M.GLOBAL, M.ATOM)] == 1
+    assert claim.metrics[M.lanes_key(M.GLOBAL, M.ATOM)] == 32
+    assert notes.NOTE_LOOP_SKEW in claim.notes
+    walk = next(ln for ln in kernel.lines if ln.line == line_of(probe_then_claim, "if table[slot] == 0"))
+    assert walk.metrics[M.requests_metric(M.GLOBAL, M.LD)] == 5  # the n-th loads: 32, 4, 3, 2 and 1 lanes
+    assert walk.metrics[M.lanes_key(M.GLOBAL, M.LD)] == 32 + 4 + 3 + 2 + 1
+    assert notes.NOTE_LOOP_SKEW not in walk.notes  # each thread's n-th load follows its (n-1)-th
+    (kernel,) = traced(child, "branching").kernels
+    assert all(notes.NOTE_LOOP_SKEW not in ln.notes for ln in kernel.lines)
+    store = next(ln for ln in kernel.lines if ln.line == line_of(branch_in_a_loop, "dst[step * 32 + i]"))
+    assert store.metrics[M.requests_metric(M.GLOBAL, M.ST)] == 3
 
 
 @pytest.mark.parametrize("function,conflicts",

@@ -23,6 +23,12 @@ NOTE_CONDITIONAL = ("not every thread of a warp makes this access: where the com
                     "branching around it, a GPU also issues it for warps whose threads all skip it, which Nsight "
                     "Compute counts as requests without sectors or wavefronts, so its figures per request come out "
                     "lower")
+NOTE_LOOP_SKEW = ("the threads of a warp come to this access inside a loop after different numbers of iterations (a "
+                  "probe or retry loop they run for different lengths): a GPU issues it once per iteration for the "
+                  "threads that reach it in that iteration, so Nsight Compute counts more requests with fewer lanes "
+                  "each, where the trace groups each thread's n-th execution into one request; and warps inserting "
+                  "at the same time make each other's compare-and-swaps fail and retry, which a trace that runs one "
+                  "block after another cannot see")
 RUN_NOTES = (
     "each access of the Python source is counted; the compiler may keep a value in a register instead of "
     "loading it again, or merge neighbouring loads into one wider load, where the hardware counts fewer",

@@ -110,8 +110,9 @@ class _LineTally:
         self.spread: list = []
         self.stride = 1
 
-    def add(self, site, lanes, block, warp, n, threads: int) -> None:
-        """One warp request: ``lanes`` of the warp's ``threads`` made it."""
+    def add(self, site, lanes, block, warp, n, threads: int, skewed: bool = False) -> None:
+        """One warp request: ``lanes`` of the warp's ``threads`` made it; ``skewed``: they came to it from
+        the same earlier access, made a different number of times (a loop they run for different lengths)."""
         a = self.access
         M.add_request(a.metrics, site.space, site.op, lanes, site.width)
         a.requests_seen += 1
@@ -127,6 +128,8 @@ class _LineTally:
             a.notes.append(site.note)
         if M.WARP - lanes.count(None) < threads and notes.NOTE_CONDITIONAL not in a.notes:
             a.notes.append(notes.NOTE_CONDITIONAL)
+        if skewed and site.in_loop and notes.NOTE_LOOP_SKEW not in a.notes:
+            a.notes.append(notes.NOTE_LOOP_SKEW)
 
     def done(self) -> M.LineAccess:
         self.access.requests.extend(self.spread)
@@ -134,11 +137,11 @@ class _LineTally:
 
 
 class _Site:
-    __slots__ = ("file", "line", "op", "space", "width", "array", "note")
+    __slots__ = ("file", "line", "op", "space", "width", "array", "note", "in_loop")
 
-    def __init__(self, file, line, op, space, width, array, note):
+    def __init__(self, file, line, op, space, width, array, note, in_loop=False):
         self.file, self.line, self.op, self.space = file, line, op, space
-        self.width, self.array, self.note = width, array, note
+        self.width, self.array, self.note, self.in_loop = width, array, note, in_loop
 
     def request(self, lanes, block, warp, n) -> M.Request:
         return M.Request(self.space, self.op, self.width, tuple(lanes), block, warp, n, self.array)
@@ -268,7 +271,7 @@ class Tracer:
         key = (code, offset, op, space, info[4], width)
         site = self._sites.get(key)
         if site is None:
-            site = self._new_site(key, frame.f_lineno, bool(merge))
+            site = self._new_site(key, frame, bool(merge))
         n = state.counts.get(site, 0) + 1
         state.counts[site] = n
         records = state.records
@@ -306,17 +309,33 @@ class Tracer:
             self._arrays[id(ary)] = info
         return info
 
-    def _new_site(self, key, line: int, merged: bool):
-        code, _, op, space, root, width = key
+    def _new_site(self, key, frame, merged: bool):
+        code, offset, op, space, root, width = key
+        line, in_loop = frame.f_lineno, self._in_loop(frame)
         with self._lock:
             site = self._sites.get(key)
             if site is None:
                 site = len(self._site_list)
                 note = notes.site_note(space, op, merged, width)
                 self._site_list.append(_Site(_shown_file(code.co_filename), line, op, space, width,
-                                             f"{space} array {root + 1}", note))
+                                             f"{space} array {root + 1}", note, in_loop))
                 self._sites[key] = site
         return site
+
+    def _in_loop(self, frame) -> bool:
+        """Whether the access ``frame`` makes lies inside a loop of its function or, for a device function, of
+        a kernel or device function it was called from (as the first call of its site found it)."""
+        while frame is not None:
+            code = frame.f_code
+            kind = self._codes.get(code)
+            if kind is None:
+                kind = self._classify(code)
+            if kind == _SKIP:
+                return False  # the simulator's own code: above the kernel
+            if kind == _KERNEL and _in_loop(code, frame.f_lasti):
+                return True
+            frame = frame.f_back
+        return False
 
     def _owner_table(self, code) -> dict:
         """{bytecode offset: the offset of the instruction it belongs to}: a frame's f_lasti inside a call
@@ -347,30 +366,49 @@ class Tracer:
 
     def flush(self, states, grid_point) -> None:
         """Rebuild the warp requests of the accesses made since the last barrier and tally them."""
+        # (warp, site, n) -> [lanes' addresses, the access each lane made just before (site, n), skew]: skew is
+        # True when the lanes came from the same earlier access made a different number of times (iterations of
+        # a loop they run for different lengths), None once they came from different ones (a branch)
         groups: dict = {}
         for state in states:
             records = state.records
             if not records:
                 continue
             warp, lane = state.warp, state.lane
+            before = None
             for site, n, address in records:
                 key = (warp, site, n)
-                lanes = groups.get(key)
-                if lanes is None:
-                    groups[key] = lanes = [None] * M.WARP
-                lanes[lane] = address
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = group = [[None] * M.WARP, before, False]
+                elif group[2] is not None and before != group[1]:
+                    same_access = before is not None and group[1] is not None and before[0] == group[1][0]
+                    group[2] = True if same_access else None
+                group[0][lane] = address
+                before = (site, n)
             state.records = []
         if not groups:
             return
         launch = self._launch
         block = tuple((tuple(grid_point) + (0, 0))[:3])
         threads = collections.Counter(state.warp for state in states)  # a block's last warp may be partial
-        for (warp, site_number, n), lanes in sorted(groups.items(), key=lambda kv: kv[0]):
+        for (warp, site_number, n), (lanes, _, skewed) in sorted(groups.items(), key=lambda kv: kv[0]):
             site = self._site_list[site_number]
             tally = launch.lines.get((site.file, site.line))
             if tally is None:
                 tally = launch.lines[(site.file, site.line)] = _LineTally(site.file, site.line)
-            tally.add(site, lanes, block, warp, n, threads[warp])
+            tally.add(site, lanes, block, warp, n, threads[warp], skewed=bool(skewed))
+
+
+_BACKWARD = ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE", "POP_JUMP_BACKWARD_IF_TRUE",
+             "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
+
+
+def _in_loop(code, offset: int) -> bool:
+    """Whether the instruction at ``offset`` lies inside a loop of ``code``: between a backward jump's target
+    and the jump."""
+    return any(ins.opname in _BACKWARD and isinstance(ins.argval, int) and ins.argval <= offset < ins.offset
+               for ins in dis.get_instructions(code))
 
 
 def _offset(idx, strides, shape) -> int:
