@@ -58,6 +58,14 @@ def probe_then_claim(table, starts, claimed):
 
 
 @cuda.jit
+def claim_once(table, starts, claimed):
+    i = cuda.threadIdx.x
+    claimed[i] = cuda.atomic.cas(table, starts[i], 0, i + 1)
+    for k in range(2):
+        cuda.atomic.add(table, starts[i] + 1, k)
+
+
+@cuda.jit
 def branch_in_a_loop(src, dst):
     """Every thread runs the loop the same number of times; odd threads load once more before the store."""
     i = cuda.threadIdx.x
@@ -173,6 +181,10 @@ def probing():
     probe_then_claim[1, 32](table, starts, np.zeros(32, np.int32))
 
 
+def claiming_once():
+    claim_once[1, 32](np.zeros(128, np.int32), np.arange(32, dtype=np.int32) * 4, np.zeros(32, np.int32))
+
+
 def branching():
     branch_in_a_loop[1, 32](np.arange(64, dtype=np.int32), np.zeros(96, np.int32))
 
@@ -279,7 +291,7 @@ def test_a_partial_last_warp_whose_threads_all_take_part_is_no_conditional_acces
     assert notes.NOTE_CONDITIONAL not in only_line(traced(child, "consecutive_int32"), M.GLOBAL, M.LD).notes
 
 
-def test_a_loop_threads_leave_at_different_times_is_noted_where_it_splits_requests(child):
+def test_a_loop_threads_leave_at_different_times_and_a_retried_compare_and_swap_are_noted(child):
     """Threads 0-3 walk over 4, 3, 2 and 1 occupied slots (5, 4, 3 and 2 loads), the other 28 claim their first
     slot. The trace groups each thread's first compare-and-swap into one request of
     32 lanes; a GPU issues it once per loop iteration for the threads that reach it then, and the line says
@@ -288,11 +300,14 @@ def test_a_loop_threads_leave_at_different_times_is_noted_where_it_splits_reques
     claim = next(ln for ln in kernel.lines if ln.line == line_of(probe_then_claim, "cuda.atomic.cas"))
     assert claim.metrics[M.requests_metric(M.GLOBAL, M.ATOM)] == 1
     assert claim.metrics[M.lanes_key(M.GLOBAL, M.ATOM)] == 32
-    assert notes.NOTE_LOOP_SKEW in claim.notes
+    assert notes.NOTE_LOOP_SKEW in claim.notes and notes.NOTE_CAS_RETRY in claim.notes
     walk = next(ln for ln in kernel.lines if ln.line == line_of(probe_then_claim, "if table[slot] == 0"))
     assert walk.metrics[M.requests_metric(M.GLOBAL, M.LD)] == 5  # the n-th loads: 32, 4, 3, 2 and 1 lanes
     assert walk.metrics[M.lanes_key(M.GLOBAL, M.LD)] == 32 + 4 + 3 + 2 + 1
     assert notes.NOTE_LOOP_SKEW not in walk.notes  # each thread's n-th load follows its (n-1)-th
+    (kernel,) = traced(child, "claiming_once").kernels  # a compare-and-swap no loop retries; an add in a loop
+    assert all(notes.NOTE_CAS_RETRY not in ln.notes and notes.NOTE_LOOP_SKEW not in ln.notes for ln in kernel.lines)
+    assert len(kernel.lines) == 2
     (kernel,) = traced(child, "branching").kernels
     assert all(notes.NOTE_LOOP_SKEW not in ln.notes for ln in kernel.lines)
     store = next(ln for ln in kernel.lines if ln.line == line_of(branch_in_a_loop, "dst[step * 32 + i]"))

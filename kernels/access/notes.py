@@ -26,9 +26,10 @@ NOTE_CONDITIONAL = ("not every thread of a warp makes this access: where the com
 NOTE_LOOP_SKEW = ("the threads of a warp come to this access inside a loop after different numbers of iterations (a "
                   "probe or retry loop they run for different lengths): a GPU issues it once per iteration for the "
                   "threads that reach it in that iteration, so Nsight Compute counts more requests with fewer lanes "
-                  "each, where the trace groups each thread's n-th execution into one request; and warps inserting "
-                  "at the same time make each other's compare-and-swaps fail and retry, which a trace that runs one "
-                  "block after another cannot see")
+                  "each, where the trace groups each thread's n-th execution into one request")
+NOTE_CAS_RETRY = ("a compare-and-swap inside a loop: where warps running at the same time change the same word, it "
+                  "fails and the loop makes it again: requests a GPU counts and a trace that runs one block after "
+                  "another mostly does not see")
 RUN_NOTES = (
     "each access of the Python source is counted; the compiler may keep a value in a register instead of "
     "loading it again, or merge neighbouring loads into one wider load, where the hardware counts fewer",

@@ -130,6 +130,8 @@ class _LineTally:
             a.notes.append(notes.NOTE_CONDITIONAL)
         if skewed and site.in_loop and notes.NOTE_LOOP_SKEW not in a.notes:
             a.notes.append(notes.NOTE_LOOP_SKEW)
+        if site.retried and notes.NOTE_CAS_RETRY not in a.notes:
+            a.notes.append(notes.NOTE_CAS_RETRY)
 
     def done(self) -> M.LineAccess:
         self.access.requests.extend(self.spread)
@@ -137,11 +139,12 @@ class _LineTally:
 
 
 class _Site:
-    __slots__ = ("file", "line", "op", "space", "width", "array", "note", "in_loop")
+    __slots__ = ("file", "line", "op", "space", "width", "array", "note", "in_loop", "retried")
 
-    def __init__(self, file, line, op, space, width, array, note, in_loop=False):
+    def __init__(self, file, line, op, space, width, array, note, in_loop=False, retried=False):
         self.file, self.line, self.op, self.space = file, line, op, space
         self.width, self.array, self.note, self.in_loop = width, array, note, in_loop
+        self.retried = retried  # a compare-and-swap a loop makes again when it fails
 
     def request(self, lanes, block, warp, n) -> M.Request:
         return M.Request(self.space, self.op, self.width, tuple(lanes), block, warp, n, self.array)
@@ -232,7 +235,7 @@ class Tracer:
 
     # --- accesses ------------------------------------------------------------------------------------------
 
-    def record(self, ary, idx, op: str, space: str) -> None:
+    def record(self, ary, idx, op: str, space: str, compare_and_swap: bool = False) -> None:
         """One thread's access to element ``idx`` of ``ary`` (called by the hooks, from the thread itself)."""
         state = getattr(threading.current_thread(), "access_state", None)
         if state is None:
@@ -271,7 +274,7 @@ class Tracer:
         key = (code, offset, op, space, info[4], width)
         site = self._sites.get(key)
         if site is None:
-            site = self._new_site(key, frame, bool(merge))
+            site = self._new_site(key, frame, bool(merge), compare_and_swap)
         n = state.counts.get(site, 0) + 1
         state.counts[site] = n
         records = state.records
@@ -309,16 +312,17 @@ class Tracer:
             self._arrays[id(ary)] = info
         return info
 
-    def _new_site(self, key, frame, merged: bool):
+    def _new_site(self, key, frame, merged: bool, compare_and_swap: bool = False):
         code, offset, op, space, root, width = key
         line, in_loop = frame.f_lineno, self._in_loop(frame)
+        retried = compare_and_swap and in_loop and op == M.ATOM
         with self._lock:
             site = self._sites.get(key)
             if site is None:
                 site = len(self._site_list)
                 note = notes.site_note(space, op, merged, width)
                 self._site_list.append(_Site(_shown_file(code.co_filename), line, op, space, width,
-                                             f"{space} array {root + 1}", note, in_loop))
+                                             f"{space} array {root + 1}", note, in_loop, retried))
                 self._sites[key] = site
         return site
 

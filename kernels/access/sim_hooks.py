@@ -320,7 +320,8 @@ def _traced_atomic(name: str, original, within):
         else:
             return original(self, array, *rest)
         if tracer is not None:
-            tracer.record(seen, (0,) * raw.ndim if whole_array else rest[0], M.ATOM, space)
+            tracer.record(seen, (0,) * raw.ndim if whole_array else rest[0], M.ATOM, space,
+                          compare_and_swap=name in ("cas", "compare_and_swap"))
         return original(self, raw, *rest)
 
     atomic.__name__ = name
