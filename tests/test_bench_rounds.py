@@ -102,6 +102,7 @@ def test_one_round_is_the_plain_run(cpu_backend):
     assert log == [("a", 5), ("b", 5)]
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_cli_writes_the_joined_samples_and_the_rounds(tmp_path, capsys):
     import json
 

@@ -312,6 +312,7 @@ def test_save_image_writes_png_of_the_frame_size(qtbot, make_window, cpu_backend
     assert w.menus.save_screenshot(shot) and QImage(str(shot)).width() > 0
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_closing_during_a_run_exits_cleanly(qtbot, make_window, cpu_backend):
     w = make_window(cpu_backend)
     panel = w.panels["Histogram"]

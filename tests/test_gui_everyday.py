@@ -304,6 +304,7 @@ def test_a_row_whose_input_fits_in_the_cache_says_so(qtbot, make_window, cpu_bac
     assert "fits in the cache" in cell.toolTip()
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_hash_table_shows_operations_per_second(qtbot, make_window, cpu_backend, tmp_path):
     w = make_window(cpu_backend)
     panel = w.panels["Hash table"]

@@ -290,6 +290,7 @@ def test_a_compiler_helper_counts_on_the_line_that_calls_it():
     assert (helper.opcode, helper.file, helper.line, helper.inlined_at) == ("I2F.U64.RP", "/k.py", 21, ())
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_lineinfo_everywhere_asks_for_line_information_but_not_for_numbas_own_functions():
     from tests.conftest import run_fresh_python
 

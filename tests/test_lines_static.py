@@ -215,6 +215,7 @@ def _fake_ncu_run(monkeypatch, report, shift=0):
     return call_line
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 @needs_compiler
 def test_measured_lines_take_the_compiles_chains(monkeypatch):
     from types import SimpleNamespace

@@ -80,7 +80,10 @@ class _Checker(doctest.OutputChecker):
         return re.fullmatch(pattern, " ".join(got.split())) is not None
 
 
-@pytest.mark.parametrize("where,text", [pytest.param(*block, id=block[0]) for block in fenced("pycon")])
+# an example that compiles with the inspector takes seconds: the quick loop (-m "not slow") leaves it out
+@pytest.mark.parametrize("where,text", [
+    pytest.param(*block, id=block[0], marks=[pytest.mark.slow] * ("kernels.inspector" in block[1]))
+    for block in fenced("pycon")])
 def test_python_examples_print_what_the_docs_show(where, text):
     if "kernels.inspector" in text:
         from kernels.inspector import toolchain

@@ -122,6 +122,7 @@ def test_stop_keeps_the_rows_that_finished():
     assert run.stopped and len(run.rows) == 3 and run.rows == seen and all(r.ok for r in run.rows)
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_a_simulator_run_goes_to_the_child_and_stop_keeps_its_finished_rows():
     """Given the window's simulator child, a simulator run goes there (so that Stop can end it at once), its rows
     streaming back one by one; a Stop ends the child and keeps those that came."""

@@ -68,6 +68,7 @@ def test_constant_memory_follows_new_scenes(cuda_backend):
     assert np.abs(img_b.astype(int) - spheres_reference(b.spheres, 24, 16)).max() <= 1
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_staggered_pattern_on_cuda_kernels(cuda_backend):
     scene = small_scene(n=5)
     r = SphereRenderer(cuda_backend)
@@ -370,6 +371,7 @@ def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_
     assert outcome.result == small.expected == 128  # every pixel matches the CPU twin
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_binned_tiles_follow_new_scenes_sizes_and_blocks(cuda_backend):
     """The tile lists are sized once per scene, image size and block; any change bins again."""
     r = SphereRenderer(cuda_backend)

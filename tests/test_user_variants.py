@@ -48,6 +48,7 @@ def bench(capsys, path, *extra):
     return code, out, err
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_a_good_file_verifies_and_gets_a_row_beside_the_built_ins(tmp_path, capsys):
     path = write(tmp_path, GOOD)
     out_csv = tmp_path / "rows.csv"
@@ -64,6 +65,7 @@ def test_a_good_file_verifies_and_gets_a_row_beside_the_built_ins(tmp_path, caps
     assert hashlib.sha256(open(path, "rb").read()).hexdigest()[:12] in mine["note"]
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_an_op_the_file_does_not_support_is_skipped(tmp_path, capsys):
     code, out, err = bench(capsys, write(tmp_path, GOOD), "--variants", "my-atomics", "--op", "dot")
     assert code == 0, err
@@ -112,6 +114,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_watchdog(tmp_path, capsys):
     assert "error" in row and "stopped by the watchdog" in row and "3 s" in row
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_user_code_never_runs_in_the_apps_process(tmp_path):
     """Loading only checks syntax here; the import happens in the child (its side effect is not ours)."""
     import os
@@ -130,6 +133,7 @@ def test_user_code_never_runs_in_the_apps_process(tmp_path):
         loader.end_children()
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_a_file_of_another_target_is_refused(tmp_path, capsys):
     code = main(["bench", "histogram", "--backend", "sim", "--n", "100", "--variant-file", write(tmp_path, GOOD)])
     assert code == 2 and "declares TARGET 'reduction'; this is `bench histogram`" in capsys.readouterr().err
@@ -148,6 +152,7 @@ def test_numba_compile_errors_are_bad_files_naming_their_line():
     assert child_side.where(exc, "/home/me/mine.py").startswith("/home/me/mine.py:12: TypingError: ")
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_the_problem_is_shipped_once_and_each_run_says_its_phases(tmp_path, monkeypatch):
     """A second run on the same problem (a re-run, or another file) sends the child no arrays; a new child
     (after a watchdog kill or a crash) asks for them again. Every run reports its phases."""

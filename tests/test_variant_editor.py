@@ -54,6 +54,7 @@ def test_save_open_and_the_recent_list(editor, folders):
     assert editor.open(str(target)) and editor.editor.toPlainText() == target.read_text()
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_run_shows_a_syntax_error_at_its_line(qtbot, editor):
     editor.new_from("sequential")
     lines = editor.editor.toPlainText().splitlines()
@@ -157,6 +158,7 @@ def test_the_default_template_runs_where_the_user_is(qtbot, editor, cpu_backend)
     assert f"my-{editor.from_box.currentText()}" in editor.editor.toPlainText() and not editor.dirty
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_stop_ends_a_run_and_focus_stays_in_the_code(qtbot, editor):
     editor.new_from("sequential")
     editor.editor.setPlainText(editor.editor.toPlainText().replace("            i += stride\n", "            i += 0\n"))
@@ -193,6 +195,7 @@ def test_return_and_tab_indent_as_python_does(qtbot, editor):
     assert code.toPlainText() == "    "
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_an_error_names_the_file_you_saved(qtbot, editor, folders):
     editor.new_from("sequential")
     mine = folders / "mine.py"
@@ -234,6 +237,7 @@ def test_restarting_asks_before_unsaved_text_is_lost(qtbot, cpu_backend, monkeyp
         qtbot.waitUntil(lambda: w.variant_editor.thread.isFinished(), timeout=WAIT)
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 def test_on_the_cpu_a_skipped_run_offers_the_simulator(qtbot, cpu_backend):
     from raytracer_app.gui.editor.editor import VariantEditor
     from raytracer_app.gui.render.models import RenderModel
