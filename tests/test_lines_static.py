@@ -117,6 +117,7 @@ def test_a_device_functions_loop_body_has_its_own_sass(compiled, report):
     assert any(op.startswith(("LDG", "LD.")) for op in loads), loads
 
 
+@pytest.mark.slow  # the module's real compile of a variant file (the quick loop leaves it out)
 @needs_compiler
 def test_a_variant_files_sass_read_later_is_nvdisasms_text_of_its_cubin(compiled, tmp_path):
     """A variant file's SASS is disassembled when first read (kernels/inspector/compiler.py): it is what
@@ -132,6 +133,7 @@ def test_a_variant_files_sass_read_later_is_nvdisasms_text_of_its_cubin(compiled
     assert c.sass_text == sass and "//## File" in sass
 
 
+@pytest.mark.slow  # the module's real compile of a variant file (the quick loop leaves it out)
 @needs_compiler
 def test_the_kernels_call_line_is_the_sum_of_what_it_inlines(compiled, report):
     path, c = compiled
@@ -144,6 +146,7 @@ def test_the_kernels_call_line_is_the_sum_of_what_it_inlines(compiled, report):
     assert not any(ins.file is None for ins in report.sass[:1])  # the first instruction has a line
 
 
+@pytest.mark.slow  # the module's real compile of a variant file (the quick loop leaves it out)
 @needs_compiler
 def test_static_lines_and_the_ptx_follow_the_device_functions(compiled, report):
     from kernels.counters.lines import STATIC, WITH_INLINED
@@ -246,6 +249,7 @@ def test_measured_lines_take_the_compiles_chains(monkeypatch):
     assert list(blind.rows) == [("kernels/reduction/gpu_harris.py", call_line)]
 
 
+@pytest.mark.slow  # over 1.5 s in a timed run (the quick loop leaves it out)
 @needs_compiler
 def test_cli_measured_lines_json_and_text(monkeypatch, tmp_path, capsys):
     from types import SimpleNamespace
