@@ -31,6 +31,9 @@ MAX_SEGMENT_RECORDS = 2_000_000  # accesses one block may make between two barri
 RECORD_BYTES = 120  # one buffered access: a tuple of three and its address
 KEEP_FIRST, KEEP_SPREAD = 24, 24  # requests kept per line for a view: the first ones, then a spread
 _SKIP, _KERNEL, _MERGE = 0, 1, 2
+# the jumps that close a loop (Python 3.11's and 3.12's names)
+_BACKWARD = ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_TRUE",
+             "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
 
 _ACTIVE: "Tracer | None" = None  # the tracer the hooks report to (None: record nothing)
 
@@ -183,6 +186,7 @@ class Tracer:
         self._roots: dict = {}  # id(root array) -> (root, its number, its data pointer)
         self._codes: dict = {}
         self._unused: dict = {}
+        self._loops: dict = {}  # code -> its loops' bytecode ranges [start, end)
         self._owners: dict = {}
         self._lock = threading.Lock()
         self._skip_dirs = _skip_dirs()
@@ -336,10 +340,18 @@ class Tracer:
                 kind = self._classify(code)
             if kind == _SKIP:
                 return False  # the simulator's own code: above the kernel
-            if kind == _KERNEL and _in_loop(code, frame.f_lasti):
+            if kind == _KERNEL and any(start <= frame.f_lasti < end for start, end in self._loop_ranges(code)):
                 return True
             frame = frame.f_back
         return False
+
+    def _loop_ranges(self, code) -> list:
+        """[start, end) bytecode ranges of ``code``'s loops: from a backward jump's target to the jump."""
+        ranges = self._loops.get(code)
+        if ranges is None:
+            ranges = self._loops[code] = [(ins.argval, ins.offset) for ins in dis.get_instructions(code)
+                                          if ins.opname in _BACKWARD and isinstance(ins.argval, int)]
+        return ranges
 
     def _owner_table(self, code) -> dict:
         """{bytecode offset: the offset of the instruction it belongs to}: a frame's f_lasti inside a call
@@ -402,17 +414,6 @@ class Tracer:
             if tally is None:
                 tally = launch.lines[(site.file, site.line)] = _LineTally(site.file, site.line)
             tally.add(site, lanes, block, warp, n, threads[warp], skewed=bool(skewed))
-
-
-_BACKWARD = ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE", "POP_JUMP_BACKWARD_IF_TRUE",
-             "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE")
-
-
-def _in_loop(code, offset: int) -> bool:
-    """Whether the instruction at ``offset`` lies inside a loop of ``code``: between a backward jump's target
-    and the jump."""
-    return any(ins.opname in _BACKWARD and isinstance(ins.argval, int) and ins.argval <= offset < ins.offset
-               for ins in dis.get_instructions(code))
 
 
 def _offset(idx, strides, shape) -> int:

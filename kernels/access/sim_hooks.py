@@ -309,6 +309,7 @@ def _const_array_like(self, ary):
 
 def _traced_atomic(name: str, original, within):
     whole_array = name == "compare_and_swap"  # it works on element 0
+    compare_and_swap = name in ("cas", "compare_and_swap")
 
     def atomic(self, array, *rest):
         tracer = recorder.active()
@@ -321,7 +322,7 @@ def _traced_atomic(name: str, original, within):
             return original(self, array, *rest)
         if tracer is not None:
             tracer.record(seen, (0,) * raw.ndim if whole_array else rest[0], M.ATOM, space,
-                          compare_and_swap=name in ("cas", "compare_and_swap"))
+                          compare_and_swap=compare_and_swap)
         return original(self, raw, *rest)
 
     atomic.__name__ = name

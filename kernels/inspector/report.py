@@ -41,11 +41,11 @@ class KernelReport:
     note: str = ""
     ptxas_report: str = field(default="", repr=False)
     # the SASS lines, parsed when first asked for (nvdisasm runs then, once a kernel: compiler.Compiled)
-    sass_lines: Callable[[], list[sass_mod.SassLine]] = field(default=list, repr=False, compare=False)
+    read_sass: Callable[[], list[sass_mod.SassLine]] = field(default=list, repr=False, compare=False)
 
     @functools.cached_property
     def sass(self) -> list[sass_mod.SassLine]:
-        return self.sass_lines()
+        return self.read_sass()
 
     @functools.cached_property
     def mix(self) -> dict[str, int]:
