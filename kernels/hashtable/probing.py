@@ -88,7 +88,8 @@ def flag_place(bucket, step, nbuckets):
     b = np.uint32(bucket)
     word = np.uint32(b >> np.uint32(5))
     if step != 0:
-        word += np.uint32((np.uint32(nbuckets) + np.uint32(31)) >> np.uint32(5))  # past the first half
+        # past the first half: layout.first_flag_words(nbuckets) words, written here for device code
+        word += np.uint32((np.uint32(nbuckets) + np.uint32(31)) >> np.uint32(5))
     return word, np.uint32(np.uint32(1) << (b & np.uint32(31)))
 
 
