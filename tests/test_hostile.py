@@ -443,7 +443,7 @@ def test_a_signal_stops_a_long_bench_at_once_and_leaves_no_partial_file(tmp_path
     took = _stop_after(proc, "backend:", getattr(signal, sig))
     assert proc.returncode == status and took < 1.5
     err = proc.stderr.read().strip().splitlines()
-    assert (err == []) if says is None else (len(err) == 1 and err[0].startswith(says))
+    assert (err == []) if says is None else (len(err) == 1 and err[0].startswith(says)), err
     assert {p.name for p in tmp_path.iterdir()} <= {"rows.csv", "rows.json"}  # no temporary file
     if js.exists():
         assert read_result(js, "--json").partial

@@ -23,6 +23,7 @@ import numpy as np
 
 from kernels.access import model as M
 from kernels.access import notes
+from kernels.backend import sim_blocks
 from kernels.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -293,7 +294,7 @@ class Tracer:
         filename = code.co_filename
         if code in self._merge:
             kind = _MERGE
-        elif filename.startswith(self._skip_dirs) or filename in (threading.__file__, contextlib.__file__):
+        elif filename.startswith(self._skip_dirs) or filename in _SKIP_FILES:
             kind = _SKIP
         else:
             kind = _KERNEL
@@ -440,6 +441,10 @@ def _skip_dirs() -> tuple[str, ...]:
 
     dirs = [os.path.dirname(numba.__file__), os.path.dirname(np.__file__), os.path.dirname(__file__)]
     return tuple(d + os.sep for d in dirs)
+
+
+# files of frames that are not kernel code either: the simulated threads' own loop and the context managers
+_SKIP_FILES = (threading.__file__, contextlib.__file__, sim_blocks.__file__)
 
 
 def _shown_file(filename: str) -> str:

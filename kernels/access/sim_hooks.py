@@ -6,8 +6,8 @@ before anything is patched.
 
 - ``FakeCUDAKernel.__call__``: a launch asks the tracer whether to run (a repeat of a kernel already traced
   does not run) and is framed by it;
-- ``BlockManager``: only the sampled blocks run, on a barrier that wakes waiting threads instead of polling
-  (the simulator's loop spins on the GIL), and the tracer rebuilds the warp requests at every barrier;
+- ``BlockManager``: only the sampled blocks run (kernels/backend/sim_blocks.py, as every simulator launch
+  runs), and the tracer rebuilds the warp requests at every barrier;
 - ``FakeWithinKernelCUDAArray.__getitem__`` / ``__setitem__``: global loads and stores;
 - ``FakeCUDAShared.array``: shared arrays become :class:`~.recorder.RecordingShared` (local arrays stay numpy
   and are not recorded); ``FakeCUDAConst.array_like``: constant arrays are recorded as such;
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 
 import numpy as np
 
 from kernels.access import model as M
 from kernels.access import notes, recorder
+from kernels.backend import sim_blocks
 from kernels.errors import InputError
 
 WRITTEN_FOR = "0.30"  # numba-cuda's minor series whose simulator this module patches
@@ -118,138 +118,15 @@ def _block_manager(original_class, dim3):
     return TracedBlockManager
 
 
-class _Aborted(Exception):
-    """Unwinds the threads of a block after one of them failed."""
-
-
-class _Barrier:
-    """syncthreads for one block: releases when every thread still running has arrived (threads that
-    returned count as arrived, as in the simulator), after the tracer has rebuilt the requests made so far.
-    Each waiting thread sleeps on a lock of its own, so a release wakes them without their queueing on one
-    shared lock again (a Condition's notify_all does that, slowly for a block of 1024)."""
-
-    def __init__(self, total: int, on_release):
-        self._lock = threading.Lock()
-        self._total, self._arrived, self._left = total, 0, 0
-        self._values: list = []
-        self._last: list = []
-        self._waiting: list = []
-        self._on_release = on_release
-        self.aborted = False
-        self.error: BaseException | None = None
-
-    def wait(self, gate: threading.Lock, value=None) -> list:
-        """``gate``: the calling thread's own lock, held (acquired) while it is not waiting."""
-        with self._lock:
-            if self.aborted:
-                raise _Aborted()
-            self._arrived += 1
-            self._values.append(value)
-            if self._arrived + self._left == self._total:
-                self._release()
-                return self._last
-            self._waiting.append(gate)
-        gate.acquire()  # released by the thread that completes the barrier
-        if self.aborted:
-            raise _Aborted()
-        return self._last
-
-    def leave(self) -> None:
-        with self._lock:
-            self._left += 1
-            if self._arrived and self._arrived + self._left == self._total:
-                self._release()
-
-    def abort(self) -> None:
-        with self._lock:
-            self.aborted = True
-            self._open()
-
-    def _release(self) -> None:
-        try:
-            self._on_release()
-        except BaseException as exc:  # noqa: BLE001 - a trace too large: ends the block, reported after
-            self.error, self.aborted = exc, True
-        self._last, self._values = self._values, []
-        self._arrived = 0
-        self._open()
-
-    def _open(self) -> None:
-        waiting, self._waiting = self._waiting, []
-        for gate in waiting:
-            gate.release()
-
-
-class _Thread(threading.Thread):
-    """One simulated CUDA thread: what the simulator's kernel API asks of ``threading.current_thread()``."""
-
-    def __init__(self, fn, args, barrier: _Barrier, grid_point, block_point, block_dim, state, dim3):
-        super().__init__(daemon=True)
-        self._fn, self._args, self._barrier = fn, args, barrier
-        self.blockIdx, self.threadIdx = dim3(*grid_point), dim3(*block_point)
-        x, y, z = block_point
-        self.thread_id = x + block_dim[0] * (y + block_dim[1] * z)
-        self.access_state = state
-        self.exception: BaseException | None = None
-        self._gate = threading.Lock()
-        self._gate.acquire()  # held while not waiting at a barrier
-        self.go = threading.Lock()
-        self.go.acquire()  # released once every thread of the block has started
-
-    def run(self):
-        self.go.acquire()  # started threads wait here: starting the rest is not slowed by their running
-        try:
-            self._fn(*self._args)
-        except _Aborted:
-            pass
-        except BaseException as exc:  # noqa: BLE001 - reported by the block's runner
-            self.exception = exc
-            self._barrier.abort()
-        finally:
-            self._barrier.leave()
-
-    def syncthreads(self):
-        self._barrier.wait(self._gate)
-
-    def syncthreads_count(self, value):
-        return sum(1 for v in self._barrier.wait(self._gate, value) if v)
-
-    def syncthreads_and(self, value):
-        return 1 if all(self._barrier.wait(self._gate, value)) else 0
-
-    def syncthreads_or(self, value):
-        return 1 if any(self._barrier.wait(self._gate, value)) else 0
-
-
 def _run_block(tracer: recorder.Tracer, fn, grid_point, block_dim, args, dim3) -> None:
-    points = list(np.ndindex(*block_dim))
-    threads: list[_Thread] = []
-    states = [None] * len(points)
-    barrier = _Barrier(len(points), lambda: tracer.flush(states, grid_point))
-    for point in points:
-        x, y, z = point
-        tid = x + block_dim[0] * (y + block_dim[1] * z)
-        states[tid] = state = tracer.thread_state(tid, len(points))
-        threads.append(_Thread(fn, args, barrier, grid_point, point, block_dim, state, dim3))
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.go.release()
-    for t in threads:
-        t.join()
-    if barrier.error is not None:
-        raise barrier.error
-    for t in threads:
-        if t.exception is not None:
-            exc = t.exception
-            if isinstance(exc, InputError):
-                raise exc
-            where = f"tid={list(t.threadIdx)} ctaid={list(t.blockIdx)}"
-            try:
-                located = type(exc)(f"{where}: {exc}" if str(exc) else where)
-            except Exception:  # noqa: BLE001 - an exception class that takes other arguments
-                located = RuntimeError(f"{where}: {type(exc).__name__}: {exc}")
-            raise located.with_traceback(exc.__traceback__)
+    states: list = [None] * int(np.prod(block_dim))  # by linear thread index, made before any thread runs
+
+    def state_for(tid: int, threads: int):
+        states[tid] = tracer.thread_state(tid, threads)
+        return states[tid]
+
+    sim_blocks.run_block(fn, grid_point, block_dim, args, dim3, state_for=state_for,
+                         on_release=lambda: tracer.flush(states, grid_point))
     tracer.block_done(states, grid_point)
 
 
@@ -298,8 +175,8 @@ def _shared_array(self, shape, dtype):
     caller = sys._getframe(1)
     key = (caller.f_code.co_filename, caller.f_lineno)
     found = self._allocations.get(key)
-    if found is None:
-        found = self._allocations[key] = np.empty(shape, dtype).view(recorder.RecordingShared)
+    if found is None:  # the block's threads run at once: the first to store it wins (setdefault is atomic)
+        found = self._allocations.setdefault(key, np.empty(shape, dtype).view(recorder.RecordingShared))
     return found
 
 

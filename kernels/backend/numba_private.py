@@ -29,7 +29,11 @@ each function touches, and who calls it:
   and ``devicearray._StridedMemoryViewShim``, so that a launch types and passes our device arrays as it
   does its own;
 - :func:`simulator_lane` (kernels/hashtable/device.py, the simulator's ballot): the CUDA simulator's thread
-  objects, their ``_manager`` (the block) and ``thread_id``.
+  objects, their ``_manager`` (the block) and ``thread_id``;
+- :func:`waking_blocks` (kernels/backend/simulator.py, as the simulator loads): the simulator's
+  ``kernel.BlockManager`` replaced by :class:`kernels.backend.sim_blocks.WakingBlockManager` with its
+  ``kernelapi.Dim3``, and ``kernelapi.FakeCUDAShared.array`` by :func:`_simulator_shared_array` (its
+  ``_allocations``, ``_dynshared_size`` and ``_dynshared``), on numba-cuda's ``CHECKED_ON`` release line only.
 
 Nothing here imports numba at import time.
 """
@@ -47,13 +51,58 @@ NUMBA_CHECKED_ON = "0.68"  # numba (release line): numba_cache's classes
 def simulator_lane() -> tuple[object, int]:
     """(the block, this thread's linear index in it) of the CUDA simulator's thread running now: the simulator
     runs every CUDA thread as a Python thread (a ``BlockThread``) whose ``_manager`` is its block's manager,
-    one per block and launch, and ``thread_id`` its index in the block. A traced run (kernels/access) runs
-    its own threads, whose block is their ``_barrier``."""
+    one per block and launch, and ``thread_id`` its index in the block. Where :func:`waking_blocks` replaced
+    its runner (and in a traced run) the threads are kernels.backend.sim_blocks', whose block is their
+    ``_barrier``."""
     import threading
 
     thread = threading.current_thread()
     block = getattr(thread, "_manager", None)
     return (block if block is not None else thread._barrier), thread.thread_id
+
+
+def waking_blocks(sim_kernel) -> bool:
+    """Puts :class:`~kernels.backend.sim_blocks.WakingBlockManager` in place of the simulator's block runner
+    in ``sim_kernel`` (the loaded ``numba.cuda.simulator.kernel``), whose ``FakeCUDAKernel.__call__`` makes one
+    ``BlockManager(fn, grid_dim, block_dim, debug)`` per block and calls its ``run(grid_point, *args)``.
+    False, and the simulator's own runner kept, on another numba-cuda release line than ``CHECKED_ON``'s or
+    where that name is missing: slower, still right."""
+    from kernels.backend.sim_blocks import WakingBlockManager
+
+    series = CHECKED_ON.rsplit(".", 1)[0] + "."
+    if not numba_cuda_version().startswith(series) or not hasattr(sim_kernel, "BlockManager"):
+        return False
+    from numba.cuda.simulator import kernelapi
+
+    sim_kernel.BlockManager = functools.partial(WakingBlockManager, dim3=kernelapi.Dim3)
+    kernelapi.FakeCUDAShared.array = _simulator_shared_array
+    return True
+
+
+def _simulator_shared_array(self, shape, dtype, alignment=None):
+    """``FakeCUDAShared.array`` as the simulator's, safe when a block's threads all start at once: its check
+    for the array of a source line and its store of a new one are two steps, so two threads could each make
+    one and share nothing; here the first store wins (``dict.setdefault`` is atomic). Keyed as the simulator
+    keys it, by the calling line; shape 0 is the launch's dynamic shared memory."""
+    import sys
+
+    import numpy as np
+    from numba.core import types
+    from numba.np import numpy_support
+
+    if alignment is not None:
+        raise RuntimeError("Array alignment is not supported in cudasim")
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    if shape == 0:
+        count = self._dynshared_size // np.dtype(dtype).itemsize
+        return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
+    caller = sys._getframe(1)
+    key = (caller.f_code.co_filename, caller.f_lineno)
+    found = self._allocations.get(key)
+    if found is None:
+        found = self._allocations.setdefault(key, np.empty(shape, dtype))
+    return found
 
 
 def numba_cuda_version() -> str:
