@@ -103,6 +103,7 @@ def test_the_barrier_hook_runs_once_per_barrier_before_threads_go_on():
     assert kinds == ["before"] * n + ["release"] + ["after"] * n
 
 
+@pytest.mark.slow  # frequent thread switches: about 2 s
 def test_the_simulator_of_this_session_runs_its_blocks_on_waking_barriers():
     from kernels import backend
 
