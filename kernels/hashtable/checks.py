@@ -12,11 +12,14 @@ import numba
 import numpy as np
 
 from kernels.hashtable.layout import HASH_STEP, MIX_1, MIX_2
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 FOREIGN, STRAY, WRONG_VALUE, UNREACHABLE = 1, 2, 4, 8  # the bits of an entry's code
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def _bucket(key, choice, nbuckets):
     h = np.uint32(key) ^ np.uint32(np.uint32(choice) * np.uint32(HASH_STEP))
     h = np.uint32(h ^ (h >> np.uint32(16)))
@@ -27,7 +30,7 @@ def _bucket(key, choice, nbuckets):
     return np.int64((np.uint64(h) * np.uint64(nbuckets)) >> np.uint64(32))
 
 
-@numba.njit(nogil=True, cache=False, parallel=True)
+@numba.njit(nogil=True, cache=True, parallel=True)
 def entry_codes(stored, values, buckets_at, numbers, reference, full, open_before, choices, probe):
     """A code per stored entry (0: right): FOREIGN (a key never given), STRAY (a key that must not be
     there), WRONG_VALUE, UNREACHABLE (with ``probe``: a find, walking the key's probe sequence over the

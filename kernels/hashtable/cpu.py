@@ -11,9 +11,12 @@ from kernels.hashtable.chained import chained_skip
 from kernels.hashtable.layout import EMPTY
 from kernels.hashtable.probing import chain_answer
 from kernels.timing import time_wall
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def walk_table(keys, heads, next_, buckets):
     n = keys.size
     visited = np.zeros(n, np.bool_)
@@ -32,7 +35,7 @@ def walk_table(keys, heads, next_, buckets):
     return found, misplaced, bad_links
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def insert_all(keys, pool_keys, pool_next, heads):
     # the seed's CPU add_to_table, one key after another: push entry i at the head of its chain
     buckets = heads.size
@@ -44,7 +47,7 @@ def insert_all(keys, pool_keys, pool_next, heads):
         heads[b] = i
 
 
-@numba.njit(nogil=True, cache=False, parallel=True)
+@numba.njit(nogil=True, cache=True, parallel=True)
 def find_all(queries, pool_keys, pool_next, heads, answers):
     for i in numba.prange(queries.size):
         answers[i] = chain_answer(queries[i], pool_keys, pool_next, heads, EMPTY)

@@ -14,9 +14,12 @@ from kernels.hashtable.layout import SLOT_EMPTY
 from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_ERASED64, VALUE_ABSENT32, bucket_of,
                                        key_of, next_bucket, pack, smaller_value, value_of)
 from kernels.timing import time_wall
+from kernels.io.numba_cache import heal
+
+heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def insert_one(slots, key, value, bucket, choices, nbuckets, add):
     """Insert (or, with ``add``, insert-or-add) one key; False when the table has no room for it."""
     b = bucket_of(key, 0, nbuckets)
@@ -41,7 +44,7 @@ def insert_one(slots, key, value, bucket, choices, nbuckets, add):
     return False
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def insert_all(keys, slots, bucket, choices, nbuckets, add):
     """Every key in turn, its value its position (or 1 to add, with ``add``); the number inserted before the
     table ran out of room (keys.size when it did not)."""
@@ -52,7 +55,7 @@ def insert_all(keys, slots, bucket, choices, nbuckets, add):
     return keys.size
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def find_one(slots, key, bucket, choices, nbuckets):
     b = bucket_of(key, 0, nbuckets)
     for probe in range(1, nbuckets + choices + 1):
@@ -71,13 +74,13 @@ def find_one(slots, key, bucket, choices, nbuckets):
     return VALUE_ABSENT32
 
 
-@numba.njit(nogil=True, cache=False, parallel=True)
+@numba.njit(nogil=True, cache=True, parallel=True)
 def find_all(keys, slots, answers, bucket, choices, nbuckets):
     for i in numba.prange(keys.size):
         answers[i] = find_one(slots, keys[i], bucket, choices, nbuckets)
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True, cache=True)
 def erase_all(keys, slots, bucket, choices, nbuckets):
     for i in range(keys.size):
         key = keys[i]
