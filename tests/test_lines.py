@@ -429,6 +429,24 @@ def test_references_are_shown_labelled_and_lines_that_changed_are_left_out(tmp_p
     assert load("reduction", "sequential", tmp_path)[0] == []
 
 
+def test_the_shipped_references_of_an_h100_and_an_h200_load_labelled_and_meet_the_goals():
+    """The per-line references in assets/reference-results, one per device, each read as the window reads it:
+    the strided shared access leads interleaved-strided's bank conflicts, and best's most stalled line is the
+    one that waits for its vector loads (sums taken here from the loaded rows)."""
+    from kernels.inspector.line_references import load
+
+    for variant, source, key in (("interleaved-strided", "shared[index] += shared[index + stride]", "shared_conflicts"),
+                                 ("best", "return acc(v[0]) + acc(v[1]) + acc(v[2]) + acc(v[3])", "stall_samples")):
+        found, refused = load("reduction", variant)
+        assert refused == []
+        assert {ref.device for ref in found} >= {"NVIDIA H100 80GB HBM3", "NVIDIA H200"}
+        for ref in found:
+            rows = [row for kernel in ref.kernels for row in kernel.rows.values()]
+            figure = {row.source: row.get(key, REFERENCE) or 0 for row in rows}
+            assert max(figure, key=figure.get) == source, (ref.device, variant)
+            assert ref.heading() == f"reference, measured on {ref.device} on {ref.date[:10]} (not this machine)"
+
+
 def test_a_bad_reference_file_is_refused_in_one_line(tmp_path):
     from kernels.inspector.line_references import load
 
