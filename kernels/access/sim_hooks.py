@@ -10,7 +10,8 @@ before anything is patched.
   runs), and the tracer rebuilds the warp requests at every barrier;
 - ``FakeWithinKernelCUDAArray.__getitem__`` / ``__setitem__``: global loads and stores;
 - ``FakeCUDAShared.array``: shared arrays become :class:`~.recorder.RecordingShared` (local arrays stay numpy
-  and are not recorded); ``FakeCUDAConst.array_like``: constant arrays are recorded as such;
+  and are not recorded), through kernels.backend.numba_private.simulator_shared_array, which reads the
+  simulator's storage of them; ``FakeCUDAConst.array_like``: constant arrays are recorded as such;
 - ``FakeCUDAAtomic``: each atomic is one access (global, or shared on a shared array), its inner read and
   write not recorded.
 """
@@ -24,7 +25,7 @@ import numpy as np
 
 from kernels.access import model as M
 from kernels.access import notes, recorder
-from kernels.backend import sim_blocks
+from kernels.backend import numba_private, sim_blocks
 from kernels.errors import InputError
 
 WRITTEN_FOR = "0.30"  # numba-cuda's minor series whose simulator this module patches
@@ -163,21 +164,7 @@ def _traced_setitem(within):
 def _shared_array(self, shape, dtype):
     """FakeCUDAShared.array of numba-cuda 0.30, its arrays recording: dynamic shared memory (shape 0) is one
     buffer every call views; a static array is one per source line (as the simulator keys them)."""
-    from numba.core import types
-    from numba.np import numpy_support
-
-    if isinstance(dtype, types.Type):
-        dtype = numpy_support.as_dtype(dtype)
-    dtype = np.dtype(dtype)
-    if isinstance(shape, int) and shape == 0:
-        count = self._dynshared_size // dtype.itemsize
-        return self._dynshared[:count * dtype.itemsize].view(dtype).view(recorder.RecordingShared)
-    caller = sys._getframe(1)
-    key = (caller.f_code.co_filename, caller.f_lineno)
-    found = self._allocations.get(key)
-    if found is None:  # the block's threads run at once: the first to store it wins (setdefault is atomic)
-        found = self._allocations.setdefault(key, np.empty(shape, dtype).view(recorder.RecordingShared))
-    return found
+    return numba_private.simulator_shared_array(self, shape, dtype, sys._getframe(1), recorder.RecordingShared)
 
 
 def _const_array_like(self, ary):

@@ -32,8 +32,10 @@ each function touches, and who calls it:
   objects, their ``_manager`` (the block) and ``thread_id``;
 - :func:`waking_blocks` (kernels/backend/simulator.py, as the simulator loads): the simulator's
   ``kernel.BlockManager`` replaced by :class:`kernels.backend.sim_blocks.WakingBlockManager` with its
-  ``kernelapi.Dim3``, and ``kernelapi.FakeCUDAShared.array`` by :func:`_simulator_shared_array` (its
-  ``_allocations``, ``_dynshared_size`` and ``_dynshared``), on numba-cuda's ``CHECKED_ON`` release line only.
+  ``kernelapi.Dim3``, and ``kernelapi.FakeCUDAShared.array`` by :func:`_simulator_shared_array`, on
+  numba-cuda's ``CHECKED_ON`` release line only;
+- :func:`simulator_shared_array` (that replacement, and the access trace's recording one in
+  kernels/access/sim_hooks.py): ``FakeCUDAShared``'s ``_allocations``, ``_dynshared_size`` and ``_dynshared``.
 
 Nothing here imports numba at import time.
 """
@@ -79,30 +81,39 @@ def waking_blocks(sim_kernel) -> bool:
     return True
 
 
-def _simulator_shared_array(self, shape, dtype, alignment=None):
-    """``FakeCUDAShared.array`` as the simulator's, safe when a block's threads all start at once: its check
-    for the array of a source line and its store of a new one are two steps, so two threads could each make
-    one and share nothing; here the first store wins (``dict.setdefault`` is atomic). Keyed as the simulator
-    keys it, by the calling line; shape 0 is the launch's dynamic shared memory."""
-    import sys
-
+def simulator_shared_array(shared, shape, dtype, caller, array_class=None):
+    """What ``cuda.shared.array(shape, dtype)`` gives in the simulator's ``FakeCUDAShared`` ``shared`` when
+    called from frame ``caller``: shape 0 views the launch's dynamic shared memory; any other shape is one
+    array per calling line, as the simulator keys them. The simulator's own looks for the line's array and
+    stores a new one in two steps, so two threads starting at once could each make one and share nothing; here
+    the first one stored wins (``dict.setdefault`` is atomic). ``array_class``: the ndarray subclass the arrays
+    are viewed as (the access trace's recording arrays)."""
     import numpy as np
     from numba.core import types
     from numba.np import numpy_support
 
-    if alignment is not None:
-        raise RuntimeError("Array alignment is not supported in cudasim")
     if isinstance(dtype, types.Type):
         dtype = numpy_support.as_dtype(dtype)
-    if shape == 0:
-        count = self._dynshared_size // np.dtype(dtype).itemsize
-        return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
-    caller = sys._getframe(1)
+    dtype = np.dtype(dtype)
+    if not isinstance(shape, tuple) and shape == 0:
+        count = shared._dynshared_size // dtype.itemsize
+        array = shared._dynshared[:count * dtype.itemsize].view(dtype)
+        return array if array_class is None else array.view(array_class)
     key = (caller.f_code.co_filename, caller.f_lineno)
-    found = self._allocations.get(key)
+    found = shared._allocations.get(key)
     if found is None:
-        found = self._allocations.setdefault(key, np.empty(shape, dtype))
+        array = np.empty(shape, dtype)
+        found = shared._allocations.setdefault(key, array if array_class is None else array.view(array_class))
     return found
+
+
+def _simulator_shared_array(self, shape, dtype, alignment=None):
+    """``FakeCUDAShared.array`` in place of the simulator's: :func:`simulator_shared_array` for its caller."""
+    import sys
+
+    if alignment is not None:
+        raise RuntimeError("Array alignment is not supported in cudasim")
+    return simulator_shared_array(self, shape, dtype, sys._getframe(1))
 
 
 def numba_cuda_version() -> str:

@@ -109,14 +109,13 @@ class SimThread(threading.Thread):
         self._job: tuple | None = None
         self.exception: BaseException | None = None
 
-    def assign(self, fn, args, barrier: Barrier, grid_point, block_point, block_dim, dim3, state, debug: bool):
+    def assign(self, fn, args, barrier: Barrier, grid_point, block_point, thread_id: int, dim3, state,
+               debug: bool):
         self._job = (fn, args, debug)
         self._barrier = barrier
         self.blockIdx, self.threadIdx = dim3(*grid_point), dim3(*block_point)
-        x, y, z = block_point
-        self.thread_id = x + block_dim[0] * (y + block_dim[1] * z)
+        self.thread_id = thread_id
         self.access_state = state
-        self.exception = None
 
     def go(self) -> None:
         self._go.release()
@@ -192,14 +191,14 @@ def run_block(fn, grid_point, block_dim, args, dim3, *, on_release: Callable[[],
         x, y, z = point
         tid = x + block_dim[0] * (y + block_dim[1] * z)
         state = state_for(tid, len(points)) if state_for is not None else None
-        thread.assign(fn, args, barrier, grid_point, point, block_dim, dim3, state, debug)
+        thread.assign(fn, args, barrier, grid_point, point, tid, dim3, state, debug)
     for thread in threads:
         thread.go()
     barrier.ended.acquire()
     failed = next((t for t in threads if t.exception is not None), None)
     error = _located(failed.exception, failed) if failed is not None else None
     for thread in threads:
-        thread.exception = None
+        thread.exception = None  # an idle thread keeps no traceback (and the arrays its frames hold) alive
     with _idle_lock:
         _idle.extend(threads)
     if barrier.error is not None:  # on_release failed (a trace too large)
