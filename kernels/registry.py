@@ -19,6 +19,8 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     julia.ALGORITHM,
 )
 
+# the kernels shipped compiled (kernels/launch/images.py), each declared in its package
+IMAGES = (*spheres.IMAGES.values(), *julia.IMAGES.values())
 
 # earlier names still accepted (in scripts and result files): the ray tracer's target was `raytrace`
 ALIASES = {"raytrace": "spheres"}

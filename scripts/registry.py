@@ -49,6 +49,9 @@ SCRIPTS = (
            "gpu-session.sh; tried here on the CPU)",
            ("--out", "{tmp}/lineinfo", "--rounds", "1", "--", "bench", "reduction", "--backend", "cpu",
             "--variants", "numpy", "--sizes", "4096", "--repeats", "3")),
+    Script("kernel_images.py", "the kernel images shipped for a GPU's first frames (kernels/launch/images.py): "
+           "builds them from the kernels with NVIDIA's compiler packages, or checks that they are current",
+           ("--check",)),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -1,7 +1,8 @@
 """GPU count, names and limits from the CUDA driver API through NVIDIA's own bindings (``cuda.bindings``,
-which numba-cuda installs), for what must be known before numba.cuda loads: which backend to open with and
-its launch limits. numba.cuda takes about 0.3 s to import; ``cuda.bindings.driver`` 60-85 ms (measured in
-docs/architecture.md). Everything here is numba-free; numba remains the path for all GPU work.
+which numba-cuda installs), for what must be known before numba.cuda loads: which backend to open with, its
+launch limits, and the calls that launch a shipped kernel image (kernels/launch/images.py). numba.cuda takes
+about 0.3 s to import; ``cuda.bindings.driver`` 60-85 ms (measured in docs/architecture.md). Everything here
+is numba-free; numba remains the path for all other GPU work.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def _driver():
     return driver
 
 
-def _call(name: str, *args):
+def call(name: str, *args):
+    """``driver.<name>(*args)``'s values (one value alone), or DriverError naming the call and the error."""
     driver = _driver()
     if isinstance(driver, DriverError):
         raise driver
@@ -42,13 +44,13 @@ def _call(name: str, *args):
 def device_count() -> int:
     """Real GPUs this process can use; 0 without a working driver."""
     try:
-        return int(_call("cuDeviceGetCount"))
+        return int(call("cuDeviceGetCount"))
     except DriverError:
         return 0
 
 
 def device_name(ordinal: int) -> str:
-    raw = _call("cuDeviceGetName", 256, _call("cuDeviceGet", ordinal))
+    raw = call("cuDeviceGetName", 256, call("cuDeviceGet", ordinal))
     return bytes(raw).split(b"\0", 1)[0].decode(errors="replace")
 
 
@@ -58,7 +60,7 @@ def attribute(ordinal: int, name: str) -> int:
     if isinstance(driver, DriverError):
         raise driver
     attr = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
-    return int(_call("cuDeviceGetAttribute", attr, _call("cuDeviceGet", ordinal)))
+    return int(call("cuDeviceGetAttribute", attr, call("cuDeviceGet", ordinal)))
 
 
 def compute_capability(ordinal: int) -> tuple[int, int]:

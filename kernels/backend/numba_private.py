@@ -220,8 +220,8 @@ def lowering_group(cc: tuple[int, int]) -> int:
     return sum(tuple(cc) >= step for step in _LOWERING_STEPS)
 
 
-def ptx_for_each(fn, signature, ccs: list[tuple[int, int]]) -> list[str]:
-    """``cuda.compile_ptx(fn, signature, cc=cc, lineinfo=True)`` for each of ``ccs``, with numba's typing and
+def ptx_for_each(fn, signature, ccs: list[tuple[int, int]], lineinfo: bool = True) -> list[str]:
+    """``cuda.compile_ptx(fn, signature, cc=cc, lineinfo=lineinfo)`` for each of ``ccs``, with numba's typing and
     lowering (most of the time) done once and NVVM run per architecture: numba-cuda's ``compile`` split at
     ``compiler._compile_pyfunc_with_fixup`` (the code library) and the library's ``get_asm_strs(cc)``. The
     ``ccs`` must share a :func:`lowering_group`; call inside :func:`target_device` of the first. The code is
@@ -237,7 +237,7 @@ def ptx_for_each(fn, signature, ccs: list[tuple[int, int]]) -> list[str]:
                            f"numba.cuda.compiler._compile_pyfunc_with_fixup); checked on {CHECKED_ON}")
     with global_compiler_lock:
         library, _ = compiler._compile_pyfunc_with_fixup(fn, signature, device=False, cc=tuple(ccs[0]),
-                                                         lineinfo=True, abi="numba")
+                                                         lineinfo=lineinfo, abi="numba")
         ptxes = []
         for cc in ccs:
             codes = library.get_asm_strs(cc=tuple(cc))

@@ -130,8 +130,9 @@ class PtxasResult:
     report: str  # ptxas -v output
 
 
-def assemble(ptx: str, arch: str) -> PtxasResult:
-    """``ptxas -arch=<arch> -v`` on the PTX: the cubin and the resource report."""
+def assemble(ptx: str, arch: str, lineinfo: bool = True) -> PtxasResult:
+    """``ptxas -arch=<arch> -v`` on the PTX (``-lineinfo`` too unless told not): the cubin and the resource
+    report."""
     import tempfile
 
     require()
@@ -139,7 +140,8 @@ def assemble(ptx: str, arch: str) -> PtxasResult:
         src, out = os.path.join(tmp, "kernel.ptx"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        done = _run([ptxas_path(), f"-arch={arch}", "-v", "-lineinfo", src, "-o", out], "ptxas")
+        done = _run([ptxas_path(), f"-arch={arch}", "-v", *(["-lineinfo"] if lineinfo else []), src, "-o", out],
+                    "ptxas")
         from kernels.io.reader import read_bytes
 
         return PtxasResult(read_bytes(out, "ptxas's cubin", MAX_TOOL_OUTPUT, "one kernel's machine code"),

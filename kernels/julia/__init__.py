@@ -36,6 +36,7 @@ from kernels.julia.params import (COLORMAPS, DTYPES, LAUNCHES, MAX_ITERATIONS, P
                                   parse_complex)
 from kernels.harness.frames import parse_size
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
+from kernels.launch.images import KernelImage
 from kernels.lazy import entry
 
 IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
@@ -60,11 +61,21 @@ def _traffic(kind: str):
     return traffic
 
 
-def _inspect(block, precision: str = "float32", **extra) -> KernelDecl:
+def kernel_signature(precision: str) -> str:
+    """numba's signature of the Julia kernel at ``precision``."""
     f = precision
-    signature = f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)"
-    return KernelDecl("kernels.julia.gpu", "render_julia", None, signature, block, no_dynamic_shared,
-                      _traffic("fp64" if precision == "float64" else "fp32"), _PIXELS, **extra)
+    return f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)"
+
+
+def _inspect(block, precision: str = "float32", **extra) -> KernelDecl:
+    return KernelDecl("kernels.julia.gpu", "render_julia", None, kernel_signature(precision), block,
+                      no_dynamic_shared, _traffic("fp64" if precision == "float64" else "fp32"), _PIXELS, **extra)
+
+
+# per precision: the kernels shipped compiled, which draw a window's first frames on a GPU while numba compiles
+# them (kernels/launch/images.py; built by scripts/kernel_images.py)
+IMAGES = {p: KernelImage(f"julia-{p}", "kernels.julia", "kernels.julia.gpu", "render_julia", kernel_signature(p))
+          for p in PRECISIONS}
 
 
 # --- the variants -------------------------------------------------------------------------------------------

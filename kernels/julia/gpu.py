@@ -8,6 +8,7 @@ import functools
 from numba import cuda
 
 from kernels.backend.simulator import for_kernels
+from kernels.julia import kernel_signature
 from kernels.julia.shading import julia_pixel
 from kernels.io.numba_cache import heal
 
@@ -22,11 +23,6 @@ def render_julia(pixels, cr, ci, cx, cy, scale, half, iterations, colormap):
     y = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     if x < pixels.shape[1] and y < pixels.shape[0]:
         _julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap)
-
-
-def kernel_signature(precision: str) -> str:
-    f = precision
-    return f"void(uint32[:, ::1], {f}, {f}, {f}, {f}, {f}, {f}, int32, int32)"
 
 
 @functools.lru_cache(maxsize=None)

@@ -34,6 +34,7 @@ from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.render import PIXELS_UNIT
 from kernels.harness.variants import Variant
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
+from kernels.launch.images import KernelImage
 from kernels.lazy import entry
 from kernels.spheres.layout import PATTERNS
 from kernels.spheres.scene import MAX_SPHERES
@@ -51,6 +52,11 @@ def _run(name: str):
 _IMAGE = (1024, 1024)
 _SPHERES_SIG = "void(float32[::1], int32, boolean, uint32[:, ::1])"
 _CONSTANT_SIG = "void(int32, boolean, uint32[:, ::1])"
+
+# per memory: the kernels shipped compiled, which draw a window's first frames on a GPU while numba compiles
+# them (kernels/launch/images.py; built by scripts/kernel_images.py)
+IMAGES = {"global": KernelImage("spheres-global", "kernels.spheres", "kernels.spheres.gpu", "render_spheres_global",
+                                _SPHERES_SIG)}
 
 
 def _spheres_traffic(n, threads, blocks):

@@ -1,0 +1,290 @@
+"""Kernel images: a few of our numba kernels shipped compiled (cubins for sm_80 and sm_90), so that a window's
+first kernel frame on a GPU needs neither numba nor a compile. A cold start otherwise spends 2-3 s importing
+numba-cuda and compiling the view's kernel before its first frame (docs/measurements.md); an image is loaded
+and launched through the CUDA driver (``cuda.bindings``) in milliseconds while numba compiles the same kernel
+in the background, and numba's kernel takes over from the next frame on.
+
+Each image is declared in its algorithm's package (``IMAGES``: :class:`KernelImage`) and built from the kernel
+itself by ``scripts/kernel_images.py``, which writes ``<package>/images/<name>.json`` (the kernel's entry
+name and parameters, and a key over the source files it was compiled from) and the PTX and cubin per
+architecture. An image is used only where everything still matches: the same numba-cuda release line (the
+kernel's parameter layout), the same source files byte for byte, a cubin this GPU runs (same major
+architecture, minor at least the image's) and ``RAYTRACER_KERNEL_IMAGES`` not 0. Anything else, and any
+driver error, leaves the frame to numba (:class:`ImageUnavailable` says why).
+
+A numba kernel takes each array as its model's fields, each a parameter of its own: meminfo and parent
+(null here), item count, item size, data pointer, then the shape and the strides in bytes (64-bit each);
+scalars take their own width. :func:`parameters` builds them; a launch whose widths differ from the image's
+is refused, never made.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import importlib.util
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kernels.backend import driver
+from kernels.io.reader import read_bytes, read_json
+
+IMAGES_ENV = "RAYTRACER_KERNEL_IMAGES"
+ARCHS = ((8, 0), (9, 0))  # what scripts/kernel_images.py builds: A100 and its line (sm_8x), H100 and H200
+PARAM_BYTES = {"u8": 1, "s8": 1, "b8": 1, "u16": 2, "s16": 2, "b16": 2, "u32": 4, "s32": 4, "b32": 4, "f32": 4,
+               "u64": 8, "s64": 8, "b64": 8, "f64": 8}
+MAX_IMAGE_BYTES = 16 << 20  # a kernel's cubin is tens of kilobytes; the bound only keeps a read finite
+
+
+class ImageUnavailable(RuntimeError):
+    """This image cannot draw here; the message says why (numba draws instead)."""
+
+
+@dataclass(frozen=True)
+class KernelImage:
+    """A kernel shipped compiled: ``function`` of ``module`` for numba ``signature``, its files in
+    ``<package>/images/`` under ``name``."""
+
+    name: str
+    package: str
+    module: str
+    function: str
+    signature: str
+
+    @property
+    def folder(self) -> Path:
+        spec = importlib.util.find_spec(self.package)
+        return Path(next(iter(spec.submodule_search_locations))) / "images"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.folder / f"{self.name}.json"
+
+    def path(self, arch: str, suffix: str) -> Path:
+        return self.folder / f"{self.name}.{arch}.{suffix}"
+
+
+def arch_name(cc) -> str:
+    return f"sm_{cc[0]}{cc[1]}"
+
+
+def enabled() -> bool:
+    return os.environ.get(IMAGES_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def release_line(version: str) -> str:
+    """'0.30' of '0.30.4': numba-cuda keeps a kernel's parameter layout within a release line."""
+    return ".".join(version.split(".")[:2])
+
+
+def installed_numba_cuda() -> str:
+    from importlib.metadata import version  # package metadata: numba itself is not imported
+
+    return version("numba-cuda")
+
+
+def source_key(modules) -> str:
+    """A digest of the named modules' source files, as they are now."""
+    digest = hashlib.sha256()
+    for name in sorted(modules):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            raise ImageUnavailable(f"the source of {name} is not here")
+        digest.update(name.encode() + b"\0")
+        digest.update(read_bytes(spec.origin, f"the source of {name}", MAX_IMAGE_BYTES, "a Python module"))
+    return digest.hexdigest()
+
+
+def read_manifest(image: KernelImage) -> dict:
+    manifest = read_json(image.manifest_path, f"kernel image {image.name}", 1 << 20, "an image's description",
+                         missing_ok=True)
+    if not isinstance(manifest, dict):
+        raise ImageUnavailable(f"no kernel image {image.name} is shipped")
+    return manifest
+
+
+def runnable_arch(cc, archs) -> str | None:
+    """The shipped architecture whose cubin runs on a GPU of compute capability ``cc``: the same major, the
+    highest minor not above the GPU's (a cubin runs on later minors of its major only)."""
+    fits = [a for a in archs if a[0] == cc[0] and a[1] <= cc[1]]
+    return arch_name(max(fits)) if fits else None
+
+
+@functools.lru_cache(maxsize=None)
+def _checked(image: KernelImage, cc: tuple[int, int]) -> tuple[dict, str] | str:
+    """(manifest, arch) when ``image`` may draw on a GPU of ``cc``; otherwise why not (cached per process:
+    the sources and the installed packages do not change while it runs)."""
+    try:
+        manifest = read_manifest(image)
+        if release_line(manifest["numba_cuda"]) != release_line(installed_numba_cuda()):
+            return (f"made with numba-cuda {manifest['numba_cuda']}, installed {installed_numba_cuda()} (a "
+                    f"kernel's parameters may differ between release lines)")
+        if source_key(manifest["sources"]) != manifest["source_key"]:
+            return f"its sources changed since it was made ({', '.join(manifest['sources'])})"
+        arch = runnable_arch(cc, [tuple(a) for a in manifest["archs"]])
+        if arch is None:
+            return f"no cubin for sm_{cc[0]}{cc[1]} (shipped: {', '.join(arch_name(a) for a in manifest['archs'])})"
+        return manifest, arch
+    except (ImageUnavailable, OSError, KeyError, TypeError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
+
+
+def why_not(image: KernelImage, device: int) -> str | None:
+    """None when ``image`` can draw on GPU ``device``; otherwise the reason, in words."""
+    if not enabled():
+        return f"{IMAGES_ENV} is off"
+    try:
+        cc = driver.compute_capability(device)
+    except driver.DriverError as exc:
+        return str(exc)
+    checked = _checked(image, cc)
+    return checked if isinstance(checked, str) else None
+
+
+# --- the driver side ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Loaded:
+    function: object
+    params: tuple[str, ...]
+    arch: str
+
+
+_LOADED: dict = {}
+_CONTEXTS: dict = {}  # device -> its primary context, retained once for the process (as numba does)
+_LOAD_LOCK = threading.Lock()
+
+
+def _use_device(device: int) -> None:
+    """Make GPU ``device``'s primary context current on this thread: the one numba uses too."""
+    if device not in _CONTEXTS:
+        _CONTEXTS[device] = driver.call("cuDevicePrimaryCtxRetain", driver.call("cuDeviceGet", device))
+    driver.call("cuCtxSetCurrent", _CONTEXTS[device])
+
+
+def load(image: KernelImage, device: int) -> _Loaded:
+    """The image's kernel loaded on GPU ``device`` (once per process), or ImageUnavailable."""
+    reason = why_not(image, device)
+    if reason is not None:
+        raise ImageUnavailable(f"kernel image {image.name}: {reason}")
+    with _LOAD_LOCK:
+        _use_device(device)
+        if (image, device) not in _LOADED:
+            manifest, arch = _checked(image, driver.compute_capability(device))
+            cubin = read_bytes(image.path(arch, "cubin"), f"kernel image {image.name}", MAX_IMAGE_BYTES, "a cubin")
+            buffer = ctypes.create_string_buffer(cubin, len(cubin))
+            module = driver.call("cuModuleLoadData", ctypes.addressof(buffer))
+            function = driver.call("cuModuleGetFunction", module, manifest["entry"].encode())
+            _LOADED[(image, device)] = _Loaded(function, tuple(manifest["params"]), arch)
+        return _LOADED[(image, device)]
+
+
+@dataclass(frozen=True)
+class Output:
+    """An array the kernel writes, copied back after the launch."""
+
+    shape: tuple[int, ...]
+    dtype: object
+
+
+def array_fields(pointer: int, array_shape, itemsize: int) -> list[tuple[int, int]]:
+    """(width, value) of each parameter a numba kernel takes for a C-contiguous array at ``pointer``."""
+    shape = tuple(int(s) for s in array_shape)
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    nitems = int(np.prod(shape, dtype=np.int64))
+    return [(8, v) for v in (0, 0, nitems, itemsize, pointer, *shape, *strides)]
+
+
+def parameters(args, pointers) -> list[tuple[int, bytes]]:
+    """(width, bytes) of every kernel parameter: arrays (host inputs or Outputs, at ``pointers[i]``) as their
+    fields, numpy scalars as themselves."""
+    packed: list[tuple[int, bytes]] = []
+    for arg, pointer in zip(args, pointers):
+        if isinstance(arg, (np.ndarray, Output)):
+            itemsize = np.dtype(arg.dtype).itemsize
+            packed += [(w, int(v).to_bytes(w, "little")) for w, v in array_fields(pointer, arg.shape, itemsize)]
+        else:
+            raw = np.asarray(arg).tobytes()
+            packed.append((len(raw), raw))
+    return packed
+
+
+@dataclass
+class Drawn:
+    outputs: list = field(default_factory=list)  # the Output arguments' arrays, in order
+    kernel_ms: float = 0.0  # the timed launch, CUDA events
+    frame_ms: float = 0.0  # that launch, the wait and the copy back, wall clock
+    arch: str = ""
+
+
+def draw(image: KernelImage, device: int, grid, block, args) -> Drawn:
+    """Upload the array arguments, launch the image once to warm it and once timed, copy the Outputs back,
+    free everything. ImageUnavailable (or DriverError) when it cannot; nothing is left allocated either way."""
+    loaded = load(image, device)
+    pointers: list[int] = []
+    try:
+        for arg in args:
+            if isinstance(arg, np.ndarray):
+                arg = np.ascontiguousarray(arg)
+                pointer = _alloc(arg.nbytes)
+                pointers.append(pointer)
+                driver.call("cuMemcpyHtoD", pointer, arg.ctypes.data, arg.nbytes)
+            elif isinstance(arg, Output):
+                pointers.append(_alloc(int(np.prod(arg.shape)) * np.dtype(arg.dtype).itemsize))
+            else:
+                pointers.append(0)
+        packed = parameters(args, pointers)
+        widths = [PARAM_BYTES.get(p) for p in loaded.params]
+        if [w for w, _ in packed] != widths:
+            raise ImageUnavailable(f"kernel image {image.name} takes parameters {list(loaded.params)}; the "
+                                   f"arguments give widths {[w for w, _ in packed]}")
+        cells = [ctypes.create_string_buffer(raw, len(raw)) for _, raw in packed]
+        addresses = (ctypes.c_void_p * len(cells))(*[ctypes.addressof(c) for c in cells])
+
+        def launch():
+            driver.call("cuLaunchKernel", loaded.function, *_dim3(grid), *_dim3(block), 0, 0,
+                        ctypes.addressof(addresses), 0)
+
+        launch()  # the first launch of a loaded module pays for setting it up: not timed
+        driver.call("cuCtxSynchronize")
+        start, end = driver.call("cuEventCreate", 0), driver.call("cuEventCreate", 0)
+        try:
+            t0 = time.perf_counter()
+            driver.call("cuEventRecord", start, 0)
+            launch()
+            driver.call("cuEventRecord", end, 0)
+            driver.call("cuEventSynchronize", end)
+            kernel_ms = float(driver.call("cuEventElapsedTime", start, end))
+        finally:
+            driver.call("cuEventDestroy", start)
+            driver.call("cuEventDestroy", end)
+        outputs = []
+        for arg, pointer in zip(args, pointers):
+            if isinstance(arg, Output):
+                host = np.empty(arg.shape, arg.dtype)
+                driver.call("cuMemcpyDtoH", host.ctypes.data, pointer, host.nbytes)
+                outputs.append(host)
+        return Drawn(outputs, kernel_ms, (time.perf_counter() - t0) * 1e3, loaded.arch)
+    finally:
+        for pointer in pointers:
+            if pointer:
+                driver.call("cuMemFree", pointer)
+
+
+def _alloc(nbytes: int) -> int:
+    return int(driver.call("cuMemAlloc", max(1, nbytes)))
+
+
+def _dim3(dims) -> tuple[int, int, int]:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
