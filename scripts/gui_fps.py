@@ -87,6 +87,7 @@ def measure(args, folder: str) -> int:
     if first is not None and first.preview:  # the kernel's own first frame follows the preview by itself
         wait_until(lambda: frame_shown() is not first, deadline)
     kernel_first_s = time.perf_counter() - T_LAUNCH
+    first_kernel = frame_shown()
     # Qt's offscreen screen is 800x800: the window must outgrow it for a 1024x1024 view, and the window's
     # own check once shown (layout.check_fit) would fit it back onto that screen mid-count
     from PyQt6.QtCore import QRect
@@ -104,17 +105,24 @@ def measure(args, folder: str) -> int:
     # would hold the GIL the render worker needs between its GPU waits, and slow the window it measures
     from PyQt6.QtCore import QEventLoop, QTimer
 
-    shown = []
+    shown, shown_at = [], []
 
     def count(frame, request):  # connected after the window's own slot: the frame is shown by now
         if not frame.preview and request.kind == "spheres":
             shown.append(frame)
+            shown_at.append(time.perf_counter() - T_LAUNCH)
 
     profile = _start_profile() if args.profile else None
     window.worker.frameReady.connect(count)
     loop = QEventLoop()
     QTimer.singleShot(round(args.seconds * 1000), loop.quit)
     loop.exec()
+    counted = len(shown)
+    # a cold start on a GPU draws from the kernel's shipped image until numba's kernel is ready: when that was
+    numba_s = None
+    if backend.is_gpu:
+        wait_until(lambda: any(not _from_image(f) for f in shown), deadline)
+        numba_s = next((t for f, t in zip(shown, shown_at) if not _from_image(f)), None)
     window.worker.frameReady.disconnect(count)
     frame = shown[-1] if shown else frame_shown()
     if profile is not None:
@@ -125,12 +133,14 @@ def measure(args, folder: str) -> int:
               f"{window.view.spheres.height()}", file=sys.stderr)
     timed = window.timed.get("spheres")  # continuous frames on a GPU are timed a few times a second only
     kernel = timed.kernel.median_ms if timed is not None else float("nan")
-    n_timed = sum(f.kernel is not None for f in shown)
+    n_timed = sum(f.kernel is not None for f in shown[:counted])
+    image_frames = sum(_from_image(f) for f in shown)
     print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}, "
           f"{frame.image.shape[1] if frame else 0}x{frame.image.shape[0] if frame else 0}: first frame "
           f"{window.first_frame_s:.2f} s after launch ({'preview' if first is not None and first.preview else 'kernel'}, "
-          f"{loaded_at_first} by then), kernel's first frame {kernel_first_s:.2f} s; "
-          f"{len(shown) / args.seconds:.0f} frames per second shown "
+          f"{loaded_at_first} by then), kernel's first frame {kernel_first_s:.2f} s"
+          f"{_image_text(first_kernel, image_frames, numba_s)}; "
+          f"{counted / args.seconds:.0f} frames per second shown "
           f"over {args.seconds:.0f} s ({n_timed} of them timed; last kernel {kernel:.3f} ms, "
           f"{timed.kernel.method if timed else ''}); "
           f"{view_text(window.view.spheres)}")
@@ -138,6 +148,18 @@ def measure(args, folder: str) -> int:
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:
         app.processEvents()
     return 0
+
+
+def _from_image(frame) -> bool:
+    """Drawn from a kernel's shipped image (kernels/launch/images.py), not by numba's kernel."""
+    return frame.kernel is not None and "shipped" in frame.kernel.method
+
+
+def _image_text(first_kernel, image_frames: int, numba_s) -> str:
+    if first_kernel is None or not _from_image(first_kernel):
+        return ""
+    numba = f"numba's kernel from {numba_s:.2f} s" if numba_s is not None else "numba's kernel not drawing yet"
+    return f" (from the shipped image: {first_kernel.kernel.method}; {image_frames} image frames, {numba})"
 
 
 def _start_profile():

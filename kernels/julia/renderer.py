@@ -11,6 +11,7 @@ from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin, launch_block
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
+from kernels.timing import Timing
 
 
 class JuliaRenderer:
@@ -25,10 +26,18 @@ class JuliaRenderer:
         self._launches = LastLaunch()  # the last launch, its arguments converted once (see SphereRenderer)
 
     def render(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
-               block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
+               block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True,
+               shipped_image: bool = False) -> Frame:
         """One frame; on the host ``twin`` picks the CPU code ('simd' or 'scalar': the same image). On a GPU,
-        ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
+        ``timed=False`` leaves the kernel untimed (see :func:`time_frames`), and ``shipped_image`` draws a
+        single frame with the kernel's shipped image where one runs on this GPU (kernels/launch/images.py)."""
         width, height, args = self._checked(params, size, launch, twin)
+        drawn = None
+        if shipped_image and repeats == 1 and self.backend.is_gpu:
+            drawn = self._render_image(params, width, height, launch, block, args)
+        if drawn is not None:
+            image, timing, frame_time, block, grid = drawn
+            return self._frame(image, timing, frame_time, params, launch, twin, block, grid)
         if self.backend.runs_cuda_kernels:
             launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
             warm_key = params.precision
@@ -53,11 +62,12 @@ class JuliaRenderer:
         return self._frame(image, timing, frame_time, params, launch, twin, block, grid)
 
     def start(self, params: JuliaParams = JuliaParams(), size=(1000, 1000), launch: str = "2d",
-              block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True):
+              block=(16, 16), repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True,
+              shipped_image: bool = False):
         """Begin one frame; calling the result completes it (see SphereRenderer.start: a single untimed
         frame of a warm kernel on a GPU is queued here, anything else drawn by the call)."""
-        if timed or repeats != 1 or not self.backend.is_gpu or params.precision not in self._warm:
-            return lambda: self.render(params, size, launch, block, repeats, twin, timed)
+        if shipped_image or timed or repeats != 1 or not self.backend.is_gpu or params.precision not in self._warm:
+            return lambda: self.render(params, size, launch, block, repeats, twin, timed, shipped_image)
         width, height, args = self._checked(params, size, launch, twin)
         launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
         wait = launch_untimed(launch_kernel, image_dev, host, self._host_frames.copy_stream())
@@ -74,6 +84,23 @@ class JuliaRenderer:
                 f(params.scale / params.zoom), f(min(width, height) // 2), np.int32(params.iterations),
                 np.int32(COLORMAPS.index(params.colormap)))
         return width, height, args
+
+    def _render_image(self, params, width, height, launch, block, args):
+        """(image, kernel and frame Timing, block, grid) from the kernel's shipped image, or None where it has
+        none that runs here (numba draws then)."""
+        from kernels.backend.driver import DriverError
+        from kernels.julia import IMAGES
+        from kernels.launch import images
+
+        block = check_block(launch_block(launch, block), self.limits)
+        grid = grid_for(width, height, block)
+        try:
+            drawn = images.draw(IMAGES[params.precision], self.backend.device, grid, block,
+                                (images.Output((height, width), np.uint32), *args))
+        except (images.ImageUnavailable, DriverError):
+            return None
+        return (rgba_view(drawn.outputs[0]), Timing((drawn.kernel_ms,), f"cuda-events, shipped {drawn.arch} image"),
+                Timing((drawn.frame_ms,), f"launch+events+copy, shipped {drawn.arch} image"), block, grid)
 
     def _prepare_gpu(self, params, width, height, launch, block, args):
         """(launch, device image, the next pinned host image, block, grid) for one GPU frame."""

@@ -78,17 +78,53 @@ def warm_twin_job(payload, send):
     return time.perf_counter() - t0
 
 
-def start_frame(renderers: dict, r, memory=None, repeats=None, twin=None):
+def start_frame(renderers: dict, r, memory=None, repeats=None, twin=None, shipped_image=False):
     """Begin rendering RenderRequest ``r``; calling the result completes it and returns the Frame. An untimed
     frame on a GPU is queued at once, so the caller can do other work meanwhile (renderers' ``start``).
-    ``twin`` picks the host's CPU code (default: the renderer's); a GPU ignores it."""
+    ``twin`` picks the host's CPU code (default: the renderer's); a GPU ignores it. ``shipped_image``: a
+    GPU frame from the kernel's shipped image where one runs there (see :func:`shipped_image_for`)."""
     spheres, julia = renderers_for(renderers, r.backend)
     host = {"twin": twin} if twin is not None and r.backend.is_host else {}
     if r.kind == "spheres":
         return spheres.start(r.scene, size=r.size, memory=memory or r.memory, block=r.block,
-                             pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed, **host)
+                             pattern=r.pattern, repeats=repeats or r.repeats, timed=r.timed,
+                             shipped_image=shipped_image, **host)
     return julia.start(r.julia, size=r.size, launch=r.launch, block=r.block, repeats=repeats or r.repeats,
-                       timed=r.timed, **host)
+                       timed=r.timed, shipped_image=shipped_image, **host)
+
+
+# --- a cold start on a GPU: the kernel's shipped image first, numba's kernel compiled in the background -------
+# numba-cuda's import and a kernel's compile take 2-3 s before a first frame (docs/measurements.md); the kernels
+# a window opens with are shipped compiled too (kernels/launch/images.py), and draw until numba's are ready.
+
+
+def gpu_kernel_key(r) -> tuple:
+    """(kind, what picks its CUDA kernel): the spheres' memory, the Julia set's precision."""
+    return (r.kind, r.memory if r.kind == "spheres" else r.julia.precision)
+
+
+def shipped_image_for(r):
+    """The shipped kernel image that can draw RenderRequest ``r`` on its GPU, or None (numba draws it)."""
+    if not r.backend.is_gpu:
+        return None
+    from kernels import julia, spheres
+    from kernels.launch import images
+
+    kind, key = gpu_kernel_key(r)
+    image = (spheres.IMAGES if kind == "spheres" else julia.IMAGES).get(key)
+    return image if image is not None and images.why_not(image, r.backend.device) is None else None
+
+
+def compile_gpu_kernel(r) -> None:
+    """Compile, or load from numba's cache, the numba kernel that draws RenderRequest ``r``, drawing nothing:
+    safe beside frames drawn from its shipped image on another thread."""
+    kind, key = gpu_kernel_key(r)
+    if kind == "spheres":
+        from kernels.spheres.gpu import gpu_kernel
+    else:
+        from kernels.julia.gpu import gpu_kernel
+    r.backend.activate()
+    gpu_kernel(key)
 
 
 def warm_renderers(renderers: dict, request) -> None:

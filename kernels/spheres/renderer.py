@@ -37,12 +37,20 @@ class SphereRenderer:
         self._constant = None  # (spheres, their constant-memory values): the last scene's
 
     def render(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
-               pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
+               pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True,
+               shipped_image: bool = False) -> Frame:
         """One frame; on the host ``twin`` picks the CPU code ('tiles', 'rows' or 'rows-serial': the same
-        image). On a GPU, ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
+        image). On a GPU, ``timed=False`` leaves the kernel untimed (see :func:`time_frames`), and ``shipped_image``
+        draws a single frame with the kernel's shipped image where there is one for this GPU (numba need not
+        be loaded; kernels/launch/images.py), else with numba's kernel."""
         width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         staggered = pattern == "staggered"
-        if self.backend.runs_cuda_kernels:
+        drawn = None
+        if shipped_image and repeats == 1 and self.backend.is_gpu:
+            drawn = self._render_image(scene, width, height, memory, block, staggered)
+        if drawn is not None:
+            image, kernel_time, frame_time, grid = drawn
+        elif self.backend.runs_cuda_kernels:
             image, kernel_time, frame_time, grid = self._render_gpu(scene, width, height, memory, block, staggered,
                                                                     repeats, timed)
         else:
@@ -65,12 +73,13 @@ class SphereRenderer:
         return self._frame(image, kernel_time, frame_time, scene, memory, pattern, twin, block, grid)
 
     def start(self, scene: Scene, size=(1024, 1024), memory: str = "global", block=(16, 16),
-              pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True):
+              pattern: str = "uniform", repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True,
+              shipped_image: bool = False):
         """Begin one frame; calling the result completes it and returns the Frame. A single untimed frame of
         a kernel already warm on a GPU is queued here (launch and copy back, see :func:`launch_untimed`), so
         the caller can show the previous frame while the GPU draws; anything else is drawn by the call."""
-        if timed or repeats != 1 or not self.backend.is_gpu or memory not in self._warm:
-            return lambda: self.render(scene, size, memory, block, pattern, repeats, twin, timed)
+        if shipped_image or timed or repeats != 1 or not self.backend.is_gpu or memory not in self._warm:
+            return lambda: self.render(scene, size, memory, block, pattern, repeats, twin, timed, shipped_image)
         width, height, block = self._checked(scene, size, memory, block, pattern, twin)
         launch, image_dev, host, grid = self._prepare_gpu(scene, width, height, memory, block, pattern == "staggered")
         wait = launch_untimed(launch, image_dev, host, self._host_frames.copy_stream())
@@ -104,6 +113,26 @@ class SphereRenderer:
         kernel_time, frame_time = time_frames(self.backend, launch, image_dev, host, repeats, warmup, timed)
         self._warm.add(memory)
         return rgba_view(host), kernel_time, frame_time, grid
+
+    def _render_image(self, scene, width, height, memory, block, staggered):
+        """(image, kernel and frame Timing, grid) from the kernel's shipped image, or None where it has none that
+        runs here (numba draws then)."""
+        from kernels.backend.driver import DriverError
+        from kernels.launch import images
+        from kernels.spheres import IMAGES
+
+        if memory not in IMAGES:
+            return None
+        grid = grid_for(width, height, block)
+        args = (pack_spheres(scene.spheres), np.int32(scene.count), np.bool_(staggered),
+                images.Output((height, width), np.uint32))
+        try:
+            drawn = images.draw(IMAGES[memory], self.backend.device, grid, block, args)
+        except (images.ImageUnavailable, DriverError):
+            return None
+        method = f"cuda-events, shipped {drawn.arch} image"
+        return (rgba_view(drawn.outputs[0]), Timing((drawn.kernel_ms,), method),
+                Timing((drawn.frame_ms,), f"launch+events+copy, shipped {drawn.arch} image"), grid)
 
     def _prepare_gpu(self, scene, width, height, memory, block, staggered):
         """(launch, device image, the next pinned host image, grid) for one frame: the scene uploaded (or

@@ -14,7 +14,8 @@ from kernels.backend.child import Cancelled, SimulatorProcess
 from kernels.errors import InputError
 from kernels.harness.frames import Queued
 from kernels.service.first_frame import first_frame
-from kernels.service.render import DEFAULT_TWINS, QUICK_TWINS, start_frame, twin_cached, warm_renderers
+from kernels.service.render import (DEFAULT_TWINS, QUICK_TWINS, compile_gpu_kernel, gpu_kernel_key, shipped_image_for,
+                                    start_frame, twin_cached, warm_renderers)
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, describe
 
 
@@ -61,6 +62,10 @@ class RenderWorker(QObject):
         self._ready: set[str] = set()
         self._drawn: set[tuple] = set()  # (kind, backend) with a kernel frame drawn: no more loading to say
         self._warming = False
+        # a cold start on a GPU: (kind, memory or precision, backend) whose numba kernel is compiled here, or
+        # compiling while the kernel's shipped image draws (kernels/service/render.py)
+        self._gpu_ready: set[tuple] = set()
+        self._gpu_compiling: set[tuple] = set()
         self._stopped = threading.Event()
         self._preview_first = True  # the first request is answered by the fast start's preview first
         # what the first frame needed (numba, numba.cuda), noted before the next frame, rendered ahead,
@@ -188,12 +193,39 @@ class RenderWorker(QObject):
             return None
         return QUICK_TWINS[r.kind]
 
+    # ------------------------------------------------------------------ a cold start on a GPU
+    def _shipped_image(self, r) -> bool:
+        """Whether ``r``'s frame comes from its kernel's shipped image: numba's kernel is not ready in this
+        process yet, and an image runs on this GPU."""
+        if not r.backend.is_gpu or (*gpu_kernel_key(r), r.backend) in self._gpu_ready:
+            return False
+        return shipped_image_for(r) is not None
+
+    def _compile_in_background(self, r) -> None:
+        """In a thread, once a frame came from the shipped image: numba compiles (or loads) the kernel, which
+        draws from the next frame on. A failure is left to that frame to report."""
+        key = (*gpu_kernel_key(r), r.backend)
+        if key in self._gpu_compiling or key in self._gpu_ready:
+            return
+        self._gpu_compiling.add(key)
+
+        def compile_kernel():
+            try:
+                compile_gpu_kernel(r)
+            except Exception:  # noqa: BLE001 - numba's own frame reports it
+                pass
+            self._gpu_ready.add(key)
+
+        threading.Thread(target=compile_kernel, name="kernel-compile", daemon=True).start()
+
     def loading(self, r) -> str:
         """What the first frame of ``r``'s kind waits for, in words for the status line ('' once a kernel frame
         of it was drawn): compiling, with "first run only" when numba's cache does not hold it, or loading."""
         if r.backend.is_simulator or (r.kind, r.backend) in self._drawn:
             return ""
         if not r.backend.is_host:
+            if self._shipped_image(r):
+                return f"loading the {r.kind} kernel's shipped image (numba compiles it meanwhile)"
             return f"compiling or loading the {r.kind} CUDA kernel (first frame only)"
         twin = self._twin(r) or DEFAULT_TWINS[r.kind]
         if twin_cached(r.kind, twin):
@@ -234,8 +266,9 @@ class RenderWorker(QObject):
         if r.backend.is_simulator:
             return lambda: self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
         twin = self._twin(r)
+        shipped = memory is None and self._shipped_image(r)
         with COMPUTE_LOCK:
-            finish = start_frame(self._renderers, r, memory, repeats, twin)
+            finish = start_frame(self._renderers, r, memory, repeats, twin, shipped)
 
         def complete():
             with COMPUTE_LOCK:
@@ -245,6 +278,8 @@ class RenderWorker(QObject):
             self._drawn.add((r.kind, r.backend))
             if twin is not None:  # drawn with the quick twin: the default one compiles meanwhile
                 self._warm_the_rest(r.kind)
+            if shipped:  # drawn from the shipped image (or by numba where it could not): numba compiles
+                self._compile_in_background(r)
             return frame
 
         return Queued(complete) if isinstance(finish, Queued) else complete

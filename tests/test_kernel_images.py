@@ -1,0 +1,163 @@
+"""The kernel images shipped for a GPU's first frames (kernels/launch/images.py): current with the kernels they
+are made from, packed as numba packs a kernel's parameters, refused where they do not fit, and on a GPU
+drawing what numba's kernel and the numpy reference draw, with no numba loaded."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from kernels.launch import images
+from kernels.registry import IMAGES
+from kernels.spheres.scene import generate_scene
+from tests.conftest import run_fresh_python
+from tests.references import spheres_reference
+
+STALE = "stale: run `python scripts/kernel_images.py` and commit what it writes"
+
+
+@pytest.mark.parametrize("image", IMAGES, ids=lambda i: i.name)
+def test_each_shipped_image_is_made_from_its_kernels_sources_as_they_are(image):
+    manifest = images.read_manifest(image)
+    assert (manifest["module"], manifest["function"], manifest["signature"]) == (
+        image.module, image.function, image.signature), STALE
+    assert images.source_key(manifest["sources"]) == manifest["source_key"], STALE
+    assert image.module in manifest["sources"]
+    assert images.release_line(manifest["numba_cuda"]) == images.release_line(images.installed_numba_cuda())
+    assert [tuple(a) for a in manifest["archs"]] == list(images.ARCHS)
+    for cc in images.ARCHS:
+        arch = images.arch_name(cc)
+        cubin = image.path(arch, "cubin").read_bytes()
+        assert cubin[:4] == b"\x7fELF"
+        assert hashlib.sha256(cubin).hexdigest() == manifest["cubins_sha256"][arch]
+        ptx = image.path(arch, "ptx").read_text()
+        assert f".target {arch}" in ptx and manifest["entry"] in ptx
+
+
+def test_the_spheres_kernels_parameters_pack_as_the_image_takes_them():
+    """A 1-D float32 array, an int32, a boolean and a 2-D uint32 array: 7 + 1 + 1 + 9 parameters, each array as
+    meminfo, parent, items, item size, data, shape, strides in bytes (numpy's own strides as the reference)."""
+    from kernels.spheres import IMAGES as SPHERE_IMAGES
+
+    spheres, out = np.zeros(21, np.float32), images.Output((3, 5), np.uint32)
+    packed = images.parameters((spheres, np.int32(20), np.bool_(True), out), (0x1000, 0, 0, 0x2000))
+    manifest = images.read_manifest(SPHERE_IMAGES["global"])
+    assert [w for w, _ in packed] == [images.PARAM_BYTES[p] for p in manifest["params"]]
+    values = [int.from_bytes(raw, "little") for _, raw in packed]
+    assert values[:7] == [0, 0, 21, 4, 0x1000, 21, 4]
+    assert values[7:9] == [20, 1]
+    assert values[9:] == [0, 0, 15, 4, 0x2000, 3, 5, *np.empty((3, 5), np.uint32).strides]
+
+
+@pytest.mark.parametrize("cc, arch", [((8, 0), "sm_80"), ((8, 6), "sm_80"), ((8, 9), "sm_80"), ((9, 0), "sm_90"),
+                                      ((7, 5), None), ((10, 0), None), ((12, 0), None)])
+def test_a_cubin_runs_on_its_major_architecture_from_its_minor_up(cc, arch):
+    assert images.runnable_arch(cc, list(images.ARCHS)) == arch
+
+
+def test_an_image_is_refused_with_the_reason_where_it_cannot_draw(monkeypatch):
+    image = IMAGES[0]
+    monkeypatch.setenv(images.IMAGES_ENV, "0")
+    assert images.why_not(image, 0) == f"{images.IMAGES_ENV} is off"
+    monkeypatch.delenv(images.IMAGES_ENV)
+    images._checked.cache_clear()
+    try:
+        monkeypatch.setattr(images, "source_key", lambda modules: "edited")
+        assert images._checked(image, (9, 0)).startswith("its sources changed since it was made")
+        images._checked.cache_clear()
+        monkeypatch.undo()
+        monkeypatch.setattr(images, "installed_numba_cuda", lambda: "0.99.0")
+        assert "installed 0.99.0" in images._checked(image, (9, 0))
+        images._checked.cache_clear()
+        monkeypatch.undo()
+        assert images._checked(image, (7, 5)) == "no cubin for sm_75 (shipped: sm_80, sm_90)"
+        assert isinstance(images._checked(image, (9, 0)), tuple)
+    finally:
+        images._checked.cache_clear()
+
+
+def test_without_a_driver_no_image_draws_and_numba_draws_instead(cuda_backend):
+    """Where there is no GPU (the simulator's session) a request for the image draws with numba's kernel."""
+    from kernels import backend
+    from kernels.spheres.renderer import SphereRenderer
+
+    if backend.gpu_available():
+        pytest.skip("a GPU is here: the image path is tested by the gpu tests below")
+    assert images.why_not(IMAGES[0], 0) is not None
+    scene = generate_scene(3, seed=2)
+    frame = SphereRenderer(cuda_backend).render(scene, (16, 8), block=(8, 8), shipped_image=True)
+    assert "shipped" not in frame.kernel.method
+    assert np.abs(frame.image.astype(int) - spheres_reference(scene.spheres, 16, 8)).max() <= 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size, block, pattern", [((1024, 1024), (16, 16), "uniform"),
+                                                  ((333, 97), (32, 8), "staggered")])
+def test_gpu_the_shipped_image_draws_what_numbas_kernel_draws(cuda_backend, size, block, pattern):
+    from kernels.spheres.renderer import SphereRenderer
+
+    scene = generate_scene(200, seed=11)
+    renderer = SphereRenderer(cuda_backend)
+    shipped = renderer.render(scene, size, "global", block, pattern, shipped_image=True)
+    assert shipped.kernel.method.startswith("cuda-events, shipped sm_") and shipped.kernel.median_ms > 0
+    assert shipped.frame_ms >= shipped.kernel.median_ms
+    compiled = renderer.render(scene, size, "global", block, pattern)
+    assert compiled.kernel.method == "cuda-events"
+    np.testing.assert_array_equal(shipped.image, compiled.image)
+    assert np.abs(shipped.image.astype(int) - spheres_reference(scene.spheres, *size)).max() <= 1
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_gpu_a_fresh_process_draws_its_first_frame_from_the_image_without_numba():
+    code = (
+        "import sys\n"
+        "from kernels.backend import resolve\n"
+        "from kernels.spheres.renderer import SphereRenderer\n"
+        "from kernels.spheres.scene import generate_scene\n"
+        "f = SphereRenderer(resolve('cuda')).render(generate_scene(20, seed=1), (64, 48), shipped_image=True)\n"
+        "print(f.kernel.method, 'numba' in sys.modules, int(f.image[..., :3].sum()))\n"
+    )
+    done = run_fresh_python(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    method, numba_loaded, total = done.stdout.rsplit(" ", 2)
+    assert method.startswith("cuda-events, shipped sm_") and numba_loaded == "False" and int(total) > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_gpu_the_julia_images_draw_what_numbas_kernel_draws(cuda_backend, precision):
+    from kernels.julia.params import JuliaParams
+    from kernels.julia.renderer import JuliaRenderer
+
+    params = JuliaParams(iterations=60, precision=precision)
+    renderer = JuliaRenderer(cuda_backend)
+    shipped = renderer.render(params, (250, 170), "2d", (16, 8), shipped_image=True)
+    assert shipped.kernel.method.startswith("cuda-events, shipped sm_")
+    compiled = renderer.render(params, (250, 170), "2d", (16, 8))
+    assert compiled.kernel.method == "cuda-events"
+    np.testing.assert_array_equal(shipped.image, compiled.image)
+    book = renderer.render(params, (40, 30), "book", shipped_image=True)  # one-thread blocks, same kernel
+    assert book.block == (1, 1) and book.kernel.method.startswith("cuda-events, shipped sm_")
+    np.testing.assert_array_equal(book.image, renderer.render(params, (40, 30), "book").image)
+
+
+@pytest.mark.gpu
+def test_gpu_the_windows_worker_draws_from_the_image_until_numba_has_compiled_the_kernel(cuda_backend, qtbot):
+    """The render worker's first frame of a kind comes from the shipped image and starts numba's compile in
+    the background; once that is done, frames come from numba's kernel."""
+    from kernels.service.requests import RenderRequest
+    from raytracer_app.gui.render.worker import RenderWorker
+
+    worker = RenderWorker()
+    try:
+        request = RenderRequest("spheres", cuda_backend, (64, 48), scene=generate_scene(20, seed=3))
+        assert "shipped image" in worker.loading(request)
+        first = worker._start_frame(request)()
+        assert first.kernel.method.startswith("cuda-events, shipped sm_")
+        qtbot.waitUntil(lambda: ("spheres", "global", cuda_backend) in worker._gpu_ready, timeout=120_000)
+        second = worker._start_frame(request)()
+        assert second.kernel.method == "cuda-events"
+        np.testing.assert_array_equal(first.image, second.image)
+    finally:
+        worker.end_children()
