@@ -58,6 +58,16 @@ def compiler_of(ptx: str) -> str:
     return next((ln.strip("/ ").strip() for ln in ptx.splitlines() if "compilation tools" in ln), "unknown")
 
 
+def canonical(ptx: str) -> str:
+    """The PTX with its module-scope ``.common`` declarations sorted in place: numba lists its environment
+    globals in set order, which varies from run to run, and the same text makes the same cubin."""
+    lines = ptx.split("\n")
+    at = [i for i, ln in enumerate(lines) if ln.startswith(".common ")]
+    for i, ln in zip(at, sorted(lines[i] for i in at)):
+        lines[i] = ln
+    return "\n".join(lines)
+
+
 def body(ptx: str) -> str:
     """The PTX without its comment header (which names the compiler's build), its module-scope
     declarations sorted (numba lists its environment globals in set order, which varies from run to run)."""
@@ -77,7 +87,7 @@ def build(image) -> dict:
     fn = getattr(importlib.import_module(image.module), image.function)
     fn = getattr(fn, "py_func", fn)
     with target_device(ARCHS[0]):
-        ptxes = ptx_for_each(fn, image.signature, list(ARCHS), lineinfo=False)
+        ptxes = [canonical(p) for p in ptx_for_each(fn, image.signature, list(ARCHS), lineinfo=False)]
     sources = kernel_sources(fn)
     entries = {(e, tuple(ps)) for e, ps in map(entry_and_params, ptxes)}
     if len(entries) != 1:

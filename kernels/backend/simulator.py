@@ -27,6 +27,16 @@ def simulator_active() -> bool:
     return os.environ.get(SIM_ENV, "0") not in ("", "0")
 
 
+def shared_jit(fn):
+    """``@numba.jit`` for the per-pixel and per-element math that a CUDA kernel and its CPU twins share, and
+    that only compiled code calls (kernels go through :func:`for_kernels`): without the CPython and C wrappers numba otherwise compiles and finalises
+    for each such function, which took a quarter of a cold CPU twin's first compile (docs/measurements.md).
+    Python reaches the math through the function's ``py_func`` (the simulator, :func:`for_kernels`)."""
+    import numba
+
+    return numba.jit(nopython=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
+
+
 def for_kernels(fn):
     """A shared ``@numba.jit`` function as a CUDA kernel should call it: the compiled function on a GPU
     (numba-cuda compiles it for the device), plain Python all the way down in the simulator, whose arrays

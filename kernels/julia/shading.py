@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from kernels.backend.simulator import shared_jit
 from kernels.julia.params import ESCAPE
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def julia_escape(jx, jy, cr, ci, iterations):
     """Iterations until |z|^2 > 1000 (``iterations`` when the point stays bounded), and the final |z|^2.
     Written as the book's cuComplex operations, in the precision of its arguments."""
@@ -28,7 +28,7 @@ def julia_escape(jx, jy, cr, ci, iterations):
     return iterations, ar * ar + ai * ai
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def julia_colour(n, mag2, iterations, colormap):
     """The RGBA word of a point that escaped after ``n`` iterations with |z|^2 = ``mag2`` (``n`` equal to
     ``iterations``: bounded): the classic red on black, or the smooth palette."""
@@ -45,7 +45,7 @@ def julia_colour(n, mag2, iterations, colormap):
     return np.uint32(r) | (np.uint32(g) << np.uint32(8)) | (np.uint32(b) << np.uint32(16)) | np.uint32(0xFF000000)
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def julia_pixel(pixels, x, y, cr, ci, cx, cy, scale, half, iterations, colormap):
     """Map pixel (x, y) to the plane, iterate, and write its RGBA bytes as one 32-bit word."""
     # the standard orientation (see the module's docstring); pixel offsets are exact in float32

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from kernels.backend.simulator import shared_jit
 from kernels.spheres.layout import COLD, HOT, MISS, TILE_CHUNK
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
     """The book's Sphere::hit for sphere row ``i`` (whose scene index is ``index``) and the ray through
     (ox, oy); returns the updated nearest-hit state. Ties in depth go to the lower scene index, so every
@@ -30,7 +30,7 @@ def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
     return r, g, b, maxz, nearest
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, nearest):
     """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around; a row's
     scene index is ``indices[row]``, or the row itself when ``indices`` is None (numba compiles each case
@@ -47,7 +47,7 @@ def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, ne
     return r, g, b, maxz, nearest
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def shade_pixel(spheres, cold_at, count, start, ox, oy):
     """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
     r = g = b = np.float32(0.0)
@@ -55,7 +55,7 @@ def shade_pixel(spheres, cold_at, count, start, ox, oy):
     return r, g, b
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def store_pixel(pixels, x, y, r, g, b):
     """Write int(value * 255) per channel as one 32-bit RGBA word: one store per pixel, not four."""
     red = np.uint32(np.uint8(r * np.float32(255.0)))
@@ -64,12 +64,12 @@ def store_pixel(pixels, x, y, r, g, b):
     pixels[y, x] = red | (green << np.uint32(8)) | (blue << np.uint32(16)) | np.uint32(0xFF000000)
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def pattern_start(lane, count, staggered):
     return lane % count if staggered else 0
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
     """One kernel thread's work for pixel (x, y), ``lane`` being its index in the block."""
     if x < pixels.shape[1] and y < pixels.shape[0]:
@@ -80,7 +80,7 @@ def trace_pixel(pixels, spheres, cold_at, count, staggered, x, y, lane):
         store_pixel(pixels, x, y, r, g, b)
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def stage_sphere(tile, tile_index, slot, spheres, count, j):
     """Copy sphere ``j``'s hot and cold records into row ``slot`` of a shared-memory tile laid out like the
     sphere buffer (TILE_CHUNK rows: hot records, then cold ones), and remember its scene index."""
@@ -91,7 +91,7 @@ def stage_sphere(tile, tile_index, slot, spheres, count, j):
     tile_index[slot] = j
 
 
-@numba.jit(nopython=True)
+@shared_jit
 def tile_span(spheres, i, width, height, tile_w, tile_h):
     """Tiles (tx0, tx1, ty0, ty1, inclusive) that the bounding square of sphere ``i`` covers; tx0 > tx1
     when it lies off screen. Pixel x has ox = x - width // 2, and a hit needs |ox - sx| < radius; the
