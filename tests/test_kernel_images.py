@@ -49,6 +49,18 @@ def test_the_spheres_kernels_parameters_pack_as_the_image_takes_them():
     assert values[9:] == [0, 0, 15, 4, 0x2000, 3, 5, *np.empty((3, 5), np.uint32).strides]
 
 
+def test_the_constant_kernel_takes_its_spheres_in_its_constant_symbol_not_as_a_parameter():
+    from kernels.spheres import IMAGES as SPHERE_IMAGES
+    from kernels.spheres.layout import CONSTANT_FLOATS, CONSTANT_SYMBOL
+
+    image = SPHERE_IMAGES["constant"]
+    packed = images.parameters((np.int32(20), np.bool_(False), images.Output((3, 5), np.uint32)), (0, 0, 0x2000))
+    assert [w for w, _ in packed] == [images.PARAM_BYTES[p] for p in images.read_manifest(image)["params"]]
+    for cc in images.ARCHS:
+        ptx = image.path(images.arch_name(cc), "ptx").read_text()
+        assert f".visible .const .align 16 .b8 {CONSTANT_SYMBOL}[{4 * CONSTANT_FLOATS}]" in ptx
+
+
 @pytest.mark.parametrize("cc, arch", [((8, 0), "sm_80"), ((8, 6), "sm_80"), ((8, 9), "sm_80"), ((9, 0), "sm_90"),
                                       ((7, 5), None), ((10, 0), None), ((12, 0), None)])
 def test_a_cubin_runs_on_its_major_architecture_from_its_minor_up(cc, arch):
@@ -91,17 +103,20 @@ def test_without_a_driver_no_image_draws_and_numba_draws_instead(cuda_backend):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("memory", ["global", "constant", "shared"])
 @pytest.mark.parametrize("size, block, pattern", [((1024, 1024), (16, 16), "uniform"),
                                                   ((333, 97), (32, 8), "staggered")])
-def test_gpu_the_shipped_image_draws_what_numbas_kernel_draws(cuda_backend, size, block, pattern):
+def test_gpu_the_shipped_image_draws_what_numbas_kernel_draws(cuda_backend, memory, size, block, pattern):
     from kernels.spheres.renderer import SphereRenderer
 
     scene = generate_scene(200, seed=11)
     renderer = SphereRenderer(cuda_backend)
-    shipped = renderer.render(scene, size, "global", block, pattern, shipped_image=True)
+    shipped = renderer.render(scene, size, memory, block, pattern, shipped_image=True)
     assert shipped.kernel.method.startswith("cuda-events, shipped sm_") and shipped.kernel.median_ms > 0
     assert shipped.frame_ms >= shipped.kernel.median_ms
-    compiled = renderer.render(scene, size, "global", block, pattern)
+    other = renderer.render(generate_scene(30, seed=12), size, memory, block, pattern, shipped_image=True)
+    assert np.abs(other.image.astype(int) - spheres_reference(generate_scene(30, seed=12).spheres, *size)).max() <= 1
+    compiled = renderer.render(scene, size, memory, block, pattern)
     assert compiled.kernel.method == "cuda-events"
     np.testing.assert_array_equal(shipped.image, compiled.image)
     assert np.abs(shipped.image.astype(int) - spheres_reference(scene.spheres, *size)).max() <= 1

@@ -152,6 +152,7 @@ def why_not(image: KernelImage, device: int) -> str | None:
 
 @dataclass
 class _Loaded:
+    module: object
     function: object
     params: tuple[str, ...]
     arch: str
@@ -182,7 +183,7 @@ def load(image: KernelImage, device: int) -> _Loaded:
             buffer = ctypes.create_string_buffer(cubin, len(cubin))
             module = driver.call("cuModuleLoadData", ctypes.addressof(buffer))
             function = driver.call("cuModuleGetFunction", module, manifest["entry"].encode())
-            _LOADED[(image, device)] = _Loaded(function, tuple(manifest["params"]), arch)
+            _LOADED[(image, device)] = _Loaded(module, function, tuple(manifest["params"]), arch)
         return _LOADED[(image, device)]
 
 
@@ -227,10 +228,19 @@ class Drawn:
     arch: str = ""
 
 
-def draw(image: KernelImage, device: int, grid, block, args) -> Drawn:
-    """Upload the array arguments, launch the image once to warm it and once timed, copy the Outputs back,
-    free everything. ImageUnavailable (or DriverError) when it cannot; nothing is left allocated either way."""
+def draw(image: KernelImage, device: int, grid, block, args, constants=()) -> Drawn:
+    """Upload the array arguments and ``constants`` ((symbol, byte offset, array): into the module's
+    ``__constant__`` arrays, as cudaMemcpyToSymbol), launch the image once to warm it and once timed, copy the
+    Outputs back, free the arguments. ImageUnavailable (or DriverError) when it cannot; nothing is left
+    allocated either way."""
     loaded = load(image, device)
+    for symbol, offset, values in constants:
+        values = np.ascontiguousarray(values)
+        pointer, size = driver.call("cuModuleGetGlobal", loaded.module, symbol.encode())
+        if offset < 0 or offset + values.nbytes > size:
+            raise ImageUnavailable(f"kernel image {image.name}: {values.nbytes} bytes at {offset} do not fit "
+                                   f"{symbol} ({size} bytes)")
+        driver.call("cuMemcpyHtoD", int(pointer) + offset, values.ctypes.data, values.nbytes)
     pointers: list[int] = []
     try:
         for arg in args:

@@ -55,8 +55,9 @@ _CONSTANT_SIG = "void(int32, boolean, uint32[:, ::1])"
 
 # per memory: the kernels shipped compiled, which draw a window's first frames on a GPU while numba compiles
 # them (kernels/launch/images.py; built by scripts/kernel_images.py)
-IMAGES = {"global": KernelImage("spheres-global", "kernels.spheres", "kernels.spheres.gpu", "render_spheres_global",
-                                _SPHERES_SIG)}
+IMAGES = {memory: KernelImage(f"spheres-{memory}", "kernels.spheres", "kernels.spheres.gpu",
+                              f"render_spheres_{memory}", _CONSTANT_SIG if memory == "constant" else _SPHERES_SIG)
+          for memory in ("global", "constant", "shared")}
 
 
 def _spheres_traffic(n, threads, blocks):

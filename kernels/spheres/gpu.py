@@ -11,13 +11,13 @@ from numba import cuda
 
 from kernels.backend.simulator import for_kernels
 from kernels.device_functions.constant_memory import ConstantArray
-from kernels.spheres.layout import CONSTANT_COLD_AT, CONSTANT_FLOATS, HOT, MISS, TILE_CHUNK, TILE_FLOATS
+from kernels.spheres.layout import CONSTANT_COLD_AT, CONSTANT_FLOATS, CONSTANT_SYMBOL, HOT, MISS, TILE_CHUNK, TILE_FLOATS
 from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, trace_pixel, visit_spheres
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 
-CONSTANT_SPHERES = ConstantArray("raytracer_constant_spheres", CONSTANT_FLOATS)
+CONSTANT_SPHERES = ConstantArray(CONSTANT_SYMBOL, CONSTANT_FLOATS)
 constant_spheres = CONSTANT_SPHERES.get  # a module global the constant kernel calls (the intrinsic)
 KERNEL_SIGNATURES = {  # per memory: what gpu_kernel compiles
     "global": "void(float32[::1], int32, boolean, uint32[:, ::1])",

@@ -20,6 +20,7 @@ TILE_CHUNK = 256  # spheres culled and staged in shared memory per pass
 TILE_FLOATS = TILE_CHUNK * (HOT + COLD)  # a shared array's size must be one compile-time constant
 CONSTANT_FLOATS = CONSTANT_CAPACITY * (HOT + COLD)
 CONSTANT_COLD_AT = CONSTANT_CAPACITY * HOT
+CONSTANT_SYMBOL = "raytracer_constant_spheres"  # the constant kernel's __constant__ array, as the PTX names it
 
 
 def pack_spheres(spheres: np.ndarray, slots: int | None = None) -> np.ndarray:

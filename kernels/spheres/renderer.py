@@ -12,7 +12,8 @@ from kernels.errors import InputError
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
-from kernels.spheres.layout import HOST_TWINS, check_memory, check_pattern, check_twin, constant_values, pack_spheres
+from kernels.spheres.layout import (CONSTANT_SYMBOL, HOST_TWINS, check_memory, check_pattern, check_twin, constant_values,
+                                    pack_spheres)
 from kernels.spheres.scene import Scene, capacity, check_count, memory_cap
 from kernels.timing import Timing, time_wall
 
@@ -124,10 +125,15 @@ class SphereRenderer:
         if memory not in IMAGES:
             return None
         grid = grid_for(width, height, block)
-        args = (pack_spheres(scene.spheres), np.int32(scene.count), np.bool_(staggered),
-                images.Output((height, width), np.uint32))
+        args = (np.int32(scene.count), np.bool_(staggered), images.Output((height, width), np.uint32))
+        constants = ()
+        if memory == "constant":
+            constants = [(CONSTANT_SYMBOL, 4 * offset, values)  # offsets in floats, the symbol's in bytes
+                         for offset, values in self._constant_values(scene.spheres)]
+        else:
+            args = (pack_spheres(scene.spheres), *args)
         try:
-            drawn = images.draw(IMAGES[memory], self.backend.device, grid, block, args)
+            drawn = images.draw(IMAGES[memory], self.backend.device, grid, block, args, constants)
         except (images.ImageUnavailable, DriverError):
             return None
         method = f"cuda-events, shipped {drawn.arch} image"
