@@ -1,8 +1,9 @@
 """Kernel images: a few of our numba kernels shipped compiled (cubins for sm_80 and sm_90), so that a window's
 first kernel frame on a GPU needs neither numba nor a compile. A cold start otherwise spends 2-3 s importing
-numba-cuda and compiling the view's kernel before its first frame (docs/measurements.md); an image is loaded
-and launched through the CUDA driver (``cuda.bindings``) in milliseconds while numba compiles the same kernel
-in the background, and numba's kernel takes over from the next frame on.
+numba-cuda and compiling the view's kernel before its first frame; through the CUDA driver (``cuda.bindings``)
+an image draws its first frame about 0.4 s after the driver is first touched (``cuInit`` included) while numba
+compiles the same kernel in the background, and numba's kernel takes over once it is ready (figures in
+docs/measurements.md).
 
 Each image is declared in its algorithm's package (``IMAGES``: :class:`KernelImage`) and built from the kernel
 itself by ``scripts/kernel_images.py``, which writes ``<package>/images/<name>.json`` (the kernel's entry
