@@ -177,6 +177,22 @@ def _event_timer(backend) -> EventTimer:
     return cached[1]
 
 
+def frame_by_image(image, device: int, grid, block, args, constants=()) -> tuple[np.ndarray, Timing, Timing] | None:
+    """A renderer's GPU frame from a kernel's shipped image (kernels/launch/images.py): the RGBA image (from
+    the one ``images.Output`` in ``args``) and the kernel's and the whole frame's Timing, labelled with the
+    image's architecture; None where the image cannot draw here (numba draws the frame then)."""
+    from kernels.backend.driver import DriverError
+    from kernels.launch import images
+
+    try:
+        drawn = images.draw(image, device, grid, block, args, constants)
+    except (images.ImageUnavailable, DriverError):
+        return None
+    shipped = f"shipped {drawn.arch} image"
+    return (rgba_view(drawn.outputs[0]), Timing((drawn.kernel_ms,), f"cuda-events, {shipped}"),
+            Timing((drawn.frame_ms,), f"launch+events+copy, {shipped}"))
+
+
 def rgba_view(pixels: np.ndarray) -> np.ndarray:
     """(H, W) uint32 words written as r | g << 8 | b << 16 | a << 24 -> the (H, W, 4) RGBA bytes, no copy."""
     return pixels.view(np.uint8).reshape(pixels.shape[0], pixels.shape[1], 4)

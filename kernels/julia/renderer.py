@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import HOST, Backend, memory
-from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
+from kernels.harness.frames import (Frame, HostFrames, Queued, check_size, frame_by_image, launch_untimed, rgba_view,
+                                   time_frames)
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin, launch_block
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
-from kernels.timing import Timing
 
 
 class JuliaRenderer:
@@ -88,19 +88,14 @@ class JuliaRenderer:
     def _render_image(self, params, width, height, launch, block, args):
         """(image, kernel and frame Timing, block, grid) from the kernel's shipped image, or None where it has
         none that runs here (numba draws then)."""
-        from kernels.backend.driver import DriverError
         from kernels.julia import IMAGES
-        from kernels.launch import images
+        from kernels.launch.images import Output
 
         block = check_block(launch_block(launch, block), self.limits)
         grid = grid_for(width, height, block)
-        try:
-            drawn = images.draw(IMAGES[params.precision], self.backend.device, grid, block,
-                                (images.Output((height, width), np.uint32), *args))
-        except (images.ImageUnavailable, DriverError):
-            return None
-        return (rgba_view(drawn.outputs[0]), Timing((drawn.kernel_ms,), f"cuda-events, shipped {drawn.arch} image"),
-                Timing((drawn.frame_ms,), f"launch+events+copy, shipped {drawn.arch} image"), block, grid)
+        drawn = frame_by_image(IMAGES[params.precision], self.backend.device, grid, block,
+                               (Output((height, width), np.uint32), *args))
+        return None if drawn is None else (*drawn, block, grid)
 
     def _prepare_gpu(self, params, width, height, launch, block, args):
         """(launch, device image, the next pinned host image, block, grid) for one GPU frame."""

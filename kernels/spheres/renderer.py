@@ -9,7 +9,8 @@ import numpy as np
 from kernels.backend import HOST, Backend
 from kernels.backend import memory as device_memory  # `memory` names the spheres' memory here
 from kernels.errors import InputError
-from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
+from kernels.harness.frames import (Frame, HostFrames, Queued, check_size, frame_by_image, launch_untimed, rgba_view,
+                                   time_frames)
 from kernels.launch import check_block, grid_for
 from kernels.launch.packed import LastLaunch
 from kernels.spheres.layout import (CONSTANT_SYMBOL, HOST_TWINS, check_memory, check_pattern, check_twin, constant_values,
@@ -118,27 +119,21 @@ class SphereRenderer:
     def _render_image(self, scene, width, height, memory, block, staggered):
         """(image, kernel and frame Timing, grid) from the kernel's shipped image, or None where it has none that
         runs here (numba draws then)."""
-        from kernels.backend.driver import DriverError
-        from kernels.launch import images
+        from kernels.launch.images import Output
         from kernels.spheres import IMAGES
 
         if memory not in IMAGES:
             return None
         grid = grid_for(width, height, block)
-        args = (np.int32(scene.count), np.bool_(staggered), images.Output((height, width), np.uint32))
+        args = (np.int32(scene.count), np.bool_(staggered), Output((height, width), np.uint32))
         constants = ()
         if memory == "constant":
             constants = [(CONSTANT_SYMBOL, 4 * offset, values)  # offsets in floats, the symbol's in bytes
                          for offset, values in self._constant_values(scene.spheres)]
         else:
             args = (pack_spheres(scene.spheres), *args)
-        try:
-            drawn = images.draw(IMAGES[memory], self.backend.device, grid, block, args, constants)
-        except (images.ImageUnavailable, DriverError):
-            return None
-        method = f"cuda-events, shipped {drawn.arch} image"
-        return (rgba_view(drawn.outputs[0]), Timing((drawn.kernel_ms,), method),
-                Timing((drawn.frame_ms,), f"launch+events+copy, shipped {drawn.arch} image"), grid)
+        drawn = frame_by_image(IMAGES[memory], self.backend.device, grid, block, args, constants)
+        return None if drawn is None else (*drawn, grid)
 
     def _prepare_gpu(self, scene, width, height, memory, block, staggered):
         """(launch, device image, the next pinned host image, grid) for one frame: the scene uploaded (or
