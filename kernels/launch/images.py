@@ -136,16 +136,21 @@ def _checked(image: KernelImage, cc: tuple[int, int]) -> tuple[dict, str] | str:
         return str(exc) or type(exc).__name__
 
 
-def why_not(image: KernelImage, device: int) -> str | None:
-    """None when ``image`` can draw on GPU ``device``; otherwise the reason, in words."""
+def _usable(image: KernelImage, device: int) -> tuple[dict, str] | str:
+    """(manifest, arch) when ``image`` can draw on GPU ``device``; otherwise the reason, in words."""
     if not enabled():
         return f"{IMAGES_ENV} is off"
     try:
         cc = driver.compute_capability(device)
     except driver.DriverError as exc:
         return str(exc)
-    checked = _checked(image, cc)
-    return checked if isinstance(checked, str) else None
+    return _checked(image, cc)
+
+
+def why_not(image: KernelImage, device: int) -> str | None:
+    """None when ``image`` can draw on GPU ``device``; otherwise the reason, in words."""
+    usable = _usable(image, device)
+    return usable if isinstance(usable, str) else None
 
 
 # --- the driver side ---------------------------------------------------------------------------------------
@@ -172,14 +177,14 @@ def _use_device(device: int) -> None:
 
 
 def load(image: KernelImage, device: int) -> _Loaded:
-    """The image's kernel loaded on GPU ``device`` (once per process), or ImageUnavailable."""
-    reason = why_not(image, device)
-    if reason is not None:
-        raise ImageUnavailable(f"kernel image {image.name}: {reason}")
+    """The image's kernel loaded on GPU ``device`` (checked and loaded once per process), or ImageUnavailable."""
     with _LOAD_LOCK:
         _use_device(device)
         if (image, device) not in _LOADED:
-            manifest, arch = _checked(image, driver.compute_capability(device))
+            usable = _usable(image, device)
+            if isinstance(usable, str):
+                raise ImageUnavailable(f"kernel image {image.name}: {usable}")
+            manifest, arch = usable
             cubin = read_bytes(image.path(arch, "cubin"), f"kernel image {image.name}", MAX_IMAGE_BYTES, "a cubin")
             buffer = ctypes.create_string_buffer(cubin, len(cubin))
             module = driver.call("cuModuleLoadData", ctypes.addressof(buffer))
