@@ -28,10 +28,10 @@ def simulator_active() -> bool:
 
 
 def shared_jit(fn):
-    """``@numba.jit`` for the per-pixel and per-element math that a CUDA kernel and its CPU twins share, and
-    that only compiled code calls (kernels go through :func:`for_kernels`): without the CPython and C wrappers numba otherwise compiles and finalises
-    for each such function, which took a quarter of a cold CPU twin's first compile (docs/measurements.md).
-    Python reaches the math through the function's ``py_func`` (the simulator, :func:`for_kernels`)."""
+    """``@numba.jit`` for the per-pixel and per-element math that a CUDA kernel and its CPU twins share and that
+    only compiled code calls: without the CPython and C wrappers numba otherwise compiles and finalises for
+    each such function, a quarter of a cold CPU twin's first compile (docs/measurements.md). Python reaches
+    the math through ``py_func``, as the simulator's kernels do (:func:`for_kernels`)."""
     import numba
 
     return numba.jit(nopython=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
