@@ -128,9 +128,9 @@ def measure(args, folder: str) -> int:
     if profile is not None:
         _print_profile(profile, args.profile, len(shown))
     window.continuous_action.setChecked(False)
-    if (window.view.spheres.width(), window.view.spheres.height()) != view:
-        print(f"the view changed size while counting: {view} -> {window.view.spheres.width()}x"
-              f"{window.view.spheres.height()}", file=sys.stderr)
+    if (window.view.currentWidget().width(), window.view.currentWidget().height()) != view:
+        print(f"the view changed size while counting: {view} -> {window.view.currentWidget().width()}x"
+              f"{window.view.currentWidget().height()}", file=sys.stderr)
     timed = window.timed.get("spheres")  # continuous frames on a GPU are timed a few times a second only
     kernel = timed.kernel.median_ms if timed is not None else float("nan")
     n_timed = sum(f.kernel is not None for f in shown[:counted])
@@ -143,7 +143,7 @@ def measure(args, folder: str) -> int:
           f"{counted / args.seconds:.0f} frames per second shown "
           f"over {args.seconds:.0f} s ({n_timed} of them timed; last kernel {kernel:.3f} ms, "
           f"{timed.kernel.method if timed else ''}); "
-          f"{view_text(window.view.spheres)}")
+          f"{view_text(window.view.currentWidget())}")
     window.close()  # stops the workers; wait for them as the app does on quit
     while not window.render_thread.isFinished() and time.perf_counter() < deadline + 10:
         app.processEvents()
@@ -188,7 +188,7 @@ def fit_view(app, window, size) -> tuple[int, int]:
 
     for dock in window.findChildren(QDockWidget):
         dock.hide()
-    view = window.view.spheres
+    view = window.view.currentWidget()
     for _ in range(5):  # a resize can move the tab bar or the status line: settle in a few steps
         app.processEvents()
         dw, dh = size[0] - view.width(), size[1] - view.height()

@@ -182,7 +182,7 @@ class Driver:
         if shown is None:
             return False
         frame, request = shown
-        return not frame.preview and request.scene is self.window.model.scene and frame.size == (1024, 1024)
+        return not frame.preview and request.params.scene is self.window.model.scene and frame.size == (1024, 1024)
 
     def measure_fps(self) -> None:
         """Render again as soon as each frame is shown (what View > Render Continuously does), a fixed

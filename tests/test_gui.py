@@ -81,7 +81,7 @@ def test_window_opens_and_sphere_slider_renders(qtbot, make_window, cpu_backend)
     w.controls.count.spin.setValue(7)  # typed (the slider is logarithmic)
     frame = wait_frame(qtbot, w, spheres=7)
     assert frame.image.shape == (256, 256, 4)
-    assert np.shares_memory(w.view.spheres.item.image, frame.image)  # shown without a copy
+    assert np.shares_memory(w.view.view("spheres").item.image, frame.image)  # shown without a copy
     assert "256x256" in w.status["size"].text() and "kernel" in w.status["kernel"].text()
     # the CPU backend has no memory spaces: the toggle is disabled and says why
     assert not w.controls.mem_constant.isEnabled()
@@ -353,14 +353,14 @@ def test_julia_pan_follows_pointer_and_reset(qtbot, make_window, cpu_backend):
     preset(**{"view/tab": "julia", "render/size_julia": "96x64", "julia/colormap": "smooth"})
     w = make_window(cpu_backend)
     before = wait_frame(qtbot, w, "julia").image
-    w.view.julia_box.panRequested.emit(6.0, 4.0)
+    w.view.boxes["julia"].panRequested.emit(6.0, 4.0)
     cx, cy = w.model.julia.center
     assert (cx, cy) != (0.0, 0.0)
     after = wait_frame(qtbot, w, "julia", center=f"{cx},{cy}").image
     # the picture moved with the pointer: what was at (x, y) is now at (x + 6, y + 4)
     same = np.mean(np.all(after[4:, 6:] == before[:-4, :-6], axis=2))
     assert same > 0.97, same
-    w.view.julia_box.zoomRequested.emit(2.0, 10.0, 20.0)
+    w.view.boxes["julia"].zoomRequested.emit(2.0, 10.0, 20.0)
     qtbot.waitUntil(lambda: w.model.julia.zoom == 2.0, timeout=WAIT)
     w.reset_view()
     assert w.model.julia.center == (0.0, 0.0) and w.model.julia.zoom == 1.0

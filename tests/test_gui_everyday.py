@@ -78,7 +78,7 @@ def test_typed_c_values_keep_sign_and_five_decimals(qtbot, make_window, cpu_back
     _type(qtbot, c.c_im, "-1.23456")
     assert w.model.julia.c == pytest.approx(complex(-0.7, -1.23456))
     assert c.c_im.value() == pytest.approx(-1.23456)
-    qtbot.waitUntil(lambda: w.last["julia"][1].julia.c == complex(-0.7, -1.23456), timeout=WAIT)  # rendered
+    qtbot.waitUntil(lambda: w.last["julia"][1].params.c == complex(-0.7, -1.23456), timeout=WAIT)  # rendered
 
 
 # ---------------------------------------------------------------------------------------------- labels, scene file

@@ -262,10 +262,12 @@ def test_the_windows_render_call_has_a_deadline(monkeypatch, stalling_children):
 
     monkeypatch.setattr(child, "START_S", 2.0)
     sim = child.SimulatorProcess()
-    request = RenderRequest("spheres", backend.resolve("cpu"), (8, 8), (8, 8), scene=generate_scene(2, 0))
+    from kernels.spheres.params import SphereParams
+
+    request = RenderRequest("spheres", backend.resolve("cpu"), (8, 8), (8, 8), SphereParams(generate_scene(2, 0)))
     try:
         with pytest.raises(child.Stalled):
-            within(20, lambda: sim.call("render", (request, None, 1), lambda: False))
+            within(20, lambda: sim.call("render", (request, 1), lambda: False))
     finally:
         sim.end()
     assert not sim.running()

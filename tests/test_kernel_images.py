@@ -166,7 +166,9 @@ def test_gpu_the_windows_worker_draws_from_the_image_until_numba_has_compiled_th
 
     worker = RenderWorker()
     try:
-        request = RenderRequest("spheres", cuda_backend, (64, 48), scene=generate_scene(20, seed=3))
+        from kernels.spheres.params import SphereParams
+
+        request = RenderRequest("spheres", cuda_backend, (64, 48), params=SphereParams(generate_scene(20, seed=3)))
         assert "shipped image" in worker.loading(request)
         first = worker._start_frame(request)()
         assert first.kernel.method.startswith("cuda-events, shipped sm_")

@@ -146,33 +146,38 @@ def test_a_simulator_run_goes_to_the_child_and_stop_keeps_its_finished_rows():
 
 def test_a_render_request_decides_the_block_and_the_memory_once():
     from kernels.julia import JuliaParams
+    from kernels.spheres.params import SphereParams
     from kernels.spheres.scene import generate_scene
     from kernels.service.requests import RenderRequest
 
     sim = Backend("sim")
-    book = RenderRequest("julia", sim, (32, 32), (16, 16), julia=JuliaParams(), launch="book")
-    assert book.block == (1, 1)  # the book's one thread per block, decided here
-    frame = RenderRequest("spheres", CPU, (32, 32), scene=generate_scene(5), memory="constant")
-    assert frame.memory == "constant" and frame.memory_used == "host"  # the choice kept, the twin reads host
+    book = RenderRequest("julia", sim, (32, 32), (16, 16), JuliaParams(launch="book"))
+    assert book.block == (1, 1)  # the book's one thread per block, decided here by the kind's launch rule
+    frame = RenderRequest("spheres", CPU, (32, 32), params=SphereParams(generate_scene(5), "constant"))
+    assert frame.params.memory == "constant" and frame.params.memory_used(CPU) == "host"  # the twin reads host
+    assert RenderRequest("julia", CPU, (8, 8)).params == JuliaParams()  # no params: the kind's defaults
+    spheres = lambda n: SphereParams(generate_scene(n))  # noqa: E731
     with pytest.raises(InputError, match=r"--size 200x200 is too large for this backend: at most 128x128"):
-        RenderRequest("spheres", sim, (200, 200), scene=generate_scene(5))
+        RenderRequest("spheres", sim, (200, 200), params=spheres(5))
     with pytest.raises(InputError, match=r"--spheres 65: at most 64 on the simulator"):
-        RenderRequest("spheres", sim, (32, 32), scene=generate_scene(65))
+        RenderRequest("spheres", sim, (32, 32), params=spheres(65))
     with pytest.raises(InputError, match="--block block 64x64 has 4096 threads"):
-        RenderRequest("spheres", sim, (32, 32), (64, 64), scene=generate_scene(5))
+        RenderRequest("spheres", sim, (32, 32), (64, 64), spheres(5))
     with pytest.raises(InputError, match="Block block 64x64"):
-        RenderRequest("spheres", sim, (32, 32), (64, 64), scene=generate_scene(5), labels={"block": "Block"})
+        RenderRequest("spheres", sim, (32, 32), (64, 64), spheres(5), labels={"block": "Block"})
+    with pytest.raises(InputError, match="render kind 'teapot' is not one of spheres, julia"):
+        RenderRequest("teapot", sim, (32, 32))
+    with pytest.raises(InputError, match="a julia frame needs JuliaParams, not SphereParams"):
+        RenderRequest("julia", sim, (32, 32), params=spheres(5))
 
 
-def test_settling_brings_values_into_range_and_says_what_changed():
-    from kernels.service.requests import settle_render
+def test_the_window_settles_a_block_in_one_place_keeping_the_side_the_user_set():
+    from kernels.service.requests import settle_block
 
-    values, notes = settle_render(Backend("sim"), (512, 100), (64, 32), "global", 500)
-    assert values == {"size": (128, 100), "block": (64, 16), "count": 64}
-    assert len(notes) == 3 and "at most 128 a side in the simulator" in notes[0]
-    assert "at most 1024 threads per block" in notes[1] and "64 on the simulator" in notes[2]
-    assert settle_render(CPU, (64, 64), (16, 16), "constant", 20) == ({"size": (64, 64), "block": (16, 16),
-                                                                        "count": 20}, [])
+    sim = Backend("sim")  # at most 1024 threads per block
+    assert settle_block((64, 32), sim, keep=0) == (64, 16)  # BX set: BY shrinks to make room
+    assert settle_block((32, 64), sim, keep=1) == (16, 64)  # BY set: BX shrinks
+    assert settle_block((0, 16), sim) == (1, 16)
 
 
 def test_warmup_is_one_field_from_the_cli_and_the_panel_to_the_timers(tmp_path, capsys, qtbot):

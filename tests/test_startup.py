@@ -88,8 +88,11 @@ def test_every_algorithm_package_and_the_window_load_without_numba():
     assert proc.stdout.strip() == "[]"
 
 
-def _request(kind: str, size=(96, 64), **kw) -> RenderRequest:
-    return RenderRequest(kind, Backend("cpu"), size, (16, 16), **kw)
+def _request(kind: str, size=(96, 64), scene=None, julia=None) -> RenderRequest:
+    from kernels.spheres.params import SphereParams
+
+    params = SphereParams(scene) if scene is not None else julia
+    return RenderRequest(kind, Backend("cpu"), size, (16, 16), params)
 
 
 def test_the_sphere_preview_is_the_independent_reference(monkeypatch):
@@ -102,7 +105,9 @@ def test_the_sphere_preview_is_the_independent_reference(monkeypatch):
 
 @pytest.mark.parametrize("precision", ["float32", "float64"])
 def test_the_julia_preview_at_full_resolution_is_the_reference(monkeypatch, precision):
-    monkeypatch.setattr(fast_start, "JULIA_WORK", 1e12)  # step 1: every pixel
+    from kernels.julia import render_kind
+
+    monkeypatch.setattr(render_kind, "PREVIEW_WORK", 1e12)  # step 1: every pixel
     params = JuliaParams(iterations=60, precision=precision)
     frame = fast_start.first_frame(_request("julia", julia=params))
     assert frame.meta["preview_step"] == 1

@@ -16,7 +16,6 @@ from kernels.errors import InputError, shown, whole
 from kernels.timing import EventTimer, Timing, check_repeats, warmups
 
 MAX_SIDE = 4096
-DEFAULT_IMAGE_SIZES = {"spheres": (1024, 1024), "julia": (1000, 1000)}  # the seeds' images
 SIM_IMAGE_SIZE = (32, 32)  # the simulator's default: every GPU thread runs in Python
 
 
@@ -41,6 +40,8 @@ class Frame:
     meta: dict = field(default_factory=dict)  # what was rendered: scene, memory, c, ... (PNG metadata)
     frame_timing: Timing | None = None  # every whole frame's time; frame_ms is its median
     preview: bool = False  # drawn by the numpy reference before the kernel was ready: no kernel time
+    # the render kind that drew it (kernels.harness.renderable.Renderable): how its timing row reads
+    renderable: object = field(default=None, repr=False, compare=False)
 
     @property
     def outside_kernel_ms(self) -> float | None:

@@ -1,9 +1,9 @@
-"""What the two render algorithms (the sphere ray tracer and the Julia set) share as benchmarks: the
+"""What the render kinds (kernels.registry.RENDERABLES) share as benchmarks: the
 problem (an image to render and the CPU twin's image to match), the check of a GPU image against it (at
 most one level apart per channel: a GPU may fuse multiply-adds), and the one function that turns a
 rendered frame into a timing row, for the CLI's `bench` and the GUI's session log alike.
 
-The variants themselves live next to their kernels, in :mod:`kernels.spheres` and :mod:`kernels.julia`.
+The variants themselves live next to their kernels, in each render package.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ PIXELS_UNIT = bench.Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
 
 @dataclass
 class RenderProblem:
-    """One image to render. ``op`` and ``n`` say what the rows say (see :func:`row_fields`)."""
+    """One image to render. ``op`` and ``n`` say what the rows say (a kind's ``row``)."""
 
-    algorithm: str  # 'spheres' or 'julia'
+    algorithm: str  # the render kind's name
     size: tuple[int, int]
     op: str
     n: int
     render_reference: Callable[[str], np.ndarray] = field(repr=False)  # the CPU twin's image, per precision
-    subject: object = None  # the scene or the Julia parameters
+    subject: object = None  # what the frame shows: the kind's scene or params
     pattern: str = "uniform"
     dtype: str = "rgba8"
     bytes_read: int = 0  # a render reads next to nothing: no GB/s figure
@@ -51,13 +51,6 @@ class RenderProblem:
     def verify(self, result) -> tuple[bool, str]:
         ok = result == self.expected
         return ok, "" if ok else f"{self.expected - result} pixels differ from the CPU twin by more than 1 level"
-
-
-def row_fields(kind: str, meta: dict, size: tuple[int, int]) -> tuple[str, int]:
-    """(op, n) of a render's row: spheres -> (access pattern, sphere count); julia -> ('julia', pixels)."""
-    if kind == "spheres":
-        return meta.get("pattern", "uniform"), int(meta.get("spheres", 0))
-    return "julia", size[0] * size[1]
 
 
 @functools.lru_cache(maxsize=None)
@@ -85,13 +78,12 @@ HOST_TWIN_SUFFIX = {"simd": "-simd", "tiles": "-tiles", "rows-serial": "-serial"
 
 def frame_variant(frame) -> str:
     """The variant name of a render: spheres-global / spheres-constant / spheres-cpu-tiles / julia-2d /
-    julia-cpu-simd ... (a frame drawn on the host has no block; its twin names the CPU variant)."""
+    julia-cpu-simd ... (a frame drawn on the host has no block; its twin names the CPU variant). The frame's
+    render kind names its GPU variants."""
     kind = frame.meta.get("kind", "render")
     if frame.block is None:  # rendered on the host
         return f"{kind}-cpu" + HOST_TWIN_SUFFIX.get(frame.meta.get("twin", ""), "")
-    if kind == "spheres":
-        return f"spheres-{frame.meta.get('memory', '')}"
-    return f"julia-{frame.meta.get('launch', '')}"
+    return frame.renderable.variant(frame.meta)
 
 
 # a frame the window shows is not compared with a reference (the benchmark's render rows are): its row says so,
@@ -100,12 +92,9 @@ NOT_CHECKED = "not checked"
 
 
 def frame_row(frame) -> bench.Row:
-    """A rendered frame as a timing row, with the same meaning as `bench spheres|julia` rows."""
+    """A rendered frame as a timing row, with the same meaning as its kind's `bench` rows."""
     w, h = frame.size
-    meta = frame.meta
-    op, n = row_fields(meta.get("kind", ""), meta, frame.size)
-    what = f"{meta.get('spheres')} spheres" if meta.get("kind") == "spheres" else (
-        f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    op, n, what = frame.renderable.row(frame.meta, frame.size)
     seconds = frame.kernel.median_ms * 1e-3
     return bench.Row(
         variant=frame_variant(frame), op=op, dtype="rgba8", n=n, backend=frame.backend,

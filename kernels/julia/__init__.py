@@ -28,12 +28,13 @@ and :mod:`.simd` (many pixels per vector register; the renderer's CPU path), the
 from __future__ import annotations
 
 from kernels.harness.descriptor import Algorithm, Option
-from kernels.harness.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
+from kernels.harness.frames import SIM_IMAGE_SIZE
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.render import PIXELS_UNIT
+from kernels.harness.renderable import Control, Renderable
 from kernels.harness.variants import Variant
-from kernels.julia.params import (COLORMAPS, DTYPES, LAUNCHES, MAX_ITERATIONS, PRECISIONS, JuliaParams, check_launch,
-                                  parse_complex)
+from kernels.julia.params import (COLORMAPS, DTYPES, IMAGE_SIZE, LAUNCHES, MAX_ITERATIONS, PRECISIONS, JuliaParams,
+                                  check_launch, parse_complex)
 from kernels.harness.frames import parse_size
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
 from kernels.launch.images import KernelImage
@@ -104,7 +105,7 @@ ALGORITHM = Algorithm(
     summary="the Julia set of seed 003: the book's one-thread blocks against 2-D blocks, and the CPU twins",
     variants=VARIANTS,
     make_problem=lambda n, options, seed, data=None: _make(options["size"]),
-    options=(Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["julia"] for k in ("cuda", "cpu")},
+    options=(Option("size", "image size WxH", default={**{k: IMAGE_SIZE for k in ("cuda", "cpu")},
                                                         "sim": SIM_IMAGE_SIZE}, parse=parse_size),),
     unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
 )
@@ -114,3 +115,26 @@ def _make(size):
     from kernels.julia.runs import make_bench_problem
 
     return make_bench_problem(size)
+
+
+# --- the render kind: the window's tab, `render julia` ----------------------------------------------------------
+
+RENDERABLE = Renderable(
+    name=ALGORITHM.name, title="Julia", summary="the Julia set of seed 003", params=JuliaParams,
+    default_size=IMAGE_SIZE, kind_module="kernels.julia.render_kind", images=IMAGES, pan_zoom=True,
+    tip="Julia set: drag to pan, wheel to zoom about the cursor",
+    controls=(
+        Control("c", "c", "point", (-0.8, 0.156), help="the constant c as RE,IM (default -0.8,0.156)"),
+        Control("center", "Centre", "point", (0.0, 0.0), help="view centre as X,Y (default 0,0)"),
+        Control("zoom", "Zoom", "float", 1.0, 1e-3, 1e15, log=True, help="zoom factor (default 1)"),
+        Control("iterations", "Iterations", "int", 200, 1, MAX_ITERATIONS,
+                help=f"iterations, 1..{MAX_ITERATIONS} (default 200)"),
+        Control("colormap", "Colormap", "choice", "classic", choices=COLORMAPS,
+                help="classic: the book's red on black (default)"),
+        Control("precision", "Precision", "choice", "float32", choices=PRECISIONS,
+                help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of "
+                     "about 10^4)"),
+        Control("launch", "Launch", "choice", None, choices=LAUNCHES, gpu_only=True,
+                help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)"),
+    ),
+)

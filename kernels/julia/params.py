@@ -9,6 +9,7 @@ import numpy as np
 
 from kernels.errors import InputError, one_of, shown
 
+IMAGE_SIZE = (1000, 1000)  # the seed's image
 COLORMAPS = ("classic", "smooth")
 LAUNCHES = ("book", "2d")
 PRECISIONS = ("float32", "float64")
@@ -38,6 +39,7 @@ class JuliaParams:
     iterations: int = 200
     colormap: str = "classic"
     precision: str = "float32"
+    launch: str = "2d"  # the launch shape on a GPU: the book's one thread per block, or 2-D blocks
 
     def checked(self, flag: str = "") -> "JuliaParams":
         """Self, or InputError; messages name each field as ``flag + name`` (the CLI passes '--')."""
@@ -47,6 +49,7 @@ class JuliaParams:
             raise InputError(f"{flag}zoom {self.zoom} must be a positive number")
         one_of(self.colormap, COLORMAPS, f"{flag}colormap")
         one_of(self.precision, PRECISIONS, f"{flag}precision")
+        one_of(self.launch, LAUNCHES, f"{flag}launch")
         bound = MAX_COORDINATE[self.precision]
         for what, v in (("c", self.c.real), ("c", self.c.imag), ("center", self.center[0]), ("center", self.center[1])):
             if not math.isfinite(v):

@@ -117,5 +117,7 @@ class JuliaRenderer:
                 "launch": launch if self.backend.runs_cuda_kernels else "host"}
         if not self.backend.runs_cuda_kernels:
             meta["twin"] = twin
+        from kernels.julia import RENDERABLE
+
         return Frame(image, timing, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
-                     meta, frame_time)
+                     meta, frame_time, renderable=RENDERABLE)

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 from kernels.backend import HOST
 from kernels.harness import render as render_bench
-from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
-from kernels.julia.params import JuliaParams
+from kernels.harness.frames import check_size
+from kernels.julia.params import IMAGE_SIZE, JuliaParams
 from kernels.julia.renderer import JuliaRenderer
 from kernels.launch import DEFAULT_BLOCK_2D
 
 
-def make_bench_problem(size=DEFAULT_IMAGE_SIZES["julia"], params: JuliaParams = JuliaParams()) -> render_bench.RenderProblem:
+def make_bench_problem(size=IMAGE_SIZE, params: JuliaParams = JuliaParams()) -> render_bench.RenderProblem:
     """The Julia view ``params`` at ``size``, checked against the scalar CPU twin (``julia-cpu``)."""
     size = check_size(*size)
     params = params.checked()

@@ -156,7 +156,7 @@ def clamp_block(block: tuple[int, int], limits, keep: int = 0) -> tuple[int, int
     :func:`check_block` refuses one outside them): each side into 1..max_block_dim, the kept
     side (``keep``: 0 for BX, 1 for BY) also into 1..max_threads_per_block, then, when BX * BY is still
     more than max_threads_per_block, the other side shrinks to max_threads_per_block // kept side. So the
-    side a user did not touch keeps its value: moving the BX slider passes ``keep=1``."""
+    side the user set keeps its value: moving the BX slider passes ``keep=0``, the BY slider ``keep=1``."""
     if keep not in (0, 1):
         raise ValueError(f"keep must be 0 (BX) or 1 (BY), got {keep!r}")
     mt, dims = limits.max_threads_per_block, limits.max_block_dim

@@ -29,15 +29,17 @@ from __future__ import annotations
 
 from kernels.backend import Backend
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis
-from kernels.harness.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
+from kernels.harness.frames import SIM_IMAGE_SIZE
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.render import PIXELS_UNIT
+from kernels.harness.renderable import Control, Renderable
 from kernels.harness.variants import Variant
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
 from kernels.launch.images import KernelImage
 from kernels.lazy import entry
 from kernels.spheres.layout import PATTERNS
-from kernels.spheres.scene import MAX_SPHERES
+from kernels.spheres.params import DEFAULT_COUNT, IMAGE_SIZE, SphereParams
+from kernels.spheres.scene import MAX_SPHERES, MEMORIES
 from kernels.harness.frames import parse_size
 
 IMAGE_LAUNCH = LaunchRule(block=DEFAULT_BLOCK_2D, shape_2d=True)
@@ -136,7 +138,7 @@ ALGORITHM = Algorithm(
         Option("pattern", "uniform: a warp reads one sphere at a time (constant memory broadcasts it); staggered: "
                "each thread starts at a different sphere (constant memory serialises)", choices=PATTERNS,
                default="uniform"),
-        Option("size", "image size WxH", default={**{k: DEFAULT_IMAGE_SIZES["spheres"] for k in ("cuda", "cpu")},
+        Option("size", "image size WxH", default={**{k: IMAGE_SIZE for k in ("cuda", "cpu")},
                                                   "sim": SIM_IMAGE_SIZE}, parse=parse_size),
     ),
     unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
@@ -147,3 +149,29 @@ def _make(n, options, seed):
     from kernels.spheres.runs import make_bench_problem
 
     return make_bench_problem(n, options["size"], options["pattern"], seed)
+
+
+# earlier names still accepted (in scripts and result files): the ray tracer's target was `raytrace`
+ALIASES = {"raytrace": ALGORITHM.name}
+
+# --- the render kind: the window's tab, `render spheres` --------------------------------------------------------
+
+RENDERABLE = Renderable(
+    name=ALGORITHM.name, title="Spheres", summary="the ray-traced spheres of seed 001",
+    params=SphereParams, default_size=IMAGE_SIZE, kind_module="kernels.spheres.render_kind", memories=MEMORIES,
+    images=IMAGES, tip="Ray-traced spheres (wheel / drag to inspect pixels)",
+    controls=(
+        Control("spheres", "Spheres", "int", None,
+                help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 "
+                     f"spheres in 64 KiB; default {DEFAULT_COUNT}; at most 64 in the simulator)"),
+        Control("seed", "Seed", "int", 0, 0, help="seed of the random scene (default 0)"),
+        Control("scene", "Scene file", "text", None, help="load the scene from a JSON file instead", file="in",
+                supplies="spheres"),
+        Control("save_scene", "Save scene", "text", None, help="also save the scene as JSON", window=False,
+                file="out"),
+        Control("memory", "Memory", "choice", None, choices=MEMORIES, gpu_only=True,
+                help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)"),
+        Control("pattern", "Pattern", "choice", "uniform", choices=PATTERNS,
+                help="sphere access order per warp (default uniform)"),
+    ),
+)

@@ -102,8 +102,10 @@ class SphereRenderer:
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
         if memory == "host":
             meta["twin"] = twin
+        from kernels.spheres import RENDERABLE
+
         return Frame(image, kernel_time, frame_time.median_ms, self.backend.kind, self.backend.device_name, block, grid,
-                     meta, frame_time)
+                     meta, frame_time, renderable=RENDERABLE)
 
     def max_spheres(self, memory: str) -> int:
         """Most spheres ``render`` accepts for a memory on this backend (the CPU twin takes any scene)."""

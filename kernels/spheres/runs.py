@@ -6,14 +6,15 @@ from __future__ import annotations
 from kernels.backend import HOST, not_applicable
 from kernels.harness import render as render_bench
 from kernels.harness.bench import Outcome
-from kernels.harness.frames import DEFAULT_IMAGE_SIZES, check_size
+from kernels.harness.frames import check_size
 from kernels.launch import DEFAULT_BLOCK_2D, grid_for
 from kernels.spheres.layout import check_pattern
+from kernels.spheres.params import IMAGE_SIZE
 from kernels.spheres.renderer import SphereRenderer
 from kernels.spheres.scene import generate_scene
 
 
-def make_bench_problem(spheres: int, size=DEFAULT_IMAGE_SIZES["spheres"], pattern: str = "uniform",
+def make_bench_problem(spheres: int, size=IMAGE_SIZE, pattern: str = "uniform",
                        seed: int = 0) -> render_bench.RenderProblem:
     """A random scene of ``spheres`` spheres to render at ``size``, checked against the row CPU twin
     (``spheres-cpu``)."""

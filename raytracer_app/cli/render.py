@@ -1,49 +1,52 @@
-"""`raytracer-app render spheres|julia`: one image to a PNG, with its timing printed."""
+"""`raytracer-app render KIND`: one image to a PNG, with its timing printed. A subcommand per render kind of
+the registry, its options made from the kind's controls (kernels.harness.renderable.Control)."""
 
 from __future__ import annotations
+
+import argparse
 
 from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
-from raytracer_app.cli.parser import Parser, common, number, whole_number
+from raytracer_app.cli.parser import Parser, common, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
 def add_parser(sub) -> None:
     from kernels.backend import MAX_REPEATS
-    from kernels.julia import COLORMAPS, LAUNCHES, PRECISIONS
-    from kernels.spheres.layout import PATTERNS
-    from kernels.spheres.scene import MAX_SPHERES, MEMORIES
+    from kernels.registry import RENDERABLES
 
     render = sub.add_parser("render", help="render one image to a PNG and print its timing")
     images = render.add_subparsers(dest="target", metavar="TARGET", parser_class=Parser, required=True)
-    spheres = images.add_parser("spheres", help="the ray-traced spheres of seed 001")
-    julia = images.add_parser("julia", help="the Julia set of seed 003")
-    for p, size in ((spheres, "1024x1024"), (julia, "1000x1000")):
+    for kind in RENDERABLES:
+        p = images.add_parser(kind.name, help=kind.summary)
+        size = f"{kind.default_size[0]}x{kind.default_size[1]}"
         p.add_argument("--out", required=True, help="output PNG file")
         p.add_argument("--size", default=None, help=f"WxH, each 1..4096 (default {size}; 32x32 in the simulator, at most 128x128)")
         p.add_argument("--repeats", type=whole_number("--repeats", 1), default=None,
                        help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
         p.add_argument("--block", default=None, help="CUDA block shape BXxBY (default 16x16; cuda/sim only)")
-    spheres.add_argument("--spheres", type=whole_number("--spheres"), default=None,
-                         help=f"random scene with N spheres, 1..{MAX_SPHERES:,} (constant memory: up to its capacity, 2340 spheres in 64 KiB; default 20; at most 64 in the simulator)")
-    spheres.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random scene (default 0)")
-    spheres.add_argument("--scene", default=None, help="load the scene from a JSON file instead")
-    spheres.add_argument("--save-scene", default=None, help="also save the scene as JSON")
-    spheres.add_argument("--memory", default=None, choices=MEMORIES,
-                         help="where the kernel reads the spheres: " + "|".join(MEMORIES) + " (default global; cuda/sim only)")
-    spheres.add_argument("--pattern", default="uniform", choices=PATTERNS, help="sphere access order per warp (default uniform)")
-    julia.add_argument("--c", default="-0.8,0.156", help="the constant c as RE,IM (default -0.8,0.156)")
-    julia.add_argument("--center", default="0,0", help="view centre as X,Y (default 0,0)")
-    julia.add_argument("--zoom", type=number("--zoom"), default=1.0, help="zoom factor (default 1)")
-    julia.add_argument("--iterations", type=whole_number("--iterations"), default=200, help="iterations, 1..100000 (default 200)")
-    julia.add_argument("--colormap", default="classic", choices=COLORMAPS, help="classic: the book's red on black (default)")
-    julia.add_argument("--precision", default="float32", choices=PRECISIONS,
-                       help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
-    julia.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
-    common(spheres)
-    common(julia)
+        for control in kind.controls:
+            if control.cli:
+                add_control(p, control)
+        common(p)
+
+
+def add_control(p, control) -> None:
+    """``control`` as an option of ``p``: a choice as argparse's choices, any other value parsed by the control
+    (a bad one is one line); every default None, so a control not given keeps its kind's default."""
+    if control.kind == "choice":
+        p.add_argument(control.flag, default=None, choices=control.choices, help=control.help)
+        return
+
+    def parse(text):
+        try:
+            return control.parse(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    p.add_argument(control.flag, type=parse, default=None, help=control.help)
 
 
 def run(args) -> int:
@@ -64,33 +67,34 @@ def refuse_launch_options_on_the_host(args, backend, names) -> None:
                              "(use --backend cuda or sim)")
 
 
-def _default_size(target: str, backend) -> tuple[int, int]:
-    from kernels.harness.frames import DEFAULT_IMAGE_SIZES, SIM_IMAGE_SIZE
-
-    return SIM_IMAGE_SIZE if backend.is_simulator else DEFAULT_IMAGE_SIZES[target]
-
-
 def render_command(args, backend) -> int:
     """Renders through the same service as the window (kernels.service.render)."""
-    from kernels.launch import parse_block
-    from kernels.harness.frames import parse_size
-    from kernels.launch import DEFAULT_BLOCK_2D
+    from kernels.harness.frames import SIM_IMAGE_SIZE, parse_size
+    from kernels.launch import DEFAULT_BLOCK_2D, parse_block
+    from kernels.registry import renderable_named
 
-    refuse_launch_options_on_the_host(args, backend, ("memory", "block", "launch"))
-    scene_file = ("--scene", getattr(args, "scene", None))
-    check_writable(args.out, "--out", [scene_file])
-    if getattr(args, "save_scene", None):
-        check_output(args.save_scene, "--save-scene", [("--out", args.out), scene_file])
+    kind = renderable_named(args.target)
+    controls = [c for c in kind.controls if c.cli]
+    refuse_launch_options_on_the_host(args, backend, ("block", *(c.name for c in controls if c.gpu_only)))
+    values = {c.name: getattr(args, c.name, None) for c in controls}
+    inputs = [(c.flag, values[c.name]) for c in controls if c.file == "in"]
+    check_writable(args.out, "--out", inputs)
+    for c in controls:
+        if c.file == "out" and values[c.name]:
+            check_output(values[c.name], c.flag, [("--out", args.out), *inputs])
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
-    size = parse_size(args.size) if args.size else _default_size(args.target, backend)
-    notes: list[str] = []  # printed after the timing
-    if args.target == "spheres":
-        frame = _render_spheres(args, backend, size, block)
-    else:
-        frame = _render_julia(args, backend, size, block, notes)
+    size = parse_size(args.size) if args.size else (SIM_IMAGE_SIZE if backend.is_simulator else kind.default_size)
+    labels = {c.name: c.flag for c in controls}
+    for c in controls:  # a value read from a file given: a refusal of it names the file's option
+        if c.supplies and values[c.name]:
+            labels[c.supplies] = c.flag
+    params = kind.make_params(values, backend, labels)
+    frame = render_frame({}, RenderRequest(kind.name, backend, size, block, params, repeats=args.repeats,
+                                           labels=labels))
+    notes = kind.notes(params, frame.size, args.out, values)  # printed after the timing
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
-    details = ", ".join(f"{k} {printable(v)}" for k, v in frame.meta.items() if k != "kind")  # scene names
+    details = ", ".join(f"{k} {printable(v)}" for k, v in frame.meta.items() if k != "kind")  # names read from files
     print(f"{frame.meta['kind']}: {details}, {frame.image.shape[1]}x{frame.image.shape[0]}{launch}")
     print(f"kernel ({backend.timing_method}): {frame.kernel.summary()}")
     print(f"one whole frame (launch + kernel + copy back): median {frame.frame_ms:.3f} ms over the same "
@@ -99,43 +103,6 @@ def render_command(args, backend) -> int:
         print(f"note: {backend.timing_note}")
     for line in notes:
         print(line)
-    write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
+    write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
     print(f"wrote {printable(args.out)}")
     return 0
-
-
-def _render_spheres(args, backend, size, block):
-    from kernels.spheres.scene import generate_scene, load_scene, memory_cap, save_scene
-
-    if args.scene and args.spheres is not None:
-        raise InputError("give either --scene FILE or --spheres N, not both")
-    memory = args.memory or "global"
-    cap = memory_cap(backend, memory)  # refused before a large file is read or a scene generated
-    if args.scene:
-        scene = load_scene(args.scene, cap)
-    else:
-        scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, cap)
-    request = RenderRequest("spheres", backend, size, block, scene=scene, memory=memory, pattern=args.pattern,
-                            repeats=args.repeats, labels={"spheres": "--scene" if args.scene else "--spheres"})
-    frame = render_frame({}, request)
-    if args.save_scene:
-        save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
-        print(f"saved scene to {printable(args.save_scene)}")
-    return frame
-
-
-def _render_julia(args, backend, size, block, notes):
-    from kernels.julia import JuliaParams, parse_complex
-
-    center = parse_complex(args.center, "--center")
-    params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,
-                         iterations=args.iterations, colormap=args.colormap, precision=args.precision).checked("--")
-    frame = render_frame({}, RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
-                                           repeats=args.repeats))
-    size = frame.image.shape[1], frame.image.shape[0]
-    if params.precision == "float32" and not params.float32_resolves(*size):
-        notes.append(f"note: float32 cannot resolve this view ({params.ulps_per_pixel(*size):.2g} float32 steps "
-                     "per pixel): expect blocks; use --precision float64")
-    notes.append(f"view: {params.view_text()}")
-    notes.append(f"again: {params.command_line(*size, args.out)}")
-    return frame

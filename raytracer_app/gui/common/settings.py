@@ -25,6 +25,7 @@ class Keys:
     STATE = "window/state"
     LAYOUT = "window/{}/{}"  # .format(screen size 'WxH', 'version' | 'geometry' | 'state' | 'workspace')
     SIZE = "render/size_{}"  # .format(tab)
+    PARAM = "render/{}/{}"  # .format(kind, control): a generated control's value
     BLOCK_X = "render/block_x"
     BLOCK_Y = "render/block_y"
     COUNT = "spheres/count"

@@ -35,13 +35,15 @@ class CompareDialog(QDialog):
         lay.addWidget(buttons)
         self.resize(560, 480)
 
-    def show_frames(self, frames, pattern: str, spheres: int, size) -> None:
+    def show_frames(self, frames, memories, what: str) -> None:
+        """The two frames read from ``memories`` (in order); ``what`` says what they show."""
         self.chart.show_frames(frames)
         g, c = (f.kernel for f in frames)
-        faster = "constant" if c.median_ms < g.median_ms else "global"
+        first, second = memories
+        faster = second if c.median_ms < g.median_ms else first
         ratio = max(g.median_ms, c.median_ms) / max(min(g.median_ms, c.median_ms), 1e-12)
         self.summary.setText(
-            f"{spheres} spheres, {size[0]}x{size[1]}, {pattern} access, {g.repeats} renders each ({g.method}): "
-            f"global {g.median_ms:.3f} ms, constant {c.median_ms:.3f} ms; {faster} is {ratio:.2f}x faster."
+            f"{what}, {g.repeats} renders each ({g.method}): "
+            f"{first} {g.median_ms:.3f} ms, {second} {c.median_ms:.3f} ms; {faster} is {ratio:.2f}x faster."
             + (" (The simulator runs threads in Python: its timings say nothing about a GPU.)"
                if choice(frames[0].backend).is_simulator else ""))

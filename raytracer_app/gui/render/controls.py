@@ -22,7 +22,8 @@ from raytracer_app.gui.common.saving import in_background, message_of
 from raytracer_app.gui.common.sim_limits import SIM_MAX_REPEATS, SIM_MAX_SIDE
 from raytracer_app.gui.render.count_control import SphereCountControl
 from raytracer_app.gui.common.slider_spin import SliderSpin
-from raytracer_app.gui.render.models import JULIA_PRESETS, PRECISION_MODES
+from raytracer_app.gui.render.kind_controls import KindControls
+from raytracer_app.gui.render.models import HAND_BUILT, JULIA, JULIA_PRESETS, KINDS, PRECISION_MODES, SPHERES
 
 SIZES = ("64x64", "128x128", "256x256", "512x512", "1000x1000", "1024x1024", "2048x2048", "4096x4096")
 CPU_MEMORY_TIP = "the CPU backend has no GPU memory spaces: spheres are read from host memory"
@@ -74,6 +75,10 @@ class Controls(QScrollArea):
         self.julia_box = self._julia_group()
         lay.addWidget(self.spheres_box)
         lay.addWidget(self.julia_box)
+        # every other render kind: its controls made from its descriptor
+        self.kind_boxes = {name: KindControls(model, kind) for name, kind in KINDS.items() if name not in HAND_BUILT}
+        for box in self.kind_boxes.values():
+            lay.addWidget(box)
         lay.addStretch(1)
         self.setWidget(body)
         self.setWidgetResizable(True)
@@ -226,7 +231,7 @@ class Controls(QScrollArea):
         self.julia_presets = _combo([CUSTOM] + list(JULIA_PRESETS), "named views; the book's comes first; "
                                     "(custom) once c, iterations or colormap differ from every preset")
         self.julia_presets.textActivated.connect(
-            lambda t: self.model.apply_julia_preset(t) if t in JULIA_PRESETS else self._sync("julia"))
+            lambda t: self.model.apply_julia_preset(t) if t in JULIA_PRESETS else self._sync(JULIA))
         form.addRow("Preset", self.julia_presets)
         self.book_launch = QCheckBox("Book's launch: one thread per block")
         self.book_launch.toggled.connect(lambda on: self.model.set_launch("book" if on else "2d"))
@@ -252,7 +257,7 @@ class Controls(QScrollArea):
     # ------------------------------------------------------------------ user actions
     def copy_julia_view(self) -> str:
         """The current Julia view as a `render julia` command line, on the clipboard; returns it."""
-        w, h = self.model.effective_size("julia")
+        w, h = self.model.effective_size(JULIA)
         text = self.model.julia.command_line(w, h)
         QApplication.clipboard().setText(text)
         self.model.message.emit("copied: " + text)
@@ -273,7 +278,7 @@ class Controls(QScrollArea):
     def _preset_chosen(self, name: str) -> None:
         path = presets().get(name)
         if not path or not self.open_scene(path):
-            self._sync("spheres")  # (custom) or a failed load: show what is in use
+            self._sync(SPHERES)  # (custom) or a failed load: show what is in use
 
     def open_scene(self, path=None) -> bool:
         if path is None:
@@ -307,8 +312,9 @@ class Controls(QScrollArea):
         m = self.model
         if m.backend.is_host:
             return "no thread blocks on the CPU backend: image rows run in parallel"
-        if m.tab == "julia" and m.launch == "book":
-            return "1 x 1 = 1 thread per block: the book's launch, one block per pixel"
+        if m.block_fixed():
+            bx, by = KINDS[m.tab].launch_block(m.params[m.tab], m.block)
+            return f"{bx} x {by} = {bx * by} thread{'s' if bx * by > 1 else ''} per block: fixed by the launch chosen"
         bx, by = m.block
         return f"{bx} x {by} = {bx * by} threads (max {m.limits.max_threads_per_block})"
 
@@ -334,13 +340,13 @@ class Controls(QScrollArea):
             self.by.setRange(1, max_by)
             self.bx.setValue(m.block[0])
             self.by.setValue(m.block[1])
-            book = m.tab == "julia" and m.launch == "book"
+            book = m.block_fixed()
             gpu_way = SIM_WAY if cpu and not m.backend.is_simulator else ""
             self.sim_link.setVisible(cpu and not m.backend.is_simulator)
             for s in (self.bx, self.by):
                 s.setEnabled(not cpu and not book)
                 self.launch_form.labelForField(s).setEnabled(not cpu and not book)  # the row looks disabled too
-                s.setToolTip(CPU_BLOCK_TIP + gpu_way if cpu else ("the book's launch uses 1x1 blocks" if book else
+                s.setToolTip(CPU_BLOCK_TIP + gpu_way if cpu else ("the launch chosen fixes the block" if book else
                              f"BX x BY is at most {m.limits.max_threads_per_block} threads on this device"))
             self.threads.setText(self.launch_text())
             self.threads.setEnabled(not cpu)
@@ -376,8 +382,8 @@ class Controls(QScrollArea):
             self.precision.setToolTip(PRECISION_TIP + f"\nnow drawing in {j.precision}")
             note = m.precision_note()
             self.view_label.setText(j.view_text() + (f"\n{note}" if note else ""))
-            self.spheres_box.setVisible(m.tab == "spheres")
-            self.julia_box.setVisible(m.tab == "julia")
+            self.spheres_box.setVisible(m.tab == SPHERES)
+            self.julia_box.setVisible(m.tab == JULIA)
         finally:
             for w in self._inputs:
                 w.blockSignals(False)

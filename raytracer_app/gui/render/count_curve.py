@@ -20,6 +20,7 @@ from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
 from raytracer_app.gui.benchmarks.reference_results import curve_points
 from raytracer_app.gui.benchmarks.worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
+from raytracer_app.gui.render.models import SPHERES
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")
 GPU_COUNTS = (20, 100, 1000, 2340, 10_000, 100_000, 1_000_000)
@@ -71,7 +72,7 @@ class CountCurveDialog(QDialog):
         self.plot = pg.PlotWidget(axisItems=short_axes())
         self.plot.setBackground("w")
         self.plot.setLogMode(x=True, y=True)
-        self.plot.setLabel("bottom", "spheres")
+        self.plot.setLabel("bottom", "sphere count")
         self.plot.setLabel("left", "frame ms")
         self.plot.getAxis("left").setToolTip("the whole frame's time, kernels included, in milliseconds")
         for side in ("left", "bottom"):
@@ -89,7 +90,7 @@ class CountCurveDialog(QDialog):
         self.export_button.setToolTip("the curve as PNG (at least 1600 px wide, or twice its size on screen) or SVG, "
                                       "with the image size, counts, backend, device and date in its title and metadata")
         self.export_button.clicked.connect(lambda: self.export_chart())
-        self.reference = ReferencePicker("spheres")
+        self.reference = ReferencePicker(SPHERES)
         self.reference.chosen.connect(self._draw_reference)
         self.reference.said.connect(self._say)
         self.reference_items: list = []
@@ -133,7 +134,7 @@ class CountCurveDialog(QDialog):
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
         self.plot.setTitle(chart_title(self.info), size="8pt")
         try:
-            self.job = BenchRequest("spheres", backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
+            self.job = BenchRequest(SPHERES, backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
                                     launches=(bench.Launch(block=block),), variants=tuple(variants), repeats=repeats,
                                     peak=False)
         except InputError as exc:  # a block or size this backend refuses: said, nothing started

@@ -29,6 +29,15 @@ def save_model(s: QSettings, model) -> None:
     s.setValue(Keys.LAUNCH, model.launch)
     s.setValue(Keys.PRECISION, model.precision_mode)
     s.setValue(Keys.SCENE_FILE, "" if model.scene_is_random else model.scene_path)
+    from raytracer_app.gui.render.models import HAND_BUILT, KINDS
+
+    for kind, renderable in KINDS.items():  # a generated kind's controls, each as the text its control parses
+        if kind not in HAND_BUILT:
+            for c in renderable.controls:
+                if c.window:
+                    value = getattr(model.params[kind], c.name)
+                    s.setValue(Keys.PARAM.format(kind, c.name), ",".join(map(repr, value)) if c.kind == "point"
+                               else repr(value) if c.kind in ("int", "float") else str(value))
 
 
 def load_model(s: QSettings, model) -> None:
@@ -36,10 +45,10 @@ def load_model(s: QSettings, model) -> None:
     model's own callers say what changed (see RenderModel.load)."""
     from kernels.harness.frames import parse_size
     from kernels.julia import COLORMAPS, LAUNCHES, JuliaParams
-    from kernels.launch import clamp_block
+    from kernels.service.requests import settle_block
     from kernels.spheres.scene import MEMORIES
     from kernels.spheres.layout import PATTERNS
-    from raytracer_app.gui.render.models import PRECISION_MODES, TABS
+    from raytracer_app.gui.render.models import HAND_BUILT, KINDS, PRECISION_MODES, TABS
 
     tab = read(s, Keys.TAB, model.tab)
     model.tab = tab if tab in TABS else model.tab
@@ -48,7 +57,7 @@ def load_model(s: QSettings, model) -> None:
             model.sizes[t] = parse_size(read(s, Keys.SIZE.format(t), "{}x{}".format(*model.sizes[t])))
         except InputError:
             pass
-    model.block = clamp_block((read(s, Keys.BLOCK_X, 16, int), read(s, Keys.BLOCK_Y, 16, int)), model.limits)
+    model.block = settle_block((read(s, Keys.BLOCK_X, 16, int), read(s, Keys.BLOCK_Y, 16, int)), model.backend)
     model.seed = read(s, Keys.SEED, 0, int, 0, 2**31 - 1)
     memory = read(s, Keys.MEMORY, "global")
     model.memory = memory if memory in MEMORIES else "global"
@@ -79,3 +88,14 @@ def load_model(s: QSettings, model) -> None:
     model.precision_mode = mode if mode in PRECISION_MODES else "auto"
     if mode in ("float32", "float64"):
         model.julia = replace(model.julia, precision=mode)
+    for kind, renderable in KINDS.items():  # a generated kind's controls: a value it refuses keeps the default
+        if kind in HAND_BUILT:
+            continue
+        params = model.params[kind]
+        for c in renderable.controls:
+            text = read(s, Keys.PARAM.format(kind, c.name), "", str) if c.window else ""
+            try:
+                params = replace(params, **{c.name: c.parse(text)}).checked() if text else params
+            except (InputError, ValueError, TypeError, OverflowError):
+                pass
+        model.params[kind] = params

@@ -127,24 +127,28 @@ class FrameView(pg.GraphicsView):
 
 
 class RenderView(QTabWidget):
-    """Spheres and Julia tabs. ``tabChangedTo(name)`` says which renderer is shown."""
+    """A tab per render kind of the registry (a kind that pans and zooms gets a PanZoomViewBox: ``boxes``).
+    ``tabChangedTo(name)`` says which renderer is shown."""
 
     tabChangedTo = pyqtSignal(str)
-    NAMES = ("spheres", "julia")
 
     def __init__(self):
+        from kernels.registry import RENDERABLES
+
         super().__init__()
-        self.spheres = FrameView()
-        self.julia_box = PanZoomViewBox()
-        self.julia = FrameView(self.julia_box)
-        self.addTab(self.spheres, "Spheres")
-        self.addTab(self.julia, "Julia")
-        self.setTabToolTip(0, "Ray-traced spheres (wheel / drag to inspect pixels)")
-        self.setTabToolTip(1, "Julia set: drag to pan, wheel to zoom about the cursor")
+        self.NAMES = tuple(r.name for r in RENDERABLES)
+        self.views: dict[str, FrameView] = {}
+        self.boxes: dict[str, PanZoomViewBox] = {}
+        for i, r in enumerate(RENDERABLES):
+            if r.pan_zoom:
+                self.boxes[r.name] = PanZoomViewBox()
+            self.views[r.name] = FrameView(self.boxes.get(r.name))
+            self.addTab(self.views[r.name], r.title)
+            self.setTabToolTip(i, r.tip)
         self.currentChanged.connect(lambda i: self.tabChangedTo.emit(self.NAMES[i]))
 
     def view(self, name: str) -> FrameView:
-        return self.spheres if name == "spheres" else self.julia
+        return self.views[name]
 
     def current_name(self) -> str:
         return self.NAMES[self.currentIndex()]

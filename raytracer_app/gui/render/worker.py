@@ -14,7 +14,7 @@ from kernels.backend.child import Cancelled, SimulatorProcess
 from kernels.errors import InputError
 from kernels.harness.frames import Queued
 from kernels.service.first_frame import first_frame
-from kernels.service.render import (DEFAULT_TWINS, QUICK_TWINS, compile_gpu_kernel, gpu_kernel_key, shipped_image_for,
+from kernels.service.render import (compile_gpu_kernel, default_twin, gpu_kernel_key, quick_twin, shipped_image_for,
                                     start_frame, twin_cached, warm_renderers)
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, describe
 
@@ -179,8 +179,8 @@ class RenderWorker(QObject):
         else:
             self._render(request)
 
-    def _render_frame(self, r, memory=None, repeats=None):
-        return self._start_frame(r, memory, repeats)()
+    def _render_frame(self, r, repeats=None, shipped=None):
+        return self._start_frame(r, repeats, shipped)()
 
     # ------------------------------------------------------------------ a cold start on the host
     def _twin(self, r):
@@ -188,10 +188,10 @@ class RenderWorker(QObject):
         numba's cache (None: the renderer's default; a GPU's kernels have no twins)."""
         if not r.backend.is_host or r.kind in self._ready:
             return None
-        if twin_cached(r.kind, DEFAULT_TWINS[r.kind]):
+        if twin_cached(r.kind, default_twin(r.kind)):
             self._ready.add(r.kind)
             return None
-        return QUICK_TWINS[r.kind]
+        return quick_twin(r.kind)
 
     # ------------------------------------------------------------------ a cold start on a GPU
     def _shipped_image(self, r) -> bool:
@@ -227,7 +227,7 @@ class RenderWorker(QObject):
             if self._shipped_image(r):
                 return f"loading the {r.kind} kernel's shipped image (numba compiles it meanwhile)"
             return f"compiling or loading the {r.kind} CUDA kernel (first frame only)"
-        twin = self._twin(r) or DEFAULT_TWINS[r.kind]
+        twin = self._twin(r) or default_twin(r.kind)
         if twin_cached(r.kind, twin):
             return f"loading the {r.kind} CPU kernel from numba's cache"
         return f"compiling the {r.kind} CPU kernel (first run only: numba's cache does not hold it yet)"
@@ -238,14 +238,16 @@ class RenderWorker(QObject):
         if self._warming:
             return
         self._warming = True
-        kinds = [first] + [k for k in DEFAULT_TWINS if k != first]
+        from kernels.registry import RENDERABLES
+
+        kinds = [first] + [k.name for k in RENDERABLES if k.name != first]
 
         def warm():
             for kind in kinds:
                 if kind in self._ready or self._stopped.is_set():
                     continue
                 try:
-                    self.warmer.call("kernels.service.render:warm_twin_job", (kind, DEFAULT_TWINS[kind]),
+                    self.warmer.call("kernels.service.render:warm_twin_job", (kind, default_twin(kind)),
                                      self._stopped.is_set)
                     self._ready.add(kind)
                 except Exception:  # noqa: BLE001 - ended, or failed: the quick twin keeps drawing
@@ -260,15 +262,16 @@ class RenderWorker(QObject):
         self.sim.end()
         self.warmer.end()
 
-    def _start_frame(self, r, memory=None, repeats=None):
+    def _start_frame(self, r, repeats=None, shipped=None):
         """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it, and is a
-        ``Queued`` when the frame's GPU work is queued already."""
+        ``Queued`` when the frame's GPU work is queued already. ``shipped=False``: numba's kernel draws it
+        (a comparison), else the kernel's shipped image where numba's is not ready."""
         if r.backend.is_simulator:
-            return lambda: self.sim.call("render", (r, memory, repeats), self._cancel.is_set)
+            return lambda: self.sim.call("render", (r, repeats), self._cancel.is_set)
         twin = self._twin(r)
-        shipped = memory is None and self._shipped_image(r)
+        shipped = shipped is not False and self._shipped_image(r)
         with COMPUTE_LOCK:
-            finish = start_frame(self._renderers, r, memory, repeats, twin, shipped)
+            finish = start_frame(self._renderers, r, repeats, twin, shipped)
 
         def complete():
             with COMPUTE_LOCK:
@@ -332,7 +335,7 @@ class RenderWorker(QObject):
 
     def _compare(self, job) -> None:
         try:
-            frames = tuple(self._render_frame(job.render, memory=m, repeats=job.repeats) for m in ("global", "constant"))
+            frames = tuple(self._render_frame(job.with_memory(m), job.repeats, shipped=False) for m in job.memories)
         except Cancelled:
             self._deliver(self.cancelled, job)
             return

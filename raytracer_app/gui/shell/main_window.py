@@ -19,7 +19,7 @@ from raytracer_app.gui.common.workers import ORPHANS, WorkerThread
 from raytracer_app.gui.editor.editor import VariantEditor
 from raytracer_app.gui.render.compare_dialog import CompareDialog
 from raytracer_app.gui.render.controls import CPU_MEMORY_TIP, SIM_WAY, Controls
-from raytracer_app.gui.render.models import RenderModel
+from raytracer_app.gui.render.models import KINDS, TABS, RenderModel
 from raytracer_app.gui.render.view import RenderView
 from raytracer_app.gui.render.worker import RenderWorker
 from raytracer_app.gui.shell import backend_settings, layout, status_line
@@ -37,9 +37,14 @@ STATUS_EVERY_S = 0.1  # rendering continuously, the status line changes at most 
 # recent kernel time; the frames between are rendered untimed (kernels.harness.frames.time_frames)
 TIMED_EVERY_S = STATUS_EVERY_S / 2
 
-# which tabs a model change makes stale
-STALE = {"backend": ("spheres", "julia"), "settings": ("spheres", "julia"), "block": ("spheres", "julia"),
-         "spheres": ("spheres",), "julia": ("julia",)}
+# which tabs a model change makes stale: every tab, or a kind's own tab ('size': the shown one)
+STALE_ALL = ("backend", "settings", "block")
+
+
+def stale_tabs(group: str, shown: str) -> tuple[str, ...]:
+    if group in STALE_ALL:
+        return TABS
+    return (group,) if group in TABS else (shown,) if group == "size" else ()
 
 
 class MainWindow(QMainWindow):
@@ -61,7 +66,7 @@ class MainWindow(QMainWindow):
         self.timed: dict = {}  # tab -> the last Frame shown with a timed kernel
         self.timed_every_s = TIMED_EVERY_S
         self._timed_at = 0.0  # when a continuous frame was last requested timed
-        self.stale = {"spheres": True, "julia": True}
+        self.stale = dict.fromkeys(TABS, True)
         self.continuous = False
         self._status_at = 0.0  # when the status line last changed (see STATUS_EVERY_S)
         self.display_ms: dict = {}  # tab -> milliseconds the last frame took to display
@@ -140,8 +145,9 @@ class MainWindow(QMainWindow):
         self.controls.compareRequested.connect(self.compare_memory)
         self.controls.restartRequested.connect(lambda: self.restart_switching_simulator())
         self.view.tabChangedTo.connect(lambda name: (commit_typed(), self.model.set_tab(name)))
-        self.view.julia_box.panRequested.connect(self.model.pan_julia)
-        self.view.julia_box.zoomRequested.connect(self.model.zoom_julia)
+        for kind, box in self.view.boxes.items():  # a kind that pans and zooms: its view asks the model
+            box.panRequested.connect(lambda dx, dy, k=kind: self.model.pan(k, dx, dy))
+            box.zoomRequested.connect(lambda f, px, py, k=kind: self.model.zoom(k, f, px, py))
 
         wheel_guard.guard_tree(self)  # the wheel never changes an input that has not been given the focus
         layout.restore_layout(self)  # this screen size's saved layout, or the default for it
@@ -173,7 +179,7 @@ class MainWindow(QMainWindow):
             self._switch_backend_settings()
         if group == "tab":
             self._tab_shown()
-        for tab in STALE.get(group, (self.model.tab,) if group == "size" else ()):
+        for tab in stale_tabs(group, self.model.tab):
             self.stale[tab] = True
         cpu = self.model.backend.is_host
         self.compare_action.setEnabled(not cpu)
@@ -273,7 +279,7 @@ class MainWindow(QMainWindow):
         if loading:  # a first frame: numba compiles or loads, which is no render time; said as such
             self.work = (loading, time.perf_counter())
             return
-        what = (f"comparing global and constant memory ({job.repeats} renders each)" if r is not job
+        what = (f"comparing {' and '.join(job.memories)} memory ({job.repeats} renders each)" if r is not job
                 else f"rendering {r.kind}")
         self.work = (f"{what} {r.size[0]}x{r.size[1]} on {r.backend.kind}", time.perf_counter())
 
@@ -306,8 +312,8 @@ class MainWindow(QMainWindow):
             self.request_render(force=True)
 
     def reset_view(self) -> None:
-        if self.model.tab == "julia":
-            self.model.reset_julia_view()
+        if self.model.tab in self.view.boxes:  # a view that pans and zooms: its own centre and zoom
+            self.model.reset_view(self.model.tab)
         self.view.view(self.model.tab).reset_view()
 
     def _after_first_frame(self) -> None:
@@ -383,18 +389,19 @@ class MainWindow(QMainWindow):
         if self.model.backend.is_host:
             self.statusBar().showMessage(f"Compare memory needs a CUDA backend: {CPU_MEMORY_TIP}", 10000)
             return False
-        if self.model.tab != "spheres":
-            self.view.select("spheres")
+        if not KINDS[self.model.tab].memories:  # the first kind whose kernels read more than one memory
+            self.view.select(next(name for name, kind in KINDS.items() if len(kind.memories) > 1))
         repeats = self.controls.compare_repeats.value()
         try:
             request = self.model.request()
         except InputError as exc:
             self.statusBar().showMessage(str(exc), 10000)
             return False
-        self.worker.submit_job(CompareRequest(request, repeats))
+        job = CompareRequest(request, repeats)
+        self.worker.submit_job(job)
         # one message at a time: the busy label says what runs (with its time and Cancel) from now on
         self.statusBar().clearMessage()
-        self.busy_label.setText(f"comparing global and constant memory ({repeats} renders each)…")
+        self.busy_label.setText(f"comparing {' and '.join(job.memories)} memory ({repeats} renders each)…")
         return True
 
     def _compare_ready(self, frames, job) -> None:
@@ -404,7 +411,8 @@ class MainWindow(QMainWindow):
         if self.compare_dialog is None:
             self.compare_dialog = CompareDialog(self)
         r = job.render
-        self.compare_dialog.show_frames(frames, r.pattern, r.scene.count, r.size)
+        op, _, what = r.renderable.row(frames[0].meta, r.size)
+        self.compare_dialog.show_frames(frames, job.memories, f"{what}, {r.size[0]}x{r.size[1]}, {op} access")
         self.compare_dialog.show()
         self.compare_dialog.raise_()
         self.statusBar().showMessage(self.compare_dialog.summary.text(), 15000)

@@ -4,7 +4,6 @@ window keeps what its own state drives (rendering, Compare memory, the curve, th
 
 from __future__ import annotations
 
-import json
 
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QMessageBox
@@ -112,8 +111,7 @@ class Menus:
         if not path:
             return False
         text = frame_metadata(frame)
-        if request.kind == "spheres":
-            text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
+        text.update(request.renderable.png_text(request.params))  # what reproduces it (a scene's spheres)
         try:
             in_background(lambda: write_png(path, frame.image, text, "Save Image"))
         except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
