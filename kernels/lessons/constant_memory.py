@@ -5,12 +5,13 @@ each thread starting at a different sphere (staggered), at 20, 200 and 2000 sphe
 from __future__ import annotations
 
 from kernels.lessons.lesson import Lesson, Step
+from kernels.spheres import ALGORITHM as SPHERES
 
 _GLOBAL_UNIFORM, _GLOBAL_STAGGERED = 0, 3
 
 CONSTANT_MEMORY = Lesson(
     name="constant-memory", title="Constant memory: broadcast, serialisation and the 64 KiB limit",
-    target="spheres",
+    target=SPHERES.name,
     summary="spheres in global, constant and shared memory; constant memory broadcasts one address to a warp and "
             "serialises different ones; it holds 64 KiB (2340 spheres here); shared-memory tiles are the fix",
     sizes=(20, 200, 2000), sim_size=5,
