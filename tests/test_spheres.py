@@ -93,8 +93,13 @@ def test_bad_render_arguments(cpu_backend, kwargs, message):
 
 @pytest.mark.parametrize("block, message", [((0, 16), "zero dimension"), ((64, 32), "at most 1024")])
 def test_bad_blocks(cuda_backend, block, message):
+    """A frame's block is checked once, by its request (renderers draw the blocks requests and bench launches
+    checked)."""
+    from kernels.service.requests import RenderRequest
+    from kernels.spheres.params import SphereParams
+
     with pytest.raises(InputError, match=message):
-        SphereRenderer(cuda_backend).render(small_scene(), (8, 8), block=block)
+        RenderRequest("spheres", cuda_backend, (8, 8), block, SphereParams(small_scene()))
 
 
 @pytest.mark.parametrize("n, cap", [(0, MAX_SPHERES), (MAX_SPHERES + 1, MAX_SPHERES), (CONSTANT_CAPACITY + 1, CONSTANT_CAPACITY)])

@@ -10,7 +10,7 @@ from kernels.backend import HOST, Backend, memory
 from kernels.harness.frames import (Frame, HostFrames, Queued, check_size, frame_by_image, launch_untimed, rgba_view,
                                    time_frames)
 from kernels.julia.params import COLORMAPS, DTYPES, HOST_TWINS, JuliaParams, check_launch, check_twin, launch_block
-from kernels.launch import check_block, grid_for
+from kernels.launch import grid_for
 from kernels.launch.packed import LastLaunch
 
 
@@ -91,7 +91,7 @@ class JuliaRenderer:
         from kernels.julia import IMAGES
         from kernels.launch.images import Output
 
-        block = check_block(launch_block(launch, block), self.limits)
+        block = launch_block(launch, block)  # checked by the request (or the bench's launch) already
         grid = grid_for(width, height, block)
         drawn = frame_by_image(IMAGES[params.precision], self.backend.device, grid, block,
                                (Output((height, width), np.uint32), *args))
@@ -101,7 +101,7 @@ class JuliaRenderer:
         """(launch, device image, the next pinned host image, block, grid) for one GPU frame."""
         from kernels.julia.gpu import gpu_kernel
 
-        block = check_block(launch_block(launch, block), self.limits)
+        block = launch_block(launch, block)  # checked by the request (or the bench's launch) already
         grid = grid_for(width, height, block)
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):

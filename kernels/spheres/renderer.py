@@ -11,7 +11,7 @@ from kernels.backend import memory as device_memory  # `memory` names the sphere
 from kernels.errors import InputError
 from kernels.harness.frames import (Frame, HostFrames, Queued, check_size, frame_by_image, launch_untimed, rgba_view,
                                    time_frames)
-from kernels.launch import check_block, grid_for
+from kernels.launch import grid_for
 from kernels.launch.packed import LastLaunch
 from kernels.spheres.layout import (CONSTANT_SYMBOL, HOST_TWINS, check_memory, check_pattern, check_twin, constant_values,
                                     pack_spheres)
@@ -94,9 +94,7 @@ class SphereRenderer:
         check_count(scene.count, self.max_spheres(memory))
         check_pattern(pattern)
         check_twin(twin)
-        if self.backend.runs_cuda_kernels:
-            block = check_block(tuple(block), self.limits)
-        return width, height, block
+        return width, height, tuple(block)  # the block is checked by the request (or the bench's launch)
 
     def _frame(self, image, kernel_time, frame_time, scene, memory, pattern, twin, block, grid) -> Frame:
         meta = {"kind": "spheres", "scene": scene.name, "spheres": scene.count, "memory": memory, "pattern": pattern}
