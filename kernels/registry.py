@@ -24,6 +24,7 @@ ALGORITHM_PACKAGES = (
 RENDER_PACKAGES = (
     "kernels.spheres",
     "kernels.julia",
+    "kernels.mandelbrot",
 )
 
 _RENDER_MODULES = tuple(importlib.import_module(p) for p in RENDER_PACKAGES)
