@@ -47,7 +47,8 @@ def test_each_render_kind_declares_what_the_service_and_the_window_read(kind):
     assert by_name(kind.name).name == kind.name  # a render kind is a benchmark target too
     params = kind.params().checked()
     module = kind.module()
-    for hook in ("checked", "launch_block", "renderer", "start", "preview", "gpu_kernel_key", "compile_gpu_kernel",
+    assert callable(getattr(kind.renderer(Backend("cpu")), "start_request", None))
+    for hook in ("checked", "launch_block", "renderer", "preview", "gpu_kernel_key", "compile_gpu_kernel",
                  "tiny", "row", "variant", "QUICK_TWIN", "DEFAULT_TWIN", "TWIN_FUNCTIONS"):
         assert hasattr(module, hook), f"{kind.kind_module} lacks {hook}"
     assert kind.quick_twin in module.TWIN_FUNCTIONS and kind.default_twin in module.TWIN_FUNCTIONS

@@ -15,8 +15,8 @@ does, when it draws). A kind module defines:
 - ``checked(params, backend, words)``: the params, checked against the backend (a sphere cap), or InputError;
 - ``launch_block(params, block)``: the launch rule, the block a launch runs with (the book's one thread per
   block for a Julia ``book`` launch), checked against the device by the request;
-- ``renderer(backend)``: a renderer object kept per backend, and ``start(renderer, params, size, block, repeats,
-  timed, shipped_image, twin)`` returning the call that completes the Frame (its CPU, simulator and GPU paths);
+- ``renderer(backend)``: a renderer object kept per backend, whose ``start_request(params, size, block, repeats,
+  timed, shipped_image, twin)`` returns the call that completes the Frame (its CPU, simulator and GPU paths);
 - ``preview(params, size)``: (image, meta) from the numpy reference, or None (too costly to preview);
 - ``gpu_kernel_key(params)`` and ``compile_gpu_kernel(key)``: which CUDA kernel draws a frame, compiled ahead;
 - ``QUICK_TWIN``, ``DEFAULT_TWIN``, ``TWIN_FUNCTIONS`` ({twin: (module, functions)}): the host twins;
@@ -149,7 +149,7 @@ class Renderable:
         return self._hook("renderer")(backend)
 
     def start(self, renderer, params, size, block, repeats, timed, shipped_image, twin):
-        return self._hook("start")(renderer, params, size, block, repeats, timed, shipped_image, twin)
+        return renderer.start_request(params, size, block, repeats, timed, shipped_image, twin)
 
     def preview(self, params, size):
         return self._hook("preview")(params, size)

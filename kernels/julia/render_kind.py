@@ -35,12 +35,6 @@ def renderer(backend):
     return JuliaRenderer(backend)
 
 
-def start(renderer, params: JuliaParams, size, block, repeats, timed, shipped_image, twin):
-    host = {"twin": twin} if twin is not None and renderer.backend.is_host else {}
-    return renderer.start(params, size=size, launch=params.launch, block=block, repeats=repeats, timed=timed,
-                          shipped_image=shipped_image, **host)
-
-
 def preview(params: JuliaParams, size):
     from kernels.julia import reference
 

@@ -73,6 +73,10 @@ class JuliaRenderer:
         wait = launch_untimed(launch_kernel, image_dev, host, self._host_frames.copy_stream())
         return Queued(lambda: self._frame(rgba_view(host), None, wait(), params, launch, twin, block, grid))
 
+    def start_request(self, params, size, block, repeats, timed, shipped_image, twin=None):
+        """:meth:`start` for a request's JuliaParams, its launch among them (the render kind's path)."""
+        return self.start(params, size, params.launch, block, repeats, twin or HOST_TWINS[0], timed, shipped_image)
+
     def _checked(self, params, size, launch, twin):
         """(width, height, the kernel's arguments after the image) once every value is valid."""
         params.checked()

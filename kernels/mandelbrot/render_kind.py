@@ -28,10 +28,6 @@ def renderer(backend):
     return MandelbrotRenderer(backend)
 
 
-def start(renderer, params, size, block, repeats, timed, shipped_image, twin):
-    return renderer.start(params, size, block, repeats, twin or DEFAULT_TWIN, timed)  # ships no kernel image
-
-
 def preview(params: MandelbrotParams, size):
     from kernels.mandelbrot import reference
 

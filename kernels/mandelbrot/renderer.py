@@ -58,6 +58,10 @@ class MandelbrotRenderer:
         wait = launch_untimed(launch, image_dev, host, self._host_frames.copy_stream())
         return Queued(lambda: self._frame(rgba_view(host), None, wait(), params, twin, block, grid))
 
+    def start_request(self, params, size, block, repeats, timed, shipped_image, twin=None):
+        """:meth:`start` for a request's params (the render kind's path; no kernel image is shipped)."""
+        return self.start(params, size, block, repeats, twin or HOST_TWINS[0], timed)
+
     def _checked(self, params, size, twin):
         """(width, height, the kernel's arguments after the image) once every value is valid."""
         from kernels.errors import one_of

@@ -47,12 +47,6 @@ def renderer(backend):
     return SphereRenderer(backend)
 
 
-def start(renderer, params: SphereParams, size, block, repeats, timed, shipped_image, twin):
-    host = {"twin": twin} if twin is not None and renderer.backend.is_host else {}
-    return renderer.start(params.scene, size=size, memory=params.memory, block=block, pattern=params.pattern,
-                          repeats=repeats, timed=timed, shipped_image=shipped_image, **host)
-
-
 def preview(params: SphereParams, size):
     from kernels.spheres import reference
 

@@ -87,6 +87,11 @@ class SphereRenderer:
         wait = launch_untimed(launch, image_dev, host, self._host_frames.copy_stream())
         return Queued(lambda: self._frame(rgba_view(host), None, wait(), scene, memory, pattern, twin, block, grid))
 
+    def start_request(self, params, size, block, repeats, timed, shipped_image, twin=None):
+        """:meth:`start` for a request's SphereParams (the render kind's path: kernels/harness/renderable.py)."""
+        return self.start(params.scene, size, params.memory, block, params.pattern, repeats, twin or HOST_TWINS[0],
+                          timed, shipped_image)
+
     def _checked(self, scene, size, memory, block, pattern, twin):
         """(width, height, block) once every value is valid (InputError naming the first that is not)."""
         width, height = check_size(*size)
