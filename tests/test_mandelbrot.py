@@ -200,3 +200,24 @@ def test_the_window_has_its_tab_with_controls_made_from_the_descriptor(qtbot, ma
     assert w.model.params[KIND].center[0] < params.center[0]
     assert box.widgets["center"].boxes[0].value() == pytest.approx(w.model.params[KIND].center[0])
     wait_frame(qtbot, w, KIND, center=f"{w.model.params[KIND].center[0]!r},0.0")
+
+
+def test_the_windows_values_of_a_generated_kind_are_saved_and_restored(tmp_path, qtbot, cpu_backend):
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.common.settings import Keys
+    from raytracer_app.gui.render.model_settings import load_model, save_model
+    from raytracer_app.gui.render.models import RenderModel
+
+    model = RenderModel(cpu_backend)
+    assert model.set_params(KIND, iterations=77, center=(0.25, -0.5), zoom=12.5, precision="float64")
+    assert not model.set_params(KIND, iterations=0)  # refused, said, nothing changed
+    s = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    save_model(s, model)
+    again = RenderModel(cpu_backend)
+    load_model(s, again)
+    assert again.params[KIND] == MandelbrotParams(center=(0.25, -0.5), zoom=12.5, iterations=77, precision="float64")
+    s.setValue(Keys.PARAM.format(KIND, "iterations"), "lots")  # a value the control cannot read keeps the default
+    third = RenderModel(cpu_backend)
+    load_model(s, third)
+    assert third.params[KIND].iterations == MandelbrotParams().iterations and third.params[KIND].zoom == 12.5

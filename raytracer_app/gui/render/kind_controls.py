@@ -4,8 +4,8 @@ the RenderModel (``set_params``) and follows the model's ``changed`` signal, as 
 
 from __future__ import annotations
 
-from PyQt6.QtWidgets import QAbstractSpinBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QPushButton, \
-    QSpinBox, QWidget
+from PyQt6.QtWidgets import (QAbstractSpinBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
+                             QPushButton, QWidget)
 
 from raytracer_app.gui.common.slider_spin import SliderSpin
 
