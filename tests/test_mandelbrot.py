@@ -109,6 +109,8 @@ def test_a_frame_is_a_timing_row_named_by_its_variant(cpu_backend):
 
     row = frame_row(render_frame({}, RenderRequest(KIND, cpu_backend, (16, 8), params=MandelbrotParams(iterations=9))))
     assert (row.variant, row.op, row.n) == ("mandelbrot-cpu", "mandelbrot", 128)
+    row64 = frame_row(render_frame({}, RenderRequest(KIND, cpu_backend, (16, 8), params=MandelbrotParams(precision="float64"))))
+    assert row64.variant == "mandelbrot-cpu-float64"  # a name `bench mandelbrot` has
     assert "9 iterations" in row.note
 
 

@@ -72,17 +72,9 @@ def outcome(problem: RenderProblem, frame, precision: str = "float32") -> Outcom
     return Outcome(matching_pixels(problem, frame.image, precision), frame.kernel, block, grid)
 
 
-# the variant suffix of each host twin a renderer can draw with (meta["twin"]); the plain one has none
-HOST_TWIN_SUFFIX = {"simd": "-simd", "tiles": "-tiles", "rows-serial": "-serial"}
-
-
 def frame_variant(frame) -> str:
-    """The variant name of a render: spheres-global / spheres-constant / spheres-cpu-tiles / julia-2d /
-    julia-cpu-simd ... (a frame drawn on the host has no block; its twin names the CPU variant). The frame's
-    render kind names its GPU variants."""
-    kind = frame.meta.get("kind", "render")
-    if frame.block is None:  # rendered on the host
-        return f"{kind}-cpu" + HOST_TWIN_SUFFIX.get(frame.meta.get("twin", ""), "")
+    """The variant name of a render (spheres-global, spheres-cpu-tiles, julia-2d, julia-cpu-simd, ...), as the
+    frame's render kind names it from what the frame says it drew (on the host: its twin, ``meta["twin"]``)."""
     return frame.renderable.variant(frame.meta)
 
 

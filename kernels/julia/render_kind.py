@@ -67,8 +67,12 @@ def row(meta: dict, size) -> tuple[str, int, str]:
             f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
 
 
+HOST_VARIANTS = {"simd": "julia-cpu-simd", "scalar": "julia-cpu"}
+
+
 def variant(meta: dict) -> str:
-    return f"julia-{meta.get('launch', '')}"
+    """A frame's variant: its launch on a GPU, its twin on the host."""
+    return HOST_VARIANTS[meta["twin"]] if "twin" in meta else f"julia-{meta.get('launch', '')}"
 
 
 def notes(params: JuliaParams, size, out: str, values: dict) -> list[str]:

@@ -60,7 +60,8 @@ def row(meta: dict, size) -> tuple[str, int, str]:
 
 
 def variant(meta: dict) -> str:
-    return "mandelbrot-2d" + ("-float64" if meta.get("precision") == "float64" else "")
+    """A frame's variant: the 2-D kernel on a GPU, the twin on the host (the plain name for float32)."""
+    return ("mandelbrot-cpu" if "twin" in meta else "mandelbrot-2d") + ("-float64" if meta.get("precision") == "float64" else "")
 
 
 def notes(params: MandelbrotParams, size, out: str, values: dict) -> list[str]:

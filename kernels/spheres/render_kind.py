@@ -76,8 +76,12 @@ def row(meta: dict, size) -> tuple[str, int, str]:
     return meta.get("pattern", "uniform"), int(meta.get("spheres", 0)), f"{meta.get('spheres')} spheres"
 
 
+HOST_VARIANTS = {"tiles": "spheres-cpu-tiles", "rows": "spheres-cpu", "rows-serial": "spheres-cpu-serial"}
+
+
 def variant(meta: dict) -> str:
-    return f"spheres-{meta.get('memory', '')}"
+    """A frame's variant: its memory on a GPU, its twin on the host."""
+    return HOST_VARIANTS[meta["twin"]] if "twin" in meta else f"spheres-{meta.get('memory', '')}"
 
 
 def notes(params: SphereParams, size, out: str, values: dict) -> list[str]:
