@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from kernels.backend import Backend
 from kernels.errors import InputError
 from kernels.launch import DEFAULT_BLOCK_2D, check_block, clamp_block
+from kernels.registry import renderable_named
 
 # the CLI's words for the request's own fields: a refusal names the option the user typed (a kind's
 # controls are named by their flags)
@@ -23,8 +24,6 @@ CLI_LABELS = {"size": "--size", "block": "--block", "repeats": "--repeats"}
 
 def renderable(kind: str):
     """The registry's render kind named ``kind`` (InputError naming the known ones)."""
-    from kernels.registry import renderable_named
-
     return renderable_named(kind)
 
 

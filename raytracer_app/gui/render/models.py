@@ -258,18 +258,19 @@ class RenderModel(QObject):
             self.pattern = pattern
             self.changed.emit(SPHERES)
 
-    def set_julia(self, **changes) -> None:
-        """Replace JuliaParams fields (c, center, zoom, iterations, colormap); bad values are refused."""
+    def set_julia(self, **changes) -> bool:
+        """Replace JuliaParams fields (c, center, zoom, iterations, colormap); bad values are refused (False)."""
         params = replace(self.julia, **changes)
         try:
             params.checked()
         except InputError as exc:
             self.message.emit(str(exc))
-            return
+            return False
         if params != self.julia:
             self.julia = params
             self._auto_precision()
             self.changed.emit(JULIA)
+        return True
 
     def set_precision_mode(self, mode: str) -> None:
         """float32, float64, or auto (float64 once the zoom passes float32's resolution)."""
@@ -323,9 +324,8 @@ class RenderModel(QObject):
     def set_params(self, kind: str, **changes) -> bool:
         """Replace fields of ``kind``'s params (a generated control, a drag or a wheel turn); a value the kind
         refuses is said (``message``) and nothing changes. The Julia set's go through set_julia."""
-        if kind == JULIA:
-            self.set_julia(**changes)
-            return True
+        if kind == JULIA:  # its precision follows the zoom in auto mode
+            return self.set_julia(**changes)
         try:
             params = replace(self.params[kind], **changes).checked()
         except InputError as exc:
