@@ -16,9 +16,9 @@ APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
              ("render/models.py", "render/model_settings.py", "common/settings.py", "shell/timing_log.py",
               "benchmarks/algorithms.py", "shell/backend_settings.py", "common/sim_limits.py",
-              "common/file_dialogs.py", "editor/files.py", "benchmarks/reference_results.py",
+              "common/file_dialogs.py", "editor/files.py", "common/reference_results.py",
               "lessons/references.py", "lessons/pictures.py", "shell/display.py", "shell/restart.py",
-              "access/listing.py")]
+              "common/access_listing.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 
@@ -226,3 +226,47 @@ def test_only_child_processes_run_a_users_variant_file():
             assert "exec" not in calls, f"{rel(path)} calls exec"
         if path != runner and "kernels.user_variants.child_side" in import_edges(path):
             assert path in callers, f"{rel(path)} reaches the child side of user variant files"
+
+
+def test_the_contracts_would_catch_a_package_given_no_floor(tmp_path, monkeypatch):
+    """The layers are exhaustive: a new package under a container (a new algorithm) must be placed."""
+    from importlinter.cli import lint_imports
+
+    package = tmp_path / "house"
+    for name in ("high", "low", "new"):
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    config = tmp_path / "contracts.toml"
+    config.write_text('[tool.importlinter]\nroot_packages = ["house"]\n\n'
+                      '[[tool.importlinter.contracts]]\nname = "floors"\ntype = "layers"\ncontainers = ["house"]\n'
+                      'exhaustive = true\nlayers = ["high", "low"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
+
+
+# --- the linter: ruff with pyproject.toml's rules -----------------------------------------------------------
+
+
+def test_ruff_finds_nothing():
+    """pyflakes, pycodestyle's errors and bugbear over the project; every `# noqa` names a selected rule that
+    it suppresses (RUF100)."""
+    import subprocess
+
+    from ruff.__main__ import find_ruff_bin
+
+    done = subprocess.run([find_ruff_bin(), "check", "--no-cache", "--quiet", "."], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_would_catch_a_loop_variable_in_a_closure(tmp_path):
+    import subprocess
+
+    from ruff.__main__ import find_ruff_bin
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("fs = []\nfor i in range(3):\n    fs.append(lambda: i)\n")
+    done = subprocess.run([find_ruff_bin(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
+                           str(bad)], capture_output=True, text=True)
+    assert done.returncode == 1 and "B023" in done.stdout

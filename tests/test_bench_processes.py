@@ -77,7 +77,6 @@ def test_processes_that_ran_other_rows_are_refused():
 
 def test_the_split_survives_the_result_file(tmp_path):
     merged = merge_processes([[row("a", [1.0, 1.1])], [row("a", [1.2])], [row("a", [1.3, 1.4])]])
-    from kernels.backend import resolve
 
     path = tmp_path / "r.json"
     path.write_text(to_json(make_result(_request(), merged, None, ["raytracer-app"])))
@@ -94,7 +93,6 @@ def test_the_split_survives_the_result_file(tmp_path):
 @pytest.mark.parametrize("value, words", [([2, 2], "adds up to 4, but samples_ms has 5"), ([5, 0], "whole numbers"),
                                           ("5", "whole numbers"), ([], "whole numbers"), ([2.5, 2.5], "whole numbers")])
 def test_a_bad_split_in_a_file_is_one_line(tmp_path, value, words):
-    from kernels.backend import resolve
 
     rows = merge_processes([[row("a", [1.0, 1.1, 1.2])], [row("a", [1.3, 1.4])]])
     doc = json.loads(to_json(make_result(_request(), rows, None)))

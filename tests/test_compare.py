@@ -8,6 +8,7 @@ import datetime
 import json
 import re
 import statistics
+from pathlib import Path
 
 import pytest
 

@@ -295,8 +295,8 @@ def test_cli_puts_each_record_on_its_row():
     from raytracer_app.cli.bench_counters import attach
 
     rows = [bench.Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
-    marks = {(s, l): {"a": M.Measured((M.kernel_counters(f"{s}{l}", {}),), "none"), "b": "it raised"}
-             for s in (0, 1) for l in (0, 1)}
+    marks = {(s, k): {"a": M.Measured((M.kernel_counters(f"{s}{k}", {}),), "none"), "b": "it raised"}
+             for s in (0, 1) for k in (0, 1)}
     attach(rows, marks)
     assert [r.counters.kernels[0].name for r in rows if r.variant == "a"] == ["00", "01", "10", "11"]
     assert all(r.counters is None and r.counters_note == "it raised" for r in rows if r.variant == "b")

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings  # noqa: E402
-from PyQt6.QtGui import QImage  # noqa: E402
+from PyQt6.QtCore import QSettings
+from PyQt6.QtGui import QImage
 
-from kernels.harness import bench  # noqa: E402
-from kernels.backend import resolve  # noqa: E402
-from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
+from kernels.harness import bench
+from kernels.backend import resolve
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS
 
 WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
 
@@ -55,7 +55,7 @@ def make_window(qtbot):
         for panel in w.panels.values():
             panel.stop()
         w.close()
-        qtbot.waitUntil(lambda: w.render_thread.isFinished() and all(p.thread.isFinished() for p in w.panels.values()),
+        qtbot.waitUntil(lambda w=w: w.render_thread.isFinished() and all(p.thread.isFinished() for p in w.panels.values()),
                         timeout=WAIT)
 
 
@@ -544,7 +544,7 @@ def test_render_worker_says_started_only_for_frames_not_queued_on_the_gpu(qtbot)
     try:
         for request in range(4):
             worker.submit(request)
-            qtbot.waitUntil(lambda: ("shown", request) in events, timeout=WAIT)
+            qtbot.waitUntil(lambda request=request: ("shown", request) in events, timeout=WAIT)
         qtbot.waitUntil(worker.idle, timeout=WAIT)
         assert [r for kind, r in events if kind == "started"] == [0, 2]
     finally:

@@ -11,16 +11,16 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-import pyqtgraph as pg  # noqa: E402
+import pyqtgraph as pg
 
-from kernels.harness import bench  # noqa: E402
-from kernels.registry import by_name  # noqa: E402
-from kernels.timing import Timing  # noqa: E402
-from raytracer_app.gui.common import chart_export  # noqa: E402
-from raytracer_app.gui.common.charts import (BenchChart, ShortLogAxis, chart_title, fit_label,  # noqa: E402
+from kernels.harness import bench
+from kernels.registry import by_name
+from kernels.timing import Timing
+from raytracer_app.gui.common import chart_export
+from raytracer_app.gui.common.charts import (BenchChart, ShortLogAxis, chart_title, fit_label,
                                              short_number, y_label)
-from raytracer_app.png import read_png_text  # noqa: E402
-from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
+from raytracer_app.png import read_png_text
+from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: F401
 
 INFO = chart_export.describe("Hash table", "buckets 1024", "1,048,576", "cpu", "AMD EPYC")
 

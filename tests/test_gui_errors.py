@@ -17,10 +17,10 @@ import pytest
 from tests.conftest import child_pythonpath
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings, QTimer  # noqa: E402
-from PyQt6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PyQt6.QtCore import QSettings, QTimer
+from PyQt6.QtWidgets import QApplication, QMessageBox
 
-from kernels.harness import bench  # noqa: E402
+from kernels.harness import bench
 
 WAIT = 60_000
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -44,7 +44,7 @@ def window(qtbot, cpu_backend, monkeypatch):
 
     # any dialog would block a test: fail loudly instead
     for name in ("warning", "critical", "information"):
-        monkeypatch.setattr(QMessageBox, name, lambda *a, **k: pytest.fail(f"a QMessageBox.{name} dialog opened"))
+        monkeypatch.setattr(QMessageBox, name, lambda *a, name=name, **k: pytest.fail(f"a QMessageBox.{name} dialog opened"))
     w = MainWindow(cpu_backend)
     w.show()
     qtbot.waitUntil(lambda: w.last.get("spheres") is not None, timeout=WAIT)

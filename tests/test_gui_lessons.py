@@ -10,10 +10,10 @@ import csv
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings  # noqa: E402
+from PyQt6.QtCore import QSettings
 
-from kernels.backend import Backend  # noqa: E402
-from kernels.lessons.reduction_ladder import REDUCTION  # noqa: E402
+from kernels.backend import Backend
+from kernels.lessons.reduction_ladder import REDUCTION
 
 WAIT = 240_000  # ms: seven kernels in the simulator's child on a slow shared machine
 

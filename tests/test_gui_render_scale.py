@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtWidgets import QApplication  # noqa: E402
+from PyQt6.QtWidgets import QApplication
 
-from tests.references import spheres_reference  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+from tests.references import spheres_reference
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: F401
 
 CONSTANT_BYTES, SPHERE_BYTES = 64 * 1024, 28  # the constant bank and one sphere record (7 float32)
 

@@ -5,7 +5,6 @@ compare's verdicts, and what the app writes reading back. Everything in tmp_path
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re

@@ -130,7 +130,7 @@ def test_a_gpu_run_keeps_its_own_measured_columns(monkeypatch, tmp_path):
 
 
 def test_bench_references_do_not_list_lesson_references(monkeypatch, tmp_path):
-    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.common import reference_results
 
     reference_file(monkeypatch, tmp_path)
     assert reference_results.listed("reduction", tmp_path) == []

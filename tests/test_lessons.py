@@ -49,7 +49,7 @@ def test_the_reduction_ladder_is_the_papers_then_ours():
 def test_paper_launches():
     n = 2**22
     launches = [s.launch(n) for s in REDUCTION.steps]
-    assert [(l.block, l.grid) for l in launches[:6]] == [(128, 32768)] * 3 + [(128, 16384)] * 3
+    assert [(x.block, x.grid) for x in launches[:6]] == [(128, 32768)] * 3 + [(128, 16384)] * 3
     assert (launches[6].block, launches[6].grid) == (128, None)  # kernel 7: the variant's fixed grid
     assert launches[7].is_default and launches[8].is_default
 

@@ -18,7 +18,7 @@ from kernels.service.bench_request import BenchRequest
 from tests.runs import plan
 from kernels import reduction as R
 from kernels.backend import Skip, SkipKind
-from kernels.harness.bench import Launch
+from kernels.launch import Launch
 from kernels.errors import InputError
 
 BY_NAME = {v.name: v for v in R.VARIANTS}
@@ -560,7 +560,7 @@ def test_gpu_last_block_with_the_grid_that_broke_the_seed(cuda_backend, large_pr
 @pytest.mark.parametrize("name", PEER_VARIANTS)
 def test_gpu_peers(cuda_backend, large_problems, name):
     ran = 0
-    for (op, dtype), problem in large_problems.items():
+    for problem in large_problems.values():
         out = BY_NAME[name].run(problem, Launch(), cuda_backend, 3)
         if isinstance(out, Skip):  # the op or dtype does not apply; a missing library is a failure here
             assert out.kind is SkipKind.NOT_APPLICABLE, out.text

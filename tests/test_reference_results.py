@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from kernels.errors import InputError  # noqa: E402
-from raytracer_app.gui.benchmarks import reference_results  # noqa: E402
-from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
+from kernels.errors import InputError
+from raytracer_app.gui.common import reference_results
+from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "reference-results"

@@ -23,7 +23,7 @@ from kernels.backend import Skip, SkipKind
 from kernels.errors import one_line
 from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 from kernels.harness import rounds as interleave
-from kernels.launch import Launch  # noqa: F401  (re-exported: callers build Launch objects from here)
+from kernels.launch import Launch  # re-exported: callers build Launch objects from here
 from kernels.timing import Timing
 
 CSV_COLUMNS = (
@@ -416,7 +416,7 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
         return row
     try:
         out = variant.run(problem, launch, backend, repeats)
-    except Exception as exc:  # a broken variant is reported, never allowed to stop the others
+    except Exception as exc:  # noqa: BLE001 - a broken variant is reported, never allowed to stop the others
         row.verified, row.note = ERROR, one_line(exc)
         return row
     if isinstance(out, Skip):  # the variant declined (an optional library is missing, an op it lacks)

@@ -218,7 +218,7 @@ class Policy:
     warmup: int | None = None
 
 
-_POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())
+_POLICY: ContextVar[Policy] = ContextVar("timing_policy", default=Policy())  # noqa: B039 - frozen
 
 
 def current_policy() -> Policy:

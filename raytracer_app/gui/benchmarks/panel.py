@@ -26,11 +26,11 @@ from raytracer_app.gui.benchmarks.panel_results import PanelResults
 from raytracer_app.gui.benchmarks.panel_table import (  # noqa: F401 - the table's names, as the panel's
     FAILED_BG, IN_CACHE_TIP, PCT_TIP, SKIPPED_FG, TABLE_COLUMNS, ResultsTable, verified_text,
 )
-from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
+from raytracer_app.gui.common.reference_picker import ReferencePicker
 from raytracer_app.gui.common.saving import export_to, message_of
 from raytracer_app.gui.common.sim_offer import SimulatorOffer
 from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
-from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.bench_worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
 
 def no_launch_tip(spec) -> str:

@@ -126,7 +126,7 @@ class VariantWorker(JobWorker):
                 self.rowReady.emit(row, phases)
         except Cancelled:
             pass
-        except Exception as exc:  # a file that does not load: one line, with its file and line
+        except Exception as exc:  # noqa: BLE001 - a file that does not load: one line, with its file and line
             self.failed.emit(describe(exc))
         finally:
             self._running.clear()

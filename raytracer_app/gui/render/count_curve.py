@@ -16,9 +16,9 @@ from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushBut
 from kernels.harness import bench
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.common.charts import EmptyNote, chart_title, reference_pen, short_axes
-from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
-from raytracer_app.gui.benchmarks.reference_results import curve_points
-from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.reference_picker import ReferencePicker
+from raytracer_app.gui.common.reference_results import curve_points
+from raytracer_app.gui.common.bench_worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
 
 GPU_MEMORIES = ("global", "constant", "shared", "binned")

@@ -116,7 +116,7 @@ class Menus:
             text["raytracer:scene_json"] = json.dumps(request.scene.to_dict(), separators=(",", ":"))
         try:
             in_background(lambda: write_png(path, frame.image, text, "Save Image"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+        except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot save the image: {message_of(exc)}", 10000)
             return False
         self._say(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
@@ -129,7 +129,7 @@ class Menus:
         try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
             image = self.window.grab().toImage()  # grabbed here, encoded and written off the GUI thread
             in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             self._say(f"cannot save the screenshot: {message_of(exc)}", 10000)
             return False
         self._say(f"screenshot saved to {path}", 8000)
@@ -143,7 +143,7 @@ class Menus:
         rows, held = log.rows, log.describe()  # a snapshot: frames keep arriving while it is written
         try:
             in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+        except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot export timings: {message_of(exc)}", 10000)
             return False
         self._say(f"wrote {held} to {path}", 8000)
@@ -155,7 +155,7 @@ class Menus:
 
         try:
             text = devices_report()
-        except Exception as exc:  # a broken driver must not take the window down
+        except Exception as exc:  # noqa: BLE001 - a broken driver must not take the window down
             text = f"device report failed: {type(exc).__name__}: {exc}"
         dialogs.TextDialog("Device info", text, self.window).exec()
 
