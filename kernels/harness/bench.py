@@ -308,9 +308,12 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
     pairs = [(launch, v) for launch in launches for v in variants]
     total, done = problem_count * len(pairs) * rounds, 0
     shares = interleave.split_repeats(repeats, rounds)
+    cooldown = getattr(request, "cooldown", 0.0)
 
     def measure(problem, launch, v, share) -> Row:
         nonlocal done
+        if cooldown and done:  # rest between measurements (not before the first)
+            rest(cooldown, should_stop)
         row = _run_measured(problem, v, launch, backend, share, device, peak, unit, policy, cold)
         done += 1
         if on_progress:
@@ -341,6 +344,18 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
                 _set_rates(row, problem, peak, unit)
             report(row)
     return rows
+
+
+REST_SLICE_S = 0.1  # a rest looks at Stop this often
+
+
+def rest(seconds: float, should_stop: Callable[[], bool] | None = None) -> None:
+    """Sleep ``seconds`` (a request's cooldown), ending early when ``should_stop()`` turns true."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if should_stop and should_stop():
+            return
+        time.sleep(min(left, REST_SLICE_S))
 
 
 def join_rows(parts: list[Row], by_process: bool = False) -> Row:

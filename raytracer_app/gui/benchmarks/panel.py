@@ -15,8 +15,8 @@ from PyQt6.QtWidgets import (
 
 from kernels.errors import InputError
 from kernels.harness import bench
-from kernels.harness.rounds import MAX_ROUNDS
-from kernels.service.bench_request import MAX_WARMUP, BenchRequest
+from kernels.service.bench_request import BenchRequest
+from kernels.service.fields import CHECK, DECIMAL, SPIN, defaults_of, panel_words, settings_of
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.benchmarks.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.common.chart_export import describe
@@ -238,23 +238,7 @@ class BenchPanel(QWidget):
         self.grid_sm.setSuffix(" x SMs")
         self.grid_sm.setToolTip("blocks in the grid, as a multiple of the device's SM count")
         form.addRow("Grid", self.grid_sm)
-        self.repeats = QSpinBox()
-        self.repeats.setRange(1, 10000)
-        self.repeats.setValue(5)
-        form.addRow("Repeats", self.repeats)
-        self.rounds = QSpinBox()
-        self.rounds.setRange(1, MAX_ROUNDS)
-        self.rounds.setValue(1)
-        self.rounds.setToolTip("spread each row's repeats over this many rounds through the rows, each round in a "
-                               "shuffled order: the samples then show how much the GPU moves from moment to moment, "
-                               "which a comparison with another run needs (1: the repeats back to back)")
-        form.addRow("Rounds", self.rounds)
-        self.warmup = QSpinBox()
-        self.warmup.setRange(1, MAX_WARMUP)
-        self.warmup.setValue(1)
-        self.warmup.setToolTip("untimed calls of each variant before its timed repeats (1: the first call, which "
-                               "compiles, is never timed; more settle clocks and caches)")
-        form.addRow("Warm-up", self.warmup)
+        self.run_controls = self._request_controls(form)
         self.sweeps = dict(SWEEPS)  # and each swept option of the algorithm: its values across the x axis
         self.sweeps.update({f"sweep {o.name}": f"axis:{o.name}" for o in self.spec.gui_options if o.sweep})
         self.sweep = QComboBox()
@@ -266,13 +250,41 @@ class BenchPanel(QWidget):
         self.metric.addItems([self.spec.rate_unit, "ms"])
         self.metric.currentTextChanged.connect(self.chart_metric)
         form.addRow("Chart", self.metric)
-        self.show_peak = QCheckBox("copy bandwidth line")
-        self.show_peak.setToolTip("measure the device's copy bandwidth before the run and draw it on the chart")
-        self.show_peak.setChecked(True)
-        form.addRow(self.show_peak)
         self._launch_enabled(True)
         self.sweep.currentTextChanged.connect(lambda _: self._update_launch_controls())
         return box
+
+    def _request_controls(self, form) -> dict:
+        """A control for every BenchRequest field declared with one (kernels.service.fields): its kind, range,
+        label, tooltip and starting value from that declaration; also the panel's attribute it names."""
+        controls = {}
+        for name, declared in settings_of(BenchRequest).items():
+            if declared.control is None:
+                continue
+            start = declared.gui_default if declared.gui_default is not None else defaults_of(BenchRequest)[name]
+            if declared.control == CHECK:
+                w = QCheckBox(declared.label)
+                w.setChecked(bool(start))
+                form.addRow(w)
+            else:
+                w = QSpinBox() if declared.control == SPIN else QDoubleSpinBox()
+                low = declared.minimum if declared.minimum is not None else 1
+                high = declared.maximum if declared.maximum is not None else 2**31 - 1
+                if declared.control == DECIMAL:
+                    w.setDecimals(declared.decimals)
+                    w.setRange(float(low), float(high))
+                else:
+                    w.setRange(int(low), int(high))
+                w.setSuffix(declared.suffix)
+                w.setValue(start)
+                form.addRow(declared.label, w)
+            w.setToolTip(declared.help)
+            setattr(self, declared.attr or name, w)
+            controls[name] = w
+        return controls
+
+    def _control_values(self) -> dict:
+        return {name: w.isChecked() if isinstance(w, QCheckBox) else w.value() for name, w in self.run_controls.items()}
 
     # ------------------------------------------------------------------ values
     def block_size(self) -> int:
@@ -379,16 +391,13 @@ class BenchPanel(QWidget):
             options[swept.name] = ",".join(str(v) for v in swept.suggestions)
         fields = dict(algorithm=self.spec.name, backend=self.model.backend,
                       sizes=tuple(n_sweep(n) if mode == "n" else [n]), options=options,
-                      launches=tuple(launches), variants=tuple(self.selected_variants()),
-                      repeats=self.repeats.value(), rounds=self.rounds.value(), warmup=self.warmup.value(),
-                      peak=self.show_peak.isChecked())
+                      launches=tuple(launches), variants=tuple(self.selected_variants()), **self._control_values())
         return BenchRequest(**{**fields, **changes}, labels=self.labels())
 
     def labels(self) -> dict:
         """The panel's words for a request's fields, as its refusals name them."""
-        return {"sizes": self.spec.size.label, "repeats": "Repeats", "rounds": "Rounds", "warmup": "Warm-up",
-                "block": "Block size",
-                "grid_sm": "Grid", "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
+        return {**panel_words(BenchRequest), "sizes": self.spec.size.label, "block": "Block size", "grid_sm": "Grid",
+                "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
 
     def run(self) -> bool:
         if self.busy():
@@ -529,12 +538,12 @@ class BenchPanel(QWidget):
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
-                        ("block", self.block)):
+        for name, w in (("n", self.n), ("block", self.block)):
             s.setValue(self._key(name), w.value())
+        for name, value in self._control_values().items():
+            s.setValue(self._key(name), value)
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
-        s.setValue(self._key("peak"), self.show_peak.isChecked())
         s.setValue(self._key("log_y"), self.log_y.isChecked())
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             s.setValue(self._key(name), combo.currentText())
@@ -551,13 +560,16 @@ class BenchPanel(QWidget):
         names = s.value(self._key("variants"))
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
-                        ("block", self.block)):
+        for name, w in (("n", self.n), ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
+        for name, w in self.run_controls.items():
+            if isinstance(w, QCheckBox):
+                w.setChecked(read(s, self._key(name), w.isChecked(), bool))
+            else:
+                w.setValue(read(s, self._key(name), w.value(), type(w.value()), w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
-        self.show_peak.setChecked(read(s, self._key("peak"), True, bool))
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             text = read(s, self._key(name), combo.currentText(), str)
             if combo.findText(text) >= 0:

@@ -9,7 +9,7 @@ from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QTableWidgetItem
 
 from kernels.harness import compare, results
-from kernels.harness.results_read import read_result
+from kernels.service.result_files import read_result
 from raytracer_app.gui.common.dialogs import ask_path
 from raytracer_app.gui.common.saving import export_to, in_background, message_of
 
