@@ -270,3 +270,57 @@ def test_ruff_would_catch_a_loop_variable_in_a_closure(tmp_path):
     done = subprocess.run([find_ruff_bin(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
                            str(bad)], capture_output=True, text=True)
     assert done.returncode == 1 and "B023" in done.stdout
+
+
+# --- kernels compile lazily ---------------------------------------------------------------------------------
+
+
+def _is_cuda_jit(func) -> bool:
+    return ast.unparse(func) in ("cuda.jit", "numba.cuda.jit")
+
+
+def _eager_kernels(path: Path) -> list[int]:
+    """Lines where importing the module would compile a kernel: a `cuda.jit` given a signature (a text, a
+    types call, a list of them, or a name that is no function of the module) outside any function body."""
+    tree = ast.parse(path.read_text(), str(path))
+    functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    lines = []
+
+    def signature(arg) -> bool:
+        return not (isinstance(arg, ast.Name) and arg.id in functions) and not isinstance(arg, ast.Lambda)
+
+    def visit(node) -> None:
+        if isinstance(node, ast.Call) and _is_cuda_jit(node.func) and node.args and signature(node.args[0]):
+            lines.append(node.lineno)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:  # run at import; the body runs when called
+                visit(d)
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=rel)
+def test_kernels_compile_lazily(path):
+    """No kernel is compiled when its module is imported: `cuda.jit` without a signature (numba compiles at
+    the first launch, for its argument types), or with one only inside a function run when the kernel is
+    needed. An eager `@cuda.jit("void(...)")` at import would need a GPU (or NVVM) to import the module, and
+    `inspect` without a GPU, the CPU backend and the window's start would break (docs/architecture.md)."""
+    assert not _eager_kernels(path), f"{rel(path)} lines {_eager_kernels(path)} compile a kernel at import"
+
+
+def test_the_lazy_kernel_check_would_catch_an_eager_signature(tmp_path):
+    bad = tmp_path / "eager.py"
+    bad.write_text("from numba import cuda\n\n"
+                   "@cuda.jit('void(int32[::1])')\ndef k(a):\n    pass\n\n"  # line 3: eager
+                   "@cuda.jit\ndef lazy(a):\n    pass\n\n"
+                   "@cuda.jit(device=True)\ndef helper(a):\n    return a\n\n"
+                   "copy = cuda.jit(lazy)\n"
+                   "eager = cuda.jit(SIG)(lazy)\n"  # line 16: a signature by name
+                   "def made_when_needed():\n    return cuda.jit('void()')(lazy)\n")
+    assert _eager_kernels(bad) == [3, 16]

@@ -101,12 +101,9 @@ def low(sorted_values, rules: Rules | None = None) -> float:
     return sorted_values[len(sorted_values) // (rules or RULES).outliers]
 
 
-def lower_spread(samples, rules: Rules | None = None) -> float | None:
-    """How far the median lies above the run's low (:func:`low`), as a fraction of the median (None for 0)."""
-    return _lower_spread(sorted(samples), rules)
-
-
 def _lower_spread(xs, rules: Rules | None = None) -> float | None:
+    """How far the median of the sorted ``xs`` lies above their low (:func:`low`), as a fraction of the median
+    (None for 0)."""
     median = _median(xs)
     return (median - low(xs, rules)) / median if median > 0 else None
 
