@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PyQt6.QtCore import QSettings
 from PyQt6.QtGui import QImage
 
-from kernels.harness import bench
+from kernels.harness.rows import CSV_COLUMNS, FAILED, Row
 from kernels.backend import resolve
 from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS
 
@@ -230,7 +230,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
-    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert tuple(reader.fieldnames) == CSV_COLUMNS
     assert [r["variant"] for r in rows] == names and all(r["verified"] == "yes" for r in rows)
     assert panel.export_chart(tmp_path / "chart.png")
     assert QImage(str(tmp_path / "chart.png")).width() > 0
@@ -241,7 +241,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     with open(all_path, newline="") as f:
         reader = csv.DictReader(f)
         timings = list(reader)
-    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert tuple(reader.fieldnames) == CSV_COLUMNS
     assert set(names) <= {r["variant"] for r in timings}
     frames = [r for r in timings if r["dtype"] == "rgba8"]  # the rendered frames: shown, never "skipped"
     assert frames and all(r["verified"] == "not checked" for r in frames)
@@ -268,7 +268,7 @@ def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, c
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
-    row = bench.Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=bench.FAILED, result=41, expected=42,
+    row = Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=FAILED, result=41, expected=42,
                     note="off by one")
     panel._add_table_row(row)
     item = panel.table.item(0, TABLE_COLUMNS.index("verified"))

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.harness import bench
+from kernels.harness.rows import FAILED, axes_text
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
 VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
@@ -247,7 +247,7 @@ def row_key(target: str, row) -> tuple:
     """What identifies a row across runs: target, variant, problem (with its swept values) and launch
     (block and grid)."""
     return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid),
-            bench.axes_text(getattr(row, "axes", None)))
+            axes_text(getattr(row, "axes", None)))
 
 
 def key_text(key: tuple) -> str:
@@ -259,7 +259,7 @@ def key_text(key: tuple) -> str:
 @dataclass
 class Pair:
     key: tuple
-    base: object  # bench.Row
+    base: object  # Row
     new: object
     verdict: Verdict
 
@@ -296,7 +296,7 @@ def untimed_why(row, side: str) -> str | None:
     """Why a row cannot be compared: no samples (skipped, an error), or a result that failed verification."""
     if row.timing is None:
         return f"not timed in {side} ({row.verified}{': ' + row.note if row.note else ''})"
-    if row.verified == bench.FAILED:
+    if row.verified == FAILED:
         return f"FAILED verification in {side}"
     return None
 

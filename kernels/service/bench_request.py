@@ -298,7 +298,7 @@ class BenchRequest:
 
     @property
     def unit(self):
-        """The rate the algorithm reports beside GB/s (:class:`kernels.harness.bench.Unit`), or None."""
+        """The rate the algorithm reports beside GB/s (:class:`kernels.harness.rows.Unit`), or None."""
         return self.spec.unit
 
     @property

@@ -10,7 +10,10 @@ import sys
 from kernels import signals
 
 from kernels.errors import InputError, items, whole_items
-from kernels.harness import bench
+from kernels.harness.rows import ERROR, FAILED
+from kernels.launch import Launch
+from kernels.harness.table import csv_text, table_header, table_line, write_csv
+from kernels.harness.summary import summary_lines
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
@@ -136,7 +139,7 @@ def bench_command(args, backend) -> int:
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     if not request.wants_peak:
-        print(bench.table_header())
+        print(table_header())
     finished: list = []
     run = None
     try:
@@ -160,7 +163,7 @@ def bench_command(args, backend) -> int:
         for line in run.bad_files:
             print(f"raytracer-app: error: {line}", file=sys.stderr)
         return 2
-    bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
+    bad = [r for r in rows if r.verified in (FAILED, ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
         return 1
@@ -197,10 +200,10 @@ def _printer(request, finished: list):
                 print(f"peak: {value.gbps:.1f} GB/s measured with a {value.how}; %peak is against it")
             else:
                 print(f"peak: not measured ({value.how})")
-            print(bench.table_header())
+            print(table_header())
         elif kind == "row":
             finished.append(value)
-            print(bench.table_line(value), flush=True)
+            print(table_line(value), flush=True)
         elif kind == "message":
             print(value, file=sys.stderr, flush=True)
         elif kind == "progress" and sweep:
@@ -228,7 +231,7 @@ def _after_rows(args, request, rows, peak, counted) -> None:
 
         if clocks_note(rows):
             print(clocks_note(rows))
-    for line in bench.summary_lines(rows, peak, variants):
+    for line in summary_lines(rows, peak, variants):
         print(line)
     if any("tuned:" in r.note for r in rows):
         from kernels.launch import tuning
@@ -312,14 +315,14 @@ def _whole_call(args, backend) -> int:
     request = bench_request(args, backend, variants="all")
     csv_path, json_path = _check_outputs(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
-    print(bench.table_header())
+    print(table_header())
     names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
         items(args.variants, "--variants", "name")
     rows = []
     with tuning.retuning(request.retune):
         for problem in request.problems():
             for row in whole_call.run(problem, names, backend, request.repeats):
-                print(bench.table_line(row), flush=True)
+                print(table_line(row), flush=True)
                 rows.append(row)
             if "best" in names:
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
@@ -328,7 +331,7 @@ def _whole_call(args, backend) -> int:
         return 1
     if json_path and not _write_json(rows, json_path, args, request, None):
         return 1
-    return 1 if any(r.verified in (bench.FAILED, bench.ERROR) for r in rows) else 0
+    return 1 if any(r.verified in (FAILED, ERROR) for r in rows) else 0
 
 
 def _write_csv(rows, csv_path, input_path) -> bool:
@@ -336,24 +339,24 @@ def _write_csv(rows, csv_path, input_path) -> bool:
     from kernels.io.writer import WriteFailed
 
     try:
-        bench.write_csv(rows, csv_path, "--csv", [("--input", input_path)])
+        write_csv(rows, csv_path, "--csv", [("--input", input_path)])
     except (WriteFailed, InputError) as exc:
         print("# the CSV could not be written; its rows follow")
-        print(bench.csv_text(rows), end="", flush=True)
+        print(csv_text(rows), end="", flush=True)
         print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are printed above as CSV", file=sys.stderr)
         return False
     print(f"wrote {len(rows)} rows to {csv_path}")
     return True
 
 
-def _launches(args, algorithm) -> list[bench.Launch]:
+def _launches(args, algorithm) -> list[Launch]:
     common = dict(grid=getattr(args, "grid", None), grid_sm=getattr(args, "grid_sm", None),
                   items_per_thread=getattr(args, "items_per_thread", None))
     if not args.block:
-        return [bench.Launch(None, **common)]
+        return [Launch(None, **common)]
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [bench.Launch(parse_block(b), **common) for b in items(args.block, "--block")]
+        return [Launch(parse_block(b), **common) for b in items(args.block, "--block")]
     blocks = whole_items(args.block, "--block")
-    return [bench.Launch(b, **common) for b in blocks]
+    return [Launch(b, **common) for b in blocks]

@@ -14,7 +14,9 @@ from PyQt6.QtWidgets import (
 )
 
 from kernels.errors import InputError
-from kernels.harness import bench
+from kernels.harness.rows import FAILED
+from kernels.launch import Launch
+from kernels.harness.table import write_csv
 from kernels.service.bench_request import BenchRequest
 from kernels.service.fields import CHECK, DECIMAL, SPIN, defaults_of, panel_words, settings_of
 from raytracer_app.gui.common import chart_export
@@ -379,11 +381,11 @@ class BenchPanel(QWidget):
         mode = self.sweeps[self.sweep.currentText()]
         grid_sm = self.grid_sm.value() or None
         if mode == "block":
-            launches = [bench.Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
+            launches = [Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
         elif self.default_launch.isChecked():
-            launches = [bench.Launch()]
+            launches = [Launch()]
         else:
-            launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
+            launches = [Launch(block=self.block_size(), grid_sm=grid_sm)]
         n = self.n.value()
         options = {key: combo.currentText() for key, combo in self.options.items()}
         if mode.startswith("axis:"):  # every suggested value of the swept option, one row each
@@ -516,7 +518,7 @@ class BenchPanel(QWidget):
         self._elapsed.stop()
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
-        failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
+        failed = sum(r.verified == FAILED for r, _ in self.rows)
         self.sim_offer.offer([r for r, _ in self.rows])
         saved = self.results.save_run(stopped)
         if stopped:  # the rows that finished stay in the table and the chart, and are saved marked partial
@@ -607,7 +609,7 @@ class BenchPanel(QWidget):
             self._say("nothing to export yet: Run first (no file written)" if not with_reference else
                       "nothing to export: no rows and no GPU reference shown (no file written)", error=True)
             return False
-        path = export_to(self, lambda p: bench.write_csv(rows, p, "Export CSV"),
+        path = export_to(self, lambda p: write_csv(rows, p, "Export CSV"),
                          lambda exc: self._say(f"cannot export: {message_of(exc)}", error=True),
                          "Export results", "CSV (*.csv)", f"{self.spec.name}.csv", path)
         if path is None:

@@ -9,7 +9,7 @@ import json
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QMessageBox
 
-from kernels.harness import bench
+from kernels.harness.table import write_csv
 from kernels.io.writer import write_output
 from raytracer_app.gui.common import dialogs
 from raytracer_app.gui.common.saving import in_background, message_of, png_of
@@ -142,7 +142,7 @@ class Menus:
         log = self.window.log
         rows, held = log.rows, log.describe()  # a snapshot: frames keep arriving while it is written
         try:
-            in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
+            in_background(lambda: write_csv(rows, path, "Export Timings CSV"))
         except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot export timings: {message_of(exc)}", 10000)
             return False
