@@ -241,3 +241,15 @@ def test_a_result_files_request_header_is_validated(tmp_path, capsys):
     assert main(["compare", str(fine), str(path)]) == 2
     err = capsys.readouterr().err
     assert "NEW" in err and "bad.json" in err and "repeats true must be a whole number" in err
+
+
+@pytest.mark.slow  # starts two interpreters
+def test_processes_children_run_it_end_to_end(tmp_path, capsys):
+    from raytracer_app.cli import main
+
+    out = tmp_path / "r.json"
+    code = main(["bench", "reduction", "--backend", "cpu", "--n", "2048", "--variants", "numpy", "--repeats", "2",
+                 "--processes", "2", "--cooldown", "0.01", "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert doc["request"]["cooldown"] == 0.01 and doc["rows"][0]["sample_processes"] == [1, 1]
