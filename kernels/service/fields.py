@@ -35,7 +35,7 @@ class Setting:
     ``minimum``/``maximum`` are inclusive, ``above``/``below`` exclusive. ``control``: the panel's control
     (SPIN, DECIMAL, CHECK; None: none), with ``gui_default`` when the panel starts elsewhere than the
     field's default and ``attr`` the panel's attribute for it (default: the field's name); its value is
-    saved and loaded under the field's name. ``applies(algorithm)``: whether `bench TARGET` takes it."""
+    saved and loaded under ``key`` (default: the field's name). ``applies(algorithm)``: whether `bench TARGET` takes it."""
 
     kind: type
     label: str
@@ -53,6 +53,7 @@ class Setting:
     control: str | None = None
     gui_default: object = None
     attr: str = ""
+    key: str = ""  # the panel's saved setting (default: the field's name)
     suffix: str = ""  # the panel's unit after the value (" s")
     decimals: int = 2
     applies: Callable | None = None

@@ -259,10 +259,11 @@ class BenchPanel(QWidget):
     def _request_controls(self, form) -> dict:
         """A control for every BenchRequest field declared with one (kernels.service.fields): its kind, range,
         label, tooltip and starting value from that declaration; also the panel's attribute it names."""
-        controls = {}
+        controls, self._saved_as = {}, {}
         for name, declared in settings_of(BenchRequest).items():
             if declared.control is None:
                 continue
+            self._saved_as[name] = declared.key or name
             start = declared.gui_default if declared.gui_default is not None else defaults_of(BenchRequest)[name]
             if declared.control == CHECK:
                 w = QCheckBox(declared.label)
@@ -543,7 +544,7 @@ class BenchPanel(QWidget):
         for name, w in (("n", self.n), ("block", self.block)):
             s.setValue(self._key(name), w.value())
         for name, value in self._control_values().items():
-            s.setValue(self._key(name), value)
+            s.setValue(self._key(self._saved_as[name]), value)
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
         s.setValue(self._key("log_y"), self.log_y.isChecked())
@@ -565,10 +566,11 @@ class BenchPanel(QWidget):
         for name, w in (("n", self.n), ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
         for name, w in self.run_controls.items():
+            key = self._key(self._saved_as[name])
             if isinstance(w, QCheckBox):
-                w.setChecked(read(s, self._key(name), w.isChecked(), bool))
+                w.setChecked(read(s, key, w.isChecked(), bool))
             else:
-                w.setValue(read(s, self._key(name), w.value(), type(w.value()), w.minimum(), w.maximum()))
+                w.setValue(read(s, key, w.value(), type(w.value()), w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
