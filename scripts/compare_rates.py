@@ -19,11 +19,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from kernels.harness import compare  # noqa: E402
-from kernels.harness.results_read import read_result  # noqa: E402
-from kernels.timing import Timing  # noqa: E402
+from kernels.harness import compare
+from kernels.harness.results_read import read_result
+from kernels.timing import Timing
 
 FACTORS = (1.0, 1.03, 1.10)
 

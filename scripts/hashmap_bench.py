@@ -55,6 +55,9 @@ def main(argv=None) -> int:
     backends.prepare(args.backend)
     backend = backends.resolve(args.backend)
     from kernels.harness import bench
+    from kernels.harness.rows import ERROR, FAILED
+    from kernels.harness.peak import copy_peak
+    from kernels.harness.table import table_header, table_line
     from kernels.hashtable import VARIANTS
     from kernels.service.bench_request import BenchRequest
 
@@ -63,7 +66,7 @@ def main(argv=None) -> int:
     print(f"device: {backend.device_name}; n = {args.n:,}", flush=True)
     if args.tune:
         return tune(backend, ops, loads, args.n)
-    peak = bench.copy_peak(backend)
+    peak = copy_peak(backend)
     print(f"copy bandwidth: {peak.gbps or 0:.0f} GB/s ({peak.how})", flush=True)
     names = _list(args.variants)
     results = []  # (op, absent, load, row)
@@ -81,21 +84,21 @@ def main(argv=None) -> int:
                 [problem] = list(request.problems())
                 print(f"\n=== {op}, load {load}, absent {absent:g}, buckets {buckets} "
                       f"(problem built in {time.perf_counter() - t0:.1f} s)", flush=True)
-                print(bench.table_header(), flush=True)
+                print(table_header(), flush=True)
                 rows = bench.run(request, request.selected(VARIANTS), [problem], peak=peak,
-                                 on_row=lambda r: print(bench.table_line(r), flush=True))
+                                 on_row=lambda r: print(table_line(r), flush=True))
                 rows_of_op += [(absent, load, r) for r in rows]
                 del problem
         write(args.out, op, rows_of_op)
         results += [(op, absent, load, r) for absent, load, r in rows_of_op]
     summary(results, loads)
-    return 1 if any(r.verified in (bench.FAILED, bench.ERROR) for *_, r in results) else 0
+    return 1 if any(r.verified in (FAILED, ERROR) for *_, r in results) else 0
 
 
 def write(folder: str, op: str, rows) -> None:
     """hashmap-OP.csv (the bench columns after load and absent) and hashmap-OP.json (the same rows with
     their samples), through the app's one output writer."""
-    from kernels.harness.bench import CSV_COLUMNS
+    from kernels.harness.rows import CSV_COLUMNS
     from kernels.io.writer import write_output
 
     buf = io.StringIO()

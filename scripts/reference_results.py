@@ -102,7 +102,7 @@ def _run(cmd: list[str], scratch: Path, out: Path, timeout: float):
 def run_one(cmd: list[str], out: Path, timeout: float) -> Path:
     """One bench run into a result file named by its device and target; returns its path."""
     from kernels.harness.results_read import read_result
-    from raytracer_app.gui.benchmarks.reference_results import file_name
+    from raytracer_app.gui.common.reference_results import file_name
 
     target = cmd[2]
     scratch = out / f"{target}.json"  # run inside ``out``, so the recorded command reads --json TARGET.json

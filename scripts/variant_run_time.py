@@ -94,7 +94,7 @@ def measure(args, folder: str) -> int:
         rows_before = len(panel.rows)
         t0 = time.perf_counter()
         editor.run()
-        if not wait(lambda: len(panel.rows) > rows_before or not editor.running):
+        if not wait(lambda rows_before=rows_before: len(panel.rows) > rows_before or not editor.running):
             print("no row within 300 s")
             return 1
         t_row = time.perf_counter() - t0

@@ -5,6 +5,7 @@ backend module asks a backend which kind it is by name, no module imports anothe
 test_the_import_contracts_hold runs.)"""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,9 @@ APP = sorted((ROOT / "raytracer_app").rglob("*.py"))
 GUI_STATE = [ROOT / "raytracer_app" / "gui" / f for f in
              ("render/models.py", "render/model_settings.py", "common/settings.py", "shell/timing_log.py",
               "benchmarks/algorithms.py", "shell/backend_settings.py", "common/sim_limits.py",
-              "common/file_dialogs.py", "editor/files.py", "benchmarks/reference_results.py",
+              "common/file_dialogs.py", "editor/files.py", "common/reference_results.py",
               "lessons/references.py", "lessons/pictures.py", "shell/display.py", "shell/restart.py",
-              "access/listing.py")]
+              "common/access_listing.py")]
 BACKEND_KINDS = {"cuda", "cpu", "sim"}
 
 
@@ -226,3 +227,122 @@ def test_only_child_processes_run_a_users_variant_file():
             assert "exec" not in calls, f"{rel(path)} calls exec"
         if path != runner and "kernels.user_variants.child_side" in import_edges(path):
             assert path in callers, f"{rel(path)} reaches the child side of user variant files"
+
+
+def test_the_contracts_would_catch_a_package_given_no_floor(tmp_path, monkeypatch):
+    """The layers are exhaustive: a new package under a container (a new algorithm) must be placed."""
+    from importlinter.cli import lint_imports
+
+    package = tmp_path / "house"
+    for name in ("high", "low", "new"):
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    config = tmp_path / "contracts.toml"
+    config.write_text('[tool.importlinter]\nroot_packages = ["house"]\n\n'
+                      '[[tool.importlinter.contracts]]\nname = "floors"\ntype = "layers"\ncontainers = ["house"]\n'
+                      'exhaustive = true\nlayers = ["high", "low"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
+
+
+# --- the linter: ruff with pyproject.toml's rules -----------------------------------------------------------
+
+
+def test_ruff_finds_nothing():
+    """pyflakes, pycodestyle's errors and bugbear over the project; every `# noqa` names a selected rule that
+    it suppresses (RUF100)."""
+    import subprocess
+
+    from ruff.__main__ import find_ruff_bin
+
+    done = subprocess.run([find_ruff_bin(), "check", "--no-cache", "--quiet", "."], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+
+
+def test_every_noqa_names_a_rule_ruff_knows():
+    """RUF100 flags a known rule that is not selected or suppresses nothing, PGH004 a blanket `# noqa`; a code
+    ruff does not know at all (a typo, another linter's) it passes over, so it is checked here."""
+    import json
+    import subprocess
+
+    from ruff.__main__ import find_ruff_bin
+
+    known = {r["code"] for r in json.loads(subprocess.run([find_ruff_bin(), "rule", "--all", "--output-format",
+                                                           "json"], capture_output=True, text=True).stdout)}
+    unknown = {}
+    for path in KERNELS + APP + SCRIPTS + sorted((ROOT / "tests").glob("*.py")):
+        for code in (c.strip() for m in NOQA.finditer(path.read_text()) for c in m.group(1).split(",")):
+            if code not in known:
+                unknown.setdefault(rel(path), []).append(code)
+    assert len(known) > 500 and not unknown, unknown
+
+
+def test_ruff_would_catch_a_loop_variable_in_a_closure(tmp_path):
+    import subprocess
+
+    from ruff.__main__ import find_ruff_bin
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("fs = []\nfor i in range(3):\n    fs.append(lambda: i)\n")
+    done = subprocess.run([find_ruff_bin(), "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"),
+                           str(bad)], capture_output=True, text=True)
+    assert done.returncode == 1 and "B023" in done.stdout
+
+
+# --- kernels compile lazily ---------------------------------------------------------------------------------
+
+
+def _is_cuda_jit(func) -> bool:
+    return ast.unparse(func) in ("cuda.jit", "numba.cuda.jit")
+
+
+def _eager_kernels(path: Path) -> list[int]:
+    """Lines where importing the module would compile a kernel: a `cuda.jit` given a signature (a text, a
+    types call, a list of them, or a name that is no function of the module) outside any function body."""
+    tree = ast.parse(path.read_text(), str(path))
+    functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    lines = []
+
+    def signature(arg) -> bool:
+        return not (isinstance(arg, ast.Name) and arg.id in functions) and not isinstance(arg, ast.Lambda)
+
+    def visit(node) -> None:
+        if isinstance(node, ast.Call) and _is_cuda_jit(node.func) and node.args and signature(node.args[0]):
+            lines.append(node.lineno)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:  # run at import; the body runs when called
+                visit(d)
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return sorted(lines)
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=rel)
+def test_kernels_compile_lazily(path):
+    """No kernel is compiled when its module is imported: `cuda.jit` without a signature (numba compiles at
+    the first launch, for its argument types), or with one only inside a function run when the kernel is
+    needed. An eager `@cuda.jit("void(...)")` at import would need a GPU (or NVVM) to import the module, and
+    `inspect` without a GPU, the CPU backend and the window's start would break (docs/architecture.md)."""
+    assert not _eager_kernels(path), f"{rel(path)} lines {_eager_kernels(path)} compile a kernel at import"
+
+
+def test_the_lazy_kernel_check_would_catch_an_eager_signature(tmp_path):
+    bad = tmp_path / "eager.py"
+    bad.write_text("from numba import cuda\n\n"
+                   "@cuda.jit('void(int32[::1])')\ndef k(a):\n    pass\n\n"  # line 3: eager
+                   "@cuda.jit\ndef lazy(a):\n    pass\n\n"
+                   "@cuda.jit(device=True)\ndef helper(a):\n    return a\n\n"
+                   "copy = cuda.jit(lazy)\n"
+                   "eager = cuda.jit(SIG)(lazy)\n"  # line 16: a signature by name
+                   "def made_when_needed():\n    return cuda.jit('void()')(lazy)\n")
+    assert _eager_kernels(bad) == [3, 16]

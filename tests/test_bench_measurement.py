@@ -7,6 +7,9 @@ import pytest
 
 from kernels import timing
 from kernels.harness import bench
+from kernels.harness.rows import CSV_COLUMNS, PASSED, Row, SKIPPED
+from kernels.harness.summary import summary_lines
+from kernels.harness.table import table_line
 from kernels.io import cache
 from kernels.backend import devices
 from kernels.launch import tuning
@@ -94,27 +97,27 @@ def test_time_kernel_with_result_keeps_the_last_calls_result(cpu_backend):
 
 
 def test_new_columns_are_appended_after_the_old_ones():
-    assert bench.CSV_COLUMNS[:24] == (
+    assert CSV_COLUMNS[:24] == (
         "variant", "op", "dtype", "n", "block", "grid", "backend", "device", "repeats", "median_ms", "min_ms",
         "max_ms", "gbps", "pct_of_peak", "result", "expected", "verified", "app_version", "numba_version",
         "numba_cuda_version", "timestamp", "note", "rate", "rate_unit")
-    assert bench.CSV_COLUMNS[24:29] == ("noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps")
-    assert bench.CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
+    assert CSV_COLUMNS[24:29] == ("noise", "cache_resident", "pct_of_spec", "cold_median_ms", "spec_gbps")
+    assert CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
     from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 
-    assert bench.CSV_COLUMNS[32:-1] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
-    assert bench.CSV_COLUMNS[-1] == "axes"  # the swept options' values
+    assert CSV_COLUMNS[32:-1] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert CSV_COLUMNS[-1] == "axes"  # the swept options' values
 
 
 def test_row_writes_noise_cold_and_spec():
-    row = bench.Row("best", "sum", "int32", 1 << 20, "cuda", "NVIDIA H200", timing=Timing((1.0, 1.2, 1.0), "cuda-events"),
-                    verified=bench.PASSED)
+    row = Row("best", "sum", "int32", 1 << 20, "cuda", "NVIDIA H200", timing=Timing((1.0, 1.2, 1.0), "cuda-events"),
+                    verified=PASSED)
     row.cold_timing = Timing((2.0, 2.0, 2.0), "cuda-events-cold")
     row.cache_resident, row.spec_gbps, row.pct_of_spec = "yes", 4800.0, 50.0
     d = row.as_dict()
     assert d["noise"] == pytest.approx(0.2)
     assert d["cold_median_ms"] == 2.0 and d["cache_resident"] == "yes" and d["pct_of_spec"] == 50.0
-    assert "cold 2.0000 ms" in bench.table_line(row)
+    assert "cold 2.0000 ms" in table_line(row)
 
 
 @pytest.mark.parametrize("name, gbps", [
@@ -160,7 +163,7 @@ def test_cache_residency_and_spec_on_a_gpu(monkeypatch):
     class Problem:
         bytes_read = 4 * (1 << 20)
 
-    row = bench.Row("best", "sum", "int32", 1 << 20, "cuda", "NVIDIA H100 80GB HBM3", verified=bench.PASSED)
+    row = Row("best", "sum", "int32", 1 << 20, "cuda", "NVIDIA H100 80GB HBM3", verified=PASSED)
     row.gbps = 1675.0
     bench.mark_memory_facts(row, Problem(), _FakeBackend())
     assert row.cache_resident == "yes" and row.spec_gbps == 3350.0 and row.pct_of_spec == pytest.approx(50.0)
@@ -175,21 +178,21 @@ def test_host_rows_use_the_cpu_cache(monkeypatch):
     class Problem:
         bytes_read = 2000
 
-    row = bench.Row("numpy", "sum", "int32", 500, "cuda", "NVIDIA H200", verified=bench.PASSED)
+    row = Row("numpy", "sum", "int32", 500, "cuda", "NVIDIA H200", verified=PASSED)
     bench.mark_memory_facts(row, Problem(), _FakeBackend(), host=True)
     assert row.cache_resident == "no" and row.spec_gbps is None
 
 
 def _row(variant, samples):
-    return bench.Row(variant, "sum", "int32", 1 << 28, "cuda", "NVIDIA H200", timing=Timing(samples, "cuda-events"),
-                     verified=bench.PASSED)
+    return Row(variant, "sum", "int32", 1 << 28, "cuda", "NVIDIA H200", timing=Timing(samples, "cuda-events"),
+                     verified=PASSED)
 
 
 def test_summary_names_a_loss():
     from kernels.reduction import VARIANTS
 
     rows = [_row("best", (0.2492, 0.2500, 0.2490)), _row("cub-reduce", (0.2392, 0.2393, 0.2392))]
-    [line] = bench.summary_lines(rows, None, VARIANTS)
+    [line] = summary_lines(rows, None, VARIANTS)
     assert "0.96x the speed of cub-reduce" in line and line.endswith("a loss")
 
 
@@ -197,10 +200,10 @@ def test_summary_names_a_win_and_a_loss_within_noise():
     from kernels.reduction import VARIANTS
 
     rows = [_row("best", (0.100, 0.100, 0.100)), _row("triton-sum", (0.120, 0.120, 0.120))]
-    [line] = bench.summary_lines(rows, None, VARIANTS)
+    [line] = summary_lines(rows, None, VARIANTS)
     assert "1.20x the speed of triton-sum" in line and line.endswith("a win")
     noisy = [_row("best", (0.100, 0.110, 0.090)), _row("triton-sum", (0.099, 0.099, 0.099))]
-    [line] = bench.summary_lines(noisy, None, VARIANTS)
+    [line] = summary_lines(noisy, None, VARIANTS)
     assert line.endswith("a loss within the noise")
 
 
@@ -303,7 +306,7 @@ def test_whole_call_off_a_gpu_is_a_skipped_row(cpu_backend):
     from kernels.reduction import make_problem
 
     rows = whole_call.run(make_problem("sum", "int32", 100), ["best", "cub-reduce"], cpu_backend, 3)
-    assert [r.verified for r in rows] == [bench.SKIPPED, bench.SKIPPED]
+    assert [r.verified for r in rows] == [SKIPPED, SKIPPED]
     assert all("real GPU" in r.note for r in rows)
 
 
@@ -320,7 +323,7 @@ def test_summary_compares_cold_runs_too():
 
     best, peer = _row("best", (0.10, 0.10)), _row("cub-reduce", (0.11, 0.11))
     best.cold_timing, peer.cold_timing = Timing((0.20, 0.20), "cuda-events-cold"), Timing((0.19, 0.19), "cuda-events-cold")
-    [line] = bench.summary_lines([best, peer], None, VARIANTS)
+    [line] = summary_lines([best, peer], None, VARIANTS)
     hot, cold = line.split("cold (L2 flushed): ")
     assert hot.rstrip("; ").endswith("a win") and cold.endswith("a loss")
 

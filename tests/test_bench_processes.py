@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from kernels.errors import InputError
-from kernels.harness import bench, compare
+from kernels.harness import compare
+from kernels.harness.rows import PASSED, Row, SKIPPED
+from kernels.harness.table import table_line
 from kernels.harness.compare import FASTER, SAME, SLOWER, UNSURE
 from kernels.harness.processes import check_processes, merge_processes
 from kernels.harness.results import make_result, to_json
@@ -33,23 +35,23 @@ def test_repeats_are_split_evenly_and_bad_counts_refused():
             check_processes(processes, repeats, rounds)
 
 
-def row(variant, samples, verified=bench.PASSED, gbps=None, note=""):
+def row(variant, samples, verified=PASSED, gbps=None, note=""):
     t = Timing(tuple(samples), "cuda-events")
-    return bench.Row(variant=variant, op="sum", dtype="int32", n=1000, backend="cuda", device="GPU", repeats=len(samples),
-                     timing=t if verified == bench.PASSED else None, verified=verified, note=note,
+    return Row(variant=variant, op="sum", dtype="int32", n=1000, backend="cuda", device="GPU", repeats=len(samples),
+                     timing=t if verified == PASSED else None, verified=verified, note=note,
                      gbps=gbps, rate=gbps, pct_of_spec=gbps)
 
 
 def test_rows_are_joined_process_by_process_with_rates_from_the_joined_median():
     runs = [[row("a", [2.0, 4.0], gbps=1.0 / 3.0, note="x"), row("b", [1.0, 1.0])],
-            [row("a", [5.0, 6.0], gbps=1.0 / 5.5, note="x"), row("b", [1.0], bench.SKIPPED)]]
+            [row("a", [5.0, 6.0], gbps=1.0 / 5.5, note="x"), row("b", [1.0], SKIPPED)]]
     a, b = merge_processes(runs, peak_gbps=1.0)
     assert a.timing.samples_ms == (2.0, 4.0, 5.0, 6.0) and a.timing.processes == (2, 2) and a.repeats == 4
     assert a.timing.by_process() == [(2.0, 4.0), (5.0, 6.0)]
     # GB/s is bytes over the median: the first process's 1/3 GB/s at 3 ms becomes 1/4.5 at the joined 4.5 ms
     assert a.gbps == pytest.approx(1 / 4.5) and a.rate == pytest.approx(1 / 4.5)
     assert a.pct_of_peak == pytest.approx(100 / 4.5) and a.note == "x"
-    assert b.verified == bench.SKIPPED and b.timing is None  # a process that skipped it decides the row
+    assert b.verified == SKIPPED and b.timing is None  # a process that skipped it decides the row
 
 
 def test_clocks_read_back_span_the_first_process_to_the_last_and_print():
@@ -63,7 +65,7 @@ def test_clocks_read_back_span_the_first_process_to_the_last_and_print():
 
     (a,) = merge_processes([[clocked(1980, 1970, 0)], [clocked(1965, 1755, 0x4)]])
     assert a.clocks == Clocks(Snapshot(1980, 2619, 100.0, 0), Snapshot(1755, 2619, 300.0, 0x4))
-    assert "THROTTLED: power cap" in bench.table_line(a)
+    assert "THROTTLED: power cap" in table_line(a)
     cells = a.as_dict()
     assert cells["sm_clock_mhz"] == 1980 and cells["sm_clock_mhz_after"] == 1755 and cells["throttled"] == "yes"
 
@@ -77,7 +79,6 @@ def test_processes_that_ran_other_rows_are_refused():
 
 def test_the_split_survives_the_result_file(tmp_path):
     merged = merge_processes([[row("a", [1.0, 1.1])], [row("a", [1.2])], [row("a", [1.3, 1.4])]])
-    from kernels.backend import resolve
 
     path = tmp_path / "r.json"
     path.write_text(to_json(make_result(_request(), merged, None, ["raytracer-app"])))
@@ -94,7 +95,6 @@ def test_the_split_survives_the_result_file(tmp_path):
 @pytest.mark.parametrize("value, words", [([2, 2], "adds up to 4, but samples_ms has 5"), ([5, 0], "whole numbers"),
                                           ("5", "whole numbers"), ([], "whole numbers"), ([2.5, 2.5], "whole numbers")])
 def test_a_bad_split_in_a_file_is_one_line(tmp_path, value, words):
-    from kernels.backend import resolve
 
     rows = merge_processes([[row("a", [1.0, 1.1, 1.2])], [row("a", [1.3, 1.4])]])
     doc = json.loads(to_json(make_result(_request(), rows, None)))

@@ -6,6 +6,8 @@ import pytest
 from kernels.errors import InputError
 from tests.runs import plan
 from kernels.harness import bench
+from kernels.harness.rows import FAILED, Outcome, PASSED, Row
+from kernels.launch import Launch
 from kernels.harness.rounds import MAX_ROUNDS, check_rounds, round_order, split_repeats
 from kernels.harness.variants import Variant
 from kernels.timing import Timing
@@ -58,7 +60,7 @@ def _variants(log, values, bad=None):
             log.append((name, repeats))
             it = values[name]
             result = 8 if bad == (name, len(calls) - 1) else 7
-            return bench.Outcome(result, Timing(tuple(next(it) for _ in range(repeats)), "wall"))
+            return Outcome(result, Timing(tuple(next(it) for _ in range(repeats)), "wall"))
 
         return Variant(name, name, "cpu", run=run)
 
@@ -68,7 +70,7 @@ def _variants(log, values, bad=None):
 def test_rounds_interleave_the_rows_and_join_their_samples(cpu_backend):
     log = []
     values = {"a": iter(float(x) for x in range(1, 100)), "b": iter(float(x) for x in range(101, 200))}
-    rows = bench.run(plan(cpu_backend, 6, [bench.Launch()], rounds=3), _variants(log, values), [_Problem()])
+    rows = bench.run(plan(cpu_backend, 6, [Launch()], rounds=3), _variants(log, values), [_Problem()])
     assert [r for _, r in log] == [2] * 6  # three rounds of two repeats for each row
     assert sorted(log[0:2]) == sorted(log[2:4]) == [("a", 2), ("b", 2)]  # every round visits every row
     a, b = rows
@@ -83,14 +85,14 @@ def test_rounds_interleave_the_rows_and_join_their_samples(cpu_backend):
 def test_a_round_that_fails_verification_fails_the_row(cpu_backend):
     log = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    rows = bench.run(plan(cpu_backend, 4, [bench.Launch()], rounds=4), _variants(log, values, bad=("b", 2)), [_Problem()])
-    assert rows[0].ok and rows[1].verified == bench.FAILED and "wrong" in rows[1].note
+    rows = bench.run(plan(cpu_backend, 4, [Launch()], rounds=4), _variants(log, values, bad=("b", 2)), [_Problem()])
+    assert rows[0].ok and rows[1].verified == FAILED and "wrong" in rows[1].note
 
 
 def test_progress_counts_every_round(cpu_backend):
     seen = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    bench.run(plan(cpu_backend, 3, [bench.Launch()], rounds=3), _variants([], values), [_Problem(), _Problem()],
+    bench.run(plan(cpu_backend, 3, [Launch()], rounds=3), _variants([], values), [_Problem(), _Problem()],
               on_progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (12, 12) and len(seen) == 12  # 2 problems x 2 rows x 3 rounds
 
@@ -98,7 +100,7 @@ def test_progress_counts_every_round(cpu_backend):
 def test_one_round_is_the_plain_run(cpu_backend):
     log = []
     values = {k: iter([1.0] * 50) for k in "ab"}
-    bench.run(plan(cpu_backend, 5, [bench.Launch()]), _variants(log, values), [_Problem()])
+    bench.run(plan(cpu_backend, 5, [Launch()]), _variants(log, values), [_Problem()])
     assert log == [("a", 5), ("b", 5)]
 
 
@@ -122,8 +124,8 @@ def test_joined_rounds_keep_their_clocks_from_the_first_start_to_the_last_end():
     from kernels.counters.clocks import Clocks, Snapshot
 
     def part(samples, before, after):
-        return bench.Row(variant="a", op="sum", dtype="int32", n=8, backend="cuda", device="GPU", repeats=len(samples),
-                         timing=Timing(tuple(samples), "cuda-events"), verified=bench.PASSED,
+        return Row(variant="a", op="sum", dtype="int32", n=8, backend="cuda", device="GPU", repeats=len(samples),
+                         timing=Timing(tuple(samples), "cuda-events"), verified=PASSED,
                          clocks=Clocks(Snapshot(before, 2619, 100.0, 0), Snapshot(after, 2619, 200.0, 0)))
 
     row = bench.join_rows([part([1.0, 2.0], 1980, 1975), part([3.0], 1965, 1950)])

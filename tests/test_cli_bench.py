@@ -3,7 +3,7 @@ import csv
 import numpy as np
 import pytest
 
-from kernels.harness.bench import CSV_COLUMNS
+from kernels.harness.rows import CSV_COLUMNS
 from raytracer_app.cli import main
 
 
@@ -168,24 +168,26 @@ def test_constraint_break_names_the_constraint(capsys, cuda_backend):
 
 
 def test_summary_compares_best_with_the_registry_peers():
-    from kernels.harness import bench
+    from kernels.harness.rows import PASSED, Row, SKIPPED
+    from kernels.harness.peak import Peak
+    from kernels.harness.summary import summary_lines
     from kernels.reduction import VARIANTS
     from kernels.timing import Timing
 
     from kernels.backend import Skip, SkipKind
 
-    def row(variant, ms, gbps=None, verified=bench.PASSED, note="", skip=None):
-        r = bench.Row(variant, "sum", "int32", 1000, "cuda", "gpu", verified=verified, note=note, gbps=gbps, skip=skip)
+    def row(variant, ms, gbps=None, verified=PASSED, note="", skip=None):
+        r = Row(variant, "sum", "int32", 1000, "cuda", "gpu", verified=verified, note=note, gbps=gbps, skip=skip)
         r.timing = Timing((ms,), "cuda-events") if ms else None
         return r
 
     rows = [row("best", 0.1, gbps=3000.0), row("warp-shuffle", 0.05), row("cupy-sum", 0.2),
-            row("cuda-reduce", 0.4), row("cupy-dot", None, verified=bench.SKIPPED, note="CuPy is not installed",
+            row("cuda-reduce", 0.4), row("cupy-dot", None, verified=SKIPPED, note="CuPy is not installed",
                 skip=Skip(SkipKind.MISSING_LIBRARY, "CuPy is not installed")),
             # a skip for another reason is not reported as a missing library, whatever its words
-            row("cuda-reduce", None, verified=bench.SKIPPED, note="not installed",
+            row("cuda-reduce", None, verified=SKIPPED, note="not installed",
                 skip=Skip(SkipKind.NOT_APPLICABLE, "not installed"))]
-    [line] = bench.summary_lines(rows, bench.Peak(4000.0, "copy"), VARIANTS)
+    [line] = summary_lines(rows, Peak(4000.0, "copy"), VARIANTS)
     # warp-shuffle is ours, not a peer: the fastest peer is cupy-sum
     assert "75% of copy bandwidth" in line and "2.00x the speed of cupy-sum" in line
     assert "cupy-dot: not installed" in line and "cuda-reduce: not installed" not in line

@@ -8,11 +8,13 @@ import datetime
 import json
 import re
 import statistics
+from pathlib import Path
 
 import pytest
 
 from kernels.errors import InputError
-from kernels.harness import bench, results, results_read
+from kernels.harness import results, results_read
+from kernels.harness.rows import Row, SKIPPED
 from kernels.timing import Timing
 from raytracer_app.cli import main
 
@@ -24,8 +26,8 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def a_row(variant="v", samples=(1.0, 1.1, 1.2), **kw) -> bench.Row:
-    return bench.Row(variant=variant, op="sum", dtype="int32", n=1000, backend="cpu", device="cpu0", block=256, grid=8,
+def a_row(variant="v", samples=(1.0, 1.1, 1.2), **kw) -> Row:
+    return Row(variant=variant, op="sum", dtype="int32", n=1000, backend="cpu", device="cpu0", block=256, grid=8,
                      timing=Timing(tuple(samples), "wall") if samples else None, verified="yes", **kw)
 
 
@@ -50,7 +52,7 @@ def scaled(path, factor: float, out: Path) -> Path:
 def test_round_trip_keeps_every_sample_and_field():
     rows = [a_row("a", (0.5, 0.25, 0.125), gbps=12.5, pct_of_peak=50.0, note="n", result="42", expected=42),
             a_row("b", (), note="skipped: no GPU")]
-    rows[1].verified = bench.SKIPPED
+    rows[1].verified = SKIPPED
     text = results.to_json(a_result(rows))
     doc = json.loads(text)
     assert (doc["schema"], doc["version"]) == ("raytracer-app/bench-result", 1)

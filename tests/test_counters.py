@@ -274,11 +274,13 @@ def test_counter_cells_and_table_lines():
 
 def test_result_files_keep_counters_and_clocks(tmp_path):
     from kernels.counters.clocks import Clocks, Snapshot
-    from kernels.harness import bench, results, results_read
+    from kernels.harness import results, results_read
+    from kernels.harness.rows import Row
+    from kernels.harness.table import csv_text
     from kernels.timing import Timing
 
     _, got = _recorded("histogram")
-    row = bench.Row(variant="best", op="uniform", dtype="uint8", n=100, backend="cuda", device="H100",
+    row = Row(variant="best", op="uniform", dtype="uint8", n=100, backend="cuda", device="H100",
                     timing=Timing((0.04, 0.05), "cuda-events"), verified="yes", counters=got["best"],
                     clocks=Clocks(Snapshot(1980, 2619, 130.0, 0), Snapshot(1980, 2619, 131.0, 0)))
     result = results.Result("histogram", [row], {"name": "H100", "backend": "cuda"}, date="2026-11-23T00:00:00Z",
@@ -286,17 +288,17 @@ def test_result_files_keep_counters_and_clocks(tmp_path):
     path = tmp_path / "r.json"
     results.write_result(path, result, "--json")
     back = results_read.read_result(path, "--json").rows[0]
-    assert bench.csv_text([back]) .splitlines()[1].split(",")[-18:] == bench.csv_text([row]).splitlines()[1].split(",")[-18:]
+    assert csv_text([back]) .splitlines()[1].split(",")[-18:] == csv_text([row]).splitlines()[1].split(",")[-18:]
 
 
 def test_cli_puts_each_record_on_its_row():
     """Rows come size by size, launch by launch, variant by variant; counters are keyed by (size, launch)."""
-    from kernels.harness import bench
+    from kernels.harness.rows import Row
     from raytracer_app.cli.bench_counters import attach
 
-    rows = [bench.Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
-    marks = {(s, l): {"a": M.Measured((M.kernel_counters(f"{s}{l}", {}),), "none"), "b": "it raised"}
-             for s in (0, 1) for l in (0, 1)}
+    rows = [Row(v, "sum", "int32", n, "cuda", "GPU") for n in (10, 20) for _launch in (0, 1) for v in ("a", "b")]
+    marks = {(s, k): {"a": M.Measured((M.kernel_counters(f"{s}{k}", {}),), "none"), "b": "it raised"}
+             for s in (0, 1) for k in (0, 1)}
     attach(rows, marks)
     assert [r.counters.kernels[0].name for r in rows if r.variant == "a"] == ["00", "01", "10", "11"]
     assert all(r.counters is None and r.counters_note == "it raised" for r in rows if r.variant == "b")

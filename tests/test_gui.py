@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings  # noqa: E402
-from PyQt6.QtGui import QImage  # noqa: E402
+from PyQt6.QtCore import QSettings
+from PyQt6.QtGui import QImage
 
-from kernels.harness import bench  # noqa: E402
-from kernels.backend import resolve  # noqa: E402
-from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
+from kernels.harness.rows import CSV_COLUMNS, FAILED, Row
+from kernels.backend import resolve
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS
 
 WAIT = 60_000  # ms; generous for slow CI machines (the simulator, the first JIT compile)
 
@@ -55,7 +55,7 @@ def make_window(qtbot):
         for panel in w.panels.values():
             panel.stop()
         w.close()
-        qtbot.waitUntil(lambda: w.render_thread.isFinished() and all(p.thread.isFinished() for p in w.panels.values()),
+        qtbot.waitUntil(lambda w=w: w.render_thread.isFinished() and all(p.thread.isFinished() for p in w.panels.values()),
                         timeout=WAIT)
 
 
@@ -230,7 +230,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
-    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert tuple(reader.fieldnames) == CSV_COLUMNS
     assert [r["variant"] for r in rows] == names and all(r["verified"] == "yes" for r in rows)
     assert panel.export_chart(tmp_path / "chart.png")
     assert QImage(str(tmp_path / "chart.png")).width() > 0
@@ -241,7 +241,7 @@ def test_benchmark_panel_fills_chart_table_and_csv(qtbot, make_window, cpu_backe
     with open(all_path, newline="") as f:
         reader = csv.DictReader(f)
         timings = list(reader)
-    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+    assert tuple(reader.fieldnames) == CSV_COLUMNS
     assert set(names) <= {r["variant"] for r in timings}
     frames = [r for r in timings if r["dtype"] == "rgba8"]  # the rendered frames: shown, never "skipped"
     assert frames and all(r["verified"] == "not checked" for r in frames)
@@ -268,7 +268,7 @@ def test_failed_verification_is_red_and_says_what_came_out(qtbot, make_window, c
 
     w = make_window(cpu_backend)
     panel = w.panels["Reduction"]
-    row = bench.Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=bench.FAILED, result=41, expected=42,
+    row = Row("numpy", "sum", "int32", 10, "cpu", "cpu", verified=FAILED, result=41, expected=42,
                     note="off by one")
     panel._add_table_row(row)
     item = panel.table.item(0, TABLE_COLUMNS.index("verified"))
@@ -544,7 +544,7 @@ def test_render_worker_says_started_only_for_frames_not_queued_on_the_gpu(qtbot)
     try:
         for request in range(4):
             worker.submit(request)
-            qtbot.waitUntil(lambda: ("shown", request) in events, timeout=WAIT)
+            qtbot.waitUntil(lambda request=request: ("shown", request) in events, timeout=WAIT)
         qtbot.waitUntil(worker.idle, timeout=WAIT)
         assert [r for kind, r in events if kind == "started"] == [0, 2]
     finally:

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
+from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: F401
 
 
 def traced(qtbot, pane, variant=None):
@@ -90,7 +90,7 @@ def test_the_inspector_and_a_lesson_open_it_too_and_stop_ends_a_trace(qtbot, mak
     import time
 
     pane.n_box.setValue(1 << 20)
-    from raytracer_app.gui.access.worker import TraceAsk
+    from raytracer_app.gui.common.access_worker import TraceAsk
 
     pane.ask = lambda: TraceAsk("reduction", "interleaved-strided", 1 << 20, blocks=4096)
     pane.result = None

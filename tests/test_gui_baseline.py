@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from kernels.harness.compare import VERDICTS  # noqa: E402
-from kernels.io.cache import cache_root  # noqa: E402
-from raytracer_app.cli import main  # noqa: E402
-from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS  # noqa: E402
-from tests.test_gui import WAIT, make_window, settings_dir  # noqa: E402,F401
+from kernels.harness.compare import VERDICTS
+from kernels.io.cache import cache_root
+from raytracer_app.cli import main
+from raytracer_app.gui.benchmarks.panel import TABLE_COLUMNS
+from tests.test_gui import WAIT, make_window, settings_dir  # noqa: F401
 
 N, REPEATS = 4096, 12  # 12 repeats a side: enough for the Mann-Whitney test
 
@@ -115,7 +115,7 @@ def test_load_baseline_opens_where_runs_are_saved_and_the_choices_are_remembered
                                                                                  tmp_path, capsys, monkeypatch):
     from PyQt6.QtWidgets import QFileDialog
 
-    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.common import reference_results
     from tests.test_reference_results import FIXTURE
 
     monkeypatch.setattr(reference_results, "REFERENCE_DIR", FIXTURE)

@@ -11,16 +11,16 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-import pyqtgraph as pg  # noqa: E402
+import pyqtgraph as pg
 
-from kernels.harness import bench  # noqa: E402
-from kernels.registry import by_name  # noqa: E402
-from kernels.timing import Timing  # noqa: E402
-from raytracer_app.gui.common import chart_export  # noqa: E402
-from raytracer_app.gui.common.charts import (BenchChart, ShortLogAxis, chart_title, fit_label,  # noqa: E402
+from kernels.harness.rows import Row
+from kernels.registry import by_name
+from kernels.timing import Timing
+from raytracer_app.gui.common import chart_export
+from raytracer_app.gui.common.charts import (BenchChart, ShortLogAxis, chart_title, fit_label,
                                              short_number, y_label)
-from raytracer_app.png import read_png_text  # noqa: E402
-from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
+from raytracer_app.png import read_png_text
+from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: F401
 
 INFO = chart_export.describe("Hash table", "buckets 1024", "1,048,576", "cpu", "AMD EPYC")
 
@@ -30,8 +30,8 @@ def png_size(path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def timed_row(variant: str, ms: float, n: int = 1 << 20) -> bench.Row:
-    return bench.Row(variant, "insert", "uint32", n, "cpu", "test", timing=Timing((ms, ms * 1.1), "wall"),
+def timed_row(variant: str, ms: float, n: int = 1 << 20) -> Row:
+    return Row(variant, "insert", "uint32", n, "cpu", "test", timing=Timing((ms, ms * 1.1), "wall"),
                      rate=n / ms / 1e3, rate_unit="G ops/s", verified="yes")
 
 
@@ -131,7 +131,7 @@ def test_export_csv_with_no_results_says_so_and_dialogs_start_in_the_last_folder
     assert not panel.export_csv()
     assert "nothing to export" in said[-1] and not asked  # no dialog, no file
     file_dialogs.remember(make_settings(), str(tmp_path / "earlier.json"))
-    panel.rows = [(bench.Row("numpy", "sum", "int32", 8, "cpu", "test"), 0.0)]
+    panel.rows = [(Row("numpy", "sum", "int32", 8, "cpu", "test"), 0.0)]
     assert not panel.export_csv()  # cancelled
     assert asked[-1][2] == str(tmp_path / "reduction.csv")
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: asked.append(a) or (str(tmp_path / "r.png"), ""))
@@ -200,10 +200,10 @@ def test_roofline_leaves_out_cpu_and_simulator_rows_and_says_why(qtbot, tmp_path
     qtbot.addWidget(dock)
     try:
         timing = Timing((0.5,), "wall")
-        assert not dock.add_row("reduction", bench.Row("numpy", "sum", "int32", 1 << 20, "cpu", "test",
+        assert not dock.add_row("reduction", Row("numpy", "sum", "int32", 1 << 20, "cpu", "test",
                                                        timing=timing))
         assert "CPU rows are not GPU measurements" in dock.roofline_note.text()
-        sim = bench.Row("best", "sum", "int32", 4096, "sim", "simulator", block="256", grid="16", timing=timing)
+        sim = Row("best", "sum", "int32", 4096, "sim", "simulator", block="256", grid="16", timing=timing)
         assert not dock.add_row("reduction", sim)  # a kernel the inspector knows, but timed in Python
         assert "simulator rows are not plotted" in dock.roofline_note.text()
         assert dock.points.get("reduction", []) == []
@@ -229,7 +229,7 @@ def test_category_labels_never_overlap_and_the_full_name_is_the_tooltip(qtbot):
         qtbot.waitExposed(chart)
         chart.reset("bars", "ms")
         for i, name in enumerate(names):
-            chart.add(bench.Row(name, "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0 + i,), "wall"),
+            chart.add(Row(name, "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0 + i,), "wall"),
                                 verified="yes"))
         chart.grab()  # lays out and draws the axis
         axis = chart.getPlotItem().getAxis("bottom")

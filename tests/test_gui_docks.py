@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QPoint, QRect, Qt  # noqa: E402
-from PyQt6.QtWidgets import QAbstractScrollArea, QWidget  # noqa: E402
+from PyQt6.QtCore import QPoint, QRect, Qt
+from PyQt6.QtWidgets import QAbstractScrollArea, QWidget
 
-from raytracer_app.gui.shell import layout  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
-from tests.test_gui_laptop import LAPTOP, WIDE, screen, settle  # noqa: E402,F401
+from raytracer_app.gui.shell import layout
+from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: F401
+from tests.test_gui_laptop import LAPTOP, WIDE, screen, settle  # noqa: F401
 
 
 def _outside(panel, visible: QRect) -> list[str]:
@@ -58,7 +58,7 @@ def test_reference_results_show_as_ghost_rows_never_taken_for_measurements(qtbot
                                                                             monkeypatch, tmp_path):
     import csv
 
-    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.common import reference_results
     from raytracer_app.gui.benchmarks.panel_table import GHOST_FG
     from tests.test_reference_results import FIXTURE
 

@@ -17,10 +17,10 @@ import pytest
 from tests.conftest import child_pythonpath
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings, QTimer  # noqa: E402
-from PyQt6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PyQt6.QtCore import QSettings, QTimer
+from PyQt6.QtWidgets import QApplication, QMessageBox
 
-from kernels.harness import bench  # noqa: E402
+from kernels.harness.rows import CSV_COLUMNS, Row, SKIPPED
 
 WAIT = 60_000
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -44,7 +44,7 @@ def window(qtbot, cpu_backend, monkeypatch):
 
     # any dialog would block a test: fail loudly instead
     for name in ("warning", "critical", "information"):
-        monkeypatch.setattr(QMessageBox, name, lambda *a, **k: pytest.fail(f"a QMessageBox.{name} dialog opened"))
+        monkeypatch.setattr(QMessageBox, name, lambda *a, name=name, **k: pytest.fail(f"a QMessageBox.{name} dialog opened"))
     w = MainWindow(cpu_backend)
     w.show()
     qtbot.waitUntil(lambda: w.last.get("spheres") is not None, timeout=WAIT)
@@ -164,7 +164,7 @@ def test_export_timings_says_what_it_holds_and_refuses_special_files(qtbot, wind
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
-    assert tuple(reader.fieldnames) == bench.CSV_COLUMNS and rows
+    assert tuple(reader.fieldnames) == CSV_COLUMNS and rows
     # a frame row means what a `bench spheres` row means: op = access pattern, n = spheres
     expected = ("spheres-cpu-tiles", "uniform", str(window.model.scene.count))  # drawn by the tiled CPU twin
     assert (rows[0]["variant"], rows[0]["op"], rows[0]["n"]) == expected
@@ -176,7 +176,7 @@ def test_panel_exports_refuse_special_files_and_chart_success_means_a_file(qtbot
     panel.message.connect(said.append)
     assert not panel.export_csv(str(tmp_path / "empty.csv"))  # no results: says so, writes nothing
     assert "nothing to export" in said[-1] and not (tmp_path / "empty.csv").exists()
-    panel.rows = [(bench.Row("numpy", "sum", "int32", 8, "cpu", "test"), 0.0)]
+    panel.rows = [(Row("numpy", "sum", "int32", 8, "cpu", "test"), 0.0)]
     assert not panel.export_csv(str(tmp_path))
     assert "Export CSV" in said[-1] and "directory" in said[-1]
     assert not panel.export_chart(str(fifo_in(tmp_path, "c.png")))
@@ -212,8 +212,8 @@ def test_timing_log_keeps_every_benchmark_row_and_a_bounded_window_of_frames(qtb
 
     frame = window.last["spheres"][0]
     log = TimingLog()
-    bench_row = bench.Row(variant="numpy", op="sum", dtype="int32", n=10, backend="cpu", device="cpu", block="",
-                          grid="", repeats=1, timing=None, verified=bench.SKIPPED)
+    bench_row = Row(variant="numpy", op="sum", dtype="int32", n=10, backend="cpu", device="cpu", block="",
+                          grid="", repeats=1, timing=None, verified=SKIPPED)
     log.add(bench_row)
     for _ in range(TimingLog.FRAME_WINDOW + 50):
         log.add_frame(frame_row(frame))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import Qt  # noqa: E402
+from PyQt6.QtCore import Qt
 
-from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: F401
 
 
 def frames_of(w, variant: str) -> int:

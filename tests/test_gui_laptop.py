@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QRect  # noqa: E402
+from PyQt6.QtCore import QRect
 
-from raytracer_app.gui.shell import layout  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+from raytracer_app.gui.shell import layout
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: F401
 
 LAPTOP, WIDE = (1366, 768), (1920, 1080)
 

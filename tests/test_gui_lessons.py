@@ -10,10 +10,10 @@ import csv
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings  # noqa: E402
+from PyQt6.QtCore import QSettings
 
-from kernels.backend import Backend  # noqa: E402
-from kernels.lessons.reduction_ladder import REDUCTION  # noqa: E402
+from kernels.backend import Backend
+from kernels.lessons.reduction_ladder import REDUCTION
 
 WAIT = 240_000  # ms: seven kernels in the simulator's child on a slow shared machine
 
@@ -175,13 +175,13 @@ def test_without_gpu_the_references_show_labelled_and_counters_are_off_with_the_
 def test_measure_counters_shows_the_measured_evidence(qtbot, monkeypatch, tmp_path):
     from kernels.lessons import references
     from kernels.lessons import run as lesson_run
-    from kernels.harness import bench
+    from kernels.harness.peak import Peak
     from raytracer_app.gui.lessons.panel import LessonsPanel
     from tests.test_lessons import FakeGPU, fake_counters, fake_run
 
     calls = fake_counters(monkeypatch)  # ncu replaced at the seam `lesson --counters` uses; why_not says ''
     fake_run(monkeypatch)  # timings and static evidence given (a fake GPU)
-    monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(20.0, "test copy"))
+    monkeypatch.setattr(lesson_run, "copy_peak", lambda backend: Peak(20.0, "test copy"))
     monkeypatch.setattr(lesson_run, "sizes_for", lambda lesson, backend, sizes=None: [2**22])
     monkeypatch.setattr("raytracer_app.gui.lessons.panel.sizes_for", lambda lesson, backend, sizes=None: [2**22])
     monkeypatch.setenv(references.ENV, str(tmp_path / "none"))

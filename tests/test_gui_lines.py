@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from kernels.inspector import toolchain  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
+from kernels.inspector import toolchain
+from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_FILE = "kernels/reduction/gpu_harris.py"

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtWidgets import QApplication  # noqa: E402
+from PyQt6.QtWidgets import QApplication
 
-from tests.references import spheres_reference  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+from tests.references import spheres_reference
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: F401
 
 CONSTANT_BYTES, SPHERE_BYTES = 64 * 1024, 28  # the constant bank and one sphere record (7 float32)
 
@@ -243,7 +243,7 @@ def test_inspector_dock_opens_from_a_table_row_and_follows_the_block_slider(qtbo
 def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbot):
     from types import SimpleNamespace
 
-    from kernels.harness import bench
+    from kernels.harness.rows import Row
     from kernels.timing import Timing
     from raytracer_app.gui.inspector.dock import InspectorDock
 
@@ -252,10 +252,10 @@ def test_inspector_roofline_places_benchmark_rows_with_the_panels_bandwidth(qtbo
     try:
         dock.peaks["reduction"] = SimpleNamespace(gbps=1000.0, arch="sm_90")  # measured on an sm_90 GPU
         n, blocks, seconds = 1 << 20, 264, 0.5e-3
-        row = bench.Row("best", "sum", "int32", n, "cuda", "test", block="256", grid=str(blocks), repeats=1,
+        row = Row("best", "sum", "int32", n, "cuda", "test", block="256", grid=str(blocks), repeats=1,
                         timing=Timing((seconds * 1e3,), "cuda-events"))
         assert dock.add_row("reduction", row)
-        assert not dock.add_row("reduction", bench.Row("numpy", "sum", "int32", n, "cpu", "test"))  # CPU: no kernel
+        assert not dock.add_row("reduction", Row("numpy", "sum", "int32", n, "cpu", "test"))  # CPU: no kernel
         (variant, point), = dock.points["reduction"]
         moved = 4 * n + 8 * blocks  # n int32 read once, one int64 atomic per block
         assert variant == "best"

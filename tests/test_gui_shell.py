@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QPoint, QRect  # noqa: E402
-from PyQt6.QtWidgets import QDockWidget  # noqa: E402
+from PyQt6.QtCore import QPoint, QRect
+from PyQt6.QtWidgets import QDockWidget
 
-from raytracer_app.gui.shell import layout  # noqa: E402
-from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: E402,F401
-from tests.test_gui_laptop import lines_shown, screen, settle  # noqa: E402,F401
+from raytracer_app.gui.shell import layout
+from tests.test_gui import WAIT, make_window, preset, settings_dir  # noqa: F401
+from tests.test_gui_laptop import lines_shown, screen, settle  # noqa: F401
 
 SCREENS = [(1366, 768), (1920, 1080), (2560, 1440)]
 CHART_MIN_PX = 250  # a benchmark chart's height, at least

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: F401
 
 
 def test_the_first_frame_says_it_compiles_and_takes_the_quick_twin(qtbot, make_window, cpu_backend, monkeypatch):

@@ -14,6 +14,7 @@ from kernels import hashtable
 from kernels.backend import Skip, SkipKind, memory
 from kernels.errors import InputError
 from kernels.harness import bench
+from kernels.harness.rows import PASSED, Row, SKIPPED
 from kernels.hashtable import keys as keygen
 from kernels.hashtable.layout import KEY_EMPTY, KEY_ERASED, SLOT_EMPTY, SLOT_ERASED, VALUE_ABSENT, capacity_for
 from kernels.hashtable.layout import HASH_STEP, MIX_1, MIX_2
@@ -43,9 +44,9 @@ def variant(name):
     return next(v for v in hashtable.VARIANTS if v.name == name)
 
 
-def run(name, problem, backend, launch=LAUNCH) -> bench.Row:
+def run(name, problem, backend, launch=LAUNCH) -> Row:
     [row] = bench.run(plan(backend, 1, [launch], unit=hashtable.ALGORITHM.unit), [variant(name)], [problem])
-    assert row.verified == bench.PASSED, (name, problem.op, row.note)
+    assert row.verified == PASSED, (name, problem.op, row.note)
     return row
 
 
@@ -157,7 +158,7 @@ def test_the_chained_tables_find_by_walking_their_chains(cuda_backend, cpu_backe
         assert row.skip.kind is SkipKind.NOT_APPLICABLE and words in row.note
     long_chains = HashProblem(keys, 4, op="find", table_keys=random_keys(300, 5))  # 75 keys a chain
     [row] = bench.run(plan(backend, 1, [LAUNCH]), [variant(name)], [long_chains])
-    assert row.verified == bench.SKIPPED and "give --buckets 5 or more" in row.note
+    assert row.verified == SKIPPED and "give --buckets 5 or more" in row.note
 
 
 @pytest.mark.slow
@@ -474,7 +475,7 @@ def test_every_op_at_a_million_keys_on_a_real_gpu(cuda_backend, op, load):
         if row.skip is not None:
             assert row.variant not in OPEN_GPU, row.note
             continue
-        assert row.verified == bench.PASSED, (row.variant, row.note)
+        assert row.verified == PASSED, (row.variant, row.note)
 
 
 @pytest.mark.gpu

@@ -10,8 +10,9 @@ from kernels import hashtable
 from kernels.service.bench_request import BenchRequest
 from tests.runs import plan
 from kernels.harness import bench
+from kernels.harness.rows import PASSED, Row, SKIPPED
 from kernels.backend import SkipKind
-from kernels.harness.bench import Launch
+from kernels.launch import Launch
 from kernels.errors import InputError
 from kernels.timing import Timing
 from kernels.harness.variants import select
@@ -342,9 +343,9 @@ def test_rates():
     assert hashtable.ops_per_second(timing, 3_000_000) == pytest.approx(1e9)
     assert hashtable.rate_note(3_000_000, timing) == "1.000 G ops/s"
     assert hashtable.rate_note(30, timing) == "10000 ops/s"
-    row = bench.Row("gpu-locks", "insert", "uint32", 30, "sim", "CUDA simulator", timing=timing)
+    row = Row("gpu-locks", "insert", "uint32", 30, "sim", "CUDA simulator", timing=timing)
     assert hashtable.ops_per_second(row, 30) == pytest.approx(1e4)
-    assert hashtable.ops_per_second(bench.Row("cpu", "insert", "uint32", 30, "cpu", "x"), 30) is None
+    assert hashtable.ops_per_second(Row("cpu", "insert", "uint32", 30, "cpu", "x"), 30) is None
     assert hashtable.ALGORITHM.unit.label == "G ops/s"
 
 
@@ -375,10 +376,10 @@ def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, mes
 def test_runner_on_the_cpu_backend(cpu_backend):
     rows = bench.run(plan(cpu_backend, 1, [Launch()]), hashtable.VARIANTS, [hashtable.make_problem(3000, buckets=32)])
     by_name = {r.variant: r for r in rows}
-    assert by_name["cpu"].verified == bench.PASSED and by_name["cpu"].result == 3000
+    assert by_name["cpu"].verified == PASSED and by_name["cpu"].result == 3000
     assert by_name["cpu"].gbps > 0
     for name in GPU_VARIANTS + PEER_VARIANTS:
-        assert by_name[name].verified == bench.SKIPPED
+        assert by_name[name].verified == SKIPPED
         assert "CUDA backend" in by_name[name].note
 
 
@@ -398,7 +399,7 @@ def test_runner_on_the_cuda_backend(cuda_backend):
     for row in rows:
         if peer_skipped_for_a_reason(row, cuda_backend):
             continue
-        assert row.verified == bench.PASSED, (row.variant, row.note)
+        assert row.verified == PASSED, (row.variant, row.note)
         assert (row.result, row.expected) == (1000, 1000)
 
 
@@ -410,7 +411,7 @@ def test_a_million_keys_on_a_real_gpu(cuda_backend, launch):
     for row in rows:
         if peer_skipped_for_a_reason(row, cuda_backend):
             continue
-        assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
+        assert row.verified == PASSED, (row.variant, row.block, row.grid, row.note)
     chained = [r for r in rows if r.variant in CHAINED_GPU_VARIANTS]
     if launch == Launch():
         assert all((r.block, r.grid) == (256, 60) for r in chained)  # the seed's <<<60, 256>>>

@@ -8,8 +8,9 @@ from kernels import histogram
 from kernels.service.bench_request import BenchRequest
 from tests.runs import plan
 from kernels.harness import bench
+from kernels.harness.rows import PASSED, SKIPPED
 from kernels.backend import SkipKind
-from kernels.harness.bench import Launch
+from kernels.launch import Launch
 from kernels.errors import InputError
 from kernels.harness.variants import select
 
@@ -208,9 +209,9 @@ def test_bad_launches_are_refused_before_anything_runs(cuda_backend, launch, mes
 def test_runner_on_the_cpu_backend_skips_gpu_and_peer_variants(cpu_backend):
     rows = bench.run(plan(cpu_backend, 1, [Launch()]), histogram.VARIANTS, [histogram.make_problem(5000)])
     by_name = {r.variant: r for r in rows}
-    assert [by_name[n].verified for n in CPU_VARIANTS] == [bench.PASSED] * len(CPU_VARIANTS)
+    assert [by_name[n].verified for n in CPU_VARIANTS] == [PASSED] * len(CPU_VARIANTS)
     for name in GPU_VARIANTS + ["cupy-histogram"]:
-        assert by_name[name].verified == bench.SKIPPED
+        assert by_name[name].verified == SKIPPED
         assert "CUDA backend" in by_name[name].note
     assert by_name["cpu-numpy"].gbps > 0
 
@@ -220,12 +221,12 @@ def test_runner_on_the_cuda_backend(cuda_backend):
     rows = bench.run(plan(cuda_backend, 1, [SMALL]), histogram.VARIANTS, [problem])
     by_name = {r.variant: r for r in rows}
     for name in CPU_VARIANTS + GPU_VARIANTS:
-        assert by_name[name].verified == bench.PASSED, (name, by_name[name].note)
+        assert by_name[name].verified == PASSED, (name, by_name[name].note)
         assert by_name[name].result == 256
     for name in GPU_VARIANTS:
         assert (by_name[name].block, by_name[name].grid) == (64, 2)
     peer = by_name["cupy-histogram"]
-    assert peer.verified in (bench.PASSED, bench.SKIPPED), peer.note
+    assert peer.verified in (PASSED, SKIPPED), peer.note
     if cuda_backend.is_simulator:
         assert peer.skip.kind is SkipKind.NEEDS_GPU
 
@@ -240,10 +241,10 @@ def test_16_mib_on_a_real_gpu(cuda_backend, pattern):
     launches = [Launch(), Launch(grid_sm=32), Launch(block=1024, grid_sm=2, items_per_thread=8)]
     rows = bench.run(plan(cuda_backend, 3, launches), histogram.VARIANTS, [problem])
     for row in rows:
-        if row.variant in PEER_NAMES and row.verified == bench.SKIPPED:  # an optional library not installed
+        if row.variant in PEER_NAMES and row.verified == SKIPPED:  # an optional library not installed
             assert row.skip.kind is SkipKind.MISSING_LIBRARY
             continue
-        assert row.verified == bench.PASSED, (row.variant, row.block, row.grid, row.note)
+        assert row.verified == PASSED, (row.variant, row.block, row.grid, row.note)
 
 
 @pytest.mark.gpu

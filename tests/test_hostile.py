@@ -5,7 +5,6 @@ compare's verdicts, and what the app writes reading back. Everything in tmp_path
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -624,14 +623,15 @@ def test_scenes_round_trip_at_the_edges_of_float32(tmp_path):
 
 
 def test_result_files_round_trip_whatever_their_text_and_numbers(tmp_path):
-    from kernels.harness import bench, results
+    from kernels.harness import results
+    from kernels.harness.rows import Row
     from kernels.harness.results_read import read_result
     from kernels.timing import Timing
 
     odd = "v\x1b[31m\u202e\udcff \"rows\": [] \n"
-    rows = [bench.Row(variant=odd, op="sum", dtype="int32", n=2**62, backend="cpu", device=odd, block="16x16",
+    rows = [Row(variant=odd, op="sum", dtype="int32", n=2**62, backend="cpu", device=odd, block="16x16",
                       grid="", timing=Timing((5e-324, 1e300, 0.0, 1e-9), "wall"), verified="yes", note=odd),
-            bench.Row(variant="skipped", op="sum", dtype="int32", n=0, backend="cpu", device="cpu", block=0, grid=0,
+            Row(variant="skipped", op="sum", dtype="int32", n=0, backend="cpu", device="cpu", block=0, grid=0,
                       timing=None, verified="skipped", note="")]
     result = results.Result(target="reduction", rows=rows, device={"name": odd, "backend": "cpu"}, date="d",
                             versions={"app": odd}, commit=None, command=["raytracer-app", odd, '"rows": []'],

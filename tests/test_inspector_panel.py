@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from kernels.inspector import toolchain  # noqa: E402
+from kernels.inspector import toolchain
 
 WAIT = 180_000  # ms: a compile in a child process on a slow, shared CI machine
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from kernels.errors import InputError
-from kernels.harness import bench
+from kernels.harness.rows import PASSED, Row
 from kernels.lessons import catalog, references, report_refs, results
 from kernels.lessons import run as lesson_run
 from kernels.lessons.reduction_ladder import REDUCTION
@@ -74,7 +74,7 @@ def test_a_file_of_other_steps_or_another_schema_is_refused(monkeypatch, tmp_pat
 def _sim_steps(monkeypatch):
     """The cpu backend's simulator verification replaced by passing, untimed rows (fast)."""
     def run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop):
-        return bench.Row(step.variant, "sum", "int32", n, "cpu", "cpu", verified=bench.PASSED)
+        return Row(step.variant, "sum", "int32", n, "cpu", "cpu", verified=PASSED)
 
     monkeypatch.setattr(lesson_run, "_run_step", run_step)
     monkeypatch.setattr(lesson_run.evidence, "collect", lambda *a, **kw: ({}, ""))
@@ -130,7 +130,7 @@ def test_a_gpu_run_keeps_its_own_measured_columns(monkeypatch, tmp_path):
 
 
 def test_bench_references_do_not_list_lesson_references(monkeypatch, tmp_path):
-    from raytracer_app.gui.benchmarks import reference_results
+    from raytracer_app.gui.common import reference_results
 
     reference_file(monkeypatch, tmp_path)
     assert reference_results.listed("reduction", tmp_path) == []

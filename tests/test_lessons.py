@@ -9,7 +9,8 @@ import re
 import pytest
 
 from kernels import backend as backends
-from kernels.harness import bench
+from kernels.harness.rows import PASSED, Row
+from kernels.harness.peak import Peak
 from kernels.lessons import catalog, evidence, report
 from kernels.lessons import run as lesson_run
 from kernels.lessons.reduction_ladder import REDUCTION
@@ -49,7 +50,7 @@ def test_the_reduction_ladder_is_the_papers_then_ours():
 def test_paper_launches():
     n = 2**22
     launches = [s.launch(n) for s in REDUCTION.steps]
-    assert [(l.block, l.grid) for l in launches[:6]] == [(128, 32768)] * 3 + [(128, 16384)] * 3
+    assert [(x.block, x.grid) for x in launches[:6]] == [(128, 32768)] * 3 + [(128, 16384)] * 3
     assert (launches[6].block, launches[6].grid) == (128, None)  # kernel 7: the variant's fixed grid
     assert launches[7].is_default and launches[8].is_default
 
@@ -94,13 +95,13 @@ def fake_run(monkeypatch, times=TIMES, facts=None):
     def run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop):
         i = len(calls)
         calls.append((step.variant, n, step.launch(n)))
-        row = bench.Row(step.variant, "sum", "int32", n, "cuda", "test GPU", verified=bench.PASSED)
+        row = Row(step.variant, "sum", "int32", n, "cuda", "test GPU", verified=PASSED)
         row.timing = Timing((times[i % len(times)],) * 3, "cuda-events")
         row.gbps = 4 * n / (times[i % len(times)] * 1e-3) / 1e9
         return row
 
     monkeypatch.setattr(lesson_run, "_run_step", run_step)
-    monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(20.0, "test copy"))
+    monkeypatch.setattr(lesson_run, "copy_peak", lambda backend: Peak(20.0, "test copy"))
     given = facts or {}
     monkeypatch.setattr(lesson_run.evidence, "collect",
                         lambda target, wanted, arch, cache=None: ({k: given.get(k[0], {}) for k in wanted}, ""))
@@ -195,9 +196,9 @@ def test_cli_bad_options_exit_2_with_one_line(argv, message, capsys, monkeypatch
 def test_a_lesson_without_published_figures_has_no_paper_columns(monkeypatch):
     from kernels.lessons.constant_memory import CONSTANT_MEMORY
 
-    monkeypatch.setattr(lesson_run, "_run_step", lambda *args: bench.Row("x", "uniform", "", 20, "cuda", "test GPU",
-                                                                         verified=bench.PASSED))
-    monkeypatch.setattr(lesson_run.bench, "copy_peak", lambda backend: bench.Peak(None, "not measured"))
+    monkeypatch.setattr(lesson_run, "_run_step", lambda *args: Row("x", "uniform", "", 20, "cuda", "test GPU",
+                                                                         verified=PASSED))
+    monkeypatch.setattr(lesson_run, "copy_peak", lambda backend: Peak(None, "not measured"))
     monkeypatch.setattr(lesson_run.evidence, "collect", lambda *args, **kw: ({}, ""))
     run = lesson_run.run_lesson(CONSTANT_MEMORY, FakeGPU(), sizes=[20], arch="sm_90")
     text, md = report.text(run), report.markdown(run)

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from kernels.counters import fold as F
-from kernels.counters.lines import (MEASURED, OWN, PREDICTED, REFERENCE, STATIC, WITH_INLINED, KernelLines,
+from kernels.counters.lines import (MEASURED, PREDICTED, REFERENCE, STATIC, WITH_INLINED, KernelLines,
                                     from_access, hottest, shown_file)
 from raytracer_app.cli import main
 

@@ -124,20 +124,22 @@ def test_sum_only_peers_decline_other_ops(name, op, monkeypatch):
 
 def test_peers_skip_in_the_simulator_and_on_the_cpu(cpu_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import SKIPPED
 
     problem = reduction.make_problem("sum", "int32", 64)
     peers = [v for v in reduction.VARIANTS if v.name in REDUCTION_PEERS]
     rows = bench.run(plan(cpu_backend, 1, [Launch()]), peers, [problem])
-    assert [r.verified for r in rows] == [bench.SKIPPED] * len(peers)
+    assert [r.verified for r in rows] == [SKIPPED] * len(peers)
     assert all(r.skip.kind is SkipKind.NEEDS_CUDA_BACKEND for r in rows)
 
 
 def test_hashtable_peers_skip_on_the_cpu_and_in_the_simulator(cpu_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import SKIPPED
 
     peers = [v for v in hashtable.VARIANTS if v.name in HASHTABLE_PEERS]
     rows = bench.run(plan(cpu_backend, 1, [Launch()]), peers, [hashtable.make_problem(64, buckets=8)])
-    assert [(r.verified, r.skip.kind) for r in rows] == [(bench.SKIPPED, SkipKind.NEEDS_CUDA_BACKEND)] * 2
+    assert [(r.verified, r.skip.kind) for r in rows] == [(SKIPPED, SkipKind.NEEDS_CUDA_BACKEND)] * 2
     # the simulator's skip is decided by the backend before anything runs (a Backend object, not a switch
     # of this process to the simulator)
     assert [v.skip_reason(Backend("sim")).kind for v in peers] == [SkipKind.NEEDS_GPU] * 2
@@ -202,12 +204,13 @@ def test_entropy_pattern_through_the_cli(capsys):
 @pytest.mark.parametrize("name", ["cub-reduce", "triton-sum", "torch-sum", "cupy-sum", "cupy-sum-cub", "cuda-reduce"])
 def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import PASSED
 
     problem = reduction.make_problem("sum", dtype, (1 << 20) + 3, seed=5)
     [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME[name]], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
-    assert row.verified == bench.PASSED, row.note
+    assert row.verified == PASSED, row.note
 
 
 @pytest.mark.gpu
@@ -215,12 +218,13 @@ def test_gpu_reduction_peer_verified(name, dtype, cuda_backend):
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import PASSED
 
     problem = reduction.make_problem(op, dtype, 100_003, seed=7)
     [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["triton-sum"]], [problem])
     if row.skip is not None and row.skip.kind is SkipKind.MISSING_LIBRARY:
         pytest.skip(row.note)
-    assert row.verified == bench.PASSED, row.note
+    assert row.verified == PASSED, row.note
 
 
 @pytest.mark.gpu
@@ -228,13 +232,14 @@ def test_gpu_triton_other_ops_verified(op, dtype, cuda_backend):
 @pytest.mark.parametrize("name", ["cub-histogram", "torch-bincount", "cupy-histogram", "best"])
 def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import PASSED
 
     problem = histogram.make_problem((1 << 20) + 1, seed=4, pattern=pattern)
     variant = {v.name: v for v in histogram.VARIANTS}[name]
     [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [variant], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
-    assert row.verified == bench.PASSED, row.note
+    assert row.verified == PASSED, row.note
 
 
 @pytest.mark.gpu
@@ -242,13 +247,14 @@ def test_gpu_histogram_peer_verified(name, pattern, cuda_backend):
 @pytest.mark.parametrize("name", sorted(HASHTABLE_PEERS))
 def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import PASSED
 
     problem = hashtable.make_problem((1 << 20) + 7, buckets=buckets, seed=11)
     variant = {v.name: v for v in hashtable.VARIANTS}[name]
     [row] = bench.run(plan(cuda_backend, 2, [Launch()], unit=hashtable.ALGORITHM.unit), [variant], [problem])
     if row.skip is not None:
         pytest.skip(f"{name}: {row.note}")
-    assert row.verified == bench.PASSED, row.note
+    assert row.verified == PASSED, row.note
     assert row.result == problem.n and problem.last_check == (problem.n, 0, 0)
     assert problem.verify(row.result) == (True, "")
     assert row.rate_unit == "G ops/s" and row.rate == pytest.approx(problem.n / 1e9 / (row.timing.median_ms * 1e-3))
@@ -257,14 +263,14 @@ def test_gpu_hashtable_peer_verified(name, buckets, cuda_backend):
 @pytest.mark.gpu
 @pytest.mark.parametrize("op, dtype", [("sum", "int32"), ("sum", "float32"), ("dot", "int32"), ("sumsq", "float32")])
 def test_gpu_whole_call_verified(op, dtype, cuda_backend):
-    from kernels.harness import bench
+    from kernels.harness.rows import PASSED, SKIPPED
     from kernels.reduction import whole_call
 
     problem = reduction.make_problem(op, dtype, 1 << 20, seed=9)
     rows = whole_call.run(problem, whole_call.WHOLE_CALL_VARIANTS, cuda_backend, 5)
     for row in rows:
-        assert row.verified in (bench.PASSED, bench.SKIPPED), f"{row.variant}: {row.note}"
-    assert rows[0].variant == "best" and rows[0].verified == bench.PASSED
+        assert row.verified in (PASSED, SKIPPED), f"{row.variant}: {row.note}"
+    assert rows[0].variant == "best" and rows[0].verified == PASSED
     lean = whole_call.BestCall(problem, cuda_backend)
     assert problem.verify(lean())[0] and problem.verify(lean())[0]  # both result slots
 
@@ -272,11 +278,12 @@ def test_gpu_whole_call_verified(op, dtype, cuda_backend):
 @pytest.mark.gpu
 def test_gpu_best_tuned_and_cached(cuda_backend):
     from kernels.harness import bench
+    from kernels.harness.rows import PASSED
     from kernels.launch import tuning
 
     problem = reduction.make_problem("sum", "int32", 1 << 16, seed=1)
     [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["best"]], [problem])
-    assert row.verified == bench.PASSED and "tuned:" in row.note and "tuned now" in row.note
+    assert row.verified == PASSED and "tuned:" in row.note and "tuned now" in row.note
     [row] = bench.run(plan(cuda_backend, 2, [Launch()]), [reduction.VARIANT_BY_NAME["best"]], [problem])
     assert "cached" in row.note
     assert len(tuning.load_cache()) == 1

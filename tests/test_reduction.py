@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from kernels.harness import bench
+from kernels.harness.rows import ERROR, FAILED, Outcome, PASSED, SKIPPED
 from kernels.service.bench_request import BenchRequest
 from tests.runs import plan
 from kernels import reduction as R
 from kernels.backend import Skip, SkipKind
-from kernels.harness.bench import Launch
+from kernels.launch import Launch
 from kernels.errors import InputError
 
 BY_NAME = {v.name: v for v in R.VARIANTS}
@@ -74,7 +75,7 @@ def assert_matches_numpy(problem, result):
 
 def run_variant(name, problem, launch, backend, repeats=1):
     out = BY_NAME[name].run(problem, launch, backend, repeats)
-    assert isinstance(out, bench.Outcome), out
+    assert isinstance(out, Outcome), out
     assert out.timing.repeats == repeats
     return out
 
@@ -237,19 +238,19 @@ def test_bench_run_all_variants(cuda_backend):
     by_name = {r.variant: r for r in rows}
     assert list(by_name) == [v.name for v in R.VARIANTS]
     for name in SIM_GPU_VARIANTS + CPU_VARIANTS:
-        assert by_name[name].verified == bench.PASSED, by_name[name]
+        assert by_name[name].verified == PASSED, by_name[name]
         assert by_name[name].result == problem.expected
     for name in SHUFFLE_VARIANTS:
         row = by_name[name]
         if cuda_backend.is_simulator:
-            assert (row.verified, row.skip.kind) == (bench.SKIPPED, SkipKind.NOT_IN_SIMULATOR)
+            assert (row.verified, row.skip.kind) == (SKIPPED, SkipKind.NOT_IN_SIMULATOR)
         else:
-            assert row.verified == bench.PASSED, row
+            assert row.verified == PASSED, row
     for name in PEER_VARIANTS:
         if cuda_backend.is_simulator:
-            assert by_name[name].verified == bench.SKIPPED
+            assert by_name[name].verified == SKIPPED
             assert by_name[name].skip.kind is SkipKind.NEEDS_GPU
-    assert by_name["cuda-reduce"].verified in (bench.PASSED, bench.SKIPPED)
+    assert by_name["cuda-reduce"].verified in (PASSED, SKIPPED)
 
 
 def test_bench_run_cpu_backend_skips_gpu_variants(cpu_backend):
@@ -257,9 +258,9 @@ def test_bench_run_cpu_backend_skips_gpu_variants(cpu_backend):
     rows = bench.run(plan(cpu_backend, 1, [Launch(block=32)]), R.VARIANTS, [problem])
     for row in rows:
         if row.variant in CPU_VARIANTS:
-            assert row.verified == bench.PASSED, row
+            assert row.verified == PASSED, row
         else:
-            assert row.verified == bench.SKIPPED
+            assert row.verified == SKIPPED
             assert "needs a CUDA backend" in row.note
 
 
@@ -280,7 +281,7 @@ def test_a_broken_variant_does_not_stop_the_others(cuda_backend):
     problem = R.make_problem("sumsq", "int32", 400, seed=13)
     rows = bench.run(plan(cuda_backend, 1, [Launch(block=32, grid=2)]), variants, [problem])
     assert [(r.variant, r.verified) for r in rows] == [
-        ("crashes", bench.ERROR), ("off-by-one", bench.FAILED), ("tree-mask", bench.PASSED), ("numpy", bench.PASSED),
+        ("crashes", ERROR), ("off-by-one", FAILED), ("tree-mask", PASSED), ("numpy", PASSED),
     ]
     assert "kernel exploded" in rows[0].note
     assert rows[1].note.startswith("off by 1")
@@ -560,7 +561,7 @@ def test_gpu_last_block_with_the_grid_that_broke_the_seed(cuda_backend, large_pr
 @pytest.mark.parametrize("name", PEER_VARIANTS)
 def test_gpu_peers(cuda_backend, large_problems, name):
     ran = 0
-    for (op, dtype), problem in large_problems.items():
+    for problem in large_problems.values():
         out = BY_NAME[name].run(problem, Launch(), cuda_backend, 3)
         if isinstance(out, Skip):  # the op or dtype does not apply; a missing library is a failure here
             assert out.kind is SkipKind.NOT_APPLICABLE, out.text
@@ -577,5 +578,5 @@ def test_gpu_peers(cuda_backend, large_problems, name):
 def test_gpu_bench_run_has_no_errors(cuda_backend):
     problems = [R.make_problem(op, "int32", 1_000_003, seed=22) for op in R.OPS]
     rows = bench.run(plan(cuda_backend, 3, [Launch()]), R.VARIANTS, problems)
-    assert [r for r in rows if r.verified in (bench.ERROR, bench.FAILED)] == []
-    assert all(r.gbps for r in rows if r.verified == bench.PASSED)
+    assert [r for r in rows if r.verified in (ERROR, FAILED)] == []
+    assert all(r.gbps for r in rows if r.verified == PASSED)

@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from kernels.errors import InputError  # noqa: E402
-from raytracer_app.gui.benchmarks import reference_results  # noqa: E402
-from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: E402,F401
+from kernels.errors import InputError
+from raytracer_app.gui.common import reference_results
+from tests.test_gui import WAIT, make_window, settings_dir, wait_frame  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "reference-results"
@@ -72,7 +72,7 @@ def test_a_panel_shows_a_device_reference_as_labelled_ghost_bars(qtbot, make_win
 
 
 def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
-    from kernels.harness import bench
+    from kernels.harness.rows import Row
     from kernels.timing import Timing
     from raytracer_app.gui.common.charts import BenchChart
 
@@ -80,7 +80,7 @@ def test_reference_points_in_an_n_sweep_and_beside_own_bars(qtbot):
     chart = BenchChart()
     qtbot.addWidget(chart)
     chart.set_reference(ref.result.rows, "H100 reference")
-    chart.add(bench.Row("numpy", "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0, 1.1), "wall"),
+    chart.add(Row("numpy", "sum", "int32", 1 << 20, "cpu", "test", timing=Timing((1.0, 1.1), "wall"),
                         gbps=4.2, verified="yes"))
     ticks = chart.getPlotItem().getAxis("bottom").categories  # (drawn fitted to the bars: chart.bar_label)
     assert ticks == ["numpy", "warp-shuffle (H100)", "best (H100)", "cub-reduce (H100)"] and chart.bar_count() == 1

@@ -71,7 +71,7 @@ def test_json_round_trip_keeps_every_field():
     doc = json.loads(json.dumps(r.to_json()))
     back = BenchRequest.from_json(doc)
     assert back == r and back.to_json() == doc
-    with pytest.raises(InputError, match="unknown fields surprise"):
+    with pytest.raises(InputError, match="unknown field surprise"):
         BenchRequest.from_json({**doc, "surprise": 1})
     with pytest.raises(InputError, match="not auto"):
         BenchRequest.from_json({**doc, "backend": {"kind": "auto"}})

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QByteArray, QSettings  # noqa: E402
+from PyQt6.QtCore import QByteArray, QSettings
 
-from raytracer_app.gui.common.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes  # noqa: E402
+from raytracer_app.gui.common.settings import APPLICATION, ORGANIZATION, Keys, make_settings, read, read_bytes
 
 WAIT = 60_000
 
@@ -35,7 +35,7 @@ def start_window(qtbot):
     yield start
     for w in windows:
         w.close()
-        qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=WAIT)
+        qtbot.waitUntil(w.render_thread.isFinished, timeout=WAIT)
 
 
 def write_values(values: dict) -> None:

@@ -363,7 +363,7 @@ def test_gpu_binned_tiles_identical_to_global_at_100k_spheres(cuda_backend):
 
 def test_bench_sweep_past_constant_capacity_skips_constant_and_runs_binned(cuda_backend):
     from kernels.backend import SkipKind
-    from kernels.harness.bench import Launch
+    from kernels.launch import Launch
     from kernels.spheres import VARIANTS
     from kernels.spheres.runs import make_bench_problem
 

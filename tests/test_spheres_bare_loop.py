@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import child_pythonpath  # noqa: E402
+from tests.conftest import child_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("pytestqt")
-from PyQt6.QtCore import QSettings  # noqa: E402
+from PyQt6.QtCore import QSettings
 
 WAIT = 120_000  # ms: the user-variant child process starts, imports numba and runs the simulator
 

@@ -14,7 +14,6 @@ from kernels.errors import InputError
 
 SCHEMA, VERSION = "raytracer-app/access-result", 1
 MAX_BYTES = 32 * 2**20
-EXAMPLES_PER_LINE = 2  # the first request of a line and its costliest: the JSON stays small
 
 
 def _examples(line: M.LineAccess) -> list[dict]:

@@ -234,7 +234,7 @@ def ratios(metrics: dict) -> list[Ratio]:
             requests = metrics.get(requests_metric(space, op), 0)
             if not requests:
                 continue
-            per = lambda key: metrics.get(key, 0) / requests  # noqa: E731
+            per = lambda key, requests=requests: metrics.get(key, 0) / requests  # noqa: E731
             lanes = per(lanes_key(space, op))
             if space == GLOBAL:
                 out.append(Ratio(space, op, requests, sectors_per_request=per(sectors_metric(op)),

@@ -96,7 +96,7 @@ def _child_main(conn, simulate: bool = True) -> None:
             send("result", result)
         except (EOFError, OSError):  # the parent has gone
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             send("error", _one_line(exc))
 
 

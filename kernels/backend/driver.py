@@ -19,11 +19,11 @@ def _driver():
     """``cuda.bindings.driver`` after a successful cuInit, or a DriverError saying why there is none."""
     try:
         from cuda.bindings import driver
-    except Exception as exc:  # not installed, or built for another CUDA: no GPU through it
+    except Exception as exc:  # noqa: BLE001 - not installed, or built for another CUDA: no GPU through it
         return DriverError(f"cuda.bindings cannot be loaded: {type(exc).__name__}: {exc}")
     try:
         status, = driver.cuInit(0)
-    except Exception as exc:  # the driver library itself is missing (no NVIDIA driver installed)
+    except Exception as exc:  # noqa: BLE001 - the driver library itself is missing (no NVIDIA driver installed)
         return DriverError(f"the CUDA driver cannot be loaded: {type(exc).__name__}")
     if status != driver.CUresult.CUDA_SUCCESS:
         return DriverError(f"cuInit: {status.name}")

@@ -17,7 +17,7 @@ def optional_module(name: str):
         return importlib.import_module(name)
     except ImportError:
         return Skip(SkipKind.MISSING_LIBRARY, f"{_TITLES.get(name, name)} is not installed")
-    except Exception as exc:  # installed but broken, e.g. no CUDA runtime it can use
+    except Exception as exc:  # noqa: BLE001 - installed but broken, e.g. no CUDA runtime it can use
         return Skip(SkipKind.MISSING_LIBRARY, f"{_TITLES.get(name, name)} cannot be loaded here: {type(exc).__name__}: {exc}")
 
 

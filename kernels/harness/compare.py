@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.harness import bench
+from kernels.harness.rows import FAILED, axes_text
 
 FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
 VERDICTS = (FASTER, SLOWER, SAME, UNSURE)
@@ -101,12 +101,9 @@ def low(sorted_values, rules: Rules | None = None) -> float:
     return sorted_values[len(sorted_values) // (rules or RULES).outliers]
 
 
-def lower_spread(samples, rules: Rules | None = None) -> float | None:
-    """How far the median lies above the run's low (:func:`low`), as a fraction of the median (None for 0)."""
-    return _lower_spread(sorted(samples), rules)
-
-
 def _lower_spread(xs, rules: Rules | None = None) -> float | None:
+    """How far the median of the sorted ``xs`` lies above their low (:func:`low`), as a fraction of the median
+    (None for 0)."""
     median = _median(xs)
     return (median - low(xs, rules)) / median if median > 0 else None
 
@@ -250,7 +247,7 @@ def row_key(target: str, row) -> tuple:
     """What identifies a row across runs: target, variant, problem (with its swept values) and launch
     (block and grid)."""
     return (target, row.variant, row.op, row.dtype, int(row.n), str(row.block), str(row.grid),
-            bench.axes_text(getattr(row, "axes", None)))
+            axes_text(getattr(row, "axes", None)))
 
 
 def key_text(key: tuple) -> str:
@@ -262,7 +259,7 @@ def key_text(key: tuple) -> str:
 @dataclass
 class Pair:
     key: tuple
-    base: object  # bench.Row
+    base: object  # Row
     new: object
     verdict: Verdict
 
@@ -299,7 +296,7 @@ def untimed_why(row, side: str) -> str | None:
     """Why a row cannot be compared: no samples (skipped, an error), or a result that failed verification."""
     if row.timing is None:
         return f"not timed in {side} ({row.verified}{': ' + row.note if row.note else ''})"
-    if row.verified == bench.FAILED:
+    if row.verified == FAILED:
         return f"FAILED verification in {side}"
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from kernels.harness.bench import Problem, Unit
+from kernels.harness.rows import Problem, Unit
 from kernels.errors import InputError, whole
 
 
@@ -93,7 +93,7 @@ class UserTarget:
 @dataclass(frozen=True)
 class Algorithm:
     """One benchmarkable algorithm. ``make_problem(n, options, seed, data)`` builds a
-    :class:`kernels.harness.bench.Problem` (``data``: a loaded input file, or None); ``memory(n, options)``
+    :class:`kernels.harness.rows.Problem` (``data``: a loaded input file, or None); ``memory(n, options)``
     estimates (host bytes, device bytes) of a run so that one too large is refused before allocating."""
 
     name: str  # the CLI target: `bench NAME`

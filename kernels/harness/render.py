@@ -14,10 +14,10 @@ from typing import Callable
 
 import numpy as np
 
-from kernels.harness import bench
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Row, Unit
+from kernels.harness.rows import Outcome
 
-PIXELS_UNIT = bench.Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
+PIXELS_UNIT = Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
 
 
 @dataclass
@@ -83,12 +83,12 @@ def frame_variant(frame) -> str:
 NOT_CHECKED = "not checked"
 
 
-def frame_row(frame) -> bench.Row:
+def frame_row(frame) -> Row:
     """A rendered frame as a timing row, with the same meaning as its kind's `bench` rows."""
     w, h = frame.size
     op, n, what = frame.renderable.row(frame.meta, frame.size)
     seconds = frame.kernel.median_ms * 1e-3
-    return bench.Row(
+    return Row(
         variant=frame_variant(frame), op=op, dtype="rgba8", n=n, backend=frame.backend,
         device=frame.device, block=f"{frame.block[0]}x{frame.block[1]}" if frame.block else "",
         grid=f"{frame.grid[0]}x{frame.grid[1]}" if frame.grid else "", repeats=frame.kernel.repeats,

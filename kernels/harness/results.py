@@ -17,7 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernels.harness import bench
+from kernels.harness.peak import Peak
+from kernels.harness.rows import Row, package_version, versions
 
 SCHEMA, VERSION = "raytracer-app/bench-result", 1
 # the row fields beyond the key, timing and verdict: (name, accepted types, default when reading)
@@ -34,7 +35,7 @@ ROW_OPTIONAL = (
 
 @dataclass
 class Result:
-    """One benchmark run: its rows (:class:`kernels.harness.bench.Row`, timings with every sample) and
+    """One benchmark run: its rows (:class:`kernels.harness.rows.Row`, timings with every sample) and
     its header. ``device``: name, backend, sms / cores where known, clock_mhz and memory_clock_mhz where
     the driver says them, spec_gbps, copy_peak_gbps and copy_peak_how."""
 
@@ -100,7 +101,7 @@ def project_dirty(root: Path | None = None) -> bool | None:
     return {0: False, 1: True}.get(done.returncode)
 
 
-def device_info(backend, peak: bench.Peak | None) -> dict:
+def device_info(backend, peak: Peak | None) -> dict:
     """The header's device: what is cheap to know; a clock the driver does not give is left out."""
     from kernels.backend import devices, driver
 
@@ -123,12 +124,12 @@ def device_info(backend, peak: bench.Peak | None) -> dict:
 def provenance(command=None) -> dict:
     """What every result file's header says of when and with what it was made: date, versions, commit
     (and whether the checkout had changes), the command line."""
-    versions = {**bench.versions(), "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
-    return {"date": now_utc(), "versions": versions, "commit": project_commit(), "dirty": project_dirty(),
+    known = {**versions(), "python": sys.version.split()[0], "numpy": package_version("numpy")}
+    return {"date": now_utc(), "versions": known, "commit": project_commit(), "dirty": project_dirty(),
             "command": list(command) if command else None}
 
 
-def make_result(request, rows, peak: bench.Peak | None, command=None) -> Result:
+def make_result(request, rows, peak: Peak | None, command=None) -> Result:
     """The result of ``request`` (a BenchRequest: its algorithm, backend and JSON go into the header)."""
     return Result(target=request.algorithm, rows=list(rows), device=device_info(request.backend, peak),
                   request=_plain(request.to_json()), **provenance(command))
@@ -153,7 +154,7 @@ def _plain(value):
         return str(value)
 
 
-def row_dict(r: bench.Row) -> dict:
+def row_dict(r: Row) -> dict:
     t, cold = r.timing, r.cold_timing
     d = {
         "variant": r.variant, "op": r.op, "dtype": r.dtype, "n": r.n, "block": r.block, "grid": r.grid,

@@ -12,7 +12,7 @@ import numpy as np
 
 from kernels.backend import MAX_REPEATS
 from kernels.errors import InputError
-from kernels.harness import bench
+from kernels.harness.rows import Row
 from kernels.harness.results import ROW_OPTIONAL, SCHEMA, VERSION, Result
 from kernels.timing import Timing
 
@@ -151,7 +151,7 @@ def check_record(d, name: str, fields, label: str) -> str:
     return f"{name}."
 
 
-def _row(d, i: int, label: str) -> bench.Row:
+def _row(d, i: int, label: str) -> Row:
     where = check_record(d, f"rows[{i}]", ROW_FIELDS, label)
     for key in ("variant", "op", "dtype", "verified"):
         _type(d, key, (str,), label, where)
@@ -174,7 +174,7 @@ def _row(d, i: int, label: str) -> bench.Row:
     method = extra.pop("timing_method") or "wall"
     cold = _samples(d, "cold_samples_ms", label, where)
     processes = _processes(d, len(samples), label, where)
-    return bench.Row(variant=d["variant"], op=d["op"], dtype=d["dtype"], n=d["n"], block=d["block"], grid=d["grid"],
+    return Row(variant=d["variant"], op=d["op"], dtype=d["dtype"], n=d["n"], block=d["block"], grid=d["grid"],
                      repeats=len(samples) or (d["repeats"] if isinstance(d.get("repeats"), int) else 0),
                      verified=d["verified"],
                      timing=Timing(samples, method, processes) if samples else None,

@@ -25,7 +25,7 @@ variants with their launch rules and inspector entries, the descriptor. The code
 from __future__ import annotations
 
 from kernels.errors import InputError
-from kernels.harness.bench import Unit
+from kernels.harness.rows import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant

@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda, int32, uint32
 
 from kernels.backend import memory, not_applicable
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.hashtable.chained import repeats_skip
 from kernels.hashtable import (COUNTING_MAX_BUCKETS, HELPER_BLOCKS_PER_SM, HELPER_THREADS, SCAN_ITEMS,
                                SCAN_THREADS, SCAN_TILE, SHARED_BUCKETS, SORT_ITEMS, VARIANT_BY_NAME)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.hashtable.chained import chained_skip
 from kernels.hashtable.layout import EMPTY
 from kernels.hashtable.probing import chain_answer

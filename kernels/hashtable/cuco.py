@@ -24,7 +24,7 @@ import numpy as np
 
 from kernels.backend import Skip, SkipKind, memory, not_applicable
 from kernels.errors import shown
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.timing import time_kernel
 
 CUCO_ENV = "RAYTRACER_CUCO_DIR"

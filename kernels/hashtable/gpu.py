@@ -10,7 +10,7 @@ from numba import cuda
 
 from kernels.backend import memory
 from kernels.backend.simulator import for_kernels
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.hashtable import VARIANT_BY_NAME
 from kernels.hashtable.chained import chained_skip
 from kernels.hashtable.layout import EMPTY

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.hashtable.layout import SLOT_EMPTY
 from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_ERASED64, VALUE_ABSENT32, bucket_of,
                                        key_of, next_bucket, pack, smaller_value, value_of)

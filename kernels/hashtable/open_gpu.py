@@ -17,8 +17,8 @@ import numpy as np
 
 from kernels import timing
 from kernels.backend import memory
-from kernels.harness import bench
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import versions
+from kernels.harness.rows import Outcome
 from kernels.hashtable import BEST_FIND_ITEMS, BEST_KERNEL, VARIANT_BY_NAME
 from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY, flag_words
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
@@ -135,7 +135,7 @@ def _sweep_time(scheme: Scheme, problem, launch: Launch, backend) -> float | Non
 def _tuning_key(problem, backend, layout: str = "") -> str:
     what = f"{problem.op} load {problem.load:g}" + (f" absent {problem.absent:g}" if problem.op in ("find", "erase")
                                                      else f" multiplicity {problem.multiplicity:g}")
-    return tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], what + layout, problem.dtype,
+    return tuning.cache_key(backend.device_name, versions()["numba_cuda"], what + layout, problem.dtype,
                             problem.n, kernel=BEST_KERNEL)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from kernels.backend import Skip, not_applicable
 from kernels.backend.peers import optional_module, torch_module, torch_view
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.hashtable.chained import repeats_skip
 from kernels.hashtable.layout import VALUE_ABSENT
 from kernels.timing import time_kernel_with_result

@@ -8,7 +8,7 @@ import functools
 import numba
 import numpy as np
 
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.histogram.problem import BINS
 from kernels.timing import time_wall
 from kernels.io.numba_cache import heal

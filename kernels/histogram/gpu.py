@@ -10,7 +10,7 @@ from numba import cuda, uint32
 
 from kernels.backend import memory
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.histogram import VARIANTS
 from kernels.histogram.problem import BINS
 from kernels.timing import time_kernel

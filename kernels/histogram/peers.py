@@ -8,7 +8,7 @@ import numpy as np
 
 from kernels.backend import Skip, memory
 from kernels.backend.peers import cuda_compute, optional_module, torch_module, torch_view
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.histogram.problem import BINS
 from kernels.timing import time_kernel, time_kernel_with_result
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import memory
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.histogram.problem import BINS
 from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 

@@ -18,11 +18,34 @@ def targets() -> tuple[str, ...]:
     return tuple(a.name for a in ALGORITHMS if any(v.inspect is not None for v in a.variants))
 
 
+GUIDE = "docs/architecture.md, 'An algorithm package'"
+
+
 def _algorithm(target: str):
     for a in ALGORITHMS:
         if a.name == target and target in targets():
             return a
-    raise InputError(f"unknown target {target!r}; allowed: {', '.join(targets())}")
+    known = next((a for a in ALGORITHMS if a.name == target), None)
+    allowed = f"inspectable targets: {', '.join(targets())}"
+    if known is None:
+        raise InputError(f"unknown target {target!r}; {allowed}")
+    gpu = [v.name for v in known.variants if v.kind == "gpu"]
+    if not gpu:
+        raise InputError(f"{target} has no GPU variant to inspect (its variants run on the host or call a "
+                         f"library); {allowed}")
+    raise InputError(f"{target}'s GPU variants ({', '.join(gpu)}) declare no inspector entry: each needs "
+                     f"inspect=KernelDecl(...) beside it (kernel, signature, launch shape; {GUIDE}); {allowed}")
+
+
+def _missing_entry(target: str, variant: str) -> str:
+    """Why ``variant`` of ``target`` cannot be inspected: not a variant, not a GPU one, or no entry."""
+    v = next((v for v in _algorithm(target).variants if v.name == variant), None)
+    if v is not None and v.kind == "gpu":
+        return (f"{target}'s GPU variant {variant!r} declares no inspector entry: it needs inspect=KernelDecl(...) "
+                f"beside it (kernel, signature, launch shape; {GUIDE})")
+    if v is not None:
+        return f"{target}'s variant {variant!r} is not a GPU kernel ({v.kind}): there is nothing to compile"
+    return f"{target} has no GPU variant {variant!r} to inspect"
 
 
 def variants(target: str) -> list[str]:
@@ -34,7 +57,7 @@ def declaration(target: str, variant: str) -> KernelDecl:
     """What ``target``'s GPU variant ``variant`` compiles, with the block its launch rule runs by default."""
     names = variants(target)
     if variant not in names:
-        raise InputError(f"{target} has no GPU variant {variant!r} to inspect; known: {', '.join(names)}")
+        raise InputError(f"{_missing_entry(target, variant)}; known: {', '.join(names)}")
     v = next(v for v in _algorithm(target).variants if v.name == variant)
     if v.launch is None:
         return v.inspect

@@ -69,7 +69,7 @@ def callee_sources(fn) -> list[dict]:
 
 def _filled(cell) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - reading an empty cell raises
     except ValueError:
         return False
     return True
@@ -92,7 +92,7 @@ def main(argv: list[str]) -> int:
     for job in request["jobs"]:
         try:
             results[job["key"]] = compile_job(job, ccs)
-        except Exception as exc:  # reported per kernel: one broken kernel must not hide the others
+        except Exception as exc:  # noqa: BLE001 - reported per kernel: one broken kernel must not hide the others
             # numba's messages open with the failing pipeline stage and put the cause on the next line
             text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
             results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}

@@ -187,7 +187,7 @@ def resident_blocks(kernel, args, block: int, dynamic_shared: int = 0) -> int | 
     try:
         compiled = kernel.compile(tuple(numba.typeof(a) for a in args))  # the overload the launch will use
         return int(compiled.max_cooperative_grid_blocks(block, dynamic_shared))
-    except Exception:  # only a default is lost; the caller keeps its SM-count based grid
+    except Exception:  # noqa: BLE001 - only a default is lost; the caller keeps its SM-count based grid
         return None
 
 

@@ -72,7 +72,7 @@ def measure_steps(lesson, sizes, backend, on_progress=None, should_stop=None) ->
             break
         names = list(dict.fromkeys(lesson.steps[i].variant for i in steps))
 
-        def progress(done, total, text, b=b):
+        def progress(done, total, text, b=b, n=n):
             if on_progress:
                 on_progress(f"{text} (ncu run {b + 1}/{len(plan)}, n = {n:,})")
 

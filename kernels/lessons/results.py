@@ -12,7 +12,7 @@ import json
 import os
 
 from kernels.errors import InputError
-from kernels.harness import bench
+from kernels.harness.peak import Peak
 from kernels.harness import results as bench_results
 from kernels.harness.results_read import _row, _type, check_header, check_record
 
@@ -84,7 +84,7 @@ def from_json(doc, label: str = "lesson result", source: str = ""):
         raise InputError(f"{label} holds the lesson {doc['lesson']!r}, which this raytracer-app does not know")
     results = [_step(lesson, d, i, label, StepResult) for i, d in enumerate(doc["steps"])]
     device = doc["device"]
-    peak = (bench.Peak(float(device["copy_peak_gbps"]), str(device.get("copy_peak_how", "")))
+    peak = (Peak(float(device["copy_peak_gbps"]), str(device.get("copy_peak_how", "")))
             if isinstance(device.get("copy_peak_gbps"), (int, float)) and device["copy_peak_gbps"] > 0 else None)
     run = LessonRun(lesson, str(device.get("backend", "")), device["name"], doc["measured"], doc["how"],
                     doc["evidence_arch"], peak, results, str(doc.get("evidence_note") or ""),

@@ -11,7 +11,8 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kernels.harness import bench
+from kernels.harness.rows import ERROR, FAILED, PASSED, Row, SKIPPED, versions
+from kernels.harness.peak import Peak, copy_peak
 from kernels.lessons import evidence, measured as counters_of
 from kernels.lessons.lesson import Lesson, Step
 
@@ -24,7 +25,7 @@ class StepResult:
     index: int
     step: Step
     n: int
-    row: bench.Row | None
+    row: Row | None
     measured: bool
     step_speedup: float | None = None
     cumulative: float | None = None
@@ -36,7 +37,7 @@ class StepResult:
 
     @property
     def verified(self) -> str:
-        return self.row.verified if self.row is not None else bench.SKIPPED
+        return self.row.verified if self.row is not None else SKIPPED
 
     @property
     def time_ms(self) -> float | None:
@@ -59,12 +60,12 @@ class LessonRun:
     measured: bool  # timed on a GPU; False: verified in the simulator only
     how: str  # how the steps ran, in words
     arch: str  # the architecture of the static evidence
-    peak: bench.Peak | None
+    peak: Peak | None
     results: list[StepResult]
     evidence_note: str = ""
     counters: str = ""  # how the counters were read ('' when they were not asked for)
     date: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
-    versions: dict = field(default_factory=bench.versions)
+    versions: dict = field(default_factory=versions)
     device_info: dict = field(default_factory=dict)  # a result file's device header (kernels.harness.results)
     commit: str | None = None  # set when read back from a lesson result file
     command: list | None = None
@@ -79,7 +80,7 @@ class LessonRun:
 
     @property
     def failed(self) -> list[StepResult]:
-        return [r for r in self.results if r.verified in (bench.FAILED, bench.ERROR)]
+        return [r for r in self.results if r.verified in (FAILED, ERROR)]
 
 
 def _algorithm(lesson: Lesson):
@@ -126,7 +127,7 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     if counters:
         counters_of.check(backend)
     measured = backend.is_gpu
-    peak = bench.copy_peak(backend) if measured and algorithm.measures_copy_peak else None
+    peak = copy_peak(backend) if measured and algorithm.measures_copy_peak else None
     own_child = simulator is None and not backend.runs_cuda_kernels
     if own_child:
         from kernels.backend.child import SimulatorProcess
@@ -178,7 +179,7 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     return out
 
 
-def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> bench.Row | None:
+def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> Row | None:
     """The step's one row, through the service's one door (in the simulator's child without a GPU); None
     when the lesson was stopped first."""
     from kernels.service.bench import run_bench
@@ -231,7 +232,7 @@ def verdict(lesson: Lesson, r: StepResult, base: StepResult | None) -> str:
     """One sentence: whether the step paid here and the evidence's reason."""
     published = r.step.published
     paper = f" (the paper: {published.step:.2f}x)" if published and published.step else ""
-    if r.verified != bench.PASSED:
+    if r.verified != PASSED:
         return f"{r.verified}: {r.row.note if r.row is not None else 'not run'}"
     diff = evidence.difference(r.facts, base.facts, lesson.evidence) if base is not None and r.facts and base.facts else ""
     static = f"; static evidence: {diff}" if diff else ""

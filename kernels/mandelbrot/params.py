@@ -73,3 +73,6 @@ class MandelbrotParams:
         f = DTYPES[self.precision]
         return (f(self.center[0]), f(self.center[1]), f(self.scale / self.zoom), f(min(width, height) // 2),
                 np.int32(self.iterations))
+
+
+DEFAULT_VIEW = MandelbrotParams()  # the whole set; one shared instance for defaults (frozen, so safe)

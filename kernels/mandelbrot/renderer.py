@@ -9,7 +9,7 @@ from kernels.backend import HOST, Backend, memory
 from kernels.harness.frames import Frame, HostFrames, Queued, check_size, launch_untimed, rgba_view, time_frames
 from kernels.launch import grid_for
 from kernels.launch.packed import LastLaunch
-from kernels.mandelbrot.params import IMAGE_SIZE, MandelbrotParams
+from kernels.mandelbrot.params import DEFAULT_VIEW, IMAGE_SIZE, MandelbrotParams
 
 HOST_TWINS = ("scalar",)  # the CPU code that draws on the host
 
@@ -25,7 +25,7 @@ class MandelbrotRenderer:
         self._host_frames = HostFrames()  # pinned, three in turn
         self._launches = LastLaunch()  # the last launch, its arguments converted once
 
-    def render(self, params: MandelbrotParams = MandelbrotParams(), size=IMAGE_SIZE, block=(16, 16),
+    def render(self, params: MandelbrotParams = DEFAULT_VIEW, size=IMAGE_SIZE, block=(16, 16),
                repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True) -> Frame:
         """One frame; on a GPU ``timed=False`` leaves the kernel untimed (see :func:`time_frames`)."""
         width, height, args = self._checked(params, size, twin)
@@ -47,7 +47,7 @@ class MandelbrotRenderer:
         self._warm.add(warm_key)
         return self._frame(image, timing, frame_time, params, twin, block, grid)
 
-    def start(self, params: MandelbrotParams = MandelbrotParams(), size=IMAGE_SIZE, block=(16, 16),
+    def start(self, params: MandelbrotParams = DEFAULT_VIEW, size=IMAGE_SIZE, block=(16, 16),
               repeats: int = 1, twin: str = HOST_TWINS[0], timed: bool = True):
         """Begin one frame; calling the result completes it (a single untimed frame of a warm kernel on a GPU
         is queued here, anything else drawn by the call)."""

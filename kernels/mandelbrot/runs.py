@@ -9,11 +9,11 @@ from kernels.backend import HOST
 from kernels.harness import render as render_bench
 from kernels.harness.frames import check_size
 from kernels.launch import DEFAULT_BLOCK_2D
-from kernels.mandelbrot.params import IMAGE_SIZE, MandelbrotParams
+from kernels.mandelbrot.params import DEFAULT_VIEW, IMAGE_SIZE, MandelbrotParams
 from kernels.mandelbrot.renderer import MandelbrotRenderer
 
 
-def make_bench_problem(size=IMAGE_SIZE, params: MandelbrotParams = MandelbrotParams()) -> render_bench.RenderProblem:
+def make_bench_problem(size=IMAGE_SIZE, params: MandelbrotParams = DEFAULT_VIEW) -> render_bench.RenderProblem:
     """The view ``params`` at ``size``, checked against the CPU twin (``mandelbrot-cpu``) in each precision."""
     size = check_size(*size)
     params = params.checked()

@@ -7,7 +7,7 @@ import functools
 import numba
 import numpy as np
 
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.reduction.problem import ACCUMULATOR_DTYPE
 from kernels.timing import time_wall
 

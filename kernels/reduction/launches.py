@@ -12,8 +12,8 @@ from kernels import timing
 from kernels.backend import memory
 from kernels.device_functions.vector_loads import check_aligned
 from kernels.errors import InputError
-from kernels.harness import bench
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import versions
+from kernels.harness.rows import Outcome
 from kernels.launch import Launch, resident_blocks, tuning
 from kernels.reduction import BEST_KERNEL, BEST_LAUNCH, VARIANTS, gpu, gpu_harris
 from kernels.timing import time_kernel
@@ -166,6 +166,6 @@ def tuned_best_launch(problem, backend):
             return None
         return out.timing.median_ms if problem.verify(out.result)[0] else None
 
-    key = tuning.cache_key(backend.device_name, bench.versions()["numba_cuda"], problem.op, problem.dtype, problem.n,
+    key = tuning.cache_key(backend.device_name, versions()["numba_cuda"], problem.op, problem.dtype, problem.n,
                            kernel=BEST_KERNEL)
     return tuning.choose(key, measure, items_range=BEST_LAUNCH.items[1:])

@@ -13,7 +13,7 @@ import numpy as np
 
 from kernels.backend import Skip, SkipKind, memory, not_applicable
 from kernels.backend.peers import cuda_compute, first_skip, optional_module, torch_module, torch_view
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.reduction.problem import FLOAT_RTOL
 from kernels.timing import time_kernel, time_kernel_with_result
 

@@ -5,7 +5,7 @@ and is timed like the built-ins."""
 from __future__ import annotations
 
 from kernels.backend import memory
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.harness.user_calls import Phases, UserLaunch, calls_needed, timed_calls
 
 

@@ -14,7 +14,7 @@ import time
 
 from kernels.backend import Skip, memory
 from kernels.errors import one_line
-from kernels.harness.bench import ERROR, FAILED, PASSED, SKIPPED, Row, _show
+from kernels.harness.rows import ERROR, FAILED, PASSED, Row, SKIPPED, show_value as _show
 from kernels.launch import Launch
 from kernels.timing import Timing
 

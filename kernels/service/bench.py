@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, field
 
 from kernels.harness import bench
+from kernels.harness.peak import Peak, copy_peak
 from kernels.service.bench_request import BenchRequest
 
 BENCH_JOB = "kernels.service.bench:bench_job"  # the simulator child's entry for a run
@@ -26,7 +27,7 @@ class BenchRun:
     variant files that loaded but failed to compile (bad input the CLI exits 2 on)."""
 
     rows: list = field(default_factory=list)
-    peak: bench.Peak | None = None
+    peak: Peak | None = None
     stopped: bool = False
     bad_files: list = field(default_factory=list)
 
@@ -98,7 +99,7 @@ def _run_here(request, send, should_stop, lock) -> BenchRun:
         out = BenchRun()
         if request.wants_peak and not should_stop():
             with guard:
-                out.peak = bench.copy_peak(backend)
+                out.peak = copy_peak(backend)
             send("peak", out.peak)
         with tuning.retuning(request.retune):
             out.rows = bench.run(request, variants, peak=out.peak, on_row=lambda row: send("row", row),
@@ -148,7 +149,7 @@ def main(argv: list[str]) -> int:
     """A `--processes` child (kernels/service/bench_processes.py): ``REQUEST.json RESULT.json``."""
     from kernels.errors import InputError, one_line, printable
     from kernels.harness import results
-    from kernels.harness.bench import ERROR, FAILED
+    from kernels.harness.rows import ERROR, FAILED
     from kernels.io.reader import read_json
 
     request_path, result_path = argv

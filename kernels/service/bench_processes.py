@@ -32,7 +32,7 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
     since those of some processes only would be judged as if they were the whole run."""
     from kernels.backend.simulator import SIM_ENV
     from kernels.errors import InputError
-    from kernels.harness.bench import Peak
+    from kernels.harness.peak import Peak
     from kernels.harness.processes import check_processes, merge_processes
     from kernels.harness.results_read import read_result
 

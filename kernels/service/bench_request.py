@@ -5,28 +5,45 @@ to do.
 The request checks every bound once, when it is made (sizes, options, launches against each variant's rule,
 repeats, rounds, the measurement policy, processes, the memory a run needs), and raises InputError
 naming the field in its caller's words (``labels``: the CLI's flags by default, a panel passes its own). It
-round-trips through JSON (:meth:`BenchRequest.to_json`, :meth:`BenchRequest.from_json`), and a result file's
-header holds it. Adding a run-wide setting is a field here, an option in the CLI and a control in the panel."""
+round-trips through JSON (:meth:`BenchRequest.to_json`, :meth:`BenchRequest.from_json`, which checks every
+field's type first: :func:`check_json`), and a result file's header holds it.
+
+Each field declares its type, bounds, words, CLI option and panel control once (``setting(...)``,
+:mod:`kernels.service.fields`): a run-wide setting is one declared field here, and `bench`'s option, the
+panel's control with its save and load, the run's header line and the validator follow from it."""
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Mapping
 
-from kernels.backend import Backend
+from kernels.backend import MAX_REPEATS, Backend
 from kernels.errors import InputError, items
+from kernels.harness.processes import MAX_PROCESSES
+from kernels.harness.rounds import MAX_ROUNDS
 from kernels.launch import Launch
+from kernels.service.fields import CHECK, DECIMAL, SPIN, Setting, check_fields, cli_words, setting, settings_of
 
-# the CLI's words for each field: a refusal names the option the user typed
-CLI_LABELS = {
-    "sizes": "--sizes", "repeats": "--repeats", "rounds": "--rounds", "warmup": "--warmup",
-    "processes": "--processes", "tolerance": "--tolerance", "max_repeats": "--max-repeats",
-    "max_seconds": "--max-seconds", "cold": "--cold", "input": "--input", "seed": "--seed",
-    "variants": "--variants", "variant_timeout": "--variant-timeout", "block": "--block", "grid": "--grid",
-    "grid_sm": "--grid-sm", "items_per_thread": "--items-per-thread",
-}
 MAX_WARMUP = 1000
+MAX_COOLDOWN_S = 600.0
+# the launch's keys (kernels.launch.Launch) as a request's JSON holds them, with the CLI's words
+LAUNCH_SETTINGS = {
+    "block": Setting(int, "Block size", flag="--block", optional=True, minimum=1),
+    "grid": Setting(int, "Grid", flag="--grid", optional=True, minimum=1),
+    "grid_sm": Setting(float, "Grid", flag="--grid-sm", optional=True, above=0),
+    "items_per_thread": Setting(int, "Items per thread", flag="--items-per-thread", optional=True, minimum=1),
+}
+
+
+def _reduction(algorithm) -> bool:
+    """`bench reduction` takes --retune (as it always has; docs/cli.md also names the hash table's best, whose
+    tuning cache run_bench's retuning covers too, but its command line never offered the option)."""
+    return algorithm.name == "reduction"
+
+
+def _takes_files(algorithm) -> bool:
+    return algorithm.user is not None
 
 
 @dataclass(frozen=True)
@@ -35,33 +52,81 @@ class BenchRequest:
 
     Given fields may be loose (``options`` as text, ``variants`` as 'all' or 'a,b', ``repeats`` None for the
     backend's default, ``sizes`` empty for the size axis's default); the request settles them: its fields
-    always hold the values the run uses."""
+    always hold the values the run uses. Each field declares its type, bounds and words once
+    (:mod:`kernels.service.fields`): the CLI's options, the panel's controls and the validator read them."""
 
-    algorithm: str
-    backend: Backend
-    sizes: tuple[int, ...] = ()  # () : the size axis's default on this backend (or the input file's size)
-    options: tuple[tuple[str, object], ...] | Mapping = ()  # every option of the algorithm, settled
-    launches: tuple[Launch, ...] = (Launch(),)
-    variants: tuple[str, ...] | str = "all"  # built-in names, and the NAMEs the variant files declare
-    variant_files: tuple[str, ...] = ()
-    repeats: int | None = None  # timed repeats per row; None: the backend's default
-    rounds: int = 1  # the repeats spread over this many shuffled rounds through the rows
-    warmup: int = 1  # untimed calls before each row's timed repeats (at least one: a compile is never timed)
-    processes: int = 1  # fresh processes the repeats are shared between (kernels.harness.processes)
-    cold: bool = False  # also time every GPU row with L2 flushed before each repeat
-    peak: bool = True  # measure the copy bandwidth first, where GB/s is the algorithm's figure of merit
-    input: str | None = None  # a file holding the problem's input (its size replaces ``sizes``)
-    seed: int = 0
-    tolerance: float | None = None  # repeat until the median moves by at most this fraction
-    max_repeats: int | None = None
-    max_seconds: float = 3.0
-    retune: bool = False  # redo best's tuning sweep instead of reading its cached launch
-    variant_timeout: float = 10.0  # seconds a variant file's call may go without finishing
+    algorithm: str = setting(kind=str, label="Target", cli=False)
+    backend: Backend = setting(kind=dict, label="Backend", cli=False)  # JSON: {"kind", "device"}
+    # () : the size axis's default on this backend (or the input file's size)
+    sizes: tuple[int, ...] = setting((), kind=tuple, item=int, minimum=1, label="N", flag="--sizes",
+                                     help="sweep over sizes N1,N2,...", applies=lambda a: a.size is not None)
+    # every option of the algorithm, settled (each checked by its Option)
+    options: tuple[tuple[str, object], ...] | Mapping = setting((), kind=dict, label="Options", cli=False)
+    launches: tuple[Launch, ...] = setting((Launch(),), kind=tuple, item=dict, label="Launch", cli=False)
+    # built-in names, and the NAMEs the variant files declare
+    variants: tuple[str, ...] | str = setting("all", kind=tuple, item=str, label="Variants", flag="--variants",
+                                              cli=False)
+    variant_files: tuple[str, ...] = setting((), kind=tuple, item=str, label="Variant files", flag="--variant-file",
+                                             cli=False)
+    repeats: int | None = setting(
+        None, kind=int, optional=True, label="Repeats", flag="--repeats", control=SPIN, gui_default=5,
+        in_header=True,  # its bounds are the backend's (Caps.check_repeats)
+        help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the "
+             "simulator)")
+    rounds: int = setting(
+        1, kind=int, minimum=1, maximum=MAX_ROUNDS, label="Rounds", flag="--rounds", group="measurement",
+        control=SPIN, in_header=True,
+        help="spread each row's repeats over this many rounds through the rows, each round in a shuffled order "
+             "(default 1: the repeats back to back); for compare, docs/results.md")
+    warmup: int = setting(
+        1, kind=int, minimum=1, maximum=MAX_WARMUP, label="Warm-up", flag="--warmup", group="measurement",
+        control=SPIN, in_header=True,
+        help="untimed calls of each row before its timed repeats (default 1: the first call, which compiles, is "
+             "never timed)")
+    processes: int = setting(
+        1, kind=int, minimum=1, maximum=MAX_PROCESSES, label="Processes", flag="--processes", group="measurement",
+        in_header=True,
+        help="run the bench in this many fresh processes one after another, each taking its share of --repeats, "
+             "and join their rows (default 1); compare then judges the processes' medians, docs/results.md")
+    cold: bool = setting(
+        False, kind=bool, label="Cold", flag="--cold", group="measurement",
+        help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
+    # measure the copy bandwidth first, where GB/s is the algorithm's figure of merit
+    peak: bool = setting(True, kind=bool, label="copy bandwidth line", cli=False, control=CHECK, attr="show_peak",
+                         help="measure the device's copy bandwidth before the run and draw it on the chart")
+    input: str | None = setting(None, kind=str, optional=True, label="Input", flag="--input", cli=False)
+    seed: int = setting(0, kind=int, minimum=0, label="Seed", flag="--seed",
+                        help="seed of the random input (default 0)")
+    tolerance: float | None = setting(
+        None, kind=float, optional=True, above=0, below=1, label="Tolerance", flag="--tolerance",
+        group="measurement", bounds_text="a fraction below 1, e.g. 0.01 for 1 percent",
+        help="after --repeats, keep repeating until the median moves by at most this fraction (e.g. 0.01), up to "
+             "--max-repeats or --max-seconds (default: exactly --repeats)")
+    max_repeats: int | None = setting(None, kind=int, optional=True, label="Max repeats", flag="--max-repeats",
+                                      group="measurement", help="cap on repeats with --tolerance (default 10 x "
+                                                                "--repeats)")
+    max_seconds: float = setting(3.0, kind=float, above=0, label="Max seconds", flag="--max-seconds",
+                                 group="measurement", help="time cap per timing with --tolerance (default 3)")
+    retune: bool = setting(False, kind=bool, label="Retune", flag="--retune", group="measurement", applies=_reduction,
+                           help="redo best's tuning sweep for this device and size (else its cached launch is used)")
+    variant_timeout: float = setting(
+        10.0, kind=float, above=0, label="Variant timeout", flag="--variant-timeout", group="user",
+        applies=_takes_files,
+        help="seconds a variant file's run may go without finishing a call before its process is stopped "
+             "(default 10)")
+    cooldown: float = setting(
+        0.0, kind=float, minimum=0.0, maximum=MAX_COOLDOWN_S, label="Cooldown", flag="--cooldown",
+        group="measurement", control=DECIMAL, suffix=" s", in_header=True,
+        help="seconds of rest before each row's timed repeats (each round's, with --rounds), so that a GPU's "
+             "clocks and temperature settle between measurements (default 0)")
     labels: Mapping | None = field(default=None, compare=False, repr=False)  # the caller's words for fields
 
     def __post_init__(self):
-        words = {**CLI_LABELS, **(self.labels or {})}
+        words = self.words
         settle = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
+        for name, declared in settings_of(type(self)).items():  # each plain value: its type and bounds
+            if declared.kind in (int, float, bool, str):
+                declared.check(getattr(self, name), words.get(name, name))
         spec = self.spec
         settle("algorithm", spec.name)  # an earlier name (an alias) settles on the current one
         backend = self.backend
@@ -74,6 +139,11 @@ class BenchRequest:
         self._check_measurement(words)
         settle("sizes", self._settled_sizes(spec, words))
         self._check_memory(spec, words)
+
+    @property
+    def words(self) -> dict:
+        """The caller's word for each field: the CLI's flags, unless ``labels`` gives others (a panel's)."""
+        return {**cli_words(type(self)), **{k: s.flag for k, s in LAUNCH_SETTINGS.items()}, **(self.labels or {})}
 
     # --- settling each field --------------------------------------------------------------------------------
     @property
@@ -149,8 +219,6 @@ class BenchRequest:
         from kernels.harness.processes import check_processes
         from kernels.harness.rounds import check_rounds
 
-        if self.tolerance is not None and not 0 < self.tolerance < 1:
-            raise InputError(f"{words['tolerance']} {self.tolerance} must be a fraction below 1, e.g. 0.01 for 1 percent")
         if self.max_repeats is not None:
             if self.tolerance is None:
                 raise InputError(f"{words['max_repeats']} applies with {words['tolerance']} (the stopping rule); "
@@ -158,21 +226,13 @@ class BenchRequest:
             self.backend.caps.check_repeats(self.max_repeats, words["max_repeats"])
             if self.max_repeats < self.repeats:
                 raise InputError(f"{words['max_repeats']} {self.max_repeats} is below {words['repeats']} {self.repeats}")
-        if not self.max_seconds > 0:
-            raise InputError(f"{words['max_seconds']} {self.max_seconds} must be a positive number")
         if self.cold and not self.backend.is_gpu:
             raise InputError(f"{words['cold']} flushes a GPU's L2 cache; it needs the cuda backend")
         check_rounds(self.rounds, self.repeats, self.tolerance, (words["rounds"], words["repeats"]))
-        if not isinstance(self.warmup, int) or isinstance(self.warmup, bool) or not 1 <= self.warmup <= MAX_WARMUP:
-            raise InputError(f"{words['warmup']} {self.warmup!r} must be a whole number from 1 to {MAX_WARMUP}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise InputError(f"{words['seed']} {self.seed!r} must be a whole number of at least 0")
-        if not self.variant_timeout > 0:
-            raise InputError(f"{words['variant_timeout']} {self.variant_timeout} must be a positive number")
         check_processes(self.processes, self.repeats, self.rounds, (words["processes"], words["repeats"],
                                                                     words["rounds"]))
         if self.processes > 1 and (self.tolerance is not None or self.retune):
-            clash = words["tolerance"] if self.tolerance is not None else "--retune"
+            clash = words["tolerance"] if self.tolerance is not None else words["retune"]
             raise InputError(f"{words['processes']} runs the same timed rows in every process; give it without {clash}")
 
     def _settled_sizes(self, spec, words) -> tuple:
@@ -240,12 +300,18 @@ class BenchRequest:
 
     @property
     def unit(self):
-        """The rate the algorithm reports beside GB/s (:class:`kernels.harness.bench.Unit`), or None."""
+        """The rate the algorithm reports beside GB/s (:class:`kernels.harness.rows.Unit`), or None."""
         return self.spec.unit
 
     @property
     def wants_peak(self) -> bool:
         return self.peak and self.spec.measures_copy_peak
+
+    def settings_text(self) -> str:
+        """The run-wide settings declared for a run's header, as the line above its table says them:
+        'repeats 10, rounds 1, warm-up 1, processes 1, cooldown 0 s'."""
+        return ", ".join(f"{s.label.lower()} {_shown_value(getattr(self, name))}{s.suffix}"
+                         for name, s in settings_of(type(self)).items() if s.in_header)
 
     def with_changes(self, **changes) -> "BenchRequest":
         """A copy with ``changes``, validated again (e.g. one process's share of the repeats)."""
@@ -255,48 +321,84 @@ class BenchRequest:
     def to_json(self) -> dict:
         """Plain values only: a result file's header holds this, and :meth:`from_json` reads it back."""
         out = {}
-        for f in fields(self):
-            if f.name == "labels":
-                continue
-            value = getattr(self, f.name)
-            if f.name == "backend":
+        for name in settings_of(type(self)):
+            value = getattr(self, name)
+            if name == "backend":
                 value = {"kind": value.kind, "device": value.device}
-            elif f.name == "options":
+            elif name == "options":
                 value = {k: _listed(v) for k, v in value}
-            elif f.name == "launches":
-                value = [{k: _listed(getattr(x, k)) for k in ("block", "grid", "grid_sm", "items_per_thread")}
-                         for x in value]
+            elif name == "launches":
+                value = [{k: _listed(getattr(x, k)) for k in LAUNCH_SETTINGS} for x in value]
             elif isinstance(value, tuple):
                 value = list(value)
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
     def from_json(cls, doc: Mapping, backend: Backend | None = None, labels: Mapping | None = None) -> "BenchRequest":
-        """The request ``doc`` (from :meth:`to_json`) describes, validated again; ``backend`` replaces the
-        recorded one (a child process runs it where it is)."""
-        if not isinstance(doc, Mapping):
-            raise InputError("a bench request must be a JSON object")
-        known = {f.name for f in fields(cls)} - {"labels"}
-        unknown = sorted(set(doc) - known)
-        if unknown:
-            raise InputError(f"a bench request has unknown fields {', '.join(unknown)}")
-        values = dict(doc)
+        """The request ``doc`` (from :meth:`to_json`) describes, checked field by field (:func:`check_json`)
+        and validated again; ``backend`` replaces the recorded one (a child process runs it where it is)."""
+        values = check_json(doc)
         if backend is None:
             from kernels.backend import choice
 
             recorded = values.get("backend") or {}
-            chosen = choice(str(recorded.get("kind", "")))  # InputError for a name that is no backend
+            chosen = choice(recorded.get("kind", ""))  # InputError for a name that is no backend
             if chosen.is_auto:
                 raise InputError("a bench request names a resolved backend (cuda, cpu or sim), not auto")
-            backend = Backend(chosen.name, int(recorded.get("device", 0)))
+            backend = Backend(chosen.name, recorded.get("device", 0))
         values["backend"] = backend
         values["options"] = {k: _tupled(v) for k, v in (values.get("options") or {}).items()}
-        values["launches"] = tuple(Launch(**{k: _tupled(v) for k, v in x.items()}) for x in values.get("launches", []))
-        for name in ("sizes", "variants", "variant_files"):
-            if isinstance(values.get(name), list):
-                values[name] = tuple(values[name])
+        values["launches"] = tuple(Launch(**{k: _tupled(v) for k, v in x.items()}) for x in values.get("launches", ()))
         return cls(**values, labels=labels)
+
+
+WHERE = "a bench request"
+BACKEND_SETTINGS = {"kind": Setting(str, "kind"), "device": Setting(int, "device", minimum=0)}
+
+
+def check_json(doc) -> dict:
+    """The one validator of a bench request that arrives as data (a ``--processes`` child's request, a result
+    file's header, a cluster's job): every field of its declared type within its bounds, no unknown key, the
+    backend and each launch likewise. One InputError naming the field; the values (lists as tuples) else.
+    What depends on the algorithm (its options, sizes and launch rules) is checked when the request is made."""
+    values = check_fields(BenchRequest, doc, WHERE, skip=("backend", "launches", "options"))
+    if "backend" in values:
+        values["backend"] = check_fields(BACKEND_SETTINGS, values["backend"], f"{WHERE}: backend")
+    if "options" in values:
+        options = values["options"]
+        if not isinstance(options, Mapping):
+            raise InputError(f"{WHERE}: options must be an object of option names and values")
+        for name, value in options.items():
+            if not _plain(value, depth=2):
+                raise InputError(f"{WHERE}: options: {name} must be a value or a list of values")
+    if "launches" in values:
+        launches = values["launches"]
+        if not isinstance(launches, list):
+            raise InputError(f"{WHERE}: launches must be a list of objects")
+        values["launches"] = tuple(_checked_launch(x, f"{WHERE}: launches[{i}]") for i, x in enumerate(launches))
+    return values
+
+
+def _plain(x, depth: int) -> bool:
+    """A JSON scalar, or (``depth`` lists deep at most) a list of them: an option's value or values."""
+    if isinstance(x, list):
+        return depth > 0 and all(_plain(v, depth - 1) for v in x)
+    return x is None or isinstance(x, (str, int, float, bool))
+
+
+def _checked_launch(doc, where: str) -> dict:
+    """A launch's keys: each None, or of its type (a block or grid: a whole number or a list of 1 to 3)."""
+    out = check_fields(LAUNCH_SETTINGS, doc, where, skip=("block", "grid"))
+    for key in ("block", "grid"):
+        value = out.get(key)
+        if isinstance(value, list):
+            if not 1 <= len(value) <= 3:
+                raise InputError(f"{where}: {key} must be a whole number or a list of 1 to 3 whole numbers")
+            out[key] = [LAUNCH_SETTINGS[key].check(v, f"{where}: {key}") for v in value]
+        elif value is not None:
+            out[key] = LAUNCH_SETTINGS[key].check(value, f"{where}: {key}")
+    return out
 
 
 def _swept(option, value, backend, label) -> tuple:
@@ -308,6 +410,10 @@ def _swept(option, value, backend, label) -> tuple:
     if not values or any(isinstance(x, str) and not x.strip() for x in values):
         raise InputError(f"{label} {value!r} has an empty value; give values separated by commas")
     return tuple(dict.fromkeys(option.value(_tupled(x), backend, label) for x in values))
+
+
+def _shown_value(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _tupled(value):

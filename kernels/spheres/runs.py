@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kernels.backend import HOST, not_applicable
 from kernels.harness import render as render_bench
-from kernels.harness.bench import Outcome
+from kernels.harness.rows import Outcome
 from kernels.harness.frames import check_size
 from kernels.launch import DEFAULT_BLOCK_2D, grid_for
 from kernels.spheres.layout import check_pattern

@@ -65,7 +65,7 @@ def _warm(backend) -> str:
     The timer's sleeping kernel is loaded and launched once too, so no timed sample is its first launch."""
     from numba import cuda
 
-    import kernels.device_functions.vector_loads  # noqa: F401 - what the templates import
+    import kernels.device_functions.vector_loads  # what the templates import
     import kernels.launch  # noqa: F401
     from kernels import timing
 
@@ -92,7 +92,7 @@ def import_file(path: str, source: str) -> types.ModuleType:
     sys.modules[name] = module
     try:
         exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the user's file, in this child only
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001
         del sys.modules[name]
         raise BadFile(where(exc, path)) from None
     _MODULES[key] = module

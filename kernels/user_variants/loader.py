@@ -174,7 +174,7 @@ class UserRun:
 
     def __call__(self, problem, launch, backend, repeats):
         from kernels import timing
-        from kernels.harness.bench import Outcome
+        from kernels.harness.rows import Outcome
         from kernels.registry import by_name
 
         spec = by_name(self.target)

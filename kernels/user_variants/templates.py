@@ -231,7 +231,7 @@ def source(target: str, variant: str, name: str | None = None) -> str:
             raise RuntimeError(f"the template of {target} {variant} no longer matches its built-in's source: "
                                f"{old.strip()!r} is gone")
         code = code.replace(old, new)
-    supports = {key: tuple(getattr(algorithm.option(attr), "choices")) for key, attr in algorithm.user.supports.items()}
+    supports = {key: tuple(algorithm.option(attr).choices) for key, attr in algorithm.user.supports.items()}
     launch, launch_helpers = _launch_text(built_in.launch)
     helpers = TEMPLATES[target][1] + launch_helpers
     header = _HEADER.format(name=name, target=target, variant=variant, supports=supports, helpers=helpers,

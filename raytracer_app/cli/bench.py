@@ -10,11 +10,15 @@ import sys
 from kernels import signals
 
 from kernels.errors import InputError, items, whole_items
-from kernels.harness import bench
+from kernels.harness.rows import ERROR, FAILED
+from kernels.launch import Launch
+from kernels.harness.table import csv_text, table_header, table_line, write_csv
+from kernels.harness.summary import summary_lines
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
-from raytracer_app.cli.parser import Parser, common, number, option_type, whole_number, whole_numbers
+from kernels.service.fields import defaults_of, settings_of
+from raytracer_app.cli.parser import Parser, common, number, option_type, setting_type, whole_number
 
 
 def add_parser(sub) -> None:
@@ -29,8 +33,6 @@ def add_parser(sub) -> None:
 
 def _target_parser(targets, algorithm) -> None:
     """`bench NAME` with the options its descriptor declares; options it does not declare are errors."""
-    from kernels.backend import MAX_REPEATS
-
     from kernels.registry import ALIASES
 
     aliases = [old for old, new in ALIASES.items() if new == algorithm.name]  # earlier names, for scripts
@@ -42,7 +44,6 @@ def _target_parser(targets, algorithm) -> None:
         p.add_argument("--n", type=whole_number("--n", 1), default=None,
                        help=f"problem size in {size.unit} (default {size.default['cuda']} on a GPU, "
                             f"{size.default['cpu']} on the CPU, {size.default['sim']} in the simulator)")
-        p.add_argument("--sizes", type=whole_numbers("--sizes"), default=None, help="sweep over sizes N1,N2,...")
     if algorithm.load_input:
         p.add_argument("--input", default=None, help=algorithm.input_help)
     for option in algorithm.options:
@@ -62,28 +63,14 @@ def _target_parser(targets, algorithm) -> None:
     if algorithm.has_items_per_thread:
         p.add_argument("--items-per-thread", type=whole_number("--items-per-thread", 1), default=None,
                        help="elements per thread, for variants that have one (best)")
-    p.add_argument("--repeats", type=whole_number("--repeats", 1), default=None,
-                   help=f"timed repeats after a warm-up (default 10, 2 in the simulator; at most {MAX_REPEATS}, 5 in the simulator)")
-    m = p.add_argument_group("measurement")
-    m.add_argument("--tolerance", type=number("--tolerance", positive=True), default=None,
-                   help="after --repeats, keep repeating until the median moves by at most this fraction "
-                        "(e.g. 0.01), up to --max-repeats or --max-seconds (default: exactly --repeats)")
-    m.add_argument("--max-repeats", type=whole_number("--max-repeats", 1), default=None,
-                   help="cap on repeats with --tolerance (default 10 x --repeats)")
-    m.add_argument("--max-seconds", type=number("--max-seconds", positive=True), default=3.0,
-                   help="time cap per timing with --tolerance (default 3)")
-    m.add_argument("--warmup", type=whole_number("--warmup", 1), default=1,
-                   help="untimed calls of each row before its timed repeats (default 1: the first call, which "
-                        "compiles, is never timed)")
-    m.add_argument("--rounds", type=whole_number("--rounds", 1), default=1,
-                   help="spread each row's repeats over this many rounds through the rows, each round in a "
-                        "shuffled order (default 1: the repeats back to back); for compare, docs/results.md")
-    m.add_argument("--processes", type=whole_number("--processes", 1), default=1,
-                   help="run the bench in this many fresh processes one after another, each taking its share "
-                        "of --repeats, and join their rows (default 1); compare then judges the processes' "
-                        "medians, docs/results.md")
-    m.add_argument("--cold", action="store_true",
-                   help="also time every GPU variant with L2 flushed before each repeat (cold_median_ms)")
+    groups = {"": p, "measurement": p.add_argument_group("measurement")}
+    if algorithm.user is not None:
+        groups["user"] = p.add_argument_group("your own variants (docs/user-variants.md)")
+        groups["user"].add_argument("--variant-file", action="append", default=None, metavar="FILE",
+                                    help="also run the variant this file declares (repeatable); --variants takes "
+                                         "its NAME")
+    _request_options(p, groups, algorithm)
+    m = groups["measurement"]
     m.add_argument("--resources", action="store_true",
                    help="add each GPU row's registers, shared memory and theoretical occupancy at the launch "
                         "used (the kernel inspector's compile for this GPU's architecture, sm_90 without one)")
@@ -95,25 +82,37 @@ def _target_parser(targets, algorithm) -> None:
                    help="ncu's clock control with --counters: none (the GPU boosts as in the timed runs, default) "
                         "or base (locked to base clocks)")
     if algorithm.name == "reduction":
-        m.add_argument("--retune", action="store_true",
-                       help="redo best's tuning sweep for this device and size (else its cached launch is used)")
         m.add_argument("--whole-call", action="store_true",
                        help="time the whole call (launch + result on the host, wall time) of best and the "
                             "library peers, and print where best's time goes")
-    if algorithm.user is not None:
-        u = p.add_argument_group("your own variants (docs/user-variants.md)")
-        u.add_argument("--variant-file", action="append", default=None, metavar="FILE",
-                       help="also run the variant this file declares (repeatable); --variants takes its NAME")
-        u.add_argument("--variant-timeout", type=number("--variant-timeout", positive=True), default=10.0,
-                       help="seconds a variant file's run may go without finishing a call before its process is "
-                            "stopped (default 10)")
-    p.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
                                                "(an existing file is overwritten)")
     p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
                                                 "header (device, versions, commit, command, date) for `compare` "
                                                 "(docs/results.md; an existing file is overwritten)")
     common(p)
+
+
+def _request_options(p, groups, algorithm) -> None:
+    """An option for every BenchRequest field declared for the command line (kernels.service.fields), in its
+    group, with its parser, default and help from that one declaration."""
+    defaults = defaults_of(BenchRequest)
+    for name, declared in settings_of(BenchRequest).items():
+        if not (declared.cli and declared.flag and declared.takes(algorithm)):
+            continue
+        where = groups.get(declared.group, p)
+        if declared.kind is bool:
+            where.add_argument(declared.flag, dest=name, action="store_true", help=declared.help)
+        else:
+            default = defaults[name] if defaults[name] != () else None
+            where.add_argument(declared.flag, dest=name, type=setting_type(declared.flag, declared), default=default,
+                               help=declared.help)
+
+
+def _request_fields(args) -> dict:
+    """The declared fields the command line gave (each option made by :func:`_request_options`)."""
+    return {name: getattr(args, name) for name, declared in settings_of(BenchRequest).items()
+            if declared.cli and declared.flag and hasattr(args, name)}
 
 
 def run(args) -> int:
@@ -131,6 +130,7 @@ def bench_command(args, backend) -> int:
     request = bench_request(args, backend)
     csv_path, json_path = _check_outputs(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
+    print(f"run: {request.settings_text()}")
     counted = None
     if getattr(args, "counters", False):
         from raytracer_app.cli import bench_counters
@@ -139,7 +139,7 @@ def bench_command(args, backend) -> int:
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     if not request.wants_peak:
-        print(bench.table_header())
+        print(table_header())
     finished: list = []
     run = None
     try:
@@ -163,7 +163,7 @@ def bench_command(args, backend) -> int:
         for line in run.bad_files:
             print(f"raytracer-app: error: {line}", file=sys.stderr)
         return 2
-    bad = [r for r in rows if r.verified in (bench.FAILED, bench.ERROR)]
+    bad = [r for r in rows if r.verified in (FAILED, ERROR)]
     if bad:
         print(f"{len(bad)} of {len(rows)} runs failed verification or raised", file=sys.stderr)
         return 1
@@ -179,14 +179,10 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     sizes = given_sizes or ([n] if n is not None else [])
     labels = {"sizes": "--sizes" if given_sizes else "--n"}
     fields = dict(
-        algorithm=algorithm.name, backend=backend, sizes=tuple(sizes),
+        _request_fields(args), algorithm=algorithm.name, backend=backend, sizes=tuple(sizes),
         options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
         launches=tuple(_launches(args, algorithm)), variants=args.variants,
-        variant_files=tuple(getattr(args, "variant_file", None) or ()), repeats=args.repeats, rounds=args.rounds,
-        warmup=args.warmup,
-        processes=args.processes, cold=args.cold, input=getattr(args, "input", None), seed=args.seed,
-        tolerance=args.tolerance, max_repeats=args.max_repeats, max_seconds=args.max_seconds,
-        retune=bool(getattr(args, "retune", False)), variant_timeout=getattr(args, "variant_timeout", 10.0))
+        variant_files=tuple(getattr(args, "variant_file", None) or ()), input=getattr(args, "input", None))
     if getattr(args, "counters", False) and args.processes > 1:
         raise InputError("--processes runs bench's own timed rows, the same in every process; give it without "
                          "--counters")
@@ -204,10 +200,10 @@ def _printer(request, finished: list):
                 print(f"peak: {value.gbps:.1f} GB/s measured with a {value.how}; %peak is against it")
             else:
                 print(f"peak: not measured ({value.how})")
-            print(bench.table_header())
+            print(table_header())
         elif kind == "row":
             finished.append(value)
-            print(bench.table_line(value), flush=True)
+            print(table_line(value), flush=True)
         elif kind == "message":
             print(value, file=sys.stderr, flush=True)
         elif kind == "progress" and sweep:
@@ -235,7 +231,7 @@ def _after_rows(args, request, rows, peak, counted) -> None:
 
         if clocks_note(rows):
             print(clocks_note(rows))
-    for line in bench.summary_lines(rows, peak, variants):
+    for line in summary_lines(rows, peak, variants):
         print(line)
     if any("tuned:" in r.note for r in rows):
         from kernels.launch import tuning
@@ -319,14 +315,14 @@ def _whole_call(args, backend) -> int:
     request = bench_request(args, backend, variants="all")
     csv_path, json_path = _check_outputs(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
-    print(bench.table_header())
+    print(table_header())
     names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
         items(args.variants, "--variants", "name")
     rows = []
     with tuning.retuning(request.retune):
         for problem in request.problems():
             for row in whole_call.run(problem, names, backend, request.repeats):
-                print(bench.table_line(row), flush=True)
+                print(table_line(row), flush=True)
                 rows.append(row)
             if "best" in names:
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
@@ -335,7 +331,7 @@ def _whole_call(args, backend) -> int:
         return 1
     if json_path and not _write_json(rows, json_path, args, request, None):
         return 1
-    return 1 if any(r.verified in (bench.FAILED, bench.ERROR) for r in rows) else 0
+    return 1 if any(r.verified in (FAILED, ERROR) for r in rows) else 0
 
 
 def _write_csv(rows, csv_path, input_path) -> bool:
@@ -343,24 +339,24 @@ def _write_csv(rows, csv_path, input_path) -> bool:
     from kernels.io.writer import WriteFailed
 
     try:
-        bench.write_csv(rows, csv_path, "--csv", [("--input", input_path)])
+        write_csv(rows, csv_path, "--csv", [("--input", input_path)])
     except (WriteFailed, InputError) as exc:
         print("# the CSV could not be written; its rows follow")
-        print(bench.csv_text(rows), end="", flush=True)
+        print(csv_text(rows), end="", flush=True)
         print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are printed above as CSV", file=sys.stderr)
         return False
     print(f"wrote {len(rows)} rows to {csv_path}")
     return True
 
 
-def _launches(args, algorithm) -> list[bench.Launch]:
+def _launches(args, algorithm) -> list[Launch]:
     common = dict(grid=getattr(args, "grid", None), grid_sm=getattr(args, "grid_sm", None),
                   items_per_thread=getattr(args, "items_per_thread", None))
     if not args.block:
-        return [bench.Launch(None, **common)]
+        return [Launch(None, **common)]
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [bench.Launch(parse_block(b), **common) for b in items(args.block, "--block")]
+        return [Launch(parse_block(b), **common) for b in items(args.block, "--block")]
     blocks = whole_items(args.block, "--block")
-    return [bench.Launch(b, **common) for b in blocks]
+    return [Launch(b, **common) for b in blocks]

@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from kernels.harness import compare, compare_report
-    from kernels.harness.results_read import read_result
+    from kernels.service.result_files import read_result
     from kernels.io.writer import check_output, write_output
 
     inputs = [("BASE", args.base), ("NEW", args.new)]

@@ -9,7 +9,7 @@ import argparse
 import math
 
 from kernels import backend as backends
-from kernels.errors import InputError, whole, whole_items
+from kernels.errors import InputError, items, whole, whole_items
 
 
 class Parser(argparse.ArgumentParser):
@@ -71,6 +71,32 @@ def number(name, positive: bool = False):
         if not math.isfinite(value) or (positive and value <= 0):
             raise argparse.ArgumentTypeError(f"{name} {text} must be a {'positive ' if positive else ''}finite number")
         return value
+    return parse
+
+
+def setting_type(flag: str, declared):
+    """The parser of a request field's option from its declaration (:class:`kernels.service.fields.Setting`):
+    a whole number, a number, or a list (:func:`list_type`)."""
+    if declared.kind is tuple:
+        return list_type(flag, declared)
+    if declared.kind is int:
+        return whole_number(flag, declared.minimum)
+    if declared.kind is float:
+        return number(flag, positive=declared.above == 0)
+    return str
+
+
+def list_type(flag: str, declared):
+    """The one place an option taking several values is parsed: the items of a comma list, each of the
+    declared item type (kernels.errors' list rule: no empty item)."""
+    if declared.item is int:
+        return whole_numbers(flag, declared.minimum if declared.minimum is not None else 1)
+
+    def parse(text):
+        try:
+            return tuple(items(text, flag))
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
     return parse
 
 

@@ -77,7 +77,7 @@ def _excepthook(kind, value, tb):
             return
         _showing_error = True
         QMessageBox.warning(None, "Error", f"{text}\n\nThe app keeps running.")
-    except Exception:
+    except Exception:  # noqa: BLE001
         pass
     finally:
         _showing_error = False

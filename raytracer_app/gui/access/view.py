@@ -12,10 +12,10 @@ from PyQt6.QtGui import QColor, QFont, QFontDatabase
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox, QSplitter,
                              QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from raytracer_app.gui.access import listing
+from raytracer_app.gui.common import access_listing as listing
 from raytracer_app.gui.access.line_figures import KINDS as LINE_KINDS, PaneFigures
-from raytracer_app.gui.access.picture import WarpPicture
-from raytracer_app.gui.access.worker import AccessWorker, TraceAsk
+from raytracer_app.gui.common.access_picture import WarpPicture
+from raytracer_app.gui.common.access_worker import AccessWorker, TraceAsk
 from raytracer_app.gui.common import line_figures as lf
 from raytracer_app.gui.common.workers import WorkerThread
 

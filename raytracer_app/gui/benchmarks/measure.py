@@ -11,6 +11,7 @@ from PyQt6.QtWidgets import QPushButton
 from kernels.errors import InputError
 from kernels.launch import Launch
 from raytracer_app.gui.benchmarks.panel_table import is_ghost
+from raytracer_app.gui.common.counters_text import counters_tooltip
 from raytracer_app.gui.common.workers import JobWorker, WorkerThread, describe
 
 
@@ -32,18 +33,6 @@ class MeasureWorker(JobWorker):
         finally:
             self._running.clear()
         self.done.emit(got, self._stop.is_set())
-
-
-def counters_tooltip(variant: str, measured, n: int = 0) -> str:
-    """The counters table line(s) and the guided analysis of one variant, for a tooltip or the Measured tab."""
-    from kernels.counters.columns import table_header, table_lines
-    from kernels.counters.rules import Facts, analyse
-
-    if isinstance(measured, str):
-        return f"{variant}: no counters ({measured})"
-    lines = [table_header(), *table_lines(variant, measured)]
-    lines += [f"- {s}" for s in analyse(Facts(measured, n=n))]
-    return "\n".join(lines)
 
 
 class MeasureControl(QObject):

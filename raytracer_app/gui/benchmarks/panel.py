@@ -14,9 +14,11 @@ from PyQt6.QtWidgets import (
 )
 
 from kernels.errors import InputError
-from kernels.harness import bench
-from kernels.harness.rounds import MAX_ROUNDS
-from kernels.service.bench_request import MAX_WARMUP, BenchRequest
+from kernels.harness.rows import FAILED
+from kernels.launch import Launch
+from kernels.harness.table import write_csv
+from kernels.service.bench_request import BenchRequest
+from kernels.service.fields import CHECK, DECIMAL, SPIN, defaults_of, panel_words, settings_of
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.benchmarks.algorithms import block_sweep, n_sweep
 from raytracer_app.gui.common.chart_export import describe
@@ -26,11 +28,11 @@ from raytracer_app.gui.benchmarks.panel_results import PanelResults
 from raytracer_app.gui.benchmarks.panel_table import (  # noqa: F401 - the table's names, as the panel's
     FAILED_BG, IN_CACHE_TIP, PCT_TIP, SKIPPED_FG, TABLE_COLUMNS, ResultsTable, verified_text,
 )
-from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
+from raytracer_app.gui.common.reference_picker import ReferencePicker
 from raytracer_app.gui.common.saving import export_to, message_of
 from raytracer_app.gui.common.sim_offer import SimulatorOffer
 from raytracer_app.gui.common.sim_limits import SIM_DEFAULT_REPEATS, SIM_MAX_REPEATS, SIM_TIMING_NOTE, sim_default_n
-from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.bench_worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
 
 def no_launch_tip(spec) -> str:
@@ -238,23 +240,7 @@ class BenchPanel(QWidget):
         self.grid_sm.setSuffix(" x SMs")
         self.grid_sm.setToolTip("blocks in the grid, as a multiple of the device's SM count")
         form.addRow("Grid", self.grid_sm)
-        self.repeats = QSpinBox()
-        self.repeats.setRange(1, 10000)
-        self.repeats.setValue(5)
-        form.addRow("Repeats", self.repeats)
-        self.rounds = QSpinBox()
-        self.rounds.setRange(1, MAX_ROUNDS)
-        self.rounds.setValue(1)
-        self.rounds.setToolTip("spread each row's repeats over this many rounds through the rows, each round in a "
-                               "shuffled order: the samples then show how much the GPU moves from moment to moment, "
-                               "which a comparison with another run needs (1: the repeats back to back)")
-        form.addRow("Rounds", self.rounds)
-        self.warmup = QSpinBox()
-        self.warmup.setRange(1, MAX_WARMUP)
-        self.warmup.setValue(1)
-        self.warmup.setToolTip("untimed calls of each variant before its timed repeats (1: the first call, which "
-                               "compiles, is never timed; more settle clocks and caches)")
-        form.addRow("Warm-up", self.warmup)
+        self.run_controls = self._request_controls(form)
         self.sweeps = dict(SWEEPS)  # and each swept option of the algorithm: its values across the x axis
         self.sweeps.update({f"sweep {o.name}": f"axis:{o.name}" for o in self.spec.gui_options if o.sweep})
         self.sweep = QComboBox()
@@ -266,13 +252,42 @@ class BenchPanel(QWidget):
         self.metric.addItems([self.spec.rate_unit, "ms"])
         self.metric.currentTextChanged.connect(self.chart_metric)
         form.addRow("Chart", self.metric)
-        self.show_peak = QCheckBox("copy bandwidth line")
-        self.show_peak.setToolTip("measure the device's copy bandwidth before the run and draw it on the chart")
-        self.show_peak.setChecked(True)
-        form.addRow(self.show_peak)
         self._launch_enabled(True)
         self.sweep.currentTextChanged.connect(lambda _: self._update_launch_controls())
         return box
+
+    def _request_controls(self, form) -> dict:
+        """A control for every BenchRequest field declared with one (kernels.service.fields): its kind, range,
+        label, tooltip and starting value from that declaration; also the panel's attribute it names."""
+        controls, self._saved_as = {}, {}
+        for name, declared in settings_of(BenchRequest).items():
+            if declared.control is None:
+                continue
+            self._saved_as[name] = declared.key or name
+            start = declared.gui_default if declared.gui_default is not None else defaults_of(BenchRequest)[name]
+            if declared.control == CHECK:
+                w = QCheckBox(declared.label)
+                w.setChecked(bool(start))
+                form.addRow(w)
+            else:
+                w = QSpinBox() if declared.control == SPIN else QDoubleSpinBox()
+                low = declared.minimum if declared.minimum is not None else 1
+                high = declared.maximum if declared.maximum is not None else 2**31 - 1
+                if declared.control == DECIMAL:
+                    w.setDecimals(declared.decimals)
+                    w.setRange(float(low), float(high))
+                else:
+                    w.setRange(int(low), int(high))
+                w.setSuffix(declared.suffix)
+                w.setValue(start)
+                form.addRow(declared.label, w)
+            w.setToolTip(declared.help)
+            setattr(self, declared.attr or name, w)
+            controls[name] = w
+        return controls
+
+    def _control_values(self) -> dict:
+        return {name: w.isChecked() if isinstance(w, QCheckBox) else w.value() for name, w in self.run_controls.items()}
 
     # ------------------------------------------------------------------ values
     def block_size(self) -> int:
@@ -367,11 +382,11 @@ class BenchPanel(QWidget):
         mode = self.sweeps[self.sweep.currentText()]
         grid_sm = self.grid_sm.value() or None
         if mode == "block":
-            launches = [bench.Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
+            launches = [Launch(block=b, grid_sm=grid_sm) for b in block_sweep(self.model.limits.max_threads_per_block)]
         elif self.default_launch.isChecked():
-            launches = [bench.Launch()]
+            launches = [Launch()]
         else:
-            launches = [bench.Launch(block=self.block_size(), grid_sm=grid_sm)]
+            launches = [Launch(block=self.block_size(), grid_sm=grid_sm)]
         n = self.n.value()
         options = {key: combo.currentText() for key, combo in self.options.items()}
         if mode.startswith("axis:"):  # every suggested value of the swept option, one row each
@@ -379,16 +394,13 @@ class BenchPanel(QWidget):
             options[swept.name] = ",".join(str(v) for v in swept.suggestions)
         fields = dict(algorithm=self.spec.name, backend=self.model.backend,
                       sizes=tuple(n_sweep(n) if mode == "n" else [n]), options=options,
-                      launches=tuple(launches), variants=tuple(self.selected_variants()),
-                      repeats=self.repeats.value(), rounds=self.rounds.value(), warmup=self.warmup.value(),
-                      peak=self.show_peak.isChecked())
+                      launches=tuple(launches), variants=tuple(self.selected_variants()), **self._control_values())
         return BenchRequest(**{**fields, **changes}, labels=self.labels())
 
     def labels(self) -> dict:
         """The panel's words for a request's fields, as its refusals name them."""
-        return {"sizes": self.spec.size.label, "repeats": "Repeats", "rounds": "Rounds", "warmup": "Warm-up",
-                "block": "Block size",
-                "grid_sm": "Grid", "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
+        return {**panel_words(BenchRequest), "sizes": self.spec.size.label, "block": "Block size", "grid_sm": "Grid",
+                "variants": "Variants", **{o.name: o.name for o in self.spec.options}}
 
     def run(self) -> bool:
         if self.busy():
@@ -507,7 +519,7 @@ class BenchPanel(QWidget):
         self._elapsed.stop()
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
-        failed = sum(r.verified == bench.FAILED for r, _ in self.rows)
+        failed = sum(r.verified == FAILED for r, _ in self.rows)
         self.sim_offer.offer([r for r, _ in self.rows])
         saved = self.results.save_run(stopped)
         if stopped:  # the rows that finished stay in the table and the chart, and are saved marked partial
@@ -529,12 +541,12 @@ class BenchPanel(QWidget):
 
     def save(self, s) -> None:
         s.setValue(self._key("variants"), ",".join(self.selected_variants()))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
-                        ("block", self.block)):
+        for name, w in (("n", self.n), ("block", self.block)):
             s.setValue(self._key(name), w.value())
+        for name, value in self._control_values().items():
+            s.setValue(self._key(self._saved_as[name]), value)
         s.setValue(self._key("grid_sm"), self.grid_sm.value())
         s.setValue(self._key("default_launch"), self.default_launch.isChecked())
-        s.setValue(self._key("peak"), self.show_peak.isChecked())
         s.setValue(self._key("log_y"), self.log_y.isChecked())
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             s.setValue(self._key(name), combo.currentText())
@@ -551,13 +563,17 @@ class BenchPanel(QWidget):
         names = s.value(self._key("variants"))
         if isinstance(names, str):
             self.set_variants(set(names.split(",")))
-        for name, w in (("n", self.n), ("repeats", self.repeats), ("rounds", self.rounds), ("warmup", self.warmup),
-                        ("block", self.block)):
+        for name, w in (("n", self.n), ("block", self.block)):
             w.setValue(read(s, self._key(name), w.value(), int, w.minimum(), w.maximum()))
+        for name, w in self.run_controls.items():
+            key = self._key(self._saved_as[name])
+            if isinstance(w, QCheckBox):
+                w.setChecked(read(s, key, w.isChecked(), bool))
+            else:
+                w.setValue(read(s, key, w.value(), type(w.value()), w.minimum(), w.maximum()))
         self.log_y.setChecked(read(s, self._key("log_y"), False, bool))
         self.grid_sm.setValue(read(s, self._key("grid_sm"), 0.0, float, self.grid_sm.minimum(), self.grid_sm.maximum()))
         self.default_launch.setChecked(read(s, self._key("default_launch"), True, bool))
-        self.show_peak.setChecked(read(s, self._key("peak"), True, bool))
         for name, combo in (("sweep", self.sweep), ("metric", self.metric), *self.options.items()):
             text = read(s, self._key(name), combo.currentText(), str)
             if combo.findText(text) >= 0:
@@ -595,7 +611,7 @@ class BenchPanel(QWidget):
             self._say("nothing to export yet: Run first (no file written)" if not with_reference else
                       "nothing to export: no rows and no GPU reference shown (no file written)", error=True)
             return False
-        path = export_to(self, lambda p: bench.write_csv(rows, p, "Export CSV"),
+        path = export_to(self, lambda p: write_csv(rows, p, "Export CSV"),
                          lambda exc: self._say(f"cannot export: {message_of(exc)}", error=True),
                          "Export results", "CSV (*.csv)", f"{self.spec.name}.csv", path)
         if path is None:

@@ -9,7 +9,7 @@ from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QTableWidgetItem
 
 from kernels.harness import compare, results
-from kernels.harness.results_read import read_result
+from kernels.service.result_files import read_result
 from raytracer_app.gui.common.dialogs import ask_path
 from raytracer_app.gui.common.saving import export_to, in_background, message_of
 
@@ -96,7 +96,7 @@ class PanelResults:
                 return False
         try:
             loaded = in_background(lambda: read_result(path, "Load baseline"))
-        except Exception as exc:  # InputError for any malformed file; anything else still one line
+        except Exception as exc:  # noqa: BLE001 - InputError for any malformed file; anything else still one line
             panel._say(f"cannot load the baseline: {message_of(exc)}", error=True)
             return False
         if loaded.target != panel.spec.name:
@@ -133,7 +133,7 @@ class PanelResults:
 
         try:
             path = in_background(save)
-        except Exception as exc:  # a full disk or an unwritable cache folder: the run is still shown
+        except Exception as exc:  # noqa: BLE001 - a full disk or an unwritable cache folder: the run is still shown
             return f"; not saved: {message_of(exc)}"
         self.last_path = path
         return f"; saved as {home_short(path)}"

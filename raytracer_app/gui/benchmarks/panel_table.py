@@ -9,7 +9,7 @@ from PyQt6.QtCore import Qt
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from kernels.harness import bench
+from kernels.harness.rows import ERROR, FAILED, SKIPPED
 from raytracer_app.gui.common.charts import row_value
 from raytracer_app.gui.benchmarks.panel_results import DELTA_TIP, VERDICT_TIP
 
@@ -30,9 +30,9 @@ GHOST_FG = QColor(110, 110, 140)
 
 
 def verified_text(row) -> str:
-    if row.verified == bench.FAILED:
+    if row.verified == FAILED:
         return f"FAILED: got {row.result}, expected {row.expected}" + (f" ({row.note})" if row.note else "")
-    if row.verified in (bench.SKIPPED, bench.ERROR) and row.note:
+    if row.verified in (SKIPPED, ERROR) and row.note:
         return f"{row.verified}: {row.note}"
     return row.verified
 
@@ -98,12 +98,12 @@ class ResultsTable(QTableWidget):
                 item.setFlags(Qt.ItemFlag.ItemIsEnabled)  # not selectable: no measurement of this run
                 item.setData(Qt.ItemDataRole.UserRole, GHOST)
                 item.setToolTip(f"{source}: {row.device}, not measured here\n{item.toolTip()}")
-            elif row.verified == bench.FAILED:
+            elif row.verified == FAILED:
                 item.setBackground(FAILED_BG)
                 item.setForeground(QColor(160, 0, 0))
-            elif row.verified == bench.ERROR:
+            elif row.verified == ERROR:
                 item.setForeground(QColor(200, 0, 0))
-            elif row.verified == bench.SKIPPED:
+            elif row.verified == SKIPPED:
                 item.setForeground(SKIPPED_FG)
             self.setItem(r, c, item)
 

@@ -240,7 +240,7 @@ def export_interactive(parent, widget, info: dict, name: str, say, path=None, wi
 
     try:
         written = export(widget.getPlotItem(), path, info, width, height)
-    except Exception as exc:  # a refused path, a failed write or an empty chart
+    except Exception as exc:  # noqa: BLE001 - a refused path, a failed write or an empty chart
         say(f"cannot export the chart: {message_of(exc)}", True)
         return False
     size = (f" ({width} x {height} px)" if height else f" ({width} px wide)") if str(path).lower().endswith(".png") else ""

@@ -433,7 +433,7 @@ class BenchChart(pg.PlotWidget):
                 self.lines[name] = plot.plot(xs, ys, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
                                              symbolBrush=color)
                 self.legend.addItem(self.lines[name], name)
-            for name, pts in self._reference_values().items():
+            for pts in self._reference_values().values():
                 pts.sort()
                 xs, ys = np.array(pts, dtype=float).T
                 top = max(top, float(ys.max()))

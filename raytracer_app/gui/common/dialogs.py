@@ -10,7 +10,7 @@ from PyQt6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayo
 def versions() -> dict[str, str]:
     from PyQt6.QtCore import PYQT_VERSION_STR, QT_VERSION_STR, qVersion
 
-    from kernels.harness.bench import package_version as ver
+    from kernels.harness.rows import package_version as ver
 
     return {"raytracer-app": ver("raytracer-app"), "numba": ver("numba"), "numba-cuda": ver("numba-cuda"),
             "numpy": ver("numpy"), "PyQt6": f"{PYQT_VERSION_STR} (built with Qt {QT_VERSION_STR})",

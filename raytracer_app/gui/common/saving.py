@@ -59,7 +59,7 @@ def export_to(parent, write, on_error, title: str, filters: str, name: str, path
             return None
     try:
         in_background(lambda: write(path))
-    except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+    except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
         on_error(exc)
         return None
     return path

@@ -37,7 +37,7 @@ class SliderSpin(QWidget):
     def _quiet(self):
         return [(w, w.blockSignals(True)) for w in (self.slider, self.spin)]
 
-    def setRange(self, lo, hi) -> None:
+    def setRange(self, lo, hi) -> None:  # noqa: N802
         was = self._quiet()
         self.slider.setRange(round(lo * self.scale), round(hi * self.scale))
         self.spin.setRange(lo, hi) if self.scale > 1 else self.spin.setRange(int(lo), int(hi))
@@ -50,7 +50,7 @@ class SliderSpin(QWidget):
     def value(self):
         return self.spin.value()
 
-    def setValue(self, v) -> None:
+    def setValue(self, v) -> None:  # noqa: N802
         was = self._quiet()
         self.spin.setValue(v if self.scale > 1 else int(round(v)))
         self.slider.setValue(round(self.spin.value() * self.scale))

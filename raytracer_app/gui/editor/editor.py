@@ -329,13 +329,13 @@ class VariantEditor(QWidget):
             self._say("stopping…")
 
     def _row(self, row, phases) -> None:
-        from kernels.harness import bench
+        from kernels.harness.rows import ERROR, FAILED, SKIPPED
 
         self.last_phases = phases
         self.rowReady.emit(self.targets[self.target].title, row)
-        verdict = {bench.FAILED: "FAILED", bench.ERROR: "error"}.get(row.verified, row.verified)
+        verdict = {FAILED: "FAILED", ERROR: "error"}.get(row.verified, row.verified)
         timing = f"{row.timing.median_ms:.4f} ms" if row.timing else "no timing"
-        if row.verified == bench.SKIPPED:  # said as the built-ins say it: skipped, and why
+        if row.verified == SKIPPED:  # said as the built-ins say it: skipped, and why
             self._say(f"{row.variant}: skipped: {row.note}")
             self.sim_offer.offer([row])
             return

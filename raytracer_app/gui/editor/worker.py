@@ -49,7 +49,7 @@ class VariantJob:
 class VariantWorker(JobWorker):
     """``rowReady(row, phases)``: a Run's row and where its time went; ``failed(line)``; ``compared``."""
 
-    rowReady = pyqtSignal(object, object)  # bench.Row, Phases
+    rowReady = pyqtSignal(object, object)  # Row, Phases
     failed = pyqtSignal(str)  # one line; 'path:line: ...' when the file does not load or compile
     compared = pyqtSignal(object, object)  # KernelReport of the file, of the built-in
     finished = pyqtSignal()
@@ -126,7 +126,7 @@ class VariantWorker(JobWorker):
                 self.rowReady.emit(row, phases)
         except Cancelled:
             pass
-        except Exception as exc:  # a file that does not load: one line, with its file and line
+        except Exception as exc:  # noqa: BLE001 - a file that does not load: one line, with its file and line
             self.failed.emit(describe(exc))
         finally:
             self._running.clear()

@@ -41,7 +41,7 @@ class CompareWorker(QObject):
                 if isinstance(report, Exception):
                     raise report
             self.ready.emit(reports[(target, a)], reports[(target, b)], request)
-        except Exception as exc:  # one line in the tab, never a traceback
+        except Exception as exc:  # noqa: BLE001 - one line in the tab, never a traceback
             self.failed.emit(describe(exc), request)
 
 
@@ -203,7 +203,7 @@ class InspectorDock(QWidget):
 
     def show_measured(self, target: str, n: int, results: dict) -> None:
         """The Measured tab: each variant's counters (each kernel and the sum) and the guided analysis."""
-        from raytracer_app.gui.benchmarks.measure import counters_tooltip
+        from raytracer_app.gui.common.counters_text import counters_tooltip
 
         text = [f"{target}, n = {n:,} (Nsight Compute)"]
         text += [counters_tooltip(name, m, n) for name, m in results.items()]

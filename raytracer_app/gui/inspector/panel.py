@@ -56,7 +56,7 @@ class InspectWorker(QObject):
             report = inspect(target, variant, arch, block, cache=self.cache)
             self.ready.emit(report, request)
             self._lines(report, request)
-        except Exception as exc:  # shown as a message in the panel, never a traceback
+        except Exception as exc:  # noqa: BLE001 - shown as a message in the panel, never a traceback
             self.failed.emit(describe(exc), request)
 
     def _lines(self, report, request) -> None:

@@ -67,7 +67,7 @@ class LessonWorker(JobWorker):
                                     counters=counters, on_counters=self.counting.emit)
         except Cancelled:
             pass
-        except Exception as exc:  # one line in the panel
+        except Exception as exc:  # noqa: BLE001 - one line in the panel
             if not isinstance(exc, InputError):
                 traceback.print_exc()
             self.failed.emit(describe(exc))

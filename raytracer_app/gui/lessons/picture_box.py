@@ -8,9 +8,9 @@ from __future__ import annotations
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from raytracer_app.gui.access.listing import describe
-from raytracer_app.gui.access.picture import WarpPicture
-from raytracer_app.gui.access.worker import AccessWorker, TraceAsk
+from raytracer_app.gui.common.access_listing import describe
+from raytracer_app.gui.common.access_picture import WarpPicture
+from raytracer_app.gui.common.access_worker import AccessWorker, TraceAsk
 from raytracer_app.gui.common.workers import WorkerThread
 from raytracer_app.gui.lessons import pictures
 

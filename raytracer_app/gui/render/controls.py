@@ -288,7 +288,7 @@ class Controls(QScrollArea):
         try:  # read off the GUI thread, and bounded: a file larger than the largest scene is refused from its size
             cap = self.model.max_spheres
             self.model.set_scene(in_background(lambda: load_scene(path, cap, "Open Scene")), str(path))
-        except Exception as exc:  # InputError for any malformed file; anything else still one line
+        except Exception as exc:  # noqa: BLE001 - InputError for any malformed file; anything else still one line
             self.model.message.emit(message_of(exc))
             return False
         return True
@@ -301,7 +301,7 @@ class Controls(QScrollArea):
         try:
             scene = self.model.scene
             in_background(lambda: save_scene(scene, path, "Save Scene"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+        except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self.model.message.emit(message_of(exc))
             return False
         self.model.message.emit(f"scene saved to {path}")

@@ -13,12 +13,13 @@ import pyqtgraph as pg
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
-from kernels.harness import bench
+from kernels.harness.rows import ERROR, SKIPPED
+from kernels.launch import Launch
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.common.charts import EmptyNote, chart_title, reference_pen, short_axes
-from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
-from raytracer_app.gui.benchmarks.reference_results import curve_points
-from raytracer_app.gui.benchmarks.worker import BenchWorker
+from raytracer_app.gui.common.reference_picker import ReferencePicker
+from raytracer_app.gui.common.reference_results import curve_points
+from raytracer_app.gui.common.bench_worker import BenchWorker
 from raytracer_app.gui.common.workers import WorkerThread
 from raytracer_app.gui.render.models import SPHERES
 
@@ -135,7 +136,7 @@ class CountCurveDialog(QDialog):
         self.plot.setTitle(chart_title(self.info), size="8pt")
         try:
             self.job = BenchRequest(SPHERES, backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
-                                    launches=(bench.Launch(block=block),), variants=tuple(variants), repeats=repeats,
+                                    launches=(Launch(block=block),), variants=tuple(variants), repeats=repeats,
                                     peak=False)
         except InputError as exc:  # a block or size this backend refuses: said, nothing started
             self.status.setText(str(exc))
@@ -156,7 +157,7 @@ class CountCurveDialog(QDialog):
 
     def _row(self, row) -> None:
         self.rows.append(row)
-        if row.timing is None or row.verified in (bench.SKIPPED, bench.ERROR):
+        if row.timing is None or row.verified in (SKIPPED, ERROR):
             return
         memory = memory_of(row.variant)
         points = [(r.n, r.timing.median_ms) for r in self.rows
@@ -216,7 +217,7 @@ class CountCurveDialog(QDialog):
     def _finished(self, rows, stopped: bool) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        skipped = sorted({memory_of(r.variant) for r in self.rows if r.verified == bench.SKIPPED})
+        skipped = sorted({memory_of(r.variant) for r in self.rows if r.verified == SKIPPED})
         timed = [r for r in self.rows if r.timing is not None]
         repeats = max((len(r.timing.samples_ms) for r in timed), default=0)
         self.status.setText(("cancelled" if stopped else "done") + f": {len(self.rows)} row(s)" +

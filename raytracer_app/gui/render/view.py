@@ -55,7 +55,7 @@ class PanZoomViewBox(pg.ViewBox):
     panRequested = pyqtSignal(float, float)  # dx, dy in image pixels
     zoomRequested = pyqtSignal(float, float, float)  # factor, px, py (image pixel under the cursor)
 
-    def mouseDragEvent(self, ev, axis=None):
+    def mouseDragEvent(self, ev, axis=None):  # noqa: N802
         if ev.button() != Qt.MouseButton.LeftButton:
             ev.ignore()
             return
@@ -64,7 +64,7 @@ class PanZoomViewBox(pg.ViewBox):
         if d.x() or d.y():
             self.panRequested.emit(d.x(), d.y())
 
-    def wheelEvent(self, ev, axis=None):
+    def wheelEvent(self, ev, axis=None):  # noqa: N802
         ev.accept()
         p = self.mapSceneToView(ev.scenePos())
         # pixel i covers [i, i + 1) in view coordinates; the mapping's pixel coordinate is its corner

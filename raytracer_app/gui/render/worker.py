@@ -292,7 +292,7 @@ class RenderWorker(QObject):
         try:
             if not self._preview_first:
                 complete = self._start_frame(request)
-        except Exception as exc:  # a value refused before the launch: reported as the render's failure
+        except Exception as exc:  # noqa: BLE001 - a value refused before the launch: reported as the render's failure
             complete = _raiser(exc)
         finally:  # the frame before this one goes to the GUI while the GPU draws this one,
             self._emit_handoff()  # and before this request's `started`
@@ -313,7 +313,7 @@ class RenderWorker(QObject):
         except Cancelled:
             self._deliver(self.cancelled, request)
             return
-        except Exception as exc:  # reported to the GUI; the next request renders normally
+        except Exception as exc:  # noqa: BLE001 - reported to the GUI; the next request renders normally
             if not isinstance(exc, InputError):
                 traceback.print_exc()
             self._deliver(self.renderFailed, describe(exc), request)
@@ -339,7 +339,7 @@ class RenderWorker(QObject):
         except Cancelled:
             self._deliver(self.cancelled, job)
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             if not isinstance(exc, InputError):
                 traceback.print_exc()
             self._deliver(self.compareFailed, describe(exc), job)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PyQt6.QtGui import QAction, QKeySequence
 from PyQt6.QtWidgets import QMessageBox
 
-from kernels.harness import bench
+from kernels.harness.table import write_csv
 from kernels.io.writer import write_output
 from raytracer_app.gui.common import dialogs
 from raytracer_app.gui.common.saving import in_background, message_of, png_of
@@ -114,7 +114,7 @@ class Menus:
         text.update(request.renderable.png_text(request.params))  # what reproduces it (a scene's spheres)
         try:
             in_background(lambda: write_png(path, frame.image, text, "Save Image"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+        except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot save the image: {message_of(exc)}", 10000)
             return False
         self._say(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
@@ -127,7 +127,7 @@ class Menus:
         try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
             image = self.window.grab().toImage()  # grabbed here, encoded and written off the GUI thread
             in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             self._say(f"cannot save the screenshot: {message_of(exc)}", 10000)
             return False
         self._say(f"screenshot saved to {path}", 8000)
@@ -140,8 +140,8 @@ class Menus:
         log = self.window.log
         rows, held = log.rows, log.describe()  # a snapshot: frames keep arriving while it is written
         try:
-            in_background(lambda: bench.write_csv(rows, path, "Export Timings CSV"))
-        except Exception as exc:  # InputError for a refused path, WriteFailed for a failed write
+            in_background(lambda: write_csv(rows, path, "Export Timings CSV"))
+        except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot export timings: {message_of(exc)}", 10000)
             return False
         self._say(f"wrote {held} to {path}", 8000)
@@ -153,7 +153,7 @@ class Menus:
 
         try:
             text = devices_report()
-        except Exception as exc:  # a broken driver must not take the window down
+        except Exception as exc:  # noqa: BLE001 - a broken driver must not take the window down
             text = f"device report failed: {type(exc).__name__}: {exc}"
         dialogs.TextDialog("Device info", text, self.window).exec()
 

@@ -8,7 +8,8 @@ from collections import deque
 
 from PyQt6.QtCore import QObject, pyqtSignal
 
-from kernels.harness import bench
+from kernels.harness.rows import Row
+from kernels.harness.table import write_csv as write_rows_csv
 
 
 class TimingLog(QObject):
@@ -20,19 +21,19 @@ class TimingLog(QObject):
 
     def __init__(self):
         super().__init__()
-        self.kept: list[bench.Row] = []  # benchmark and compare rows, all of them
-        self.frames: deque[bench.Row] = deque(maxlen=self.FRAME_WINDOW)
+        self.kept: list[Row] = []  # benchmark and compare rows, all of them
+        self.frames: deque[Row] = deque(maxlen=self.FRAME_WINDOW)
         self.frames_seen = 0
 
     @property
-    def rows(self) -> list[bench.Row]:
+    def rows(self) -> list[Row]:
         return self.kept + list(self.frames)
 
-    def add(self, *rows: bench.Row) -> None:
+    def add(self, *rows: Row) -> None:
         self.kept.extend(rows)
         self.rowsAdded.emit(len(self.kept) + len(self.frames))
 
-    def add_frame(self, row: bench.Row) -> None:
+    def add_frame(self, row: Row) -> None:
         """One displayed frame's row; only the last FRAME_WINDOW are held."""
         self.frames.append(row)
         self.frames_seen += 1
@@ -44,7 +45,7 @@ class TimingLog(QObject):
         return text + (f"; {dropped} older frame rows are not kept" if dropped else "")
 
     def write_csv(self, path, option: str = "Export Timings CSV"):
-        return bench.write_csv(self.rows, path, option)
+        return write_rows_csv(self.rows, path, option)
 
 
 class FpsMeter:

@@ -64,7 +64,7 @@ def none_text(target: str) -> str:
 def load(path: Path, target: str) -> Reference:
     """A shipped file, read and validated as any result file; InputError when it is not one of ``target``."""
     from kernels.errors import InputError
-    from kernels.harness.results_read import read_result
+    from kernels.service.result_files import read_result
 
     result = read_result(path, "reference results")
     if result.target != target:

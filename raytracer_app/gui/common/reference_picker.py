@@ -1,5 +1,5 @@
 """The "GPU reference" choice of a benchmark panel and of the sphere count curve: none, or one of the devices
-whose results the app ships (raytracer_app.gui.benchmarks.reference_results), drawn as dashed blue ghosts labelled
+whose results the app ships (raytracer_app.gui.common.reference_results), drawn as dashed blue ghosts labelled
 with the device. Where none are shipped it is disabled and says so."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtWidgets import QComboBox
 
-from raytracer_app.gui.benchmarks import reference_results
+from raytracer_app.gui.common import reference_results
 from raytracer_app.gui.common.saving import in_background, message_of
 
 NONE = "no GPU reference"
@@ -48,7 +48,7 @@ class ReferencePicker(QComboBox):
             return
         try:
             self.reference = in_background(lambda: reference_results.load(path, self.target))
-        except Exception as exc:  # a damaged shipped file: said, and nothing drawn
+        except Exception as exc:  # noqa: BLE001 - a damaged shipped file: said, and nothing drawn
             self.said.emit(f"cannot show the reference: {message_of(exc)}", True)
             self.blockSignals(True)
             self.setCurrentIndex(0)

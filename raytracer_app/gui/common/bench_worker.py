@@ -42,7 +42,7 @@ class BenchWorker(JobWorker):
             self.started.emit(request)
             # a simulator run goes to this worker's child process, so that Stop ends it at once
             rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
-        except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module
+        except Exception as exc:  # noqa: BLE001 - a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()
             self.failed.emit(describe(exc))

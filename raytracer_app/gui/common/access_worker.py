@@ -50,7 +50,7 @@ class AccessWorker(JobWorker):
     @pyqtSlot(object)
     def _run(self, ask: TraceAsk) -> None:
         from kernels.access import plan, trace
-        from raytracer_app.gui.access.listing import source_listing
+        from raytracer_app.gui.common.access_listing import source_listing
 
         try:
             extra = {"blocks": ask.blocks} if ask.blocks else {}
@@ -62,7 +62,7 @@ class AccessWorker(JobWorker):
             self.traced.emit(ask, result, listings)
         except Cancelled:
             pass
-        except Exception as exc:  # bad input (one line) or a failure in the child (one line)
+        except Exception as exc:  # noqa: BLE001 - bad input (one line) or a failure in the child (one line)
             if not isinstance(exc, InputError):
                 traceback.print_exc()
             self.failed.emit(ask, describe(exc))

@@ -1,0 +1,64 @@
+"""Rows as text: the CSV (written through the one output writer) and the terminal table's header and lines."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Iterable
+
+from kernels.harness.rows import CSV_COLUMNS, Row
+from kernels.timing import Timing
+
+
+def csv_text(rows: Iterable[Row]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r.as_dict())
+    return buf.getvalue()
+
+
+def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
+    """Write rows to ``path`` through the one output writer (atomic: no partial file; an existing
+    file is replaced). Returns the file written."""
+    from kernels.io.writer import write_output
+
+    return write_output(path, csv_text(rows), option, inputs)
+
+
+def table_header() -> str:
+    return f"{'variant':<24} {'n':>11} {'block':>7} {'grid':>7} {'median ms':>10} {'min':>9} {'max':>9} {'GB/s':>9} {'%peak':>6} {'%spec':>6} {'noise':>6}  verified"
+
+
+def table_line(r: Row) -> str:
+    t = r.timing
+    f = lambda x, w, p: f"{x:>{w}.{p}f}" if x is not None else f"{'-':>{w}}"  # noqa: E731
+    line = (
+        f"{r.variant:<24} {r.n:>11} {str(r.block):>7} {str(r.grid):>7} {f(t and t.median_ms, 10, 4)} "
+        f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)} {f(r.pct_of_spec, 6, 1)} "
+        f"{_noise_cell(t)}  {r.verified}"
+    )
+    if r.cold_timing is not None:
+        line += f"  cold {r.cold_timing.median_ms:.4f} ms"
+    if r.cache_resident == "yes":
+        line += "  [input fits in cache]"
+    if r.note:
+        line += f"  ({r.note})"
+    if r.clocks is not None and r.clocks.throttled:
+        line += f"  [THROTTLED: {r.clocks.reason_text()}]"
+    if r.rate is not None:
+        line += f"  {rate_text(r.rate, r.rate_unit)}"
+    return line
+
+
+def _noise_cell(t: Timing | None) -> str:
+    """The noise column: the repeats' relative spread in percent, '-' without a timing."""
+    if t is None or t.noise is None:
+        return f"{'-':>6}"
+    return f"{100 * t.noise:>5.1f}%"
+
+
+def rate_text(rate: float, unit: str) -> str:
+    """E.g. '412.5 M inserts/s'; small rates keep their digits."""
+    return f"{rate:.1f} {unit}" if rate >= 1 else f"{rate:.4g} {unit}"
