@@ -109,3 +109,45 @@ def test_list_values_is_usable_outside_argparse():
     assert list_values("1, 2", "--x", whole_number("--x", 1)) == [1, 2]
     with pytest.raises(InputError, match="--x 'c' is not one of a, b"):
         list_values("a,c", "--x", choices=("a", "b"))
+
+
+# --- reserved names: what the variant selector gives a meaning, refused by `variant new` and the loader -------
+
+def test_the_selector_s_own_words_are_reserved_names():
+    from kernels.harness.variants import RESERVED_NAMES, select
+    from kernels.registry import by_name
+
+    variants = by_name("reduction").variants
+    for name in RESERVED_NAMES:  # each means something other than one variant of that name
+        assert len(select(variants, name)) == len(variants) > 1
+
+
+@pytest.mark.parametrize("name", ["all"])
+def test_variant_new_refuses_a_reserved_name(tmp_path, capsys, name):
+    out = tmp_path / "mine.py"
+    code, text, err = run(capsys, "variant", "new", "reduction", "--from", "warp-shuffle", "--name", name, out)
+    assert code == 2 and "reserved" in err and "--name" in err and not out.exists()
+
+
+def test_the_loader_refuses_a_reserved_name_in_the_file():
+    from kernels.user_variants.child_side import BadFile, _declared, import_file
+    from kernels.user_variants.templates import source
+
+    text = source("reduction", "warp-shuffle", "my-x").replace("NAME = 'my-x'", "NAME = 'all'")
+    assert "NAME = 'all'" in text
+    module = import_file("/nonexistent/reserved.py", text)
+    with pytest.raises(BadFile, match="NAME 'all' is reserved"):
+        _declared(module, "/nonexistent/reserved.py")
+
+
+# --- a UTF-8 variant file with a byte-order mark loads, as Python imports it ------------------------------------
+
+def test_a_variant_file_with_a_byte_order_mark_is_read_as_python_reads_it(tmp_path):
+    from kernels.user_variants import loader
+    from kernels.user_variants.templates import source
+
+    text = source("reduction", "warp-shuffle", "my-bom")
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    compile(path.read_bytes(), str(path), "exec")  # Python's own rule: accepted
+    assert loader.read(path).source == text
