@@ -151,3 +151,104 @@ def test_a_variant_file_with_a_byte_order_mark_is_read_as_python_reads_it(tmp_pa
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
     compile(path.read_bytes(), str(path), "exec")  # Python's own rule: accepted
     assert loader.read(path).source == text
+
+
+# --- every child under one deadline: start, each message whole, the work's own beats, the end ------------------
+
+JOBS = "tests.child_jobs"
+
+
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    import os
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+def test_a_child_beats_from_its_work_and_is_ended_when_the_work_is_stuck_or_a_message_half_written():
+    import time
+
+    from kernels.backend.child import SimulatorProcess, Stalled
+
+    sim = SimulatorProcess(name="deadline-test")
+    try:
+        assert sim.call(f"{JOBS}:beating", 0, lambda: False, beats=True) == "done"  # started, warm
+        # a job longer than its watchdog, beating from the thread that works: not taken for a stall
+        assert sim.call(f"{JOBS}:beating", 1.5, lambda: False, watchdog_s=0.8, beats=True) == "done"
+        # stuck in its own thread though another of its threads lives: ended
+        t0 = time.monotonic()
+        pid = sim.pid
+        with pytest.raises(Stalled, match="stopped by the watchdog: nothing finished within 0.8 s"):
+            sim.call(f"{JOBS}:stuck", None, lambda: False, watchdog_s=0.8, beats=True)
+        assert time.monotonic() - t0 < 5 and not sim.running() and _gone(pid)
+        # a half-written message blocks no read: the deadline ends it
+        sim.call(f"{JOBS}:beating", 0, lambda: False, beats=True)
+        t0 = time.monotonic()
+        with pytest.raises(Stalled):
+            sim.call(f"{JOBS}:half_message", None, lambda: False, watchdog_s=0.8, beats=True)
+        assert time.monotonic() - t0 < 5 and not sim.running()
+    finally:
+        sim.end()
+
+
+def test_a_processes_child_that_stalls_after_it_started_is_ended_with_its_group(tmp_path, monkeypatch):
+    """The issue's example: a `bench --processes 2` child that says it started and then stalls."""
+    import time
+
+    from kernels import backend
+    from kernels.service import bench_processes
+    from kernels.service.bench_request import BenchRequest
+
+    marker = tmp_path / "grandchild.pid"
+    monkeypatch.setenv("RAYTRACER_TEST_GRANDCHILD", str(marker))
+    monkeypatch.setattr(bench_processes, "CHILD_MODULE", JOBS)
+    monkeypatch.setattr(bench_processes, "SILENCE_S", 1.0)
+    request = BenchRequest(algorithm="reduction", backend=backend.resolve("cpu"), sizes=(1024,),
+                           variants=("numpy",), repeats=2, processes=2)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"process 1 of 2 went 1 s without progress .*ended with its process group"):
+        bench_processes.run_in_processes(request, lambda kind, value: None, lambda: False)
+    assert time.monotonic() - t0 < 15
+    assert _gone(int(marker.read_text())), "the child's own child outlived it"
+
+
+def test_watch_ends_a_child_silent_after_its_start_and_keeps_only_its_tail():
+    import sys
+
+    from kernels.backend import watchdog
+
+    loud = ("import sys, time; from kernels.backend import watchdog; watchdog.say_started(); "
+            "sys.stderr.write('x' * 300000 + '\\nlast words\\n'); sys.stderr.flush(); time.sleep(60)")
+    proc = watchdog.popen([sys.executable, "-c", loud], stderr=__import__("subprocess").PIPE)
+    with pytest.raises(watchdog.Stalled) as stalled:
+        watchdog.watch(proc, watchdog.Deadline(30, 0.5))
+    assert stalled.value.started and proc.poll() is not None
+
+
+@pytest.mark.slow
+def test_access_ends_a_variant_file_whose_kernel_never_ends_with_bench_s_watchdog(tmp_path, capsys):
+    """The issue's example: `access` with a variant file whose kernel loops forever is ended by the watchdog
+    `bench` uses (--variant-timeout), in one line, exit 1."""
+    import time
+
+    from tests.test_user_variants import GOOD
+
+    looping = GOOD.replace("    while i < a.size:\n", "    while i >= 0:  # forever\n").replace(
+        "i += cuda.gridsize(1)", "i += 0")
+    assert looping != GOOD
+    path = tmp_path / "loop.py"
+    path.write_text(looping)
+    t0 = time.monotonic()
+    code, out, err = run(capsys, "access", "reduction", "--variant-file", path, "--n", "256", "--blocks", "1",
+                         "--variant-timeout", "2")
+    lines = [x for x in err.splitlines() if x.startswith("raytracer-app")]
+    assert code == 1 and len(lines) == 1 and "stopped by the watchdog" in lines[0], err
+    assert time.monotonic() - t0 < 60
