@@ -252,3 +252,91 @@ def test_access_ends_a_variant_file_whose_kernel_never_ends_with_bench_s_watchdo
     lines = [x for x in err.splitlines() if x.startswith("raytracer-app")]
     assert code == 1 and len(lines) == 1 and "stopped by the watchdog" in lines[0], err
     assert time.monotonic() - t0 < 60
+
+
+# --- children ignore SIGINT: a terminal's Ctrl-C is the parent's, which ends them --------------------------------
+
+@pytest.mark.slow
+def test_a_child_of_the_simulator_kind_ignores_sigint_and_goes_on_serving(capfd):
+    import os
+    import signal
+    import time
+
+    from kernels.backend.child import SimulatorProcess
+
+    sim = SimulatorProcess(name="user-variants")
+    try:
+        sim.call(f"{JOBS}:beating", 0, lambda: False, beats=True)
+        pid = sim.pid
+        os.kill(pid, signal.SIGINT)  # what a terminal's Ctrl-C sends its whole foreground group
+        time.sleep(0.3)
+        assert sim.call(f"{JOBS}:beating", 0.1, lambda: False, beats=True) == "done" and sim.pid == pid
+    finally:
+        sim.end()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Process user-variants" not in err, err
+
+
+def test_a_popen_child_starts_with_sigint_blocked_in_a_session_of_its_own():
+    import os
+    import subprocess
+    import sys
+
+    from kernels.backend import watchdog
+
+    code = ("import os, signal; print(int(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])), "
+            "int(os.getsid(0) == os.getpid()))")
+    proc = watchdog.popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate(timeout=30)
+    assert out.split() == ["1", "1"] and os.getsid(0) != proc.pid
+
+
+# --- every read whose size decides memory checks it first: numba's cache entries too ----------------------------
+
+@pytest.mark.parametrize("name, missing", [("f-1.py311.nbi", {}), ("f-1.py311.1.nbc", None)])
+def test_a_numba_cache_file_padded_to_3_gib_is_removed_unread(tmp_path, monkeypatch, name, missing):
+    """numba reads an index and a data file whole: one padded to 3 GiB (sparse here: no disk used) is removed
+    with one warning and compiled again, never read."""
+    from kernels.io import cache, numba_cache
+
+    monkeypatch.setattr(cache, "_warned", set())
+    path = tmp_path / name
+    with open(path, "wb") as f:
+        f.truncate(3 * 2**30)
+    read = []
+    wrapped = numba_cache._regular_first(lambda self, *args: read.append(path) or "read", lambda self, *a: str(path),
+                                         missing)
+    if missing is None:
+        with pytest.raises(OSError, match="too large to read"):
+            wrapped(None, "x")
+    else:
+        assert wrapped(None) == {}
+    assert read == [] and not path.exists()
+
+
+def test_a_numba_cache_file_of_a_sane_size_is_read_by_numba(tmp_path):
+    from kernels.io import numba_cache
+
+    path = tmp_path / "f-1.py311.nbi"
+    path.write_bytes(b"x" * 100)
+    wrapped = numba_cache._regular_first(lambda self: "read", lambda self: str(path), {})
+    assert wrapped(None) == "read" and path.exists()
+
+
+def test_a_npy_header_declaring_more_than_its_file_is_refused_before_anything_is_allocated(tmp_path, monkeypatch):
+    import numpy as np
+
+    from kernels.io import reader
+
+    path = tmp_path / "big.npy"
+    np.save(path, np.zeros(4, np.int32))
+    raw = path.read_bytes()
+    head_len = int.from_bytes(raw[8:10], "little")  # version 1.0: the header's length, then the header
+    head = raw[10:10 + head_len].decode("latin1").replace("(4,)", "(1099511627776,)").rstrip() + " "
+    assert len(head) <= head_len  # numpy pads its header: the longer shape fits in the padding
+    path.write_bytes(raw[:10] + (head.ljust(head_len - 1) + "\n").encode("latin1") + raw[10 + head_len:])
+    allocated = []
+    monkeypatch.setattr(np.lib.format, "read_array", lambda *a, **k: allocated.append(1))
+    with pytest.raises(InputError, match="promises 4,398,046,511,104 bytes of data but the file holds 16"):
+        reader.read_npy(path, "--input")
+    assert allocated == []
