@@ -340,3 +340,19 @@ def test_a_npy_header_declaring_more_than_its_file_is_refused_before_anything_is
     with pytest.raises(InputError, match="promises 4,398,046,511,104 bytes of data but the file holds 16"):
         reader.read_npy(path, "--input")
     assert allocated == []
+
+
+@pytest.mark.parametrize("head", [b"\x93NUMPY\x02\x00" + (2**32 - 1).to_bytes(4, "little") + b"{",
+                                  b"\x93NUMPY\x01\x00" + (60000).to_bytes(2, "little") + b"{"])
+def test_a_npy_header_length_larger_than_its_file_is_refused_before_numpy_reads_it(tmp_path, monkeypatch, head):
+    """numpy asks for the declared header length at once (4 GiB here): refused from the file's size first."""
+    import numpy as np
+
+    from kernels.io import reader
+
+    path = tmp_path / "head.npy"
+    path.write_bytes(head)
+    monkeypatch.setattr(np.lib.format, "read_array_header_2_0", lambda *a: pytest.fail("numpy read the header"))
+    monkeypatch.setattr(np.lib.format, "read_array_header_1_0", lambda *a: pytest.fail("numpy read the header"))
+    with pytest.raises(InputError, match=r"its header declares [\d,]+ bytes; the file holds 1 after it"):
+        reader.read_npy(path, "--input")
