@@ -356,3 +356,56 @@ def test_a_npy_header_length_larger_than_its_file_is_refused_before_numpy_reads_
     monkeypatch.setattr(np.lib.format, "read_array_header_1_0", lambda *a: pytest.fail("numpy read the header"))
     with pytest.raises(InputError, match=r"its header declares [\d,]+ bytes; the file holds 1 after it"):
         reader.read_npy(path, "--input")
+
+
+# --- a file name that is not UTF-8 (legal on Linux) loses no output; one failed output loses no other ----------
+
+@pytest.fixture
+def result_file(tmp_path_factory, capsys):
+    path = tmp_path_factory.mktemp("results") / "base.json"
+    code, _, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "1000", "--variants", "numpy",
+                       "--repeats", "2", "--json", path)
+    assert code == 0, err
+    return path
+
+
+def test_compare_markdown_with_a_result_file_whose_name_is_not_utf8(tmp_path, capsys, result_file):
+    import os
+    import shutil
+
+    odd = os.fsencode(tmp_path) + b"/r\xe9sult.json"
+    shutil.copyfile(result_file, odd)
+    name = os.fsdecode(odd)  # as argv gives it: the byte as a lone surrogate
+    md, csv = tmp_path / "out.md", tmp_path / "out.csv"
+    code, out, err = run(capsys, "compare", result_file, name, "--markdown", md, "--csv", csv)
+    assert code == 0, err
+    assert "r\\udce9sult.json" in md.read_text(encoding="utf-8") and csv.exists()
+    assert f"wrote markdown to {md}" in out
+
+
+def test_a_failure_to_write_one_output_never_loses_the_others(tmp_path, capsys, monkeypatch, result_file):
+    from kernels.harness import compare_report
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(compare_report, "csv_text", full)
+    md, csv = tmp_path / "out.md", tmp_path / "out.csv"
+    code, out, err = run(capsys, "compare", result_file, result_file, "--csv", csv, "--markdown", md)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "No space left" in lines[0] and lines[0].startswith("raytracer-app: failed")
+    assert md.exists() and not csv.exists()
+
+
+def test_bench_writes_its_result_file_though_its_csv_fails(tmp_path, capsys, monkeypatch):
+    from kernels.harness import bench
+    from kernels.io.writer import WriteFailed
+
+    def fail(*args, **kwargs):
+        raise WriteFailed("cannot write --csv: No space left on device")
+
+    monkeypatch.setattr(bench, "write_csv", fail)
+    result = tmp_path / "run.json"
+    code, out, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "1000", "--variants", "numpy",
+                         "--repeats", "2", "--csv", tmp_path / "run.csv", "--json", result)
+    assert code == 1 and result.exists() and "No space left" in err

@@ -29,6 +29,20 @@ class WriteFailed(RuntimeError):
     """The destination was fine when checked, but writing it failed (disk full, removed folder...)."""
 
 
+def write_each(writes, on_failure) -> bool:
+    """Do every write of ``writes`` ((option, path, write): ``write()`` makes the text and writes it through
+    this writer), each one even when one before it failed, so a failure to write one output never loses the
+    others; ``on_failure(option, path, exc)`` hears each one that failed. True when all were written."""
+    ok = True
+    for option, path, write in writes:
+        try:
+            write()
+        except (WriteFailed, InputError, UnicodeError, OSError) as exc:
+            ok = False
+            on_failure(option, path, exc)
+    return ok
+
+
 def kind_of(mode: int) -> str:
     """What a file is, in words, from its st_mode."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -165,7 +179,8 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
     InputError when the destination is refused, WriteFailed when writing fails (nothing is left behind)."""
     target = check_output(path, option, inputs, suffixes)
     if isinstance(data, str):
-        data = data.encode("utf-8")
+        # a file name that is not UTF-8 (legal on Linux) reaches text as lone surrogates: written as \udcXX
+        data = data.encode("utf-8", "backslashreplace")
     label = f"{option} {shown(os.fspath(path), 200)}"
     name = target.name
     try:

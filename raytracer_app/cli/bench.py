@@ -159,9 +159,10 @@ def bench_command(args, backend) -> int:
     if run is not None:
         _after_rows(args, request, rows, peak, counted)
     partial = run is None
-    if csv_path and not _write_csv(rows, csv_path, request.input):
-        return 1
-    if json_path and not _write_json(rows, json_path, args, request, peak, partial):
+    # each output written even when another failed: a failure to write one never loses the others
+    wrote_csv = not csv_path or _write_csv(rows, csv_path, request.input)
+    wrote_json = not json_path or _write_json(rows, json_path, args, request, peak, partial)
+    if not (wrote_csv and wrote_json):
         return 1
     if partial:
         return stopped
@@ -341,9 +342,9 @@ def _whole_call(args, backend) -> int:
             if "best" in names:
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
                     print(line)
-    if csv_path and not _write_csv(rows, csv_path, request.input):
-        return 1
-    if json_path and not _write_json(rows, json_path, args, request, None):
+    wrote_csv = not csv_path or _write_csv(rows, csv_path, request.input)
+    wrote_json = not json_path or _write_json(rows, json_path, args, request, None)
+    if not (wrote_csv and wrote_json):
         return 1
     return 1 if any(r.verified in (bench.FAILED, bench.ERROR) for r in rows) else 0
 

@@ -100,10 +100,16 @@ def run(args) -> int:
     contents = {"--csv": lambda: report_refs.csv_text(lesson_run, shown),
                 "--markdown": lambda: report_refs.markdown(lesson_run, shown),
                 "--json": lambda: results.to_json(lesson_run, getattr(args, "argv", None))}
-    for option, path in _outputs(args):
+    def write(option, path):
         others = [o for o in _outputs(args) if o[0] != option]
         report.write(path, contents[option](), option, others)
         print(f"wrote {option[2:]} to {path}")
+
+    from kernels.io.writer import write_each
+    from raytracer_app.cli.parser import report_failed_write
+
+    if not write_each([(o, p, lambda o=o, p=p: write(o, p)) for o, p in _outputs(args)], report_failed_write):
+        return 1
     if lesson_run.failed:
         print(f"{len(lesson_run.failed)} of {len(lesson_run.results)} steps failed verification or raised",
               file=sys.stderr)

@@ -79,6 +79,8 @@ class ListOption(argparse.Action):
 def list_values(text, flag: str, item=None, choices=(), noun: str = "value") -> list:
     """The items of one comma list ``text`` given to ``flag``, each through ``item`` and checked against
     ``choices``: the parsing behind :class:`ListOption`, for callers outside argparse too."""
+    if not str(text).strip():  # as every other option's empty value (Parser.parse_args)
+        raise InputError(f"{flag} {text!r} is empty")
     out = []
     for part in items(text, flag, noun):
         value = item(part) if item is not None else part
@@ -114,6 +116,15 @@ def option_type(option):
             raise argparse.ArgumentTypeError(str(exc)) from None
     parse.__name__ = option.name
     return parse
+
+
+def report_failed_write(option: str, path, exc: BaseException) -> None:
+    """One line on stderr for an output that could not be written (the others are written all the same)."""
+    import sys
+
+    from kernels.errors import printable
+
+    print(f"raytracer-app: failed: {printable(exc)}", file=sys.stderr)
 
 
 def early_backend(argv: list[str]) -> str:
