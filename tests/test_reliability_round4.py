@@ -409,3 +409,51 @@ def test_bench_writes_its_result_file_though_its_csv_fails(tmp_path, capsys, mon
     code, out, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "1000", "--variants", "numpy",
                          "--repeats", "2", "--csv", tmp_path / "run.csv", "--json", result)
     assert code == 1 and result.exists() and "No space left" in err
+
+
+# --- writing through a link to another user's file keeps its owner, group and mode, or is refused -------------
+
+def test_a_file_replaced_through_a_link_keeps_its_owner_group_and_mode(tmp_path):
+    import os
+
+    from kernels.io.writer import write_output
+
+    target = tmp_path / "theirs.csv"
+    target.write_text("old\n")
+    os.chmod(target, 0o640)
+    if os.geteuid() == 0:
+        os.chown(target, 12345, 23456)  # another user's file (root can give it away, in a temp folder)
+    before = os.stat(target)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    write_output(link, "new\n", "--csv")
+    after = os.stat(target)
+    assert target.read_text() == "new\n" and link.is_symlink()
+    assert (after.st_uid, after.st_gid, after.st_mode) == (before.st_uid, before.st_gid, before.st_mode)
+
+
+def test_a_file_whose_owner_cannot_be_kept_is_refused_and_left_as_it_was(tmp_path, monkeypatch):
+    import os
+
+    from kernels.io import writer
+
+    target = tmp_path / "theirs.csv"
+    target.write_text("old\n")
+    real = os.stat
+
+    def another_users(path, *args, **kwargs):  # as a user who is not root sees another user's file
+        st = real(path, *args, **kwargs)
+        if os.fspath(path) == target.name:
+            return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid + 1, st.st_gid,
+                                   st.st_size, st.st_atime, st.st_mtime, st.st_ctime))
+        return st
+
+    def not_root(fd, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(writer.os, "stat", another_users)
+    monkeypatch.setattr(writer.os, "fchown", not_root)
+    with pytest.raises(InputError, match="belongs to another user or group .*left as it is"):
+        writer.write_output(target, "new\n", "--csv")
+    monkeypatch.undo()
+    assert target.read_text() == "old\n" and not [p for p in tmp_path.iterdir() if p.name != "theirs.csv"]
