@@ -457,3 +457,14 @@ def test_a_file_whose_owner_cannot_be_kept_is_refused_and_left_as_it_was(tmp_pat
         writer.write_output(target, "new\n", "--csv")
     monkeypatch.undo()
     assert target.read_text() == "old\n" and not [p for p in tmp_path.iterdir() if p.name != "theirs.csv"]
+
+
+# --- RAYTRACER_MEMORY=bogus is refused on every backend, as the docs say ------------------------------------------
+
+@pytest.mark.parametrize("argv", [("bench", "reduction", "--backend", "cpu", "--n", "64", "--variants", "numpy"),
+                                  ("bench", "reduction", "--backend", "sim", "--n", "64", "--variants", "numpy"),
+                                  ("devices",)])
+def test_a_bogus_memory_setting_is_refused_on_every_backend(capsys, monkeypatch, argv):
+    monkeypatch.setenv("RAYTRACER_MEMORY", "bogus")
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err.strip() == "raytracer-app: error: RAYTRACER_MEMORY 'bogus' is not one of numba, cuda-core"
