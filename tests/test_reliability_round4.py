@@ -468,3 +468,43 @@ def test_a_bogus_memory_setting_is_refused_on_every_backend(capsys, monkeypatch,
     monkeypatch.setenv("RAYTRACER_MEMORY", "bogus")
     code, out, err = run(capsys, *argv)
     assert code == 2 and err.strip() == "raytracer-app: error: RAYTRACER_MEMORY 'bogus' is not one of numba, cuda-core"
+
+
+# --- absent-key finds in the two-choice table: one or two buckets while buckets have room, a walk when full ------
+
+def _absent_walks(load: float, n: int = 8192, bucket: int = 8, lookups: int = 512):
+    """Buckets an absent key's find reads in a two-choice table built by the CPU twin's own insert, counted
+    here with plain numpy from the slots (independent of find_one): the two buckets, then the following ones
+    up to the first with an empty slot."""
+    import numpy as np
+
+    from kernels.hashtable.open_cpu import insert_all
+    from kernels.hashtable.probing import KEY_EMPTY32, bucket_of, pack
+
+    nbuckets = int(np.ceil(n / load / bucket))
+    empty = pack(np.uint32(KEY_EMPTY32), np.uint32(0))
+    slots = np.full(nbuckets * bucket, empty, np.uint64)
+    rng = np.random.default_rng(1)
+    keys = rng.choice(2**31, size=n, replace=False).astype(np.uint32) + 1
+    assert insert_all(keys, slots, bucket, 2, nbuckets, False) == n
+    room = ((slots & np.uint64(0xFFFFFFFF)) == np.uint64(KEY_EMPTY32)).reshape(nbuckets, bucket).any(axis=1)
+    walks = []
+    for key in rng.integers(2**31 + 1, 2**32 - 3, size=lookups).astype(np.uint32):
+        first, second = int(bucket_of(key, 0, nbuckets)), int(bucket_of(key, 1, nbuckets))
+        if room[first]:
+            walks.append(1)
+            continue
+        b, read = second, 2
+        while not room[b]:
+            b, read = (b + 1) % nbuckets, read + 1
+        walks.append(read)
+    return np.array(walks)
+
+
+@pytest.mark.slow  # compiles the CPU twin's insert on a cold cache
+def test_absent_finds_read_one_or_two_buckets_while_buckets_have_room_and_walk_when_nearly_full():
+    import numpy as np
+
+    half, high, full = _absent_walks(0.5), _absent_walks(0.9), _absent_walks(0.9999)
+    assert np.median(half) == 1 and np.median(high) <= 2  # what README and docs/cli.md say
+    assert np.mean(full) > 50 * np.mean(high)  # the walk docs/cli.md describes near a full table
