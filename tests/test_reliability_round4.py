@@ -508,3 +508,20 @@ def test_absent_finds_read_one_or_two_buckets_while_buckets_have_room_and_walk_w
     half, high, full = _absent_walks(0.5), _absent_walks(0.9), _absent_walks(0.9999)
     assert np.median(half) == 1 and np.median(high) <= 2  # what README and docs/cli.md say
     assert np.mean(full) > 50 * np.mean(high)  # the walk docs/cli.md describes near a full table
+
+
+def test_a_short_tool_past_its_time_is_ended_with_its_group(tmp_path):
+    """git, ptxas, nvcc and ncu's queries run through watchdog.run: on their deadline the whole group goes."""
+    import subprocess
+    import sys
+
+    from kernels.backend import watchdog
+
+    marker = tmp_path / "grandchild.pid"
+    code = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(60)")
+    with pytest.raises(subprocess.TimeoutExpired):
+        watchdog.run([sys.executable, "-c", code], 1.5, capture_output=True, text=True)
+    assert _gone(int(marker.read_text()))
+    done = watchdog.run([sys.executable, "-c", "print('ok')"], 30, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "ok\n")

@@ -178,6 +178,23 @@ def popen(command, **kwargs) -> subprocess.Popen:
         return subprocess.Popen(command, start_new_session=True, **kwargs)
 
 
+def run(command, timeout_s: float, capture_output: bool = False, **kwargs) -> subprocess.CompletedProcess:
+    """``subprocess.run(command, timeout=timeout_s, ...)`` for a short tool (git, ptxas, nvcc, ncu's queries)
+    under the same rules as every child: its own process group, SIGINT blocked, and on its deadline (or a
+    Ctrl-C in the parent) its whole group ended before TimeoutExpired (or the interrupt) is raised."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    kwargs.pop("check", None)
+    proc = popen(command, **kwargs)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        end_group(proc, 0.1)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
 def watch(proc: subprocess.Popen, deadline: Deadline, should_stop=lambda: False, on_line=None,
           what: str = "") -> tuple[int | None, str]:
     """Wait for ``proc`` (started by :func:`popen` with ``stderr=PIPE``) under ``deadline``: its stderr is read

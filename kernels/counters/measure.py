@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from kernels.backend import watchdog
 from kernels.counters import metrics as M
 from kernels.counters.report import short_name, split
 from kernels.counters.tool import CannotMeasure, MeasureFailed, find_ncu, permission_problem, report_module_dir, why_not
@@ -37,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def available_metrics(ncu: str, device: int) -> frozenset | None:
     """The metric names this ncu lists for the device, None when it will not say."""
     try:
-        done = subprocess.run([ncu, "--query-metrics", "--devices", str(device)], capture_output=True, text=True,
-                              timeout=120)
+        done = watchdog.run([ncu, "--query-metrics", "--devices", str(device)], 120, capture_output=True,
+                            text=True)
     except (OSError, subprocess.SubprocessError):
         return None
     problem = permission_problem(done.stdout + done.stderr)
@@ -149,8 +150,8 @@ def read_report(ncu: Path, report: str, extra=(), pcs: bool = False) -> list[dic
     """The report's kernels through NVIDIA's ncu_report module, in a child process (``extra``: metric names
     to read beside the counters' own; ``pcs``: the per-PC source counters too)."""
     folder = report_module_dir(ncu)
-    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report, *(["--pcs"] if pcs else []),
-                           *extra], capture_output=True, text=True, env=_env(str(folder)), cwd=str(ROOT), timeout=600)
+    done = watchdog.run([sys.executable, "-m", "kernels.counters.report", report, *(["--pcs"] if pcs else []),
+                         *extra], 600, capture_output=True, text=True, env=_env(str(folder)), cwd=str(ROOT))
     if done.returncode != 0:
         raise MeasureFailed(f"reading the ncu report failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout)

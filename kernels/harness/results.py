@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernels.backend import watchdog
 from kernels.harness import bench
 
 SCHEMA, VERSION = "raytracer-app/bench-result", 1
@@ -80,7 +81,7 @@ def project_commit(root: Path | None = None) -> str | None:
     if git is None or not (root / ".git").exists():
         return None
     try:
-        done = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        done = watchdog.run([git, "-C", str(root), "rev-parse", "HEAD"], 5, capture_output=True, text=True)
     except (OSError, subprocess.SubprocessError):
         return None
     text = done.stdout.strip()
@@ -94,7 +95,7 @@ def project_dirty(root: Path | None = None) -> bool | None:
     if git is None or not (root / ".git").exists():
         return None
     try:
-        done = subprocess.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=5)
+        done = watchdog.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], 5, capture_output=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return {0: False, 1: True}.get(done.returncode)
