@@ -205,6 +205,7 @@ class SimulatorProcess:
                     raise ChildFailed(f"the {process_name} process ended unexpectedly")
                 what, value = message
                 deadline.heard()
+                watchdog.beat()  # a child of a child (a --processes one's variant files): its parent hears it too
                 if what in ("tick", "started"):
                     continue
                 if what == "deadline":  # the job's own word: from now on its silence may last this long

@@ -60,7 +60,7 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
             start = time.perf_counter()
             try:
                 code, err = _run_child([sys.executable, "-m", CHILD_MODULE, request_path, result_path], env,
-                                       should_stop)
+                                       should_stop, request.variant_timeout)
             except watchdog.Stalled as exc:
                 raise RuntimeError(f"process {i} of {len(shares)} " + (
                     f"went {exc.seconds:g} s without progress (stalled in its work)" if exc.started else
@@ -93,7 +93,7 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
 LOG_TAIL_BYTES = watchdog.LOG_TAIL_BYTES  # what is kept of a child's stderr: its last lines
 
 
-def _run_child(command, env, should_stop) -> tuple[int | None, str]:
+def _run_child(command, env, should_stop, variant_timeout: float = 0.0) -> tuple[int | None, str]:
     """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, tail) when stopped; Stalled
     when it missed its deadline (START_DEADLINE_S to say STARTED, then SILENCE_S between beats). Its stdout
     goes nowhere and of its stderr a thread keeps only the tail, so a child (a variant file) printing
@@ -101,4 +101,6 @@ def _run_child(command, env, should_stop) -> tuple[int | None, str]:
     with the parent. All of it is the one watchdog's (kernels/backend/watchdog.py)."""
     proc = watchdog.popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           env=env)
-    return watchdog.watch(proc, watchdog.Deadline(START_DEADLINE_S, SILENCE_S), should_stop, what="bench process")
+    # a variant file's call may run up to its own --variant-timeout, beating only when it finishes
+    silence = max(SILENCE_S, 2 * variant_timeout)
+    return watchdog.watch(proc, watchdog.Deadline(START_DEADLINE_S, silence), should_stop, what="bench process")
