@@ -536,3 +536,17 @@ def test_a_short_tool_past_its_time_is_ended_with_its_group(tmp_path):
     assert _gone(int(marker.read_text()))
     done = watchdog.run([sys.executable, "-c", "print('ok')"], 30, capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (0, "ok\n")
+
+
+def test_render_writes_its_image_though_its_scene_cannot_be_saved(tmp_path, capsys, monkeypatch):
+    from kernels.io.writer import WriteFailed
+    from kernels.spheres import scene
+
+    def fail(*args, **kwargs):
+        raise WriteFailed("cannot write --save-scene: No space left on device")
+
+    monkeypatch.setattr(scene, "save_scene", fail)
+    out = tmp_path / "frame.png"
+    code, _, err = run(capsys, "render", "spheres", "--backend", "cpu", "--size", "16x16", "--spheres", "2",
+                       "--repeats", "1", "--out", out, "--save-scene", tmp_path / "scene.json")
+    assert code == 1 and out.exists() and "No space left" in err and not (tmp_path / "scene.json").exists()

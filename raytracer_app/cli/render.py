@@ -84,8 +84,9 @@ def render_command(args, backend) -> int:
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
     notes: list[str] = []  # printed after the timing
+    writes = []  # (option, path, write): every output, each written even when another fails
     if args.target == "spheres":
-        frame = _render_spheres(args, backend, size, block)
+        frame = _render_spheres(args, backend, size, block, writes)
     else:
         frame = _render_julia(args, backend, size, block, notes)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
@@ -99,12 +100,17 @@ def render_command(args, backend) -> int:
         print(f"note: {backend.timing_note}")
     for line in notes:
         print(line)
-    write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
-    print(f"wrote {printable(args.out)}")
-    return 0
+    def write_image():
+        write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
+        print(f"wrote {printable(args.out)}")
+
+    from kernels.io.writer import write_each
+    from raytracer_app.cli.parser import report_failed_write
+
+    return 0 if write_each([("--out", args.out, write_image), *writes], report_failed_write) else 1
 
 
-def _render_spheres(args, backend, size, block):
+def _render_spheres(args, backend, size, block, writes: list):
     from kernels.spheres.scene import generate_scene, load_scene, memory_cap, save_scene
 
     if args.scene and args.spheres is not None:
@@ -119,8 +125,11 @@ def _render_spheres(args, backend, size, block):
                             repeats=args.repeats, labels={"spheres": "--scene" if args.scene else "--spheres"})
     frame = render_frame({}, request)
     if args.save_scene:
-        save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
-        print(f"saved scene to {printable(args.save_scene)}")
+        def write_scene():
+            save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
+            print(f"saved scene to {printable(args.save_scene)}")
+
+        writes.append(("--save-scene", args.save_scene, write_scene))
     return frame
 
 
