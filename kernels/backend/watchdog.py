@@ -195,19 +195,19 @@ def run(command, timeout_s: float, capture_output: bool = False, **kwargs) -> su
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
-def watch(proc: subprocess.Popen, deadline: Deadline, should_stop=lambda: False, on_line=None,
+def watch(proc: subprocess.Popen, deadline: Deadline, should_stop=lambda: False,
           what: str = "") -> tuple[int | None, str]:
     """Wait for ``proc`` (started by :func:`popen` with ``stderr=PIPE``) under ``deadline``: its stderr is read
     by a thread, line by line; :data:`STARTED` ends its start-up, :data:`ALIVE` is a beat, and any other line
-    goes to ``on_line(text)``, which counts it as progress when it returns True, and to the tail kept (the
-    last LOG_TAIL_BYTES: a loud child costs no memory). Returns (exit status, the tail), or (None, tail) when
-    ``should_stop()`` turned true; raises :class:`Stalled` when it missed the deadline. Either way, and on
-    Ctrl-C, the child's group is ended first."""
+    goes to the tail kept (the last LOG_TAIL_BYTES: a loud child costs no memory). Returns (exit status, the
+    tail), or (None, tail) when ``should_stop()`` turned true; raises :class:`Stalled` when it missed the
+    deadline. Either way, and on Ctrl-C, the child's group is ended first."""
     from kernels import signals
 
     tail = bytearray()
     lock = threading.Lock()
-    heard: list[bool] = []  # each sign of life (the child started, or progressed), for the waiting loop
+    heard = [0]  # signs of life (the child started, or its work beat) since the waiting loop last looked
+    markers = (STARTED.encode(), ALIVE.encode())
 
     def read():
         pending = b""
@@ -216,17 +216,13 @@ def watch(proc: subprocess.Popen, deadline: Deadline, should_stop=lambda: False,
             *lines, pending = pending.split(b"\n")
             pending = pending[-LOG_TAIL_BYTES:]  # one endless line is cut, never held whole
             for line in lines:
-                text = line.decode("utf-8", "replace").strip()
-                if text in (STARTED, ALIVE):
+                if len(line) <= 16 and line.strip() in markers:
                     with lock:
-                        heard.append(True)
+                        heard[0] += 1
                     continue
-                counts = on_line(text) if on_line is not None else False
                 with lock:
                     tail.extend(line + b"\n")
                     del tail[:-LOG_TAIL_BYTES]
-                    if counts:
-                        heard.append(True)
         with lock:
             tail.extend(pending)
             del tail[:-LOG_TAIL_BYTES]
@@ -237,7 +233,7 @@ def watch(proc: subprocess.Popen, deadline: Deadline, should_stop=lambda: False,
         with signals.cleaned_up(lambda: end_group(proc, 0.1)):
             while proc.poll() is None:
                 with lock:
-                    signs, heard[:] = list(heard), []
+                    signs, heard[0] = heard[0], 0
                 if signs:
                     deadline.heard()
                 if should_stop():
