@@ -550,3 +550,18 @@ def test_render_writes_its_image_though_its_scene_cannot_be_saved(tmp_path, caps
     code, _, err = run(capsys, "render", "spheres", "--backend", "cpu", "--size", "16x16", "--spheres", "2",
                        "--repeats", "1", "--out", out, "--save-scene", tmp_path / "scene.json")
     assert code == 1 and out.exists() and "No space left" in err and not (tmp_path / "scene.json").exists()
+
+
+def test_a_popen_child_whose_parent_has_gone_ends_at_its_next_beat():
+    import subprocess
+    import sys
+
+    from kernels.backend import watchdog
+
+    code = ("import time; from kernels.backend import watchdog\n"
+            "with watchdog.beats_to(watchdog.beat_on_stderr):\n"
+            "    while True:\n        time.sleep(0.05); watchdog.beat()\n")
+    proc = watchdog.popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    proc.stderr.read(len(watchdog.ALIVE))  # it beats
+    proc.stderr.close()  # what its parent's death does to the pipe
+    assert proc.wait(10) == 1

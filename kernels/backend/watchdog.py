@@ -80,7 +80,12 @@ def beats_to(sink):
 
 
 def beat_on_stderr() -> None:
-    print(ALIVE, file=sys.stderr, flush=True)
+    """A :func:`popen` child's beat. Its stderr is its parent's pipe: when that is broken the parent has
+    gone (killed outright), and the child, in a session of its own that no terminal signal reaches, ends."""
+    try:
+        print(ALIVE, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        os._exit(1)
 
 
 def say_started() -> None:
