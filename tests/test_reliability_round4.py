@@ -565,3 +565,15 @@ def test_a_popen_child_whose_parent_has_gone_ends_at_its_next_beat():
     proc.stderr.read(len(watchdog.ALIVE))  # it beats
     proc.stderr.close()  # what its parent's death does to the pipe
     assert proc.wait(10) == 1
+
+
+def test_nsight_compute_silent_past_its_deadline_is_ended(monkeypatch):
+    """The counters' ncu run (here a stand-in that never speaks) is under the same deadline."""
+    import sys
+
+    from kernels.backend import watchdog
+    from kernels.counters import measure
+
+    monkeypatch.setattr(measure, "NCU_START_S", 0.5)
+    with pytest.raises(watchdog.Stalled, match="ncu: stopped by the watchdog"):
+        measure.run_ncu([sys.executable, "-c", "import time; time.sleep(60)"])
