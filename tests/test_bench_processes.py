@@ -122,7 +122,7 @@ def test_children_get_the_request_with_their_share(monkeypatch):
 
     seen = []
 
-    def fake_child(command, env, should_stop):  # read the request the child was given; write no result
+    def fake_child(command, env, should_stop, *deadline):  # read the request the child was given; write no result
         with open(command[-2], encoding="utf-8") as f:
             seen.append(json.load(f))
         return 2, "raytracer-app: error: stop here\n"
@@ -140,7 +140,7 @@ def test_children_get_the_request_with_their_share(monkeypatch):
 def test_a_child_that_fails_is_one_line_with_its_reason(monkeypatch, code, stderr, error):
     from kernels.service import bench_processes
 
-    monkeypatch.setattr(bench_processes, "_run_child", lambda command, env, stop: (code, stderr))
+    monkeypatch.setattr(bench_processes, "_run_child", lambda command, env, stop, *deadline: (code, stderr))
     with pytest.raises(error, match=f"process 1 of 2 exited with {code}") as info:
         bench_processes.run_in_processes(_request(), lambda *a: None, lambda: False)
     if stderr:

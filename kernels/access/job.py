@@ -111,6 +111,7 @@ def _user_file(job: TraceJob, spec, backend, send, tracer):
                "launch": launch, "backend": backend, "repeats": 1, "policy": Policy()}
 
     def run():
+        send("deadline", job.variant_timeout)  # the file's code runs now: bench's watchdog for it from here
         answer = child_side.serve(payload, send)
         if tracer.too_large is not None:
             raise tracer.too_large

@@ -22,7 +22,8 @@ __all__ = ["DEFAULT_BLOCKS", "MODEL_LIMITS", "TraceJob", "gpu_variant", "plan"]
 
 def plan(target: str, variant: str | None = None, *, n: int | None = None, options: dict | None = None,
          seed: int = 0, block=None, blocks: int = DEFAULT_BLOCKS, variant_file: str | None = None,
-         limits: DeviceLimits = MODEL_LIMITS, memory_cap: int | None = None) -> TraceJob:
+         limits: DeviceLimits = MODEL_LIMITS, memory_cap: int | None = None,
+         variant_timeout: float | None = None) -> TraceJob:
     """The job for tracing ``variant`` of ``target`` (or the variant file), checked: InputError (one line) for
     an unknown target or variant, a CPU twin or library peer, a kernel the simulator cannot run, a size out
     of range, or a trace that would need more memory than allowed."""
@@ -49,8 +50,11 @@ def plan(target: str, variant: str | None = None, *, n: int | None = None, optio
     if variant_file is None:
         resolved = gpu_variant(spec, variant).resolve(launch, limits, n)
         launch = Launch(block=resolved.block, grid=resolved.grid, items_per_thread=resolved.items)
+    from kernels.user_variants.loader import DEFAULT_WATCHDOG_S
+
     job = TraceJob(target, variant, n, options, seed, launch, limits, blocks,
-                   (variant_file, source) if variant_file is not None else None)
+                   (variant_file, source) if variant_file is not None else None,
+                   variant_timeout=DEFAULT_WATCHDOG_S if variant_timeout is None else variant_timeout)
     check_memory(job, spec, memory_cap)
     return job
 

@@ -33,6 +33,9 @@ class TraceJob:
     variant_file: tuple | None = None
     entry: tuple | None = None
     segment_records: int = MAX_SEGMENT_RECORDS
+    # a variant file's watchdog, as bench's --variant-timeout: once its code runs, the trace's child is ended
+    # after this many seconds without a block done or a call of its run finished
+    variant_timeout: float = 10.0
 
     @property
     def label(self) -> str:

@@ -20,8 +20,13 @@ from kernels.errors import BackendUnavailable, InputError, one_of
 
 
 def prepare(name: str) -> None:
-    """Call before numba is imported: switches the process to the simulator when ``name == 'sim'``."""
+    """Call before numba is imported: switches the process to the simulator when ``name == 'sim'``. The
+    environment's memory setting (RAYTRACER_MEMORY) is checked here, for every backend: a bad value is
+    refused whether or not this run would allocate GPU memory (the CPU and the simulator do not)."""
     one_of(name, BACKEND_NAMES, "backend")
+    from kernels.backend import memory
+
+    memory.choose(os.environ.get(memory.ENV))
     quiet_deliberate_small_grids()
     if name == "sim" and "numba" not in sys.modules:
         os.environ[SIM_ENV] = "1"

@@ -9,26 +9,36 @@ benchmark rows, a user variant's outcome) come back pickled. A job may stream 't
 watchdog (``call(..., watchdog_s=...)``) a job silent for longer than that is ended, as a user's kernel
 that never finishes must be.
 
-Every exchange is under a deadline, so a child that stalls anywhere is ended and reported (Stalled): its
-start-up, the sending of the job (from a thread, so a child that never reads cannot block the caller on a
-full pipe) and the child's word that it took the job all count against the watchdog's time (START_S
-without one); the app's own jobs (JOBS: render, bench, access) then send a heartbeat every HEARTBEAT_S
-while they run, so one that goes silent for START_S is ended too. This module imports neither Qt nor numba.
+Every exchange is under one deadline (kernels/backend/watchdog.py, the mechanism every child of the app
+uses), so a child that stalls anywhere is ended with its process group and reported (Stalled): its start-up,
+the sending of the job (from a thread, so a child that never reads cannot block the caller on a full pipe)
+and the child's word that it took the job all count against the watchdog's time (START_S without one);
+then each message counts once it has arrived whole (a thread reads them, so a half-written one is silence,
+never a read that blocks), and the app's own jobs (JOBS: render, bench, access) beat from their work (every
+simulated block, timed call and row: watchdog.beat), so one stuck in its work goes silent and is ended after
+START_S. A variant file's job beats only by its own ticks (one per call of its ``run``). The child ignores
+SIGINT: Ctrl-C is the parent's, which ends it (the child stays in its parent's process group, so a parent
+that is itself a child, a `--processes` one, is ended with it). This module imports
+neither Qt nor numba.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
+import signal
 import threading
-import time
 
 from kernels import signals
+from kernels.backend import watchdog
 from kernels.backend.simulator import SIM_ENV
+from kernels.backend.watchdog import Stalled
+
+__all__ = ["Cancelled", "ChildFailed", "SimulatorProcess", "Stalled"]
 
 POLL_S = 0.05  # how often the parent checks for Stop while the child works
 START_S = 60.0  # a child's start-up, its taking the job, and any silence of the app's own jobs, at most
-HEARTBEAT_S = 1.0  # how often the app's own jobs say they are alive
 
 
 class Cancelled(Exception):
@@ -37,18 +47,6 @@ class Cancelled(Exception):
 
 class ChildFailed(RuntimeError):
     """The job raised in the child; the message is the one line to show."""
-
-
-class Stalled(RuntimeError):
-    """The job sent nothing for longer than its watchdog allowed; its child process has been ended.
-    ``started``: whether the child had taken the job (False: it stalled starting, or never read it)."""
-
-    def __init__(self, seconds: float, what: str = "", started: bool = True):
-        why = ("nothing finished within {s:g} s (a kernel that never ends?)" if started else
-               "its process did not start and take the job within {s:g} s")
-        super().__init__(f"{what + ': ' if what else ''}stopped by the watchdog: {why.format(s=seconds)}; "
-                         f"its process was ended")
-        self.seconds, self.started = seconds, started
 
 
 def _one_line(exc: BaseException) -> str:
@@ -71,6 +69,8 @@ def _handler(kind: str):
 
 
 def _child_main(conn, simulate: bool = True) -> None:
+    watchdog.ignore_interrupts()  # Ctrl-C is the parent's: it ends this process
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while it started: now dropped
     if simulate:
         os.environ[SIM_ENV] = "1"  # before anything imports numba
     else:
@@ -78,48 +78,24 @@ def _child_main(conn, simulate: bool = True) -> None:
     lock = threading.Lock()
 
     def send(kind, value):
-        with lock:  # the heartbeat's thread sends too
+        with lock:  # the work's beats may come from the simulator's block threads
             conn.send((kind, value))
 
     while True:
         try:
-            kind, payload = conn.recv()
+            kind, payload, beats = conn.recv()
         except (EOFError, OSError):  # the parent has gone
             return
         try:
             send("started", None)
-            if kind in JOBS:
-                with _heartbeat(send):
-                    result = _handler(kind)(payload, send)
-            else:  # a variant file's job: its own ticks say it progresses, no heartbeat over them
+            # the app's own jobs beat from their work; a variant file's job ticks per call of its run, no more
+            with watchdog.beats_to((lambda: send("tick", None)) if beats else None):
                 result = _handler(kind)(payload, send)
             send("result", result)
         except (EOFError, OSError):  # the parent has gone
             return
         except Exception as exc:  # noqa: BLE001
             send("error", _one_line(exc))
-
-
-class _heartbeat:
-    """While one of the app's own jobs runs: a 'tick' every HEARTBEAT_S from a thread of the child."""
-
-    def __init__(self, send):
-        self._send, self._done = send, threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self):
-        while not self._done.wait(HEARTBEAT_S):
-            try:
-                self._send("tick", None)
-            except (OSError, ValueError):
-                return
-
-    def __enter__(self):
-        self._thread.start()
-
-    def __exit__(self, *exc):
-        self._done.set()
-        self._thread.join()
 
 
 # ---------------------------------------------------------------------------------------------- parent side
@@ -132,6 +108,22 @@ def _send_quietly(conn, message) -> None:
         pass
 
 
+_EOF = object()  # the reader's word that the pipe has closed
+
+
+def _read_messages(conn, inbox: queue.Queue) -> None:
+    """The child's messages, each whole, into ``inbox`` (a thread per child: the waiting loop never reads,
+    so a half-written message cannot block it past its deadline)."""
+    while True:
+        try:
+            inbox.put(conn.recv())
+        except (EOFError, OSError, ValueError):
+            inbox.put(_EOF)
+            return
+        except Exception as exc:  # noqa: BLE001 - a message that does not unpickle
+            inbox.put(("error", f"a message of the child could not be read: {_one_line(exc)}"))
+
+
 class SimulatorProcess:
     """One simulator child process serving render and benchmark jobs, started on first use (or by
     ``start``) and again after it was ended. ``call`` blocks the calling (worker) thread, never the GUI
@@ -142,6 +134,7 @@ class SimulatorProcess:
         self._name = name
         self._proc = None
         self._conn = None
+        self._inbox = None  # the child's messages, read whole by a thread
         self._sender = None  # the thread sending the current job
         self._ended_on_exit = None  # the token of its clean-up on a forced exit (kernels.signals)
         self._lock = threading.Lock()
@@ -158,49 +151,65 @@ class SimulatorProcess:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(target=_child_main, args=(child, self._simulate), name=self._name, daemon=True)
-        self._proc.start()
+        with watchdog.interrupts_blocked():  # until the child has set SIGINT aside (_child_main)
+            self._proc.start()
         child.close()
         self._conn = parent
-        self._ended_on_exit = signals.on_forced_exit(self._proc.kill)  # Ctrl-C inside a kernel: not left behind
+        self._inbox = queue.Queue()
+        threading.Thread(target=_read_messages, args=(parent, self._inbox), name=f"{self._name}-read",
+                         daemon=True).start()
+        proc = self._proc
+        self._ended_on_exit = signals.on_forced_exit(lambda: watchdog.end_group(proc, 0.1))  # not left behind
 
-    def call(self, kind: str, payload, should_stop, on_message=None, watchdog_s: float | None = None):
+    def call(self, kind: str, payload, should_stop, on_message=None, watchdog_s: float | None = None,
+             beats: bool | None = None):
         """Run one job ('render': (request, memory, repeats); 'bench': a BenchRequest's JSON; or any
-        'module:function' the child can import, e.g. a variant file's job) and return its result. Messages the job streams go to ``on_message(kind, value)``. When
-        ``should_stop()`` turns true the child is ended and Cancelled is raised; when the child stays silent
-        for longer than ``watchdog_s`` (START_S without one), counting from the call's start, so its
-        start-up and the sending of the job count too, the child is ended and Stalled is raised."""
-        limit = watchdog_s if watchdog_s is not None else START_S
+        'module:function' the child can import, e.g. a variant file's job) and return its result. Messages
+        the job streams go to ``on_message(kind, value)``. When ``should_stop()`` turns true the child is
+        ended and Cancelled is raised; when the child stays silent for longer than ``watchdog_s`` (START_S
+        without one), counting from the call's start, so its start-up and the sending of the job count too,
+        and a message counts only once it has arrived whole, the child is ended and Stalled is raised.
+        ``beats``: whether the work's beats (watchdog.beat) count as progress (default: for the app's own
+        JOBS; a variant file's job counts only its own ticks, one per call of its run). A job may send
+        ('deadline', seconds) to bound its silence from then on (a traced run of a variant file: the
+        file's own watchdog time once the file's code runs)."""
+        beats = kind in JOBS if beats is None else beats
+        deadline = watchdog.Deadline(watchdog_s if watchdog_s is not None else START_S)
         with self._lock:
-            heard = time.monotonic()  # start-up, the send and the child's first word: one deadline
             self._ensure_started()
-            conn, proc = self._conn, self._proc
+            conn, proc, inbox = self._conn, self._proc, self._inbox
             process_name = proc.name
-            self._sender = threading.Thread(target=_send_quietly, args=(conn, (kind, payload)),
+            while not inbox.empty():  # nothing of an earlier job counts for this one
+                if inbox.get_nowait() is _EOF:
+                    inbox.put(_EOF)
+                    break
+            self._sender = threading.Thread(target=_send_quietly, args=(conn, (kind, payload, beats)),
                                             name=f"{process_name}-send", daemon=True)
             self._sender.start()
-            started = False
             while True:
                 if should_stop():
                     self.end()
                     raise Cancelled()
-                if time.monotonic() - heard > limit:
+                if deadline.overdue():
                     self.end()
-                    raise Stalled(limit, started=started)
+                    raise deadline.stalled()
                 try:
-                    ready = conn.poll(POLL_S)
-                    message = conn.recv() if ready else None
-                except (EOFError, OSError):
-                    message = None
-                    ready = True
-                if message is None:
-                    if ready or not proc.is_alive():
+                    message = inbox.get(timeout=POLL_S)
+                except queue.Empty:
+                    if not proc.is_alive() and inbox.empty():
                         self.end()
-                        raise ChildFailed(f"the {process_name} process ended unexpectedly")
+                        raise ChildFailed(f"the {process_name} process ended unexpectedly") from None
                     continue
+                if message is _EOF:
+                    self.end()
+                    raise ChildFailed(f"the {process_name} process ended unexpectedly")
                 what, value = message
-                heard = time.monotonic()
+                deadline.heard()
+                watchdog.beat()  # a child of a child (a --processes one's variant files): its parent hears it too
                 if what in ("tick", "started"):
-                    started = True
+                    continue
+                if what == "deadline":  # the job's own word: from now on its silence may last this long
+                    deadline.silence_s = float(value)
                     continue
                 if what == "result":
                     return value
@@ -210,19 +219,17 @@ class SimulatorProcess:
                     on_message(what, value)
 
     def end(self) -> None:
-        """End the child now (a no-op when none runs); the next call starts a fresh one. The process goes
-        first, so that a send still blocked on its pipe fails at once and its thread ends."""
+        """End the child now (a no-op when none runs), with its process group; the next call starts a fresh
+        one. The process goes first, so that a send still blocked on its pipe fails at once and its thread
+        ends, and the reader's pipe closes."""
         proc, conn, sender = self._proc, self._conn, self._sender
-        self._proc, self._conn, self._sender = None, None, None
+        self._proc, self._conn, self._sender, self._inbox = None, None, None, None
         if self._ended_on_exit is not None:
             signals.forget(self._ended_on_exit)
             self._ended_on_exit = None
-        if proc is not None and proc.is_alive():
-            proc.terminate()
+        if proc is not None:
+            watchdog.end_group(proc)
             proc.join(0.5)
-            if proc.is_alive():
-                proc.kill()
-                proc.join(0.5)
         if sender is not None:
             sender.join(1.0)
         if conn is not None:

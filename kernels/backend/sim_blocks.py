@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kernels.backend.watchdog import beat
 from kernels.errors import InputError
 
 
@@ -201,6 +202,7 @@ def run_block(fn, grid_point, block_dim, args, dim3, *, on_release: Callable[[],
         thread.exception = None  # an idle thread keeps no traceback (and the arrays its frames hold) alive
     with _idle_lock:
         _idle.extend(threads)
+    beat()  # a block done: the work progresses (a kernel looping forever inside one never beats)
     if barrier.error is not None:  # on_release failed (a trace too large)
         raise barrier.error
     if error is not None:

@@ -15,7 +15,6 @@ import collections
 import functools
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from kernels.backend import watchdog
 from kernels.counters import metrics as M
 from kernels.counters.report import short_name, split
 from kernels.counters.tool import CannotMeasure, MeasureFailed, find_ncu, permission_problem, report_module_dir, why_not
@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def available_metrics(ncu: str, device: int) -> frozenset | None:
     """The metric names this ncu lists for the device, None when it will not say."""
     try:
-        done = subprocess.run([ncu, "--query-metrics", "--devices", str(device)], capture_output=True, text=True,
-                              timeout=120)
+        done = watchdog.run([ncu, "--query-metrics", "--devices", str(device)], 120, capture_output=True,
+                            text=True)
     except (OSError, subprocess.SubprocessError):
         return None
     problem = permission_problem(done.stdout + done.stderr)
@@ -91,23 +91,26 @@ def _env(extra_path: str | None = None, numba_cache: str | None = None) -> dict:
 
 def _stop(proc: subprocess.Popen) -> None:
     """Ends the ncu process group this module started (ncu and the child it runs)."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    try:
-        proc.wait(timeout=3)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    from kernels.backend import watchdog
+
+    watchdog.end_group(proc, 3.0)
+
+
+# ncu's deadline (kernels/backend/watchdog.py): its start and the profiled child's first progress line, then
+# each variant profiled (ncu replays a kernel once per group of counters) at most this long
+NCU_START_S = 300.0
+NCU_SILENCE_S = 600.0
 
 
 def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0, numba_cache: str | None = None
             ) -> tuple[int | None, str, dict]:
     """Runs ncu; returns (exit status or None when stopped, its output's tail, {variant index: skip reason}).
     Stops at once when ncu says counters cannot be read."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=_env(numba_cache=numba_cache), start_new_session=True, cwd=str(ROOT))
+    from kernels.backend import watchdog
+
+    proc = watchdog.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=_env(numba_cache=numba_cache), cwd=str(ROOT))
+    deadline = watchdog.Deadline(NCU_START_S, NCU_SILENCE_S)
     tail: collections.deque = collections.deque(maxlen=200)
     skips: dict[int, str] = {}
     lines: collections.deque = collections.deque()
@@ -118,9 +121,11 @@ def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0, 
         while lines:
             line = lines.popleft().rstrip("\n")
             if line.startswith(PREFIX + "-skip "):
+                deadline.heard()
                 idx, _, why = line[len(PREFIX) + 6:].partition(" ")
                 skips[int(idx)] = why
             elif line.startswith(PREFIX + " "):
+                deadline.heard()  # a variant's turn: the profiled child progresses
                 done = line[len(PREFIX) + 1:].split("/", 1)[0]
                 if on_progress and done.isdigit():
                     on_progress(int(done) - 1, total, line[len(PREFIX) + 1:])
@@ -133,6 +138,9 @@ def run_ncu(cmd: list[str], on_progress=None, should_stop=None, total: int = 0, 
             stopped = True
             _stop(proc)
             break
+        if deadline.overdue():
+            _stop(proc)
+            raise deadline.stalled("ncu")
         time.sleep(0.05)
     proc.wait()
     return (None if stopped else proc.returncode), "\n".join(tail), skips
@@ -142,8 +150,8 @@ def read_report(ncu: Path, report: str, extra=(), pcs: bool = False) -> list[dic
     """The report's kernels through NVIDIA's ncu_report module, in a child process (``extra``: metric names
     to read beside the counters' own; ``pcs``: the per-PC source counters too)."""
     folder = report_module_dir(ncu)
-    done = subprocess.run([sys.executable, "-m", "kernels.counters.report", report, *(["--pcs"] if pcs else []),
-                           *extra], capture_output=True, text=True, env=_env(str(folder)), cwd=str(ROOT), timeout=600)
+    done = watchdog.run([sys.executable, "-m", "kernels.counters.report", report, *(["--pcs"] if pcs else []),
+                         *extra], 600, capture_output=True, text=True, env=_env(str(folder)), cwd=str(ROOT))
     if done.returncode != 0:
         raise MeasureFailed(f"reading the ncu report failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout)

@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from kernels.backend import watchdog
 from kernels.errors import InputError
 
 INSTALL_HINT = ("install Nsight Compute (it comes with the CUDA toolkit, or from developer.nvidia.com/nsight-compute) "
@@ -73,7 +74,7 @@ def report_module_dir(ncu: Path) -> Path | None:
 @functools.lru_cache(maxsize=None)
 def ncu_version(ncu: str) -> str:
     try:
-        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = watchdog.run([ncu, "--version"], 30, capture_output=True, text=True).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]

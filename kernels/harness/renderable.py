@@ -23,7 +23,9 @@ does, when it draws). A kind module defines:
 - ``tiny(params)``: the params of a tiny frame that warms the same kernel;
 - ``row(meta, size)``: (op, n, what) of a frame's timing row, and ``variant(meta)``: a GPU frame's variant name;
 - ``png_text(params)``: text chunks a saved image carries besides the frame's metadata (optional);
-- ``notes(params, size, out, values)``: lines the CLI prints after a render, given its control values (optional).
+- ``notes(params, size, out, values)``: lines the CLI prints after a render, given its control values (optional);
+- ``outputs(params, size, out, values)``: the files a render writes besides its image, as (option, path, write)
+  for the one writer's ``write_each`` (each written even when another fails; optional).
 """
 
 from __future__ import annotations
@@ -183,6 +185,10 @@ class Renderable:
     def notes(self, params, size, out: str, values: dict) -> list[str]:
         notes = getattr(self.module(), "notes", None)
         return [] if notes is None else notes(params, size, out, values)
+
+    def outputs(self, params, size, out: str, values: dict) -> list:
+        outputs = getattr(self.module(), "outputs", None)
+        return [] if outputs is None else outputs(params, size, out, values)
 
     def png_text(self, params) -> dict:
         png_text = getattr(self.module(), "png_text", None)

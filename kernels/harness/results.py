@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernels.backend import watchdog
 from kernels.harness.peak import Peak
 from kernels.harness.rows import Row, package_version, versions
 
@@ -81,7 +82,7 @@ def project_commit(root: Path | None = None) -> str | None:
     if git is None or not (root / ".git").exists():
         return None
     try:
-        done = subprocess.run([git, "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        done = watchdog.run([git, "-C", str(root), "rev-parse", "HEAD"], 5, capture_output=True, text=True)
     except (OSError, subprocess.SubprocessError):
         return None
     text = done.stdout.strip()
@@ -95,7 +96,7 @@ def project_dirty(root: Path | None = None) -> bool | None:
     if git is None or not (root / ".git").exists():
         return None
     try:
-        done = subprocess.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=5)
+        done = watchdog.run([git, "-C", str(root), "diff", "--quiet", "HEAD", "--"], 5, capture_output=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return {0: False, 1: True}.get(done.returncode)

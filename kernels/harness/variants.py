@@ -78,12 +78,17 @@ class Variant:
                              f"so it takes at most {cap} per launch")
 
 
+# names `--variants` (and a request's ``variants``) give a meaning of their own: no variant may be called so,
+# or it could never be selected alone (a user variant file's NAME is checked against this: kernels/user_variants)
+RESERVED_NAMES = ("all",)
+
+
 def select(variants: Iterable[Variant], spec: str | Iterable[str] = "all") -> list[Variant]:
     """Variants named by ``spec`` ('all', 'a,b' or a list of names), in the registry's order."""
     variants = list(variants)
     by_name = {v.name: v for v in variants}
     if isinstance(spec, str):
-        if spec.strip() == "all":
+        if spec.strip() == RESERVED_NAMES[0]:
             return variants
         names = items(spec, "--variants")
     else:

@@ -231,13 +231,9 @@ VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
 # --- the descriptor -------------------------------------------------------------------------------------
 
 
-def parse_load(text) -> float | tuple[float, ...]:
-    """A load factor, or (a sweep: ``--load 0.5,0.9``) a tuple of them, each checked."""
-    items = [x.strip() for x in str(text).split(",")]
-    if len(items) > 1:
-        if not all(items):
-            raise InputError(f"--load {text!r} has an empty value; give load factors separated by commas")
-        return tuple(check_load(_number(x, "--load")) for x in items)
+def parse_load(text) -> float:
+    """One load factor, checked (a sweep's list, ``--load 0.5,0.9``, is split by the one list rule first:
+    the CLI's ListOption, a request's swept option)."""
     return check_load(_number(text, "--load"))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kernels.backend import watchdog
 from kernels.backend import Skip, SkipKind, memory, not_applicable
 from kernels.errors import shown
 from kernels.harness.rows import Outcome
@@ -58,7 +59,7 @@ def _library(folder: str, arch: str):
     if nvcc is None:
         return _skip("nvcc was not found (on PATH or in $CUDA_HOME/bin): the shim cannot be built")
     try:
-        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+        version = watchdog.run([nvcc, "--version"], 60, capture_output=True, text=True).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         return _skip(f"nvcc --version failed: {exc}")
     flags = (*NVCC_FLAGS, f"-arch={arch}", f"-I{include}")
@@ -112,8 +113,8 @@ def _build(nvcc: str, flags, target: Path) -> str:
     loaded); '' on success, else the reason in one line."""
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        proc = subprocess.run([nvcc, *flags, "-o", str(partial), str(SHIM)], capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT_S)
+        proc = watchdog.run([nvcc, *flags, "-o", str(partial), str(SHIM)], BUILD_TIMEOUT_S, capture_output=True,
+                            text=True)
     except subprocess.TimeoutExpired:
         return f"nvcc took more than {BUILD_TIMEOUT_S} s to build the shim"
     except OSError as exc:

@@ -32,7 +32,10 @@ from kernels.inspector.errors import CompileFailed
 from kernels.inspector.occupancy import DEFAULT_ARCH, limits_for
 
 CACHE_ENV = "RAYTRACER_INSPECT_CACHE"
-CHILD_TIMEOUT_S = 600
+# the compiler child's deadline (kernels/backend/watchdog.py): its start (interpreter, numba), then each kernel
+# it compiles (NVVM for every architecture of its group) at most this long
+CHILD_START_S = 120.0
+CHILD_SILENCE_S = 300.0
 _KERNELS_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -235,11 +238,18 @@ def _run_one_child(jobs: list[dict], archs: list[str]) -> dict:
         request, answer = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "result.json")
         with open(request, "w") as f:
             json.dump({"ccs": [list(_cc(arch)) for arch in archs], "jobs": jobs}, f)
-        done = subprocess.run([sys.executable, "-m", "kernels.inspector.offline_compile", request, answer],
-                              env=env, cwd=root, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-        if done.returncode != 0 or not os.path.exists(answer):
-            lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-            raise CompileFailed(f"the compiler process failed: {lines[-1] if lines else done.returncode}")
+        from kernels.backend import watchdog
+
+        proc = watchdog.popen([sys.executable, "-m", "kernels.inspector.offline_compile", request, answer],
+                              env=env, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        try:  # the one deadline: started within CHILD_START_S, then a kernel compiled every CHILD_SILENCE_S
+            code, err = watchdog.watch(proc, watchdog.Deadline(CHILD_START_S, CHILD_SILENCE_S))
+        except watchdog.Stalled as exc:
+            raise CompileFailed(f"the compiler process: {exc}") from None
+        if code != 0 or not os.path.exists(answer):
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            raise CompileFailed(f"the compiler process failed: {lines[-1] if lines else code}")
         from kernels.io.reader import read_json
 
         return read_json(answer, "the compiler process's answer", 1 << 30, "PTX of a few kernels")["results"]

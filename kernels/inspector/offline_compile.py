@@ -86,16 +86,22 @@ def main(argv: list[str]) -> int:
     jobs_path, result_path = argv
     from kernels.io.reader import read_json
 
+    from kernels.backend import watchdog
+
     request = read_json(jobs_path, "the compile jobs", 64 * 2**20, "a list of kernels to compile")
     ccs = [tuple(cc) for cc in request["ccs"]]
     results = {}
-    for job in request["jobs"]:
-        try:
-            results[job["key"]] = compile_job(job, ccs)
-        except Exception as exc:  # noqa: BLE001 - reported per kernel: one broken kernel must not hide the others
-            # numba's messages open with the failing pipeline stage and put the cause on the next line
-            text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
-            results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}
+    watchdog.ignore_interrupts()  # Ctrl-C is the parent's, which ends this process
+    watchdog.say_started()
+    with watchdog.beats_to(watchdog.beat_on_stderr):
+        for job in request["jobs"]:
+            try:
+                results[job["key"]] = compile_job(job, ccs)
+            except Exception as exc:  # noqa: BLE001 - reported per kernel: one broken kernel must not hide the others
+                # numba's messages open with the failing pipeline stage and put the cause on the next line
+                text = [ln.strip() for ln in str(exc).splitlines() if ln.strip()][:2]
+                results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}
+            watchdog.beat()  # a kernel compiled: the parent's deadline counts from here
     with open(result_path, "w") as f:
         json.dump({"numba_cuda": numba_cuda_version(), "results": results}, f)
     return 0

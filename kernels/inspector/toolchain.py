@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from kernels.backend import watchdog
 from kernels.inspector.errors import CompileFailed, ToolchainMissing
 
 EXTRA_HINT = "pip install -e '.[inspect]'"
@@ -161,7 +162,7 @@ def disassemble(cubin: bytes) -> str:
 
 
 def _run(cmd: list[str], what: str | None) -> subprocess.CompletedProcess:
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
+    done = watchdog.run(cmd, TOOL_TIMEOUT_S, capture_output=True, text=True)
     if what and done.returncode != 0:
         lines = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
         raise CompileFailed(f"{what} failed: {lines[-1] if lines else f'exit status {done.returncode}'}")

@@ -25,28 +25,42 @@ def heal() -> None:
     numba_private.wrap_cache_file_reads(_regular_first)
 
 
+# numba reads an entry's files whole (the index, then one compiled overload): their sizes are checked first.
+# An index is a pickled table of a function's signatures (kilobytes); a data file one overload's machine code
+# (a few MB): more is damage (or a file padded on purpose), removed and compiled again, never read.
+MAX_INDEX_BYTES = 16 * 2**20
+MAX_DATA_BYTES = 256 * 2**20
+
+
 def _regular_first(original, path_of, missing):
-    """``original`` once the file it opens is checked by the one input reader (without blocking): one that
-    is not a regular file is removed with one warning and counts as missing (``missing`` is returned, or
-    OSError raised when it is None: what numba does for a data file gone)."""
+    """``original`` once the file it opens is checked by the one input reader (without blocking) and its
+    size bounded (MAX_INDEX_BYTES for an index, MAX_DATA_BYTES for data, and what the memory free holds):
+    one that is not a regular file, or too large, is removed with one warning and counts as missing
+    (``missing`` is returned, or OSError raised when it is None: what numba does for a data file gone)."""
+    limit = MAX_DATA_BYTES if missing is None else MAX_INDEX_BYTES
+
     @functools.wraps(original)
     def wrapper(self, *args):
         from kernels.errors import InputError
         from kernels.io.cache import discard, warn_once
-        from kernels.io.reader import NotAFile, check_input
+        from kernels.io.reader import NotAFile, check_input, host_memory_problem
 
         path = path_of(self, *args)
         try:
-            check_input(path, "numba's cache file")
+            size = check_input(path, "numba's cache file").st_size
+            problem = f"{size:,} bytes; at most {limit:,}" if size > limit else host_memory_problem(size)
+            unusable = f"numba's cache file {path!r} is too large to read ({problem})" if problem else None
         except NotAFile as exc:
-            gone = discard(path)
-            warn_once(f"{exc}; {'removed, ' if gone else ''}compiling again")
-            if missing is None:
-                raise OSError(str(exc)) from None
-            return dict(missing)
+            unusable = str(exc)
         except InputError:
-            pass  # missing or unreadable: numba says so itself, as before
-        return original(self, *args)
+            unusable = None  # missing or unreadable: numba says so itself, as before
+        if unusable is None:
+            return original(self, *args)
+        gone = discard(path)
+        warn_once(f"{unusable}; {'removed, ' if gone else ''}compiling again")
+        if missing is None:
+            raise OSError(unusable)
+        return dict(missing)
 
     return wrapper
 

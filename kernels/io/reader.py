@@ -298,6 +298,27 @@ def _npy_header(f, version):
     return _format_impl._read_array_header(f, version)
 
 
+MAX_NPY_HEADER = 1 << 16  # a header is a short dict (numpy writes tens of bytes; it reads at most 10,000)
+
+
+def _check_npy_header_length(f, version, size: int, label: str) -> None:
+    """The header length the file declares, checked against the file and MAX_NPY_HEADER before numpy reads
+    that many bytes (it asks for the declared length at once: 4 GiB from a version 2 header of 13 bytes)."""
+    import struct
+
+    width = 2 if version == (1, 0) else 4
+    raw = f.read(width)
+    f.seek(-len(raw), os.SEEK_CUR)
+    if len(raw) < width:
+        raise InputError(f"{label} is not a .npy file: its header is cut short")
+    (length,) = struct.unpack("<H" if width == 2 else "<I", raw)
+    left = size - f.tell() - width
+    if length > min(left, MAX_NPY_HEADER):
+        raise InputError(f"{label} is not a .npy file: its header declares {length:,} bytes"
+                         + (f"; the file holds {left:,} after it" if length > left else
+                            f"; a .npy header is at most {MAX_NPY_HEADER:,}"))
+
+
 def _npy_layout(f, label: str) -> tuple[int, np.dtype]:
     """(element count, dtype) of the open .npy file ``f`` from its header alone, checked against the file's
     size; InputError for what is not a plain numeric .npy array."""
@@ -312,7 +333,10 @@ def _npy_layout(f, label: str) -> tuple[int, np.dtype]:
     f.seek(0)
     try:
         version = fmt.read_magic(f)
+        _check_npy_header_length(f, version, size, label)
         shape, fortran, dtype = _npy_header(f, version)
+    except InputError:
+        raise
     except (ValueError, OSError, SyntaxError, TypeError) as exc:
         raise InputError(f"{label} is not a .npy file: its header is damaged ({str(exc).splitlines()[0]})") from None
     if dtype.hasobject:

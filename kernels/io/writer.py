@@ -5,7 +5,8 @@ write never leaves a partial file (one left by a kill -9 is removed by the next 
 never replaces what is not a regular file (a device, FIFO, socket or directory is refused; a symlink is
 followed, once, and its target written, unless the kernel's protected_symlinks rule would refuse it; the
 suffix rule applies to the target), keeps a replaced file's
-permission bits, gives a new file the umask's usual mode, and refuses an output that is one of the
+permission bits, owner and group (refusing a file it cannot give them back to), gives a new file the umask's
+usual mode, and refuses an output that is one of the
 run's inputs. Every message names the option the user gave (``--out``, ``--csv``, a GUI action...).
 """
 
@@ -27,6 +28,20 @@ from kernels.errors import InputError, printable, shown
 
 class WriteFailed(RuntimeError):
     """The destination was fine when checked, but writing it failed (disk full, removed folder...)."""
+
+
+def write_each(writes, on_failure) -> bool:
+    """Do every write of ``writes`` ((option, path, write): ``write()`` makes the text and writes it through
+    this writer), each one even when one before it failed, so a failure to write one output never loses the
+    others; ``on_failure(option, path, exc)`` hears each one that failed. True when all were written."""
+    ok = True
+    for option, path, write in writes:
+        try:
+            write()
+        except (WriteFailed, InputError, UnicodeError, OSError) as exc:
+            ok = False
+            on_failure(option, path, exc)
+    return ok
 
 
 def kind_of(mode: int) -> str:
@@ -165,7 +180,8 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
     InputError when the destination is refused, WriteFailed when writing fails (nothing is left behind)."""
     target = check_output(path, option, inputs, suffixes)
     if isinstance(data, str):
-        data = data.encode("utf-8")
+        # a file name that is not UTF-8 (legal on Linux) reaches text as lone surrogates: written as \udcXX
+        data = data.encode("utf-8", "backslashreplace")
     label = f"{option} {shown(os.fspath(path), 200)}"
     name = target.name
     try:
@@ -187,6 +203,8 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
             # checked again just before the rename: never put a regular file in place of something else
             if st is not None and not stat.S_ISREG(st.st_mode):
                 raise InputError(f"{label} is {kind_of(st.st_mode)}; give a regular file name")
+            if st is not None:
+                _keep_owner(f.fileno(), st, label)
             os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode) if st is not None else new_file_mode())
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         tmp = None
@@ -199,6 +217,22 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
             signals.forget(token)
         os.close(folder)
     return target
+
+
+def _keep_owner(fd: int, st: os.stat_result, label: str) -> None:
+    """The replacement gets the replaced file's owner and group (a file written through a link to another
+    user's file stays that user's, root writing it included); where they cannot be given (not root, and
+    the file is another user's or of a group you are not in) the write is refused and the file left as it
+    was, rather than the file silently becoming yours."""
+    own = os.fstat(fd)
+    if (own.st_uid, own.st_gid) == (st.st_uid, st.st_gid):
+        return
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:
+        raise InputError(f"{label} belongs to another user or group (uid {st.st_uid}, gid {st.st_gid}); "
+                         "replacing it would make it yours, so it is left as it is: write to a file of your "
+                         "own") from None
 
 
 def _create_temp(folder: int, name: str) -> tuple[str, int]:

@@ -155,10 +155,12 @@ def main(argv: list[str]) -> int:
     request_path, result_path = argv
     try:
         request = BenchRequest.from_json(read_json(request_path, "request", 1 << 20, "a bench request is small"))
-        from kernels.service.bench_processes import STARTED
+        from kernels.backend import watchdog
 
-        print(STARTED, file=sys.stderr, flush=True)  # the parent's start-up deadline ends here
-        run = run_bench(request)
+        watchdog.ignore_interrupts()  # Ctrl-C is the parent's, which ends this process
+        watchdog.say_started()  # the parent's start-up deadline ends here
+        with watchdog.beats_to(watchdog.beat_on_stderr):  # from the work: each timed call, row, simulated block
+            run = run_bench(request, lambda kind, value: watchdog.beat())
         results.write_result(result_path, results.make_result(request, run.rows, run.peak), "--json")
     except InputError as exc:
         print(f"raytracer-app: error: {printable(exc)}", file=sys.stderr)

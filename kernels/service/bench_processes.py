@@ -14,14 +14,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-POLL_S = 0.1  # how often the parent checks for Stop while a child runs
+from kernels.backend import watchdog
+
 # a child says STARTED on stderr once it has read its request: one that has not within this many seconds
-# (interpreter, numba and the driver started) stalled at start, and is ended, as every child is under a deadline
+# (interpreter, numba and the driver started) stalled at start; after that it beats on stderr from its work
+# (every timed call and row, every simulated block: kernels/backend/watchdog.py), and one silent for longer
+# than SILENCE_S stalled in its work. Either way it is ended with its process group, as every child is.
 START_DEADLINE_S = 120.0
-STARTED = "@started"
+SILENCE_S = watchdog.SILENCE_S
+STARTED = watchdog.STARTED
 
 
 CHILD_MODULE = "kernels.service.bench"
@@ -55,13 +58,17 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
             with open(request_path, "w", encoding="utf-8") as f:
                 json.dump(one.to_json(), f)
             start = time.perf_counter()
-            code, err = _run_child([sys.executable, "-m", CHILD_MODULE, request_path, result_path], env, should_stop)
+            try:
+                code, err = _run_child([sys.executable, "-m", CHILD_MODULE, request_path, result_path], env,
+                                       should_stop, request.variant_timeout)
+            except watchdog.Stalled as exc:
+                raise RuntimeError(f"process {i} of {len(shares)} " + (
+                    f"went {exc.seconds:g} s without progress (stalled in its work)" if exc.started else
+                    f"did not start within {exc.seconds:g} s (it stalled before reading its request)") +
+                    "; it was ended with its process group") from None
             if code is None:
                 stopped = True
                 break
-            if code == STALLED:
-                raise RuntimeError(f"process {i} of {len(shares)} did not start within {START_DEADLINE_S:g} s (it "
-                                   "stalled before reading its request) and was ended")
             if not (code in (0, 1) and os.path.exists(result_path)):  # 1 with rows: a variant failed verification
                 lines = [x for x in err.splitlines() if x.strip() and x.strip() != STARTED]
                 last = lines[-1].removeprefix("raytracer-app: ") if lines else "no message"
@@ -83,58 +90,17 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
     return rows, peak, False
 
 
-LOG_TAIL_BYTES = 64 * 2**10  # what is kept of a child's stderr: its last lines, however much it printed
+LOG_TAIL_BYTES = watchdog.LOG_TAIL_BYTES  # what is kept of a child's stderr: its last lines
 
 
-STALLED = "stalled"
-
-
-def _run_child(command, env, should_stop) -> tuple[int | str | None, str]:
-    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, '') when stopped, (STALLED,
-    '') when it did not say STARTED within START_DEADLINE_S (either way the child is ended). Its stdout goes
-    nowhere and of its stderr a thread keeps only the tail, so a child (a variant file) printing hundreds of
-    MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's forced exit, ends it with the
-    parent."""
-    from kernels import signals
-
-    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env)
-    tail = bytearray()
-    started = threading.Event()
-    begun = time.monotonic()
-
-    def keep_tail():
-        while chunk := proc.stderr.read1(1 << 16):
-            tail.extend(chunk)
-            if not started.is_set() and STARTED.encode() in tail:
-                started.set()
-            del tail[:-LOG_TAIL_BYTES]
-
-    def end() -> None:
-        proc.terminate()
-        try:
-            proc.wait(2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-    reader = threading.Thread(target=keep_tail, daemon=True)
-    reader.start()
-    try:
-        with signals.cleaned_up(proc.kill):
-            while proc.poll() is None:
-                if should_stop():
-                    end()
-                    return None, ""
-                if not started.is_set() and time.monotonic() - begun > START_DEADLINE_S:
-                    end()
-                    return STALLED, ""
-                time.sleep(POLL_S)
-    except BaseException:  # Ctrl-C in the parent: the child goes with it
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        reader.join(5)
-        proc.stderr.close()
-    return proc.returncode, bytes(tail).decode("utf-8", "replace")
+def _run_child(command, env, should_stop, variant_timeout: float = 0.0) -> tuple[int | None, str]:
+    """(exit status, the last LOG_TAIL_BYTES of its stderr) of the child; (None, tail) when stopped; Stalled
+    when it missed its deadline (START_DEADLINE_S to say STARTED, then SILENCE_S between beats). Its stdout
+    goes nowhere and of its stderr a thread keeps only the tail, so a child (a variant file) printing
+    hundreds of MB costs neither memory nor disk here; Ctrl-C, or the signal watchdog's forced exit, ends it
+    with the parent. All of it is the one watchdog's (kernels/backend/watchdog.py)."""
+    proc = watchdog.popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=env)
+    # a variant file's call may run up to its own --variant-timeout, beating only when it finishes
+    silence = max(SILENCE_S, 2 * variant_timeout)
+    return watchdog.watch(proc, watchdog.Deadline(START_DEADLINE_S, silence), should_stop, what="bench process")

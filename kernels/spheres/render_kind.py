@@ -84,13 +84,17 @@ def variant(meta: dict) -> str:
     return HOST_VARIANTS[meta["twin"]] if "twin" in meta else f"spheres-{meta.get('memory', '')}"
 
 
-def notes(params: SphereParams, size, out: str, values: dict) -> list[str]:
+def outputs(params: SphereParams, size, out: str, values: dict) -> list:
+    """--save-scene: the scene as JSON, written beside the image (each written even when the other fails)."""
     if not values.get("save_scene"):
         return []
     from kernels.errors import printable
 
-    save_scene(params.scene, values["save_scene"], "--save-scene", [("--out", out), ("--scene", values.get("scene"))])
-    return [f"saved scene to {printable(values['save_scene'])}"]
+    def write_scene():
+        save_scene(params.scene, values["save_scene"], "--save-scene", [("--out", out), ("--scene", values.get("scene"))])
+        print(f"saved scene to {printable(values['save_scene'])}")
+
+    return [("--save-scene", values["save_scene"], write_scene)]
 
 
 def png_text(params: SphereParams) -> dict:

@@ -58,7 +58,17 @@ def repeat_until_stable(sample: Callable[[], float], repeats: int, policy: Polic
     """``repeats`` samples, then (with a tolerance) more until the median is stable.
 
     Stable: the median of all samples differs from the median without the newest ``repeats`` of them by
-    at most ``tolerance`` x that median. Stops anyway at ``max_repeats`` samples or ``max_seconds``."""
+    at most ``tolerance`` x that median. Stops anyway at ``max_repeats`` samples or ``max_seconds``. Each
+    sample is a beat of the work (kernels/backend/watchdog.py: a child's parent hears it progress)."""
+    from kernels.backend.watchdog import beat
+
+    taken = sample
+
+    def sample() -> float:
+        value = taken()
+        beat()
+        return value
+
     samples = [sample() for _ in range(repeats)]
     if policy.tolerance is None:
         return samples

@@ -59,7 +59,7 @@ def read(path, option: str = OPTION) -> VariantFile:
     check_fits(path, option, input_size(path, option) * COMPILE_PEAK_PER_BYTE, "compiling it")
     raw = read_bytes(path, option, MAX_BYTES, "a variant file is source code")
     try:
-        source = raw.decode("utf-8")
+        source = raw.decode("utf-8-sig")  # a leading byte-order mark, as Python itself accepts in a source file
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise UserFileError(f"{path}:{line}: not UTF-8 text (byte {exc.start} is {raw[exc.start]:#04x})") from None

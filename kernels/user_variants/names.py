@@ -10,11 +10,15 @@ NAME_RULE = "a short name of letters, digits and - _ . + (no spaces or commas), 
 
 def name_problem(name, target: str) -> str | None:
     """Why ``name`` cannot be a user variant of ``target`` (None when it can), in words that follow the
-    name: the NAME rule, and no built-in variant of ``target`` of that name."""
+    name: the NAME rule, no name the variant selector reserves, and no built-in variant of ``target`` of that
+    name."""
+    from kernels.harness.variants import RESERVED_NAMES
     from kernels.registry import by_name
 
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         return f"is not {NAME_RULE}"
+    if name in RESERVED_NAMES:
+        return f"is reserved: --variants {name} means every variant; give yours another name"
     if name in {v.name for v in by_name(target).variants}:
         return f"is a built-in {target} variant; give yours another name"
     return None

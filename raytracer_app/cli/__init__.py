@@ -81,7 +81,18 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
+def _paths_print_whole() -> None:
+    """A file name that is not UTF-8 (legal on Linux) reaches text as lone surrogates: the terminal gets
+    them as \\udcXX, as the one writer writes them, instead of a UnicodeEncodeError losing the output."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _paths_print_whole()
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
     try:

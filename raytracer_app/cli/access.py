@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from kernels.errors import InputError, whole
-from raytracer_app.cli.parser import common, option_type, whole_number
+from raytracer_app.cli.parser import common, number, option_type, whole_number
 
 
 def add_parser(subparsers) -> None:
@@ -24,6 +24,9 @@ def add_parser(subparsers) -> None:
         if algorithm.user is not None:
             t.add_argument("--variant-file", default=None, metavar="FILE",
                            help="trace your own variant from FILE (docs/user-variants.md); VARIANT may be left out")
+            t.add_argument("--variant-timeout", type=number("--variant-timeout", positive=True), default=10.0,
+                           help="seconds the file's code may run without finishing a traced block or a call "
+                                "before its process is stopped (default 10, as bench's)")
         if algorithm.size is not None:
             t.add_argument("--n", type=whole_number("--n", 1), default=None,
                            help=f"problem size in {algorithm.size.unit} (default "
@@ -71,6 +74,7 @@ def run(args) -> int:
     options = {o.name: getattr(args, o.name) for o in spec.options}
     job = planning.plan(args.target, args.variant, n=getattr(args, "n", None), options=options, seed=args.seed,
                         block=block, blocks=args.blocks, variant_file=getattr(args, "variant_file", None),
+                        variant_timeout=getattr(args, "variant_timeout", None),
                         limits=limits)
     measured = device = None
     lines: dict = {}

@@ -9,7 +9,7 @@ import sys
 
 from kernels import signals
 
-from kernels.errors import InputError, items, whole_items
+from kernels.errors import InputError
 from kernels.harness.rows import ERROR, FAILED
 from kernels.launch import Launch
 from kernels.harness.table import csv_text, table_header, table_line, write_csv
@@ -18,7 +18,8 @@ from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
 from kernels.service.fields import defaults_of, settings_of
-from raytracer_app.cli.parser import Parser, common, number, option_type, setting_type, whole_number
+from raytracer_app.cli.parser import (Parser, add_list, common, number, option_type, setting_item, setting_type,
+                                      whole_number)
 
 
 def add_parser(sub) -> None:
@@ -37,7 +38,8 @@ def _target_parser(targets, algorithm) -> None:
 
     aliases = [old for old, new in ALIASES.items() if new == algorithm.name]  # earlier names, for scripts
     p = targets.add_parser(algorithm.name, aliases=aliases, help=algorithm.summary, description=algorithm.summary)
-    p.add_argument("--variants", default="all", help="'all' or names separated by commas (see --list)")
+    add_list(p, "--variants", default="all", noun="name", metavar="all|NAME,...",
+             help="'all' or names separated by commas, or the flag repeated (see --list)")
     p.add_argument("--list", action="store_true", help="list the variants with what each teaches, and exit")
     if algorithm.size:
         size = algorithm.size
@@ -49,12 +51,16 @@ def _target_parser(targets, algorithm) -> None:
     for option in algorithm.options:
         default = option.default if not isinstance(option.default, dict) else option.default["cuda"]
         shown = "x".join(map(str, default)) if isinstance(default, tuple) else default
-        p.add_argument(option.flag, dest=option.name, default=None, type=option_type(option),
-                       choices=option.choices or None, help=f"{option.help} (default {shown})")
+        if option.sweep:  # several values, one problem each: the one list parser
+            add_list(p, option.flag, dest=option.name, default=None, item=option_type(option),
+                     choices=option.choices, help=f"{option.help} (default {shown})")
+        else:
+            p.add_argument(option.flag, dest=option.name, default=None, type=option_type(option),
+                           choices=option.choices or None, help=f"{option.help} (default {shown})")
     shapes = algorithm.block_shape_2d
-    p.add_argument("--block", default=None,
-                   help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
-                   "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
+    add_list(p, "--block", default=None, metavar="B1,B2,...", item=None if shapes else whole_number("--block", 1),
+             help="block shapes to sweep, BXxBY,... (default 16x16)" if shapes else
+             "block sizes to sweep, B1,B2,... (default: each variant's own, the seed's launch)")
     if not shapes:
         grid = p.add_mutually_exclusive_group()
         grid.add_argument("--grid", type=whole_number("--grid", 1), default=None, help="blocks in the grid")
@@ -103,6 +109,10 @@ def _request_options(p, groups, algorithm) -> None:
         where = groups.get(declared.group, p)
         if declared.kind is bool:
             where.add_argument(declared.flag, dest=name, action="store_true", help=declared.help)
+        elif declared.kind is tuple:  # several values: the one list parser (comma lists, the flag repeated)
+            default = defaults[name] if defaults[name] != () else None
+            add_list(where, declared.flag, dest=name, item=setting_item(declared.flag, declared), default=default,
+                     help=declared.help)
         else:
             default = defaults[name] if defaults[name] != () else None
             where.add_argument(declared.flag, dest=name, type=setting_type(declared.flag, declared), default=default,
@@ -153,9 +163,10 @@ def bench_command(args, backend) -> int:
     if run is not None:
         _after_rows(args, request, rows, peak, counted)
     partial = run is None
-    if csv_path and not _write_csv(rows, csv_path, request.input):
-        return 1
-    if json_path and not _write_json(rows, json_path, args, request, peak, partial):
+    # each output written even when another failed: a failure to write one never loses the others
+    wrote_csv = not csv_path or _write_csv(rows, csv_path, request.input)
+    wrote_json = not json_path or _write_json(rows, json_path, args, request, peak, partial)
+    if not (wrote_csv and wrote_json):
         return 1
     if partial:
         return stopped
@@ -290,14 +301,19 @@ def _write_json(rows, path, args, request, peak, partial: bool = False) -> bool:
     return True
 
 
-def _check_whole_call_names(spec: str) -> None:
+def _check_whole_call_names(spec) -> None:
     from kernels.reduction import whole_call
 
-    names = items(spec, "--variants", "name")
+    names = _names(spec)
     unknown = [n for n in names if n != "all" and n not in whole_call.WHOLE_CALL_VARIANTS]
     if unknown or not names:
         raise InputError(f"--whole-call measures {', '.join(whole_call.WHOLE_CALL_VARIANTS)}; "
                          f"not {', '.join(map(repr, unknown)) or 'nothing'}")
+
+
+def _names(variants) -> list[str]:
+    """--variants as a list: its default 'all', or what the list option gave."""
+    return [variants] if isinstance(variants, str) else list(variants)
 
 
 def _whole_call(args, backend) -> int:
@@ -316,8 +332,7 @@ def _whole_call(args, backend) -> int:
     csv_path, json_path = _check_outputs(args)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     print(table_header())
-    names = whole_call.WHOLE_CALL_VARIANTS if args.variants.strip() == "all" else \
-        items(args.variants, "--variants", "name")
+    names = whole_call.WHOLE_CALL_VARIANTS if _names(args.variants) == ["all"] else _names(args.variants)
     rows = []
     with tuning.retuning(request.retune):
         for problem in request.problems():
@@ -327,9 +342,9 @@ def _whole_call(args, backend) -> int:
             if "best" in names:
                 for line in whole_call.best_breakdown(whole_call.BestCall(problem, backend)):
                     print(line)
-    if csv_path and not _write_csv(rows, csv_path, request.input):
-        return 1
-    if json_path and not _write_json(rows, json_path, args, request, None):
+    wrote_csv = not csv_path or _write_csv(rows, csv_path, request.input)
+    wrote_json = not json_path or _write_json(rows, json_path, args, request, None)
+    if not (wrote_csv and wrote_json):
         return 1
     return 1 if any(r.verified in (FAILED, ERROR) for r in rows) else 0
 
@@ -357,6 +372,5 @@ def _launches(args, algorithm) -> list[Launch]:
     if algorithm.block_shape_2d:
         from kernels.launch import parse_block
 
-        return [Launch(parse_block(b), **common) for b in items(args.block, "--block")]
-    blocks = whole_items(args.block, "--block")
-    return [Launch(b, **common) for b in blocks]
+        return [Launch(parse_block(b), **common) for b in args.block]
+    return [Launch(b, **common) for b in args.block]

@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from kernels.harness import compare, compare_report
     from kernels.service.result_files import read_result
-    from kernels.io.writer import check_output, write_output
+    from kernels.io.writer import check_output, write_each, write_output
+    from raytracer_app.cli.parser import report_failed_write
 
     inputs = [("BASE", args.base), ("NEW", args.new)]
     outputs = [(o, p) for o, p in (("--csv", args.csv), ("--markdown", args.markdown)) if p]
@@ -42,9 +43,12 @@ def run(args) -> int:
     print(compare_report.table_text(c, args.base, args.new), end="")
     texts = {"--csv": lambda: compare_report.csv_text(c),
              "--markdown": lambda: compare_report.markdown_text(c, args.base, args.new)}
-    for option, path in outputs:
+    def write(option, path):
         write_output(path, texts[option](), option, inputs)
         print(f"wrote {option[2:]} to {path}")
+
+    if not write_each([(o, p, lambda o=o, p=p: write(o, p)) for o, p in outputs], report_failed_write):
+        return 1
     slower = c.counts()[compare.SLOWER]
     if args.fail_on == "slower" and slower:
         print(f"raytracer-app: {slower} row(s) SLOWER (--fail-on slower)", file=sys.stderr)

@@ -10,7 +10,7 @@ import os
 import sys
 
 from kernels.errors import InputError
-from raytracer_app.cli.parser import common, whole_number, whole_numbers
+from raytracer_app.cli.parser import add_list, common, whole_number
 
 
 def add_parser(subparsers) -> None:
@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("lesson", help="replay a lesson's optimisation steps on this machine: "
                               + "; ".join(f"{lesson.name} ({lesson.title})" for lesson in LESSONS))
     p.add_argument("name", metavar="NAME", choices=names(), help="|".join(names()))
-    p.add_argument("--n", type=whole_numbers("--n"), default=None,
+    add_list(p, "--n", item=whole_number("--n", 1), default=None, metavar="N1,N2,...",
                    help="sizes N1,N2,... in the lesson's unit (default: the lesson's own on a GPU, e.g. 2^22 and "
                         "2^26 ints for the reduction; its small simulator size without one)")
     p.add_argument("--arch", default=None, help="architecture sm_XY of the static evidence (default: the GPU's "
@@ -100,10 +100,16 @@ def run(args) -> int:
     contents = {"--csv": lambda: report_refs.csv_text(lesson_run, shown),
                 "--markdown": lambda: report_refs.markdown(lesson_run, shown),
                 "--json": lambda: results.to_json(lesson_run, getattr(args, "argv", None))}
-    for option, path in _outputs(args):
+    def write(option, path):
         others = [o for o in _outputs(args) if o[0] != option]
         report.write(path, contents[option](), option, others)
         print(f"wrote {option[2:]} to {path}")
+
+    from kernels.io.writer import write_each
+    from raytracer_app.cli.parser import report_failed_write
+
+    if not write_each([(o, p, lambda o=o, p=p: write(o, p)) for o, p in _outputs(args)], report_failed_write):
+        return 1
     if lesson_run.failed:
         print(f"{len(lesson_run.failed)} of {len(lesson_run.results)} steps failed verification or raised",
               file=sys.stderr)

@@ -9,7 +9,7 @@ import argparse
 import math
 
 from kernels import backend as backends
-from kernels.errors import InputError, items, whole, whole_items
+from kernels.errors import InputError, items, one_of, whole
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,14 +52,47 @@ def whole_number(name, minimum=None):
     return parse
 
 
-def whole_numbers(name, minimum=1):
-    """A comma list of whole numbers: the one list rule (kernels.errors.items, no empty item)."""
-    def parse(text):
+class ListOption(argparse.Action):
+    """The one parser of every option that takes several values: each occurrence is a comma list
+    (:func:`kernels.errors.items`, the one list rule: no empty item), and repeating the flag adds its items,
+    so ``--op insert,find`` and ``--op insert --op find`` give the same list. ``item``: each item's parser
+    (an argparse ``type``: ArgumentTypeError or InputError for a bad one); ``item_choices``: the items
+    allowed (checked after ``item``). The value is a list in the order given; the default is left as it is
+    (not appended to). Use it as ``add_argument(flag, action=ListOption, item=..., item_choices=...)``."""
+
+    def __init__(self, option_strings, dest, item=None, item_choices=(), noun: str = "value", **kwargs):
+        self.item, self.item_choices, self.noun = item, tuple(item_choices), noun
+        if self.item_choices and kwargs.get("metavar") is None:
+            kwargs["metavar"] = "{" + ",".join(map(str, self.item_choices)) + "}[,...]"
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        flag = option_string or self.dest
         try:
-            return whole_items(text, name, minimum)
-        except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
+            parsed = list_values(values, flag, self.item, self.item_choices, self.noun)
+        except (InputError, argparse.ArgumentTypeError) as exc:
+            raise argparse.ArgumentError(None, str(exc)) from None  # the message names the flag itself
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (list(before) if isinstance(before, list) else []) + parsed)
+
+
+def list_values(text, flag: str, item=None, choices=(), noun: str = "value") -> list:
+    """The items of one comma list ``text`` given to ``flag``, each through ``item`` and checked against
+    ``choices``: the parsing behind :class:`ListOption`, for callers outside argparse too."""
+    if not str(text).strip():  # as every other option's empty value (Parser.parse_args)
+        raise InputError(f"{flag} {text!r} is empty")
+    out = []
+    for part in items(text, flag, noun):
+        value = item(part) if item is not None else part
+        if choices:
+            one_of(value, choices, flag)
+        out.append(value)
+    return out
+
+
+def add_list(p, flag: str, item=None, choices=(), noun: str = "value", **kwargs):
+    """``p.add_argument(flag, ...)`` for an option taking several values (:class:`ListOption`)."""
+    return p.add_argument(flag, action=ListOption, item=item, item_choices=choices, noun=noun, **kwargs)
 
 
 def number(name, positive: bool = False):
@@ -76,9 +109,8 @@ def number(name, positive: bool = False):
 
 def setting_type(flag: str, declared):
     """The parser of a request field's option from its declaration (:class:`kernels.service.fields.Setting`):
-    a whole number, a number, or a list (:func:`list_type`)."""
-    if declared.kind is tuple:
-        return list_type(flag, declared)
+    a whole number or a number (a field of several values goes through :class:`ListOption` and
+    :func:`setting_item`)."""
     if declared.kind is int:
         return whole_number(flag, declared.minimum)
     if declared.kind is float:
@@ -86,18 +118,12 @@ def setting_type(flag: str, declared):
     return str
 
 
-def list_type(flag: str, declared):
-    """The one place an option taking several values is parsed: the items of a comma list, each of the
-    declared item type (kernels.errors' list rule: no empty item)."""
+def setting_item(flag: str, declared):
+    """The parser of one item of a request field that takes several values (:class:`ListOption` splits the
+    list): a whole number of at least the declared minimum, or the text as given."""
     if declared.item is int:
-        return whole_numbers(flag, declared.minimum if declared.minimum is not None else 1)
-
-    def parse(text):
-        try:
-            return tuple(items(text, flag))
-        except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
+        return whole_number(flag, declared.minimum if declared.minimum is not None else 1)
+    return None
 
 
 def option_type(option):
@@ -109,6 +135,15 @@ def option_type(option):
             raise argparse.ArgumentTypeError(str(exc)) from None
     parse.__name__ = option.name
     return parse
+
+
+def report_failed_write(option: str, path, exc: BaseException) -> None:
+    """One line on stderr for an output that could not be written (the others are written all the same)."""
+    import sys
+
+    from kernels.errors import printable
+
+    print(f"raytracer-app: failed: {printable(exc)}", file=sys.stderr)
 
 
 def early_backend(argv: list[str]) -> str:

@@ -103,6 +103,13 @@ def render_command(args, backend) -> int:
         print(f"note: {backend.timing_note}")
     for line in notes:
         print(line)
-    write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
-    print(f"wrote {printable(args.out)}")
-    return 0
+
+    def write_image():
+        write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
+        print(f"wrote {printable(args.out)}")
+
+    from kernels.io.writer import write_each
+    from raytracer_app.cli.parser import report_failed_write
+
+    writes = [("--out", args.out, write_image), *kind.outputs(params, frame.size, args.out, values)]
+    return 0 if write_each(writes, report_failed_write) else 1

@@ -45,7 +45,7 @@ def read_text(path) -> str:
 
     raw = read_bytes(raw_path, "Open Variant", loader.MAX_BYTES, "a variant file is source code")
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a leading byte-order mark dropped, as the loader drops it
     except UnicodeDecodeError as exc:
         raise InputError(f"{raw_path} is not UTF-8 text (byte {exc.start})") from None
 
