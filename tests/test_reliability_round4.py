@@ -97,9 +97,10 @@ def test_an_empty_or_bad_item_in_any_occurrence_is_exit_2_in_one_line(capsys, ar
 
 def _no_copy_peak(monkeypatch):
     """The copy-bandwidth ceiling (a 256 MiB copy) is not what these tests are about: not measured."""
-    from kernels.harness import bench
+    from kernels.harness.peak import Peak
+    from kernels.service import bench
 
-    monkeypatch.setattr(bench, "copy_peak", lambda backend: bench.Peak(None, "not measured in this test"))
+    monkeypatch.setattr(bench, "copy_peak", lambda backend: Peak(None, "not measured in this test"))
 
 
 def test_the_documented_op_list_runs_each_op(capsys, monkeypatch):
@@ -410,8 +411,8 @@ def test_a_failure_to_write_one_output_never_loses_the_others(tmp_path, capsys, 
 
 
 def test_bench_writes_its_result_file_though_its_csv_fails(tmp_path, capsys, monkeypatch):
-    from kernels.harness import bench
     from kernels.io.writer import WriteFailed
+    from raytracer_app.cli import bench
 
     def fail(*args, **kwargs):
         raise WriteFailed("cannot write --csv: No space left on device")
