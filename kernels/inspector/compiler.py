@@ -125,7 +125,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
             raise InputError(f"the installed ptxas cannot compile for {arch}")
     from kernels.io.cache import usable_dir
 
-    folder = usable_dir(cache_dir(cache), "inspector cache")
+    folder = usable_dir(cache_dir(cache), "inspector cache", backup=False)
     numba_cuda, sources, tools = version("numba-cuda"), _source_hash(), toolchain.tool_versions()
     results: dict = {arch: {} for arch in archs}
     misses: dict = {}  # arch -> [(target, variant, path, warned)]
@@ -312,7 +312,7 @@ def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
     from kernels.io.writer import WriteFailed, write_output
 
     try:
-        write_output(path, json.dumps(_entry_of(compiled)), "inspector cache")
+        write_output(path, json.dumps(_entry_of(compiled)), "inspector cache", backup=False)
     except (OSError, InputError, WriteFailed) as exc:
         if not quiet:
             warn_once(f"inspector cache entry {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "

@@ -109,10 +109,10 @@ def _target_parser(targets, algorithm) -> None:
                             "stopped (default 10)")
     p.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random input (default 0)")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
-                                               "(an existing file is overwritten)")
+                                               "(an existing file is kept as FILE.~N~)")
     p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
                                                 "header (device, versions, commit, command, date) for `compare` "
-                                                "(docs/results.md; an existing file is overwritten)")
+                                                "(docs/results.md; an existing file is kept as FILE.~N~)")
     common(p)
 
 
@@ -265,15 +265,16 @@ def _list(args, backend, algorithm) -> int:
 
 def _check_outputs(args):
     """--csv and --json checked before the run (a bad path is one line, before any timing), each said
-    when it will overwrite a file; neither may be an input or the other."""
-    from kernels.io.writer import check_output
+    when it will replace a file (whose old text the writer keeps as a numbered backup); neither may be an input or the other."""
+    from kernels.io.writer import overwrite_notice
 
     paths = {"--csv": getattr(args, "csv", None), "--json": getattr(args, "json", None)}
     for option, path in paths.items():
         if path:
             others = [("--input", getattr(args, "input", None))] + [(o, p) for o, p in paths.items() if o != option]
-            if os.path.exists(check_output(path, option, others)):
-                print(f"{option} {path} exists: it will be overwritten")
+            notice = overwrite_notice(path, option, others)
+            if notice:
+                print(notice)
     return paths["--csv"], paths["--json"]
 
 

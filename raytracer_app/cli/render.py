@@ -99,8 +99,8 @@ def render_command(args, backend) -> int:
         print(f"note: {backend.timing_note}")
     for line in notes:
         print(line)
-    write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
-    print(f"wrote {printable(args.out)}")
+    written = write_png(args.out, frame.image, frame_metadata(frame), "--out", [scene_file])
+    print(f"wrote {printable(args.out)}{written.kept()}")
     return 0
 
 
@@ -119,8 +119,8 @@ def _render_spheres(args, backend, size, block):
                             repeats=args.repeats, labels={"spheres": "--scene" if args.scene else "--spheres"})
     frame = render_frame({}, request)
     if args.save_scene:
-        save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
-        print(f"saved scene to {printable(args.save_scene)}")
+        written = save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
+        print(f"saved scene to {printable(args.save_scene)}{written.kept()}")
     return frame
 
 
