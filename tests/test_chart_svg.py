@@ -140,3 +140,26 @@ def test_numbered_bars_carry_a_key_and_the_legend_names_this_run(qtbot, tmp_path
     assert not axis.numbered and not chart.key.isVisible()
     assert fit_label("cupy-sum (H200)", 60, lambda s: 7 * len(s)) == "cupy-sum"
     assert "(" not in fit_label("cupy-sum (H200)", 60, lambda s: 7 * len(s))
+
+
+def test_a_charts_title_says_list_options_as_their_items():
+    """Issue 50 item 9: the hash table's title read "op ('insert',), load (0.5,)"."""
+    from raytracer_app.gui.common.chart_export import option_text
+
+    assert option_text(("insert",)) == "insert" and option_text((0.5,)) == "0.5"
+    assert option_text(["insert", "find"]) == "insert/find" and option_text(1024) == "1024"
+
+
+def test_a_three_line_title_is_not_cut(qtbot):
+    """Issue 50 item 10: the simulator chart's third title line was clipped at the top."""
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    chart.resize(650, 300)
+    chart.show()
+    chart.set_info(chart_export.describe("Reduction", "block 256", 4096, "sim", "simulator",
+                                         note="simulator: timings meaningless for a GPU"))
+    qtbot.waitExposed(chart)
+    chart.grab()
+    qtbot.wait(10)
+    label = chart.getPlotItem().titleLabel
+    assert label.geometry().height() >= label.item.boundingRect().height()

@@ -19,7 +19,7 @@ from kernels.harness.rounds import MAX_ROUNDS
 from kernels.service.bench_request import MAX_WARMUP, BenchRequest
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.benchmarks.algorithms import block_sweep, n_sweep
-from raytracer_app.gui.common.chart_export import describe
+from raytracer_app.gui.common.chart_export import describe, option_text
 from raytracer_app.gui.common.charts import BenchChart
 from raytracer_app.gui.benchmarks.measure import MeasureControl
 from raytracer_app.gui.benchmarks.panel_results import PanelResults
@@ -407,7 +407,7 @@ class BenchPanel(QWidget):
         self.sim_offer.hide()
         self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
-        what = ", ".join(f"{k} {v}" for k, v in request.options)
+        what = ", ".join(f"{k} {option_text(v)}" for k, v in request.options)
         sizes = request.sizes
         self.chart.set_info(describe(
             self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{sizes[0]:,}",

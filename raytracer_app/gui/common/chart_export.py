@@ -26,6 +26,14 @@ def describe(target: str, options: str = "", n="", backend: str = "", device: st
             "date": f"{when:%Y-%m-%d %H:%M}", "note": note}
 
 
+def option_text(value) -> str:
+    """An option's value as a title says it: a list or tuple as its items ('insert/find'; '0.5'), never
+    Python's repr ('('insert',)')."""
+    if isinstance(value, (list, tuple)):
+        return "/".join(option_text(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def metadata(info: dict) -> dict[str, str]:
     """PNG text keys: a Title as image viewers show it, and one raytracer: key per field."""
     from raytracer_app.gui.common.charts import chart_title

@@ -202,6 +202,15 @@ def chart_title(info: dict) -> str:
     return "<br>".join(p for p in (first, second, info.get("note", "")) if p)
 
 
+def set_title(plot: pg.PlotItem, info: dict, size: str = "8pt") -> None:
+    """The chart's title (:func:`chart_title`), its row as tall as its lines: pyqtgraph fixes the title row
+    at 30 px, which cut the simulator chart's third line at the top."""
+    plot.setTitle(chart_title(info), size=size)
+    height = int(np.ceil(plot.titleLabel.item.boundingRect().height())) + 2
+    plot.titleLabel.setMaximumHeight(max(30, height))
+    plot.layout.setRowFixedHeight(0, max(30, height))
+
+
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
     """Bars at x = 0..k-1 labelled with ``names``, with error bars from ``lows`` to ``highs``."""
     x = np.arange(len(names), dtype=float)
@@ -286,7 +295,7 @@ class BenchChart(pg.PlotWidget):
         """What the chart shows (target, options, N, backend, device, date): its title, and the metadata
         of an exported PNG or SVG."""
         self.info = dict(info)
-        self.getPlotItem().setTitle(chart_title(self.info), size="8pt")
+        set_title(self.getPlotItem(), self.info)
 
     def run_label(self) -> str:
         """This run's name in the legend: its backend and device where the chart knows them."""

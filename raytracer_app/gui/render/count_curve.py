@@ -15,7 +15,7 @@ from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushBut
 
 from kernels.harness import bench
 from raytracer_app.gui.common import chart_export
-from raytracer_app.gui.common.charts import EmptyNote, chart_title, reference_pen, short_axes
+from raytracer_app.gui.common.charts import EmptyNote, reference_pen, set_title, short_axes
 from raytracer_app.gui.benchmarks.reference_picker import ReferencePicker
 from raytracer_app.gui.benchmarks.reference_results import curve_points
 from raytracer_app.gui.benchmarks.worker import BenchWorker
@@ -131,7 +131,7 @@ class CountCurveDialog(QDialog):
             "Sphere count curve", f"{size[0]}x{size[1]} image, {', '.join(map(memory_of, variants))}",
             f"{counts[0]:,} to {counts[-1]:,} spheres", backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
-        self.plot.setTitle(chart_title(self.info), size="8pt")
+        set_title(self.plot, self.info)
         try:
             self.job = BenchRequest("spheres", backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
                                     launches=(bench.Launch(block=block),), variants=tuple(variants), repeats=repeats,
