@@ -204,7 +204,8 @@ def chart_title(info: dict) -> str:
 
 def set_title(plot: pg.PlotItem, info: dict, size: str = "8pt") -> None:
     """The chart's title (:func:`chart_title`), its row as tall as its lines: pyqtgraph fixes the title row
-    at 30 px, which cut the simulator chart's third line at the top."""
+    at 30 px, which cut the simulator chart's third line at the top. ``plot``: a PlotItem or PlotWidget."""
+    plot = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
     plot.setTitle(chart_title(info), size=size)
     height = int(np.ceil(plot.titleLabel.item.boundingRect().height())) + 2
     plot.titleLabel.setMaximumHeight(max(30, height))
