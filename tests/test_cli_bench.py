@@ -216,3 +216,21 @@ def test_ctrl_c_keeps_the_finished_rows_and_writes_them_marked_partial(tmp_path,
     doc = json.loads(out_json.read_text())
     assert doc["partial"] is True and [r["variant"] for r in doc["rows"]] == ["numpy"]
     assert len(out_csv.read_text().splitlines()) == 2  # the header and the one finished row
+
+
+def test_skipped_rows_are_said_once_per_reason_and_the_hash_table_shows_ops(tmp_path, capsys):
+    """Issue 50 items 18-19: on the CPU `bench reduction` printed 21 skipped lines around 2 timed ones, and
+    the hash table's table had a GB/s column that means nothing for it."""
+    out = tmp_path / "r.csv"
+    code, text, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "3000", "--repeats", "1",
+                          "--variants", "numpy,tree-mask,sequential", "--csv", str(out))
+    assert code == 0, err
+    lines = [line for line in text.splitlines() if "skipped" in line and not line.startswith("wrote")]
+    assert lines == [lines[0]] and lines[0].startswith("skipped (2): tree-mask, sequential (")
+    assert {r["variant"]: r["verified"] for r in read_rows(out)} == {"numpy": "yes", "tree-mask": "skipped",
+                                                                      "sequential": "skipped"}
+    code, text, err = run(capsys, "bench", "hashtable", "--backend", "cpu", "--n", "2000", "--repeats", "1",
+                          "--variants", "cpu")
+    assert code == 0, err
+    header = next(line for line in text.splitlines() if line.startswith("variant"))
+    assert "G ops/s" in header and "GB/s" not in header and "%peak" not in text

@@ -139,15 +139,18 @@ def bench_command(args, backend) -> int:
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     if not request.wants_peak:
-        print(bench.table_header())
+        print(bench.table_header(request.spec.rate_unit))
     finished: list = []
     run = None
+    printer = _printer(request, finished)
     try:
-        run = run_bench(request, _printer(request, finished))
+        run = run_bench(request, printer)
     except KeyboardInterrupt as exc:  # the rows that finished are kept: printed above, and written as partial
         stopped = signals.status_of(exc)  # 130 for Ctrl-C, 143 for SIGTERM (kernels/signals.py)
         print(f"raytracer-app: {'terminated' if stopped == 143 else 'interrupted'} after {len(finished)} row(s)",
               file=sys.stderr)
+    finally:
+        printer.flush()
     rows = run.rows if run is not None else finished
     peak = run.peak if run is not None else None
     if run is not None:
@@ -193,27 +196,65 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     return BenchRequest(**{**fields, **changes}, labels=labels)
 
 
-def _printer(request, finished: list):
+class _Printer:
+    """The run's progress as the terminal shows it (``progress``, called by the run), and ``flush`` after it:
+    skipped rows said once per reason after the table (on the CPU most GPU variants skip for one reason; a
+    line each drowned the timed rows), in the CSV and JSON as rows all the same."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.skipped: dict[str, list] = {}  # reason -> its rows, in order
+
+    def __call__(self, kind, value):
+        if kind == "row" and value.verified == bench.SKIPPED:
+            self.skipped.setdefault(value.note or "no reason given", []).append(value)
+            self.progress("counted", value)
+            return
+        self.progress(kind, value)
+
+    def flush(self) -> None:
+        for line in skipped_lines(self.skipped):
+            print(line, flush=True)
+        self.skipped = {}
+
+
+def skipped_lines(skipped: dict) -> list[str]:
+    """One line per reason: 'skipped: a, b, c (REASON)', with the sizes where more than one."""
+    out = []
+    for reason, rows in skipped.items():
+        names = list(dict.fromkeys(r.variant for r in rows))
+        sizes = list(dict.fromkeys(r.n for r in rows))
+        at = f" at n {', '.join(f'{n:,}' for n in sizes)}" if len(sizes) > 1 else ""
+        out.append(f"skipped ({len(names)}): {', '.join(names)}{at} ({reason})")
+    return out
+
+
+def _printer(request, finished: list) -> _Printer:
     """The run's progress as the terminal shows it: the peak (then the table's header), each row as it
-    finishes, a sweep's progress and the processes' lines on stderr."""
+    finishes, a sweep's progress and the processes' lines on stderr; skipped rows once per reason at the end."""
     sweep = request.problem_count * len(request.launches) > 1
+    unit = request.spec.rate_unit
 
     def progress(kind, value):
         if kind == "peak":
-            if value.gbps:
+            if unit != "GB/s":  # the table has no %peak column: the copy bandwidth says nothing about ops/s
+                pass
+            elif value.gbps:
                 print(f"peak: {value.gbps:.1f} GB/s measured with a {value.how}; %peak is against it")
             else:
                 print(f"peak: not measured ({value.how})")
-            print(bench.table_header())
+            print(bench.table_header(unit))
         elif kind == "row":
             finished.append(value)
-            print(bench.table_line(value), flush=True)
+            print(bench.table_line(value, unit), flush=True)
+        elif kind == "counted":  # a skipped row: kept, said once with the others of its reason
+            finished.append(value)
         elif kind == "message":
             print(value, file=sys.stderr, flush=True)
         elif kind == "progress" and sweep:
             print(f"progress: {value[0]}/{value[1]}", file=sys.stderr, flush=True)
 
-    return progress
+    return _Printer(progress)
 
 
 def _after_rows(args, request, rows, peak, counted) -> None:
