@@ -83,6 +83,9 @@ def run(args) -> int:
 
     def on_step(result):
         print(f"  {result.step.title}: {result.verified}", file=sys.stderr, flush=True)
+        if result.index == len(lesson.steps) - 1 and result.n == sizes[-1]:  # seconds of compiling follow
+            print("compiling each step's kernel for its evidence (registers, shared memory, "
+                  "occupancy; cached after a first run)…", file=sys.stderr, flush=True)
 
     def on_counters(text):
         print(f"counters: {text}", file=sys.stderr, flush=True)

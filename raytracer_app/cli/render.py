@@ -70,6 +70,20 @@ def _default_size(target: str, backend) -> tuple[int, int]:
     return SIM_IMAGE_SIZE if backend.is_simulator else DEFAULT_IMAGE_SIZES[target]
 
 
+def waiting_line(kind: str, backend, size) -> str:
+    """What the seconds before the timing go to, said before they pass (a cold render was silent 7-8 s)."""
+    what = f"rendering {kind} {size[0]}x{size[1]} on {backend.kind}: "
+    if backend.is_simulator:
+        return what + "the CUDA simulator runs every GPU thread in Python (slow)…"
+    if backend.is_host:
+        from kernels.service.render import DEFAULT_TWINS, twin_cached
+
+        if twin_cached(kind, DEFAULT_TWINS[kind]):
+            return what + "loading the CPU kernel from numba's cache, then timing it…"
+        return what + "compiling the CPU kernel (first run only: numba's cache does not hold it yet), then timing it…"
+    return what + "loading numba and compiling the CUDA kernel (seconds on a first run), then timing it…"
+
+
 def render_command(args, backend) -> int:
     """Renders through the same service as the window (kernels.service.render)."""
     from kernels.launch import parse_block
@@ -84,6 +98,7 @@ def render_command(args, backend) -> int:
     block = parse_block(args.block) if args.block else DEFAULT_BLOCK_2D
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
     notes: list[str] = []  # printed after the timing
+    print(waiting_line(args.target, backend, size), flush=True)
     if args.target == "spheres":
         frame = _render_spheres(args, backend, size, block)
     else:
