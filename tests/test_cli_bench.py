@@ -3,7 +3,9 @@ import csv
 import numpy as np
 import pytest
 
+from kernels.harness import bench
 from kernels.harness.bench import CSV_COLUMNS
+from kernels.timing import Timing
 from raytracer_app.cli import main
 
 
@@ -234,3 +236,29 @@ def test_skipped_rows_are_said_once_per_reason_and_the_hash_table_shows_ops(tmp_
     assert code == 0, err
     header = next(line for line in text.splitlines() if line.startswith("variant"))
     assert "G ops/s" in header and "GB/s" not in header and "%peak" not in text
+
+
+def test_a_row_estimated_far_past_max_seconds_is_skipped_with_its_estimate(capsys):
+    """Issue 50 item 20: CPU twins at a million spheres took minutes in a GPU sweep."""
+    from kernels.harness.estimate import FAR_PAST, Guard
+
+    code, text, err = run(capsys, "bench", "spheres", "--backend", "cpu", "--sizes", "2,400", "--size", "32x32",
+                          "--max-seconds", "0.0001", "--variants", "spheres-cpu-serial", "--repeats", "1")
+    assert code == 0, err
+    line = next(line for line in text.splitlines() if line.startswith("skipped"))
+    assert "spheres-cpu-serial" in line and "estimated" in line and "at n 400" in line and "--max-seconds" in line
+    guard = Guard(1.0)
+    row = bench.Row("v", "op", "f32", 1000, "cpu", "test", timing=Timing((100.0,), "wall"), verified="yes")
+    guard.record(row, None)
+    assert guard.skip("v", None, 1000 * FAR_PAST * 10 - 1) is None  # 2 s: at the limit, run
+    assert guard.skip("v", None, 1000 * FAR_PAST * 10 + 1000) is not None
+    assert guard.skip("other", None, 10 ** 9) is None  # nothing known: run
+
+
+def test_frame_to_host_past_constant_memory_is_a_skip(cuda_backend):
+    from kernels.backend import Skip
+    from kernels.spheres.runs import make_bench_problem, run_frame_to_host
+
+    problem = make_bench_problem(2341, size=(8, 8))
+    out = run_frame_to_host(problem, bench.Launch(), cuda_backend, 1)
+    assert isinstance(out, Skip) and "constant memory holds at most 2340" in out.text
