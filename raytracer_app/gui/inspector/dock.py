@@ -260,7 +260,9 @@ class InspectorDock(QWidget):
 
     def variant_menu(self, parent, target, name, panel) -> QMenu:
         """A variant name's context menu in a panel: Inspect, and Memory access per warp (the Access tool)."""
-        menu = QMenu(parent)
+        # parented to the window, not to the name: a greyed (disabled) GPU variant's box would grey its menu
+        # too, and both items work there
+        menu = QMenu(parent.window() if parent is not None else None)
         menu.addAction("Inspect", lambda: self.open(target, name, panel.block_size(), panel))
         menu.addAction("Memory access per warp", lambda: self.accessRequested.emit(target, name))
         return menu
