@@ -31,3 +31,30 @@ def test_a_greyed_variants_menu_items_look_enabled(qtbot):
     assert menu.palette().color(QPalette.ColorRole.WindowText) != QColor("gray"), "its items are not drawn grey"
     menu.actions()[0].trigger()
     assert opened and opened[0][:2] == ("reduction", "best")
+
+
+def fake_lookup(cached, afresh):
+    """An lru-cached tool lookup that answered ``cached`` when first asked and finds ``afresh`` on disk now."""
+    import functools
+
+    lookup = functools.lru_cache(maxsize=None)(lambda: cached)
+    lookup.__wrapped__ = lambda: afresh
+    return lookup
+
+
+@pytest.mark.parametrize("afresh, says", [("/site/nvidia/bin/tool", "restart the app"),
+                                          (None, "pip install -e '.[inspect]'")])
+def test_inspect_hints_a_restart_when_the_extra_was_installed_meanwhile(qtbot, monkeypatch, afresh, says):
+    """Item 13: after installing the inspect extra mid-run, Inspect kept asking for the packages."""
+    from kernels.inspector import toolchain
+    from raytracer_app.gui.inspector.panel import InspectWorker
+
+    for name in ("ptxas_path", "nvdisasm_path", "nvvm_library"):
+        monkeypatch.setattr(toolchain, name, fake_lookup(None, afresh))
+    assert toolchain.missing() and says in toolchain.what_to_do()
+    worker = InspectWorker()
+    seen = []
+    worker.sourceOnly.connect(lambda blocks, why, request: seen.append(why))
+    worker.linesReady.connect(lambda *a: None)
+    worker.run(("reduction", "sequential", "sm_90", 256))
+    assert seen and says in seen[0]

@@ -32,7 +32,7 @@ class CompareWorker(QObject):
         target, a, b, arch, block = request
         try:
             if toolchain.missing():
-                self.failed.emit(f"Compare needs the compiler packages: {toolchain.EXTRA_HINT}", request)
+                self.failed.emit(f"Compare needs the compiler packages: {toolchain.what_to_do()}", request)
                 return
             from kernels.inspector.report import inspect_many
 
