@@ -58,3 +58,19 @@ def test_inspect_hints_a_restart_when_the_extra_was_installed_meanwhile(qtbot, m
     worker.linesReady.connect(lambda *a: None)
     worker.run(("reduction", "sequential", "sm_90", 256))
     assert seen and says in seen[0]
+
+
+def test_the_compare_pickers_name_what_inspect_vs_compared(qtbot, monkeypatch):
+    """Item 14: after the editor's Inspect vs best the Compare tab's pickers still named other variants."""
+    from raytracer_app.gui.inspector.dock import InspectorDock
+
+    dock = InspectorDock()
+    qtbot.addWidget(dock)
+    monkeypatch.setattr(dock, "_compared", lambda a, b, request: None)  # the table: not what is checked here
+    mine = SimpleNamespace(target="reduction", variant="my-best")
+    built_in = SimpleNamespace(target="reduction", variant="best")
+    dock.show_compared(mine, built_in)
+    assert (dock.compare_a.currentText(), dock.compare_b.currentText()) == ("my-best", "best")
+    dock.compare("my-best", "best")
+    assert "your variant file" in dock.compare_status.text()
+    dock.shutdown()
