@@ -74,3 +74,28 @@ def test_the_compare_pickers_name_what_inspect_vs_compared(qtbot, monkeypatch):
     dock.compare("my-best", "best")
     assert "your variant file" in dock.compare_status.text()
     dock.shutdown()
+
+
+def test_the_lessons_legend_is_below_its_lines(qtbot):
+    """Item 10: at 1366 the Lessons chart's legend sat inside the plot, over its lines."""
+    from kernels.backend import Backend
+    from raytracer_app.gui.lessons.panel import LessonsPanel
+
+    p = LessonsPanel(lambda: Backend("cpu"))
+    qtbot.addWidget(p)
+    try:
+        p.chart.resize(420, 260)
+        p.chart.show()
+        qtbot.waitExposed(p.chart)
+        p.chart.plot([1, 2, 3], [1.0, 2.0, 4.0], name="published")
+        p.chart.grab()
+        plot = p.chart.getPlotItem()
+        assert "published" in [label.text for _, label in plot.legend.items]
+        legend, lines = plot.legend.sceneBoundingRect(), plot.vb.sceneBoundingRect()
+        assert legend.top() >= lines.bottom() and not legend.intersects(lines)
+        plot.clear()
+        assert plot.legend.items == []
+    finally:
+        p.worker.stop()
+        p.thread.shutdown(timeout_ms=60_000)
+        p.pictures.shutdown()

@@ -95,7 +95,7 @@ def fit_label(name: str, pixels: float, width_of) -> str:
         return name
     parts = name.split("-")
     for keep in (5, 4, 3, 2, 1):
-        short = re.sub(r"\s*\([^)]*$", "", "-".join(p[:keep] for p in parts))  # never a dangling "("
+        short = re.sub(r"\s*\([^)]*$", "", "-".join(p[:keep] for p in parts)).rstrip()  # never a dangling "("
         if short and width_of(short) <= pixels:
             return short
     return ""

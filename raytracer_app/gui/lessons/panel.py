@@ -140,7 +140,11 @@ class LessonsPanel(QWidget):
         self.chart = pg.PlotWidget()
         self.chart.setLabel("bottom", "step")
         self.chart.setLabel("left", "cumulative speedup")
-        self.chart.addLegend()
+        # the legend below the plot, outside the lines (inside it, it covered them at 1366x768); the plot's
+        # own legend, so plot(name=...) and clear() keep it as addLegend's
+        plot = self.chart.getPlotItem()
+        plot.legend = pg.LegendItem(colCount=3, labelTextSize="8pt")
+        plot.layout.addItem(plot.legend, 4, 1)
         self.chart.setMinimumSize(260, 180)
 
         # two rows of controls: what to run, then running it and its exports (one row is wider than a laptop)

@@ -1,0 +1,73 @@
+"""Issue 50 item 4 (and 7, 17): what must be visible is inside its viewport at 1366x768, 1920x1080 and
+2560x1440, not only the window's size: the Access tool's 32 lanes and a source pane that takes the height
+beyond them, a benchmark chart's key for numbered bars, and at least 8 rows of the results table with a
+GPU reference shown. pytest-qt, offscreen (the screen stood in by layout.available_geometry)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+from PyQt6.QtCore import QRect  # noqa: E402
+
+from raytracer_app.gui.shell import layout  # noqa: E402
+from tests.test_gui import WAIT, make_window, preset, settings_dir, wait_frame  # noqa: E402,F401
+
+SIZES = [(1366, 768), (1920, 1080), (2560, 1440)]
+
+
+def opened(qtbot, make_window, cpu_backend, monkeypatch, size):
+    monkeypatch.setattr(layout, "available_geometry", lambda window: QRect(0, 0, *size))
+    preset(**{"render/size_spheres": "32x32"})
+    w = make_window(cpu_backend)
+    qtbot.waitUntil(lambda: not w.property("fitted_by_guess"), timeout=WAIT)
+    return w
+
+
+def inside(widget, viewport) -> bool:
+    """The widget's whole rectangle lies in ``viewport`` (a scroll area's viewport, or the window)."""
+    top_left = widget.mapTo(viewport, widget.rect().topLeft())
+    return viewport.rect().contains(QRect(top_left, widget.size()))
+
+
+def rows_shown(table) -> float:
+    return table.viewport().height() / table.verticalHeader().defaultSectionSize()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_access_tools_32_lanes_and_its_source_fit(qtbot, make_window, cpu_backend, monkeypatch, size):
+    from kernels.access.model import WARP
+    from raytracer_app.gui.access.picture import MAX_ROW_PX
+
+    w = opened(qtbot, make_window, cpu_backend, monkeypatch, size)
+    view = w.ensure_access()
+    w.workspaces.show_dock(w.access_dock)
+    qtbot.wait(50)
+    viewport = w.access_dock.widget().viewport()
+    for pane in view.panes:
+        assert inside(pane.picture, viewport), "every lane of the warp picture is on screen"
+        assert pane.picture.height() - 8 >= WARP * 8  # 32 rows of at least 8 px
+        assert rows_shown(pane.table) >= 8
+        if size[1] >= 1080:  # the height beyond the picture's need goes to the source
+            assert pane.picture.height() <= WARP * MAX_ROW_PX + 8 and rows_shown(pane.table) >= 12
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_panel_with_a_reference_shows_its_key_and_8_rows(qtbot, make_window, cpu_backend, monkeypatch, size):
+    w = opened(qtbot, make_window, cpu_backend, monkeypatch, size)
+    w.workspaces.select("Benchmarks")
+    panel = w.panels["Reduction"]
+    if panel.reference.count() < 2:
+        pytest.skip("no GPU reference shipped for reduction")
+    panel.reference.setCurrentIndex(1)  # 23 ghost rows and bars of the shipped H100 run
+    qtbot.wait(50)
+    panel.chart.grab()
+    qtbot.wait(50)
+    assert inside(panel.table, w) and rows_shown(panel.table) >= 8
+    assert inside(panel.chart, w)
+    chart = panel.chart
+    plot_rect = chart.getPlotItem().sceneBoundingRect()
+    if chart.getPlotItem().getAxis("bottom").numbered:
+        assert chart.key.isVisible() and plot_rect.contains(chart.key.sceneBoundingRect())
+        assert chart.key_text().count("(H100)") == len(chart.names)
+    assert plot_rect.contains(chart.legend.sceneBoundingRect())
