@@ -71,3 +71,21 @@ def test_a_panel_with_a_reference_shows_its_key_and_8_rows(qtbot, make_window, c
         assert chart.key.isVisible() and plot_rect.contains(chart.key.sceneBoundingRect())
         assert chart.key_text().count("(H100)") == len(chart.names)
     assert plot_rect.contains(chart.legend.sceneBoundingRect())
+
+
+def test_a_run_far_below_its_reference_gets_a_log_axis(qtbot, make_window, cpu_backend, monkeypatch):
+    """Item 6: a CPU run beside an H100 reference drew its own bars at about 1% of the scale."""
+    from kernels.harness import bench
+    from kernels.timing import Timing
+
+    w = opened(qtbot, make_window, cpu_backend, monkeypatch, SIZES[0])
+    panel = w.panels["Reduction"]
+    if panel.reference.count() < 2:
+        pytest.skip("no GPU reference shipped for reduction")
+    n = 1 << 22
+    panel.chart.add(bench.Row("numpy", "sum", "int32", n, "cpu", "test", timing=Timing((4.0,), "wall"),
+                              verified="yes", gbps=4 * n / 4e-3 / 1e9))
+    assert not panel.log_y.isChecked()
+    panel.reference.setCurrentIndex(1)
+    assert panel.chart.reference_spread() > panel.FAR_BELOW_REFERENCE
+    assert panel.log_y.isChecked() and panel.chart.log_y and "log y axis on" in panel.status.text()

@@ -198,6 +198,16 @@ class BenchPanel(QWidget):
         rows, label = (ref.result.rows, f"{ref.label} reference") if ref else ([], "")
         self.chart.set_reference(rows, label)
         self.table.set_ghosts(rows, label)
+        self._readable_beside_reference()
+
+    FAR_BELOW_REFERENCE = 20  # this run's bars under 1/20 of the reference's: a log axis keeps them readable
+
+    def _readable_beside_reference(self) -> None:
+        """Turn the log y axis on (and say so) where this run's values are far below the reference's."""
+        spread = self.chart.reference_spread()
+        if spread is not None and spread > self.FAR_BELOW_REFERENCE and not self.log_y.isChecked():
+            self.log_y.setChecked(True)
+            self._say(f"log y axis on: the reference's values are up to {spread:,.0f}x this run's")
 
     def _settings_box(self) -> QGroupBox:
         box = QGroupBox("Run")
@@ -516,6 +526,7 @@ class BenchPanel(QWidget):
             self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped")
                       + saved, error=bool(failed))
         self.measure.refresh()
+        self._readable_beside_reference()
         self.runFinished.emit(stopped)
 
     def _say(self, text: str, error: bool = False) -> None:

@@ -320,6 +320,13 @@ class BenchChart(pg.PlotWidget):
         self.reference_rows, self.reference_label = list(rows or []), label
         self._redraw()
 
+    def reference_spread(self) -> float | None:
+        """How many times the reference's largest value exceeds this run's in the metric (None without both):
+        a CPU run beside an H100 reference drew its bars at 1% of the scale."""
+        own = [v[0] for r, _ in self.points if (v := row_value(r, self.metric)) is not None and v[0] > 0]
+        ref = [v for pts in self._reference_values().values() for _, v in pts if v > 0]
+        return max(ref) / max(own) if own and ref else None
+
     def _reference_values(self) -> dict:
         """variant -> (value, x) of the reference rows in this metric (the last row per variant in bars mode)."""
         out: dict = {}
