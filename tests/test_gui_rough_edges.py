@@ -99,3 +99,30 @@ def test_the_lessons_legend_is_below_its_lines(qtbot):
         p.worker.stop()
         p.thread.shutdown(timeout_ms=60_000)
         p.pictures.shutdown()
+
+
+def test_the_lessons_legend_keeps_each_entry_whole(qtbot):
+    from kernels.backend import Backend
+    from raytracer_app.gui.lessons.panel import LessonsPanel
+
+    p = LessonsPanel(lambda: Backend("cpu"))
+    qtbot.addWidget(p)
+    try:
+        for width in (560, 1400):
+            p.chart.resize(width, 300)
+            p.chart.show()
+            qtbot.waitExposed(p.chart)
+            for name in ("published", "H100 reference (not this machine), n=4,194,304",
+                         "H200 reference (not this machine), n=4,194,304"):
+                p.chart.plot([1, 2], [1.0, 2.0], name=name)
+            p._fit_legend()
+            p.chart.grab()
+            qtbot.wait(10)
+            view = p.chart.mapToScene(p.chart.viewport().rect()).boundingRect()  # what the widget shows
+            for sample, label in p.chart.getPlotItem().legend.items:
+                assert view.contains(label.sceneBoundingRect()), (width, label.text)
+            p.chart.clear()
+    finally:
+        p.worker.stop()
+        p.thread.shutdown(timeout_ms=60_000)
+        p.pictures.shutdown()

@@ -300,7 +300,10 @@ class BenchChart(pg.PlotWidget):
 
     def run_label(self) -> str:
         """This run's name in the legend: its backend and device where the chart knows them."""
-        where = " on ".join(p for p in (self.info.get("backend", ""), self.info.get("device", "")) if p)
+        backend, device = self.info.get("backend", ""), self.info.get("device", "")
+        if backend and device.lower().startswith(backend.lower() + ":"):  # the window's "cpu: AMD EPYC"
+            backend = ""
+        where = " on ".join(p for p in (backend, device) if p)
         return f"this run ({where})" if where else "this run"
 
     def set_peak(self, gbps: float | None, how: str = "") -> None:
