@@ -125,7 +125,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
             raise InputError(f"the installed ptxas cannot compile for {arch}")
     from kernels.io.cache import usable_dir
 
-    folder = usable_dir(cache_dir(cache), "inspector cache", backup=False)
+    folder = usable_dir(cache_dir(cache), "inspector cache")
     numba_cuda, sources, tools = version("numba-cuda"), _source_hash(), toolchain.tool_versions()
     results: dict = {arch: {} for arch in archs}
     misses: dict = {}  # arch -> [(target, variant, path, warned)]
