@@ -548,3 +548,16 @@ def test_the_writer_keeps_other_text_and_skips_its_own(tmp_path):
     assert write_output(path, "d", "--out", backup=False).backup is None and path.read_text() == "d"
     (tmp_path / "f.txt.~7~").write_text("x")
     assert write_output(path, "e", "--out").backup.name == "f.txt.~8~"
+
+
+def test_a_gui_export_onto_an_edited_file_says_where_its_old_text_is(tmp_path):
+    """Every button too: Export… through the shared export_to keeps the old file and says so."""
+    from kernels.io.writer import write_output
+    from raytracer_app.gui.common.saving import export_to
+
+    path = tmp_path / "rows.csv"
+    path.write_text("my notes\n")
+    saved = export_to(None, lambda p: write_output(p, "a,b\n", "Export CSV"), pytest.fail, "t", "CSV (*.csv)",
+                      "rows.csv", str(path))
+    assert saved == str(path) and "rows.csv.~1~" in saved.kept
+    assert (tmp_path / "rows.csv.~1~").read_text() == "my notes\n" and path.read_text() == "a,b\n"

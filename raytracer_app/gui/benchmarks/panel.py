@@ -612,7 +612,7 @@ class BenchPanel(QWidget):
         if path is None:
             return False
         ghosts = f" ({len(rows) - len(self.rows)} of them reference rows)" if with_reference else ""
-        self._say(f"{len(rows)} row(s) written to {path}{ghosts}")
+        self._say(f"{len(rows)} row(s) written to {path}{ghosts}{path.kept}")
         return True
 
     def export_json(self, path=None) -> bool:

@@ -330,5 +330,5 @@ def export_interactive(parent, widget, info: dict, name: str, say, path=None, wi
         say(f"cannot export the chart: {message_of(exc)}", True)
         return False
     size = (f" ({width} x {height} px)" if height else f" ({width} px wide)") if str(path).lower().endswith(".png") else ""
-    say(f"chart written to {written}{size}", False)
+    say(f"chart written to {written}{size}{written.kept() if hasattr(written, 'kept') else ''}", False)
     return True

@@ -508,7 +508,7 @@ class LessonsPanel(QWidget):
                          lambda exc: self._say(describe(exc)), f"Export the lesson as {kind}",
                          f"{kind} (*.{suffix})", f"lesson-{self.run_result.lesson.name}.{suffix}", path)
         if path is not None:
-            self._say(f"wrote {path}")
+            self._say(f"wrote {path}{path.kept}")
 
     def _say(self, text: str) -> None:
         self.status.setText(text)
