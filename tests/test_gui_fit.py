@@ -35,11 +35,19 @@ def rows_shown(table) -> float:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_the_access_tools_32_lanes_and_its_source_fit(qtbot, make_window, cpu_backend, monkeypatch, size):
+def test_every_tools_content_is_on_screen(qtbot, make_window, cpu_backend, monkeypatch, size):
+    """One window per size (a window costs a second): each tool's parts that must be seen."""
+    w = opened(qtbot, make_window, cpu_backend, monkeypatch, size)
+    access_fits(qtbot, w, size)
+    editor_and_lessons_fit(qtbot, w)
+    panel_with_a_reference_fits(qtbot, w)
+
+
+def access_fits(qtbot, w, size):
+    """The Access tool's 32 lanes, and a source pane that takes the height beyond them."""
     from kernels.access.model import WARP
     from raytracer_app.gui.access.picture import MAX_ROW_PX
 
-    w = opened(qtbot, make_window, cpu_backend, monkeypatch, size)
     view = w.ensure_access()
     w.workspaces.show_dock(w.access_dock)
     qtbot.wait(50)
@@ -52,13 +60,12 @@ def test_the_access_tools_32_lanes_and_its_source_fit(qtbot, make_window, cpu_ba
             assert pane.picture.height() <= WARP * MAX_ROW_PX + 8 and rows_shown(pane.table) >= 12
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_a_panel_with_a_reference_shows_its_key_and_8_rows(qtbot, make_window, cpu_backend, monkeypatch, size):
-    w = opened(qtbot, make_window, cpu_backend, monkeypatch, size)
+def panel_with_a_reference_fits(qtbot, w):
+    """A benchmark panel with the shipped reference: 8 table rows, the chart, its legend and key."""
     w.workspaces.select("Benchmarks")
     panel = w.panels["Reduction"]
     if panel.reference.count() < 2:
-        pytest.skip("no GPU reference shipped for reduction")
+        return  # no GPU reference shipped for reduction
     panel.reference.setCurrentIndex(1)  # 23 ghost rows and bars of the shipped H100 run
     qtbot.wait(50)
     panel.chart.grab()
@@ -89,3 +96,20 @@ def test_a_run_far_below_its_reference_gets_a_log_axis(qtbot, make_window, cpu_b
     panel.reference.setCurrentIndex(1)
     assert panel.chart.reference_spread() > panel.FAR_BELOW_REFERENCE
     assert panel.log_y.isChecked() and panel.chart.log_y and "log y axis on" in panel.status.text()
+
+
+def editor_and_lessons_fit(qtbot, w):
+    """The editor's Run row, message and 15 lines of code; the Lessons table and chart."""
+    w.workspaces.show_dock(w.variant_dock)
+    qtbot.wait(50)
+    editor = w.variant_editor
+    for widget in (editor.run_button, editor.stop_button, editor.status, editor.editor):
+        assert widget.isVisible() and inside(widget, w), widget
+    assert editor.editor.viewport().height() >= 15 * editor.editor.fontMetrics().lineSpacing()
+    lessons = w.ensure_lessons()
+    w.workspaces.show_dock(w.lessons_dock)
+    qtbot.wait(50)
+    viewport = w.lessons_dock.widget().viewport() if hasattr(w.lessons_dock.widget(), "viewport") else w
+    for widget in (lessons.table, lessons.chart):
+        assert widget.isVisible() and inside(widget, viewport), widget
+    assert rows_shown(lessons.table) >= 5
