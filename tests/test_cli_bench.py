@@ -3,7 +3,9 @@ import csv
 import numpy as np
 import pytest
 
-from kernels.harness.rows import CSV_COLUMNS
+from kernels.harness.rows import CSV_COLUMNS, Row
+from kernels.launch import Launch
+from kernels.timing import Timing
 from raytracer_app.cli import main
 
 
@@ -218,3 +220,47 @@ def test_ctrl_c_keeps_the_finished_rows_and_writes_them_marked_partial(tmp_path,
     doc = json.loads(out_json.read_text())
     assert doc["partial"] is True and [r["variant"] for r in doc["rows"]] == ["numpy"]
     assert len(out_csv.read_text().splitlines()) == 2  # the header and the one finished row
+
+
+def test_skipped_rows_are_said_once_per_reason_and_the_hash_table_shows_ops(tmp_path, capsys):
+    """Issue 50 items 18-19: on the CPU `bench reduction` printed 21 skipped lines around 2 timed ones, and
+    the hash table's table had a GB/s column that means nothing for it."""
+    out = tmp_path / "r.csv"
+    code, text, err = run(capsys, "bench", "reduction", "--backend", "cpu", "--n", "3000", "--repeats", "1",
+                          "--variants", "numpy,tree-mask,sequential", "--csv", str(out))
+    assert code == 0, err
+    lines = [line for line in text.splitlines() if "skipped" in line and not line.startswith("wrote")]
+    assert lines == [lines[0]] and lines[0].startswith("skipped (2): tree-mask, sequential (")
+    assert {r["variant"]: r["verified"] for r in read_rows(out)} == {"numpy": "yes", "tree-mask": "skipped",
+                                                                      "sequential": "skipped"}
+    code, text, err = run(capsys, "bench", "hashtable", "--backend", "cpu", "--n", "2000", "--repeats", "1",
+                          "--variants", "cpu")
+    assert code == 0, err
+    header = next(line for line in text.splitlines() if line.startswith("variant"))
+    assert "G ops/s" in header and "GB/s" not in header and "%peak" not in text
+
+
+def test_a_row_estimated_far_past_max_seconds_is_skipped_with_its_estimate(capsys):
+    """Issue 50 item 20: CPU twins at a million spheres took minutes in a GPU sweep."""
+    from kernels.harness.estimate import FAR_PAST, Guard
+
+    code, text, err = run(capsys, "bench", "spheres", "--backend", "cpu", "--sizes", "2,400", "--size", "32x32",
+                          "--max-seconds", "0.0001", "--variants", "spheres-cpu-serial", "--repeats", "1")
+    assert code == 0, err
+    line = next(line for line in text.splitlines() if line.startswith("skipped"))
+    assert "spheres-cpu-serial" in line and "estimated" in line and "at n 400" in line and "--max-seconds" in line
+    guard = Guard(1.0)
+    row = Row("v", "op", "f32", 1000, "cpu", "test", timing=Timing((100.0,), "wall"), verified="yes")
+    guard.record(row, None)
+    assert guard.skip("v", None, 1000 * FAR_PAST * 10 - 1) is None  # 2 s: at the limit, run
+    assert guard.skip("v", None, 1000 * FAR_PAST * 10 + 1000) is not None
+    assert guard.skip("other", None, 10 ** 9) is None  # nothing known: run
+
+
+def test_frame_to_host_past_constant_memory_is_a_skip(cuda_backend):
+    from kernels.backend import Skip
+    from kernels.spheres.runs import make_bench_problem, run_frame_to_host
+
+    problem = make_bench_problem(2341, size=(8, 8))
+    out = run_frame_to_host(problem, Launch(), cuda_backend, 1)
+    assert isinstance(out, Skip) and "constant memory holds at most 2340" in out.text

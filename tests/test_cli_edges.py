@@ -182,3 +182,20 @@ def test_inspect_sass_into_a_reader_that_closes_early_ends_quietly():
     code = proc.wait(timeout=300)
     assert first.startswith(b"reduction best: sm_90")
     assert code == 0 and err == "", err
+
+
+@pytest.mark.parametrize("argv, choices", [(["render"], "one of spheres, julia"),
+                                           (["lesson"], "one of reduction, constant-memory, atomics")])
+def test_a_missing_command_argument_lists_the_choices(capsys, argv, choices):
+    """Issue 50 item 19: `lesson` and `render` alone said "required" without the choices."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and choices in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_render_says_what_it_waits_for_before_it_waits(capsys, tmp_path):
+    code = main(["render", "spheres", "--backend", "cpu", "--size", "16x12", "--spheres", "2", "--repeats", "1",
+                 "--out", str(tmp_path / "s.png")])
+    out = capsys.readouterr().out
+    assert code == 0 and out.splitlines()[0].startswith("rendering spheres 16x12 on cpu: ")
+    assert "CPU kernel" in out.splitlines()[0]

@@ -161,7 +161,8 @@ def test_csv_onto_an_existing_file_says_it_overwrites(tmp_path, capsys):
     path.write_text("old\n")
     code, out, err = run(capsys, *BENCH, "--n", "300", "--csv", path)
     assert code == 0, err
-    assert "will be overwritten" in out
+    assert "its old text will be kept as rows.csv.~1~" in out
+    assert (tmp_path / "rows.csv.~1~").read_text() == "old\n"
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["variant"] for r in rows] == ["cpu-numpy"] and rows[0]["n"] == "300"
@@ -517,3 +518,46 @@ def test_compacted_read_refuses_a_string_longer_than_its_bound(tmp_path, monkeyp
     path.write_text('{"name": "%s", "spheres": []}' % ("n" * 2000))
     with pytest.raises(InputError, match="a string longer than 1,000 bytes"):
         load_scene(path, cap=100)
+
+
+def test_variant_new_onto_an_edited_file_keeps_it_as_a_numbered_backup(tmp_path, capsys):
+    """Issue 50 item 1: the README's step 5 run twice on an edited mine.py loses nothing."""
+    mine = tmp_path / "mine.py"
+    argv = ("variant", "new", "reduction", "--from", "sequential", mine)
+    assert run(capsys, *argv)[0] == 0
+    first = mine.read_text()
+    mine.write_text(first + "# my edit\n")
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "kept as" in out and "mine.py.~1~" in out
+    assert (tmp_path / "mine.py.~1~").read_text() == first + "# my edit\n" and mine.read_text() == first
+    code, out, _ = run(capsys, *argv)  # the same text again: nothing to keep
+    assert code == 0 and "kept" not in out and not (tmp_path / "mine.py.~2~").exists()
+    mine.write_text("# second edit\n")
+    assert run(capsys, *argv)[0] == 0 and (tmp_path / "mine.py.~2~").read_text() == "# second edit\n"
+
+
+def test_the_writer_keeps_other_text_and_skips_its_own(tmp_path):
+    from kernels.io.writer import write_output
+
+    path = tmp_path / "f.txt"
+    assert write_output(path, "a", "--out").backup is None  # a new file
+    assert write_output(path, "a", "--out").backup is None  # the same bytes
+    written = write_output(path, "b", "--out")
+    assert written.backup == tmp_path / "f.txt.~1~" and written.backup.read_text() == "a"
+    assert write_output(path, "c", "--out", replaces="b").backup is None  # the caller's own last text
+    assert write_output(path, "d", "--out", backup=False).backup is None and path.read_text() == "d"
+    (tmp_path / "f.txt.~7~").write_text("x")
+    assert write_output(path, "e", "--out").backup.name == "f.txt.~8~"
+
+
+def test_a_gui_export_onto_an_edited_file_says_where_its_old_text_is(tmp_path):
+    """Every button too: Export… through the shared export_to keeps the old file and says so."""
+    from kernels.io.writer import write_output
+    from raytracer_app.gui.common.saving import export_to
+
+    path = tmp_path / "rows.csv"
+    path.write_text("my notes\n")
+    saved = export_to(None, lambda p: write_output(p, "a,b\n", "Export CSV"), pytest.fail, "t", "CSV (*.csv)",
+                      "rows.csv", str(path))
+    assert saved == str(path) and "rows.csv.~1~" in saved.kept
+    assert (tmp_path / "rows.csv.~1~").read_text() == "my notes\n" and path.read_text() == "a,b\n"

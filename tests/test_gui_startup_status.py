@@ -50,10 +50,27 @@ def test_the_busy_label_shows_the_time_so_far_and_a_message_covers_it(qtbot, mak
     assert w.busy_label.text().startswith("compiling the spheres CPU kernel (first run only")
     assert w.busy_label.text().endswith(" s") and "3." in w.busy_label.text()
     bar = w.statusBar()
-    assert w.busy_label.isVisibleTo(w)
+    assert w.busy_label.isVisibleTo(w) and w.cancel_button.isVisibleTo(w)
     bar.showMessage("no CUDA GPU found; using the CPU backend", 5000)
-    assert not w.busy_label.isVisibleTo(w) and not w.cancel_button.isVisibleTo(w)  # covered, not drawn over
+    w._show_busy()  # the busy timer's tick: it no longer draws the busy text over the message
+    # one message at a time, in one label: the message replaces the busy text (and its Cancel) for its time
+    assert bar.shown() == w.busy_label.text() == "no CUDA GPU found; using the CPU backend"
+    assert not w.cancel_button.isVisibleTo(w)
     bar.clearMessage()
-    assert w.busy_label.isVisibleTo(w)
+    assert w.busy_label.text().startswith("compiling the spheres CPU kernel") and w.cancel_button.isVisibleTo(w)
     w.work = None
     w._show_busy()
+
+
+def test_a_long_message_is_elided_in_the_middle_with_the_whole_text_as_tooltip(qtbot, make_window, cpu_backend):
+    """Issue 50 item 16: at 1366 the saved run's path was cut mid-word."""
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    path = "/home/someone/.cache/raytracer-app/results/" + "a-very-long-folder-name/" * 8 + "20261123T221200Z-01-reduction.json"
+    w.statusBar().showMessage(f"saved the run to {path}", 5000)
+    w.busy_label.resize(300, 20)
+    shown = w.busy_label.text_shown()
+    assert "…" in shown and shown.startswith("saved the run to") and shown.endswith("reduction.json")
+    assert w.busy_label.toolTip() == f"saved the run to {path}"
+    assert w.busy_label.fontMetrics().horizontalAdvance(shown) <= 300

@@ -414,7 +414,7 @@ def test_a_load_sweep_is_one_row_per_load_with_its_axes(tmp_path, capsys):
                  "--absent", "0.5", "--load", "0.5,0.9", "--repeats", "1", "--csv", str(out)]) == 0
     capsys.readouterr()
     rows = list(csv.DictReader(out.open()))
-    assert [r["axes"] for r in rows] == [f"op=find load={x} absent=0.5 bucket=8 buckets=1024" for x in (0.5, 0.9)]
+    assert [r["axes"] for r in rows] == [f"op=find load={x} absent=0.5 bucket=8 buckets=16384" for x in (0.5, 0.9)]
     assert all(r["verified"] == "yes" and r["rate_unit"] == "G ops/s" for r in rows)
 
 

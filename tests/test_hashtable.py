@@ -435,3 +435,18 @@ def test_counting_sort_a_million_keys_on_a_real_gpu(cuda_backend, buckets):
     assert out.block == 512 and out.grid >= cuda_backend.limits.sm_count  # the resident grid, at least one per SM
     assert problem.verify(out.result) == (True, "")
     assert_grouped_like_numpy(problem)
+
+
+def test_the_cpus_defaults_run_find_on_the_chained_table():
+    """Issue 50 item 15: at the seed's 1024 buckets every CPU find was skipped ("give --buckets 16384 or more")."""
+    from kernels.backend import Backend
+    from kernels.hashtable import ALGORITHM
+    from kernels.hashtable.chained import chained_skip
+    from kernels.hashtable.problem import make_problem
+
+    cpu = Backend("cpu")
+    n = ALGORITHM.size.default_for(cpu)
+    buckets = next(o for o in ALGORITHM.options if o.name == "buckets").default_for(cpu)
+    for op in ("insert", "find"):
+        assert chained_skip(make_problem(n, buckets, op=op), "cpu") is None, op
+    assert chained_skip(make_problem(n, 1024, op="find"), "cpu") is not None  # the seed's: too long chains

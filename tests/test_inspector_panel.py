@@ -57,7 +57,10 @@ def test_panel_links_python_line_to_ptx_and_sass_and_moves_the_marker(panel, qtb
 
 
 def test_panel_without_compiler_shows_source_and_the_extra(panel, qtbot, monkeypatch):
-    monkeypatch.setattr(toolchain, "missing", lambda: ["ptxas (nvidia-cuda-nvcc)"])
+    import functools
+
+    for name in ("ptxas_path", "nvdisasm_path", "nvvm_library"):  # not found, now or when first looked for
+        monkeypatch.setattr(toolchain, name, functools.lru_cache(maxsize=None)(lambda: None))
     panel.inspect("histogram", "shared-atomics")
     qtbot.waitUntil(lambda: "pip install -e '.[inspect]'" in panel.status.text(), timeout=WAIT)
     assert re.search(r"def histo_shared_atomics\(buffer, size, histo\):", panel.source_view.toPlainText())

@@ -178,3 +178,72 @@ def test_gpu_the_windows_worker_draws_from_the_image_until_numba_has_compiled_th
         np.testing.assert_array_equal(first.image, second.image)
     finally:
         worker.end_children()
+
+
+class FakeDriver:
+    """The driver calls an image frame makes, counted; device memory is host memory here."""
+
+    def __init__(self):
+        self.calls: list[str] = []
+        self.memory: dict[int, np.ndarray] = {}
+
+    def __call__(self, name, *args):
+        import ctypes
+
+        self.calls.append(name)
+        if name == "cuMemAlloc":
+            block = np.zeros(int(args[0]), np.uint8)
+            self.memory[block.ctypes.data] = block
+            return block.ctypes.data
+        if name == "cuMemFree":
+            self.memory.pop(args[0])
+        elif name in ("cuMemcpyHtoD", "cuMemcpyDtoH"):
+            ctypes.memmove(args[0], args[1], args[2])
+        elif name == "cuEventCreate":
+            return object()
+        elif name == "cuEventElapsedTime":
+            return 0.25
+        return None
+
+    def count(self, name: str) -> int:
+        return self.calls.count(name)
+
+
+def test_an_images_frames_keep_their_device_buffers_between_frames(monkeypatch):
+    """Issue 50 item 8: each frame from an image allocated, uploaded, launched twice, made two events and
+    freed; now a frame of the same sizes only uploads, launches once and copies back."""
+    fake = FakeDriver()
+    monkeypatch.setattr(images.driver, "call", fake)
+    monkeypatch.setattr(images, "KEPT", images._Kept())
+    image = IMAGES[0]
+    args = [np.arange(35, dtype=np.float32), np.int32(5), images.Output((4, 8), np.uint32)]
+    widths = {1: "u8", 4: "u32", 8: "u64"}
+    params = tuple(widths[w] for w, _ in images.parameters(args, [0, 0, 0]))
+    monkeypatch.setattr(images, "load", lambda *_: images._Loaded("module", "function", params, "sm_90"))
+    for _ in range(10):
+        drawn = images.draw(image, 0, (1, 1), (8, 4), args)
+    assert drawn.outputs[0].shape == (4, 8) and drawn.kernel_ms == 0.25
+    assert fake.count("cuMemAlloc") == 2 and fake.count("cuMemFree") == 0  # once per buffer, then reused
+    assert fake.count("cuLaunchKernel") == 11  # one set-up launch, then one per frame
+    assert fake.count("cuEventCreate") == 2 and fake.count("cuEventDestroy") == 0
+    assert fake.count("cuMemcpyHtoD") == 10 and fake.count("cuMemcpyDtoH") == 10
+    args[2] = images.Output((8, 8), np.uint32)  # a new size: that buffer alone is made again
+    images.draw(image, 0, (1, 1), (8, 8), args)
+    assert fake.count("cuMemAlloc") == 3 and fake.count("cuMemFree") == 1
+    images.KEPT.release()
+    assert fake.count("cuMemFree") == 3 and fake.count("cuEventDestroy") == 2 and not fake.memory
+
+
+@pytest.mark.gpu
+def test_gpu_continuous_image_frames_allocate_nothing_after_the_first(cuda_backend):
+    from kernels.spheres.renderer import SphereRenderer
+
+    scene = generate_scene(60, seed=3)
+    renderer = SphereRenderer(cuda_backend)
+    first = renderer.render(scene, (512, 384), "global", (16, 16), shipped_image=True)
+    assert first.kernel.method.startswith("cuda-events, shipped sm_")
+    made = images.KEPT.allocations
+    for _ in range(20):
+        frame = renderer.render(scene, (512, 384), "global", (16, 16), shipped_image=True)
+    assert images.KEPT.allocations == made
+    assert np.abs(frame.image.astype(int) - spheres_reference(scene.spheres, 512, 384)).max() <= 1

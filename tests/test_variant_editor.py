@@ -50,7 +50,7 @@ def test_save_open_and_the_recent_list(editor, folders):
     assert editor.save_as(str(target))
     assert target.read_text() == editor.editor.toPlainText()
     assert editor.recent_box.itemText(1) == str(target)
-    editor.editor.setPlainText("")
+    editor._put_text("")
     assert editor.open(str(target)) and editor.editor.toPlainText() == target.read_text()
 
 
@@ -255,3 +255,52 @@ def test_on_the_cpu_a_skipped_run_offers_the_simulator(qtbot, cpu_backend):
             e.sim_offer.linkActivated.emit("restart")
     finally:
         e.shutdown()
+
+
+def test_new_never_loses_an_autosaved_buffer_and_recent_lists_it(editor, folders, monkeypatch):
+    """Issue 50 item 2: a note typed in a New from last-block, New from best, New from last-block again: the
+    editor asks about the unsaved note, then about the autosaved file; either way no text is lost."""
+    asked = []
+    monkeypatch.setattr("PyQt6.QtWidgets.QMessageBox.question",
+                        lambda *a, **k: (asked.append(a[2]), __import__("PyQt6.QtWidgets").QtWidgets.QMessageBox
+                                         .StandardButton.Discard)[1])
+    choices = []
+    editor.target_box.setCurrentText("reduction")
+    editor.new_from("last-block")
+    editor.editor.appendPlainText("# my note")
+    noted = editor.editor.toPlainText()
+    kept = editor.autosave()
+    assert open(kept).read() == noted
+    assert any("autosaved: my-last-block.py" == editor.recent_box.itemText(i) for i in range(editor.recent_box.count()))
+    assert editor.new_from("best") and asked, "unsaved typing is asked about before New replaces it"
+    monkeypatch.setattr(editor, "choose", lambda title, text, options: (choices.append(text), "Open it")[1])
+    assert editor.new_from("last-block")
+    assert choices and "my-last-block.py" in choices[0]
+    assert editor.editor.toPlainText() == noted, "Open it brings the note back"
+    monkeypatch.setattr(editor, "choose", lambda title, text, options: "New copy")
+    editor._put_text(editor.editor.toPlainText())  # nothing unsaved now
+    assert editor.new_from("last-block") and "# my note" not in editor.editor.toPlainText()
+    editor.autosave()
+    backup = folders / "cache" / "variants" / "my-last-block.py.~1~"
+    assert backup.read_text() == noted, "the autosaved note is kept as a numbered backup"
+
+
+def test_save_asks_when_the_file_changed_on_disk(editor, folders, monkeypatch):
+    target = folders / "mine.py"
+    editor.new_from("best")
+    assert editor.save_as(str(target))
+    target.write_text("# edited elsewhere\n")
+    monkeypatch.setattr(editor, "choose", lambda *a: "Cancel")
+    assert not editor.save() and target.read_text() == "# edited elsewhere\n"
+    monkeypatch.setattr(editor, "choose", lambda *a: "Replace")
+    assert editor.save() and (folders / "mine.py.~1~").read_text() == "# edited elsewhere\n"
+    assert editor.save() and not (folders / "mine.py.~2~").exists(), "saving its own text again keeps no backup"
+
+
+def test_the_run_row_stays_put_when_the_message_grows(editor):
+    editor.show()
+    editor._say("short")
+    y = editor.run_button.mapTo(editor, editor.run_button.rect().topLeft()).y()
+    editor._say("a long message " * 40)
+    assert editor.run_button.mapTo(editor, editor.run_button.rect().topLeft()).y() == y
+    assert editor.status.toolTip().startswith("a long message")

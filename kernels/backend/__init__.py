@@ -117,6 +117,7 @@ class SkipKind(enum.Enum):
     NOT_IN_SIMULATOR = "not in the simulator"
     MISSING_LIBRARY = "library not installed"
     NOT_APPLICABLE = "does not apply"
+    TOO_LONG = "estimated far past --max-seconds"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 from kernels.backend import Skip
 from kernels.errors import one_line
+from kernels.harness import estimate
 from kernels.harness import rounds as interleave
 from kernels.harness.peak import Peak
 from kernels.harness.rows import ERROR, FAILED, PASSED, SKIPPED, Problem, Row, Unit, show_block, show_value
@@ -46,12 +47,18 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
     total, done = problem_count * len(pairs) * rounds, 0
     shares = interleave.split_repeats(repeats, rounds)
     cooldown = getattr(request, "cooldown", 0.0)
+    too_long = estimate.Guard(policy.max_seconds)
 
     def measure(problem, launch, v, share) -> Row:
         nonlocal done
         if cooldown and done:  # rest between measurements (not before the first)
             rest(cooldown, should_stop)
-        row = _run_measured(problem, v, launch, backend, share, device, peak, unit, policy, cold)
+        skip = too_long.skip(v.name, launch, problem.n)
+        if skip is not None:  # a row that would take minutes: said with its estimate, not run
+            row = _run_one(problem, v, launch, backend, share, device, peak, unit, skip)
+        else:
+            row = _run_measured(problem, v, launch, backend, share, device, peak, unit, policy, cold)
+            too_long.record(row, launch)
         done += 1
         if on_progress:
             on_progress(done, total)
@@ -156,13 +163,13 @@ def mark_memory_facts(row: Row, problem, backend, host: bool = False) -> None:
 
 
 def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, peak: Peak | None,
-             unit: Unit | None = None) -> Row:
+             unit: Unit | None = None, skip: Skip | None = None) -> Row:
     row = Row(
         variant=variant.name, op=problem.op, dtype=problem.dtype, n=problem.n, backend=backend.kind,
         device=device, block=show_block(launch.block), repeats=repeats, expected=show_value(problem.expected),
         axes=dict(getattr(problem, "axes", None) or {}) or None,
     )
-    reason = variant.skip_reason(backend)
+    reason = variant.skip_reason(backend) or skip
     if reason is not None:
         row.verified, row.note, row.skip = SKIPPED, reason.text, reason
         return row

@@ -27,16 +27,22 @@ def write_csv(rows: Iterable[Row], path, option: str = "--csv", inputs=()):
     return write_output(path, csv_text(rows), option, inputs)
 
 
-def table_header() -> str:
-    return f"{'variant':<24} {'n':>11} {'block':>7} {'grid':>7} {'median ms':>10} {'min':>9} {'max':>9} {'GB/s':>9} {'%peak':>6} {'%spec':>6} {'noise':>6}  verified"
+def table_header(unit: str = "GB/s") -> str:
+    """The table's header; ``unit`` the algorithm's figure of merit: GB/s (with %peak and %spec against the
+    copy bandwidth), or its own (a hash table's G ops/s, in place of those three)."""
+    rates = f"{'GB/s':>9} {'%peak':>6} {'%spec':>6}" if unit == "GB/s" else f"{unit:>11}"
+    return f"{'variant':<24} {'n':>11} {'block':>7} {'grid':>7} {'median ms':>10} {'min':>9} {'max':>9} {rates} {'noise':>6}  verified"
 
 
-def table_line(r: Row) -> str:
+def table_line(r: Row, unit: str = "GB/s") -> str:
     t = r.timing
     f = lambda x, w, p: f"{x:>{w}.{p}f}" if x is not None else f"{'-':>{w}}"  # noqa: E731
+    own = unit != "GB/s"
+    rates = (f"{(f'{r.rate:.4g}' if r.rate is not None else '-'):>11}" if own else
+             f"{f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)} {f(r.pct_of_spec, 6, 1)}")
     line = (
         f"{r.variant:<24} {r.n:>11} {str(r.block):>7} {str(r.grid):>7} {f(t and t.median_ms, 10, 4)} "
-        f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {f(r.gbps, 9, 1)} {f(r.pct_of_peak, 6, 1)} {f(r.pct_of_spec, 6, 1)} "
+        f"{f(t and t.min_ms, 9, 4)} {f(t and t.max_ms, 9, 4)} {rates} "
         f"{_noise_cell(t)}  {r.verified}"
     )
     if r.cold_timing is not None:
@@ -47,7 +53,7 @@ def table_line(r: Row) -> str:
         line += f"  ({r.note})"
     if r.clocks is not None and r.clocks.throttled:
         line += f"  [THROTTLED: {r.clocks.reason_text()}]"
-    if r.rate is not None:
+    if r.rate is not None and not own:
         line += f"  {rate_text(r.rate, r.rate_unit)}"
     return line
 

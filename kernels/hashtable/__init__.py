@@ -29,6 +29,7 @@ from kernels.harness.rows import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
+from kernels.hashtable.chained import MAX_CHAIN
 from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for, flag_words
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
@@ -260,6 +261,10 @@ def _number(text, option: str) -> float:
     return value
 
 
+CPU_KEYS = 2**20  # the CPU's default N (the size axis below)
+CPU_BUCKETS = CPU_KEYS // MAX_CHAIN  # the CPU's default buckets: every op runs at its default N, find included
+
+
 def _memory(n: int, options: dict) -> tuple[int, int]:
     """(host bytes, device bytes) of a run at its peak."""
     buckets, op = options["buckets"], options["op"]
@@ -315,7 +320,9 @@ ALGORITHM = Algorithm(
                                "key once; more: keys drawn with repeats from n / multiplicity)",
                default=1.0, parse=parse_multiplicity, suggestions=(1.0, 4.0, 16.0)),
         Option("buckets", f"chains of the chained tables and buckets of the grouped ones (default {SEED_BUCKETS}, the "
-                          f"seed's)", default=SEED_BUCKETS, parse=whole_number("--buckets"),
+                          f"seed's; {CPU_BUCKETS} on the CPU, whose {CPU_KEYS:,} keys then make chains a find "
+                          f"walks of at most {MAX_CHAIN})",
+               default={"cuda": SEED_BUCKETS, "cpu": CPU_BUCKETS, "sim": SEED_BUCKETS}, parse=whole_number("--buckets"),
                suggestions=(1024, 256, 4096, 16384, 65536, 1 << 20)),
     ),
     unit=Unit("G ops/s", lambda problem: problem.n / 1e9),

@@ -322,7 +322,7 @@ def _store(path: Path, compiled: Compiled, quiet: bool = False) -> None:
     from kernels.io.writer import WriteFailed, write_output
 
     try:
-        write_output(path, json.dumps(_entry_of(compiled)), "inspector cache")
+        write_output(path, json.dumps(_entry_of(compiled)), "inspector cache", backup=False)
     except (OSError, InputError, WriteFailed) as exc:
         if not quiet:
             warn_once(f"inspector cache entry {path} cannot be written ({getattr(exc, 'strerror', None) or exc}); "

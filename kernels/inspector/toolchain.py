@@ -90,6 +90,18 @@ def missing() -> list[str]:
     return [name for name, path in need.items() if not path]
 
 
+def what_to_do() -> str:
+    """What a message about missing compiler packages tells the user ('' when none is missing): install the
+    extra, or restart the app when they are on disk now though this process found them missing (installed
+    while it ran: its lookups are cached, and numba reads where libNVVM is once, at its import)."""
+    if not missing():
+        return ""
+    afresh = (ptxas_path.__wrapped__(), nvdisasm_path.__wrapped__(), nvvm_library.__wrapped__())
+    if all(afresh):
+        return "they were installed while the app was running: restart the app to use them"
+    return f"install them with {EXTRA_HINT}"
+
+
 def require() -> None:
     """Raises ToolchainMissing with one line naming what is missing and the extra that brings it."""
     gone = missing()

@@ -8,6 +8,12 @@ suffix rule applies to the target), keeps a replaced file's
 permission bits, owner and group (refusing a file it cannot give them back to), gives a new file the umask's
 usual mode, and refuses an output that is one of the
 run's inputs. Every message names the option the user gave (``--out``, ``--csv``, a GUI action...).
+
+It never loses a file's text silently: an existing file whose content differs from what is written is kept
+as a numbered backup ``NAME.~N~`` (as ``cp --backup=numbered``), the one rule for every command and button.
+No backup is made when the file already holds the new bytes, or when it holds exactly the text its caller
+last wrote there (``replaces``: an editor's autosave of its own buffer), or for the app's own caches
+(``backup=False``).
 """
 
 from __future__ import annotations
@@ -171,8 +177,47 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tuple[str, ...] = ()) -> Path:
-    """Write ``data`` to ``path`` atomically after :func:`check_output`; returns the file written.
+class Written(type(Path())):
+    """The path of a file written; ``backup`` is where its old text was kept (None when no backup was made)."""
+
+    backup: Path | None = None
+
+    def kept(self) -> str:
+        """'' or ' (the old file is kept as NAME.~N~)': appended to a command's 'wrote ...' line."""
+        return f" (the old file is kept as {self.backup.name})" if self.backup is not None else ""
+
+
+_BACKUP = re.compile(r"\.~(\d+)~$")
+
+
+def backup_name(target) -> Path:
+    """The next free numbered backup name for ``target``: NAME.~N~, N one past the highest already there."""
+    target = Path(target)
+    numbers = [0]
+    try:
+        for entry in os.scandir(target.parent):
+            if entry.name.startswith(target.name + ".~"):
+                m = _BACKUP.search(entry.name[len(target.name):])
+                if m and entry.name == f"{target.name}.~{m.group(1)}~":
+                    numbers.append(int(m.group(1)))
+    except OSError:
+        pass
+    return target.parent / f"{target.name}.~{max(numbers) + 1}~"
+
+
+def overwrite_notice(path, option: str, inputs=(), suffixes: tuple[str, ...] = ()) -> str:
+    """The line a command prints before it writes ``path``: '' for a new file, else where the old text goes
+    (:func:`check_output` first, so a refused destination is one InputError before any work)."""
+    target = check_output(path, option, inputs, suffixes)
+    if not os.path.exists(target):
+        return ""
+    return f"{option} {shown(os.fspath(path), 200)} exists: its old text will be kept as {backup_name(target).name}"
+
+
+def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tuple[str, ...] = (),
+                 backup: bool = True, replaces: bytes | str | None = None) -> Written:
+    """Write ``data`` to ``path`` atomically after :func:`check_output`; returns the file written, its
+    ``backup`` attribute naming where a replaced file's old text was kept (see the module's rule).
 
     The destination is resolved once; the temporary file, the last check and the rename all happen
     relative to one open descriptor of its folder, so a folder swapped for a link meanwhile changes
@@ -182,13 +227,15 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
     if isinstance(data, str):
         # a file name that is not UTF-8 (legal on Linux) reaches text as lone surrogates: written as \udcXX
         data = data.encode("utf-8", "backslashreplace")
+    if isinstance(replaces, str):
+        replaces = replaces.encode("utf-8", "backslashreplace")
     label = f"{option} {shown(os.fspath(path), 200)}"
     name = target.name
     try:
         folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise WriteFailed(f"cannot write {label}: {exc.strerror}") from None
-    tmp, token = None, None
+    tmp, token, kept = None, None, None
     try:
         remove_stale_temps(folder)
         tmp, fd = _create_temp(folder, name)
@@ -206,6 +253,7 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
             if st is not None:
                 _keep_owner(f.fileno(), st, label)
             os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode) if st is not None else new_file_mode())
+        kept = _keep_old(target, name, folder, data, replaces) if backup and st is not None else None
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         tmp = None
     except OSError as exc:
@@ -216,7 +264,36 @@ def write_output(path, data: bytes | str, option: str, inputs=(), suffixes: tupl
         if token is not None:
             signals.forget(token)
         os.close(folder)
-    return target
+    written = Written(target)
+    written.backup = kept
+    return written
+
+
+def _keep_old(target: Path, name: str, folder: int, data: bytes, replaces: bytes | None) -> Path | None:
+    """The existing file kept as its next numbered backup (a hard link, so the rename that follows leaves
+    the old inode there; a copy where links are not supported); None when its bytes are ``data`` or
+    ``replaces`` (nothing would be lost)."""
+    try:
+        with open(os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=folder), "rb") as f:
+            old = f.read(len(data) + 1 if replaces is None else max(len(data), len(replaces)) + 1)
+    except OSError:
+        old = None
+    if old is not None and (old == data or (replaces is not None and old == replaces)):
+        return None
+    for _ in range(100):
+        kept = backup_name(target)
+        try:
+            os.link(name, kept.name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            return kept
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (some network and FAT file systems): a copy
+            with open(os.open(name, os.O_RDONLY, dir_fd=folder), "rb") as src:
+                fd = os.open(kept.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=folder)
+                with os.fdopen(fd, "wb") as dst:
+                    dst.write(src.read())
+            return kept
+    raise FileExistsError(f"no free backup name for {target.name}")
 
 
 def _keep_owner(fd: int, st: os.stat_result, label: str) -> None:

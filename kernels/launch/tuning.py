@@ -163,7 +163,7 @@ def store(key: str, choice: Choice, path: Path | None = None) -> None:
     with _locked(path):
         entries = load_cache(path)
         entries[key] = asdict(choice)
-        write_output(path, json.dumps(entries, indent=1, sort_keys=True) + "\n", "tuning cache")
+        write_output(path, json.dumps(entries, indent=1, sort_keys=True) + "\n", "tuning cache", backup=False)
 
 
 @contextlib.contextmanager

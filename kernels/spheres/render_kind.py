@@ -92,9 +92,9 @@ def outputs(params: SphereParams, size, out: str, values: dict) -> list:
     from kernels.errors import printable
 
     def write_scene():
-        scenes.save_scene(params.scene, values["save_scene"], "--save-scene",
-                          [("--out", out), ("--scene", values.get("scene"))])
-        print(f"saved scene to {printable(values['save_scene'])}")
+        written = scenes.save_scene(params.scene, values["save_scene"], "--save-scene",
+                                    [("--out", out), ("--scene", values.get("scene"))])
+        print(f"saved scene to {printable(values['save_scene'])}{written.kept()}")
 
     return [("--save-scene", values["save_scene"], write_scene)]
 

@@ -42,6 +42,8 @@ def run_frame_to_host(problem, launch, backend, repeats):
     renderer = render_bench.renderer_for(backend.kind, backend.device, SphereRenderer)
     if problem.pattern != "uniform":
         return not_applicable("frame-to-host is timed with the uniform pattern only")
+    if problem.n > renderer.max_spheres("constant"):  # its kernel reads constant memory: a skip, as spheres-constant
+        return not_applicable(f"constant memory holds at most {renderer.max_spheres('constant')} spheres")
     block = launch.block or DEFAULT_BLOCK_2D
     image, timing = renderer.time_frames(problem.subject, problem.size, "constant", block, max(repeats, 50))
     grid = grid_for(*problem.size, block)

@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
         t.add_argument("--lines", type=whole_number("--lines", 1), default=5,
                        help="how many of the costliest lines to show per kernel (default 5)")
         t.add_argument("--seed", type=whole_number("--seed", 0), default=0, help="seed of the random input (default 0)")
-        t.add_argument("--json", default=None, help="also write the result as JSON to this file (overwritten)")
+        t.add_argument("--json", default=None, help="also write the result as JSON to this file (an existing one is kept as FILE.~N~)")
         t.add_argument("--measured", action="store_true",
                        help="also read the same metrics with Nsight Compute on the GPU for the same launch, and "
                             "show both with the difference (needs a GPU and ncu)")
@@ -103,9 +103,9 @@ def run(args) -> int:
         from kernels.access import files
         from kernels.harness.results import device_info
 
-        files.write(json_path, result, "--json", args.argv, measured,
-                    device_info(backend, None) if backend is not None else None)
-        print(f"wrote {json_path}")
+        written = files.write(json_path, result, "--json", args.argv, measured,
+                              device_info(backend, None) if backend is not None else None)
+        print(f"wrote {json_path}{written.kept()}")
     return 0
 
 

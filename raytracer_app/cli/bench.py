@@ -4,13 +4,12 @@ descriptor in :mod:`kernels.registry`."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 from kernels import signals
 
 from kernels.errors import InputError
-from kernels.harness.rows import ERROR, FAILED
+from kernels.harness.rows import ERROR, FAILED, SKIPPED
 from kernels.launch import Launch
 from kernels.harness.table import csv_text, table_header, table_line, write_csv
 from kernels.harness.summary import summary_lines
@@ -92,10 +91,10 @@ def _target_parser(targets, algorithm) -> None:
                        help="time the whole call (launch + result on the host, wall time) of best and the "
                             "library peers, and print where best's time goes")
     p.add_argument("--csv", default=None, help="write one row per variant and configuration to this CSV file "
-                                               "(an existing file is overwritten)")
+                                               "(an existing file is kept as FILE.~N~)")
     p.add_argument("--json", default=None, help="write a result file: every row with its per-repeat times and a "
                                                 "header (device, versions, commit, command, date) for `compare` "
-                                                "(docs/results.md; an existing file is overwritten)")
+                                                "(docs/results.md; an existing file is kept as FILE.~N~)")
     common(p)
 
 
@@ -149,15 +148,18 @@ def bench_command(args, backend) -> int:
     if backend.timing_note:
         print(f"note: {backend.timing_note}")
     if not request.wants_peak:
-        print(table_header())
+        print(table_header(request.spec.rate_unit))
     finished: list = []
     run = None
+    printer = _printer(request, finished)
     try:
-        run = run_bench(request, _printer(request, finished))
+        run = run_bench(request, printer)
     except KeyboardInterrupt as exc:  # the rows that finished are kept: printed above, and written as partial
         stopped = signals.status_of(exc)  # 130 for Ctrl-C, 143 for SIGTERM (kernels/signals.py)
         print(f"raytracer-app: {'terminated' if stopped == 143 else 'interrupted'} after {len(finished)} row(s)",
               file=sys.stderr)
+    finally:
+        printer.flush()
     rows = run.rows if run is not None else finished
     peak = run.peak if run is not None else None
     if run is not None:
@@ -200,27 +202,65 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     return BenchRequest(**{**fields, **changes}, labels=labels)
 
 
-def _printer(request, finished: list):
+class _Printer:
+    """The run's progress as the terminal shows it (``progress``, called by the run), and ``flush`` after it:
+    skipped rows said once per reason after the table (on the CPU most GPU variants skip for one reason; a
+    line each drowned the timed rows), in the CSV and JSON as rows all the same."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.skipped: dict[str, list] = {}  # reason -> its rows, in order
+
+    def __call__(self, kind, value):
+        if kind == "row" and value.verified == SKIPPED:
+            self.skipped.setdefault(value.note or "no reason given", []).append(value)
+            self.progress("counted", value)
+            return
+        self.progress(kind, value)
+
+    def flush(self) -> None:
+        for line in skipped_lines(self.skipped):
+            print(line, flush=True)
+        self.skipped = {}
+
+
+def skipped_lines(skipped: dict) -> list[str]:
+    """One line per reason: 'skipped: a, b, c (REASON)', with the sizes where more than one."""
+    out = []
+    for reason, rows in skipped.items():
+        names = list(dict.fromkeys(r.variant for r in rows))
+        sizes = list(dict.fromkeys(r.n for r in rows))
+        at = f" at n {', '.join(f'{n:,}' for n in sizes)}" if len(sizes) > 1 else ""
+        out.append(f"skipped ({len(names)}): {', '.join(names)}{at} ({reason})")
+    return out
+
+
+def _printer(request, finished: list) -> _Printer:
     """The run's progress as the terminal shows it: the peak (then the table's header), each row as it
-    finishes, a sweep's progress and the processes' lines on stderr."""
+    finishes, a sweep's progress and the processes' lines on stderr; skipped rows once per reason at the end."""
     sweep = request.problem_count * len(request.launches) > 1
+    unit = request.spec.rate_unit
 
     def progress(kind, value):
         if kind == "peak":
-            if value.gbps:
+            if unit != "GB/s":  # the table has no %peak column: the copy bandwidth says nothing about ops/s
+                pass
+            elif value.gbps:
                 print(f"peak: {value.gbps:.1f} GB/s measured with a {value.how}; %peak is against it")
             else:
                 print(f"peak: not measured ({value.how})")
-            print(table_header())
+            print(table_header(unit))
         elif kind == "row":
             finished.append(value)
-            print(table_line(value), flush=True)
+            print(table_line(value, unit), flush=True)
+        elif kind == "counted":  # a skipped row: kept, said once with the others of its reason
+            finished.append(value)
         elif kind == "message":
             print(value, file=sys.stderr, flush=True)
         elif kind == "progress" and sweep:
             print(f"progress: {value[0]}/{value[1]}", file=sys.stderr, flush=True)
 
-    return progress
+    return _Printer(progress)
 
 
 def _after_rows(args, request, rows, peak, counted) -> None:
@@ -272,15 +312,16 @@ def _list(args, backend, algorithm) -> int:
 
 def _check_outputs(args):
     """--csv and --json checked before the run (a bad path is one line, before any timing), each said
-    when it will overwrite a file; neither may be an input or the other."""
-    from kernels.io.writer import check_output
+    when it will replace a file (whose old text the writer keeps as a numbered backup); neither may be an input or the other."""
+    from kernels.io.writer import overwrite_notice
 
     paths = {"--csv": getattr(args, "csv", None), "--json": getattr(args, "json", None)}
     for option, path in paths.items():
         if path:
             others = [("--input", getattr(args, "input", None))] + [(o, p) for o, p in paths.items() if o != option]
-            if os.path.exists(check_output(path, option, others)):
-                print(f"{option} {path} exists: it will be overwritten")
+            notice = overwrite_notice(path, option, others)
+            if notice:
+                print(notice)
     return paths["--csv"], paths["--json"]
 
 

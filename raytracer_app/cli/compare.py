@@ -18,8 +18,8 @@ def add_parser(sub) -> None:
                                    "UNSURE against BASE (docs/results.md).")
     p.add_argument("base", metavar="BASE.json", help="the result file to compare against")
     p.add_argument("new", metavar="NEW.json", help="the result file to judge")
-    p.add_argument("--csv", default=None, help="also write the comparison as CSV (an existing file is overwritten)")
-    p.add_argument("--markdown", default=None, help="also write it as a Markdown table (an existing file is overwritten)")
+    p.add_argument("--csv", default=None, help="also write the comparison as CSV (an existing file is kept as FILE.~N~)")
+    p.add_argument("--markdown", default=None, help="also write it as a Markdown table (an existing file is kept as FILE.~N~)")
     p.add_argument("--fail-on", default=None, choices=FAIL_ON,
                    help="slower: exit with status 1 when any row is SLOWER (for CI); else 0")
 
@@ -44,8 +44,8 @@ def run(args) -> int:
     texts = {"--csv": lambda: compare_report.csv_text(c),
              "--markdown": lambda: compare_report.markdown_text(c, args.base, args.new)}
     def write(option, path):
-        write_output(path, texts[option](), option, inputs)
-        print(f"wrote {option[2:]} to {path}")
+        written = write_output(path, texts[option](), option, inputs)
+        print(f"wrote {option[2:]} to {path}{written.kept()}")
 
     if not write_each([(o, p, lambda o=o, p=p: write(o, p)) for o, p in outputs], report_failed_write):
         return 1

@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--show", default="all", choices=SHOWS, help="what to print (default all)")
     p.add_argument("--compare", default=None, metavar="OTHER", help="another variant of the target, side by side")
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
-                   help="print JSON instead of text, or write it to FILE (overwritten)")
+                   help="print JSON instead of text, or write it to FILE (an existing one is kept as FILE.~N~)")
     p.add_argument("--lines", action="store_true",
                    help="figures per Python line: SASS instructions (a device function's code on its own lines, a "
                         "call line also with what it inlines), and the shipped H100 / H200 references")
@@ -107,7 +107,8 @@ def _emit(args, doc) -> None:
         return
     from kernels.io.writer import write_output
 
-    print(f"wrote {write_output(args.json, text + chr(10), '--json')}")
+    written = write_output(args.json, text + chr(10), "--json")
+    print(f"wrote {written}{written.kept()}")
 
 
 def _run_file(args, arch, block) -> int:

@@ -29,9 +29,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--counters", action="store_true",
                    help="read every step's hardware counters with Nsight Compute (ncu) once, as bench --counters "
                         "does, and cite them in the evidence and verdicts (needs a CUDA GPU and ncu)")
-    p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (overwritten)")
+    p.add_argument("--csv", default=None, help="write one row per step and size to this CSV file (an existing one is kept as FILE.~N~)")
     p.add_argument("--markdown", default=None, help="write the lesson as a Markdown report with device, versions "
-                                                    "and date to this file (overwritten)")
+                                                    "and date to this file (an existing one is kept as FILE.~N~)")
     p.add_argument("--json", default=None, help="write every step's figures and the run's header (device, versions, "
                                                 "commit, command, date) as a lesson result file (docs/results.md)")
     common(p)
@@ -45,7 +45,7 @@ def _outputs(args) -> list[tuple[str, str]]:
 
 
 def _check_outputs(args) -> None:
-    from kernels.io.writer import check_output
+    from kernels.io.writer import overwrite_notice
 
     chosen = _outputs(args)
     for k, (option, path) in enumerate(chosen):
@@ -53,8 +53,9 @@ def _check_outputs(args) -> None:
             if os.path.abspath(path) == os.path.abspath(other_path):
                 raise InputError(f"{option} and {other} name the same file")
     for option, path in chosen:
-        if os.path.exists(check_output(path, option, [o for o in chosen if o[0] != option])):
-            print(f"{option} {path} exists: it will be overwritten")
+        notice = overwrite_notice(path, option, [o for o in chosen if o[0] != option])
+        if notice:
+            print(notice)
 
 
 def run(args) -> int:
@@ -82,6 +83,9 @@ def run(args) -> int:
 
     def on_step(result):
         print(f"  {result.step.title}: {result.verified}", file=sys.stderr, flush=True)
+        if result.index == len(lesson.steps) - 1 and result.n == sizes[-1]:  # seconds of compiling follow
+            print("compiling each step's kernel for its evidence (registers, shared memory, "
+                  "occupancy; cached after a first run)…", file=sys.stderr, flush=True)
 
     def on_counters(text):
         print(f"counters: {text}", file=sys.stderr, flush=True)

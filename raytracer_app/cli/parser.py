@@ -18,7 +18,19 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):  # one line, no usage dump
-        raise InputError(f"{message} (see {self.prog} --help)")
+        raise InputError(f"{message}{self._choices_of_missing(message)} (see {self.prog} --help)")
+
+    def _choices_of_missing(self, message: str) -> str:
+        """': one of a, b, c' where a required positional with choices was left out (`render`, `lesson`)."""
+        prefix = "the following arguments are required: "
+        if not message.startswith(prefix):
+            return ""
+        missing = [m.strip() for m in message[len(prefix):].split(",")]
+        for action in self._actions:
+            if action.required and action.metavar in missing and action.choices:
+                names = list(action.choices)
+                return f": one of {', '.join(names)}" if len(missing) == 1 else ""
+        return ""
 
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but an option the chosen command does not take is named as not applying to it."""

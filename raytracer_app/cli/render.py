@@ -67,6 +67,20 @@ def refuse_launch_options_on_the_host(args, backend, names) -> None:
                              "(use --backend cuda or sim)")
 
 
+def waiting_line(kind: str, backend, size) -> str:
+    """What the seconds before the timing go to, said before they pass (a cold render was silent 7-8 s)."""
+    what = f"rendering {kind} {size[0]}x{size[1]} on {backend.kind}: "
+    if backend.is_simulator:
+        return what + "the CUDA simulator runs every GPU thread in Python (slow)…"
+    if backend.is_host:
+        from kernels.service.render import default_twin, twin_cached
+
+        if twin_cached(kind, default_twin(kind)):
+            return what + "loading the CPU kernel from numba's cache, then timing it…"
+        return what + "compiling the CPU kernel (first run only: numba's cache does not hold it yet), then timing it…"
+    return what + "loading numba and compiling the CUDA kernel (seconds on a first run), then timing it…"
+
+
 def render_command(args, backend) -> int:
     """Renders through the same service as the window (kernels.service.render)."""
     from kernels.harness.frames import SIM_IMAGE_SIZE, parse_size
@@ -89,6 +103,7 @@ def render_command(args, backend) -> int:
         if c.supplies and values[c.name]:
             labels[c.supplies] = c.flag
     params = kind.make_params(values, backend, labels)
+    print(waiting_line(kind.name, backend, size), flush=True)
     frame = render_frame({}, RenderRequest(kind.name, backend, size, block, params, repeats=args.repeats,
                                            labels=labels))
     notes = kind.notes(params, frame.size, args.out, values)  # printed after the timing
@@ -105,11 +120,7 @@ def render_command(args, backend) -> int:
         print(line)
 
     def write_image():
-        write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
-        print(f"wrote {printable(args.out)}")
+        written = write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
+        print(f"wrote {printable(args.out)}{written.kept()}")
 
-    from kernels.io.writer import write_each
-    from raytracer_app.cli.parser import report_failed_write
 
-    writes = [("--out", args.out, write_image), *kind.outputs(params, frame.size, args.out, values)]
-    return 0 if write_each(writes, report_failed_write) else 1

@@ -15,18 +15,16 @@ def add_parser(sub) -> None:
     new.add_argument("--from", dest="source", required=True, metavar="VARIANT",
                      help="the built-in GPU variant to copy (see bench TARGET --list)")
     new.add_argument("--name", default=None, help="the NAME the file declares (default my-VARIANT)")
-    new.add_argument("file", metavar="FILE", help="where to write it (an existing file is overwritten)")
+    new.add_argument("file", metavar="FILE", help="where to write it (an existing file's old text is kept as FILE.~N~)")
 
 
 def run(args) -> int:
-    import os
-
     from kernels.user_variants import templates
 
     templates.source(args.target, args.source, args.name)  # a bad --from or --name: one line, nothing written
-    if os.path.exists(args.file):
-        print(f"{args.file} exists: it will be overwritten")
     written = templates.write(args.target, args.source, args.file, args.name, "FILE")
+    if written.backup is not None:
+        print(f"{args.file} existed: its old text is kept as {written.backup}")
     print(f"wrote {written}: {args.target} variant {args.name or 'my-' + args.source}, a copy of {args.source}; "
           f"run it with: raytracer-app bench {args.target} --variant-file {args.file}")
     return 0

@@ -167,6 +167,9 @@ class AccessPane(QWidget):
         low.addLayout(stepper)
         low.addWidget(self.request_text)
         low.addWidget(self.picture, 1)
+        # the picture's part no taller than its 32 lanes need: the height beyond shows more of the source
+        lower.setMaximumHeight(self.picture.maximumHeight() + self.prev_button.sizeHint().height()
+                               + 3 * self.request_text.fontMetrics().lineSpacing() + 12)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
         self.split.addWidget(lower)

@@ -21,7 +21,7 @@ from kernels.service.bench_request import BenchRequest
 from kernels.service.fields import CHECK, DECIMAL, SPIN, defaults_of, panel_words, settings_of
 from raytracer_app.gui.common import chart_export
 from raytracer_app.gui.benchmarks.algorithms import block_sweep, n_sweep
-from raytracer_app.gui.common.chart_export import describe
+from raytracer_app.gui.common.chart_export import describe, option_text
 from raytracer_app.gui.common.charts import BenchChart
 from raytracer_app.gui.benchmarks.measure import MeasureControl
 from raytracer_app.gui.benchmarks.panel_results import PanelResults
@@ -200,6 +200,16 @@ class BenchPanel(QWidget):
         rows, label = (ref.result.rows, f"{ref.label} reference") if ref else ([], "")
         self.chart.set_reference(rows, label)
         self.table.set_ghosts(rows, label)
+        self._readable_beside_reference()
+
+    FAR_BELOW_REFERENCE = 20  # this run's bars under 1/20 of the reference's: a log axis keeps them readable
+
+    def _readable_beside_reference(self) -> None:
+        """Turn the log y axis on (and say so) where this run's values are far below the reference's."""
+        spread = self.chart.reference_spread()
+        if spread is not None and spread > self.FAR_BELOW_REFERENCE and not self.log_y.isChecked():
+            self.log_y.setChecked(True)
+            self._say(f"log y axis on: the reference's values are up to {spread:,.0f}x this run's")
 
     def _settings_box(self) -> QGroupBox:
         box = QGroupBox("Run")
@@ -419,7 +429,7 @@ class BenchPanel(QWidget):
         self.sim_offer.hide()
         self.table.clear_measured()
         self.chart.reset(mode, self.metric.currentText())
-        what = ", ".join(f"{k} {v}" for k, v in request.options)
+        what = ", ".join(f"{k} {option_text(v)}" for k, v in request.options)
         sizes = request.sizes
         self.chart.set_info(describe(
             self.spec.title, what, f"{sizes[0]:,} to {sizes[-1]:,}" if len(sizes) > 1 else f"{sizes[0]:,}",
@@ -528,6 +538,7 @@ class BenchPanel(QWidget):
             self._say(f"{len(self.rows)} row(s)" + (f", {failed} FAILED verification" if failed else ", all verified or skipped")
                       + saved, error=bool(failed))
         self.measure.refresh()
+        self._readable_beside_reference()
         self.runFinished.emit(stopped)
 
     def _say(self, text: str, error: bool = False) -> None:
@@ -617,7 +628,7 @@ class BenchPanel(QWidget):
         if path is None:
             return False
         ghosts = f" ({len(rows) - len(self.rows)} of them reference rows)" if with_reference else ""
-        self._say(f"{len(rows)} row(s) written to {path}{ghosts}")
+        self._say(f"{len(rows)} row(s) written to {path}{ghosts}{path.kept}")
         return True
 
     def export_json(self, path=None) -> bool:

@@ -149,5 +149,5 @@ class PanelResults:
                          "Export results as JSON", "Result JSON (*.json)", f"{panel.spec.name}.json", path)
         if path is None:
             return False
-        panel._say(f"{len(last.rows)} row(s) with their samples written to {path}")
+        panel._say(f"{len(last.rows)} row(s) with their samples written to {path}{path.kept}")
         return True

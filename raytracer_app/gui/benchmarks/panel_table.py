@@ -67,6 +67,17 @@ class ResultsTable(QTableWidget):
             self.horizontalHeaderItem(self.columns.index(column)).setToolTip(tip)
         self.verticalHeader().hide()
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        # rows of one text line, and room for MIN_ROWS of them at any window size (with a reference's ghost
+        # rows below this run's, 3 rows showed at 1366x768)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.setMinimumHeight(self.min_height())
+
+    MIN_ROWS = 8
+
+    def min_height(self) -> int:
+        """Header, MIN_ROWS rows, a horizontal scroll bar and the frame."""
+        return (self.horizontalHeader().sizeHint().height() + self.MIN_ROWS * self.verticalHeader().defaultSectionSize()
+                + self.horizontalScrollBar().sizeHint().height() + 2 * self.frameWidth() + 2)
 
     def measured_count(self) -> int:
         return self.rowCount() - len(self.ghost_rows)

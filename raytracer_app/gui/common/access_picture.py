@@ -40,6 +40,9 @@ def wavefront_rows(request) -> list:
     return out
 
 
+MAX_ROW_PX = 16  # a lane's row at the labels' largest font (13 px)
+
+
 class WarpPicture(QWidget):
     """``show_request(request)`` draws it; None clears the picture with a line saying what to pick."""
 
@@ -48,6 +51,8 @@ class WarpPicture(QWidget):
         self.request = None
         self.empty_text = "pick a line with memory requests in the source on the left"
         self.setMinimumSize(360, 272)  # 32 lanes of 8 px and more
+        # and no taller than 32 lanes at the largest label font: the height beyond goes to the source beside it
+        self.setMaximumHeight(MAX_ROW_PX * WARP + 8)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(7.0, font.pointSizeF() - 1))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import re
 from html import escape
 
 import numpy as np
@@ -23,6 +24,14 @@ def describe(target: str, options: str = "", n="", backend: str = "", device: st
     when = when or datetime.datetime.now()
     return {"target": target, "options": options, "n": str(n), "backend": backend, "device": device,
             "date": f"{when:%Y-%m-%d %H:%M}", "note": note}
+
+
+def option_text(value) -> str:
+    """An option's value as a title says it: a list or tuple as its items ('insert/find'; '0.5'), never
+    Python's repr ('('insert',)')."""
+    if isinstance(value, (list, tuple)):
+        return "/".join(option_text(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def metadata(info: dict) -> dict[str, str]:
@@ -99,7 +108,7 @@ def svg_bytes(plot_item, info: dict) -> bytes:
     """The chart as SVG with a <title> and the metadata as <metadata> entries. Drawn through Qt's own
     QSvgGenerator: pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6.11 writes."""
     from PyQt6.QtCore import QBuffer, QIODevice, QRectF, QSize
-    from PyQt6.QtGui import QPainter
+    from PyQt6.QtGui import QPainter, QPicture
     from PyQt6.QtSvg import QSvgGenerator
 
     meta = metadata(info)
@@ -111,6 +120,9 @@ def svg_bytes(plot_item, info: dict) -> bytes:
     generator.setOutputDevice(buffer)
     generator.setSize(QSize(w, h))
     generator.setViewBox(QRectF(0, 0, w, h))
+    # the resolution pyqtgraph's cached QPictures (axes, text) were recorded at: any other replays them
+    # scaled (at the default 72 dpi the axes came out 0.75x against the data)
+    generator.setResolution(QPicture().logicalDpiX())
     generator.setTitle(meta["Title"])
     generator.setDescription("; ".join(f"{k}: {v}" for k, v in meta.items()))
     painter = QPainter(generator)
@@ -121,12 +133,86 @@ def svg_bytes(plot_item, info: dict) -> bytes:
         plot_item.scene().render(painter, QRectF(0, 0, w, h), source)
     finally:
         painter.end()
-    text = bytes(buffer.data()).decode("utf-8")
+    text = flatten_transforms(bytes(buffer.data()).decode("utf-8"))
     block = ("<metadata>\n" + "".join(f'<raytracer key="{escape(k)}">{escape(v)}</raytracer>\n'
                                       for k, v in meta.items()) + "</metadata>\n")
     start = text.index("<svg")
     close = text.index(">", start) + 1
     return (text[:close] + "\n" + block + text[close:]).encode("utf-8")
+
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_MATRIX = re.compile(r"matrix\(([^)]*)\)")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def flatten_transforms(text: str) -> str:
+    """Qt's SVG with every group's transform applied to its shapes' coordinates, so the strokes are as wide
+    as drawn in any renderer. Qt draws the data inside a group scaled from data to pixels (x100s) and marks
+    each stroke ``vector-effect="non-scaling-stroke"``; a renderer that ignores that (librsvg, Inkscape,
+    Tiny 1.2's own reading) draws those strokes hundreds of pixels wide, as bands. A group holding text or
+    an image keeps its transform (text is not stroked)."""
+    import xml.etree.ElementTree as ET
+
+    ET.register_namespace("", _SVG_NS)
+    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    root = ET.fromstring(text.encode("utf-8"))
+    shapes = {f"{{{_SVG_NS}}}{t}" for t in ("path", "polyline", "polygon", "rect", "line", "ellipse", "circle")}
+    for group in root.iter(f"{{{_SVG_NS}}}g"):
+        m = _MATRIX.fullmatch(group.get("transform", "").strip())
+        if m is None or not all(child.tag in shapes for child in group):
+            continue
+        a, b, c, d, e, f = (float(v) for v in m.group(1).replace(",", " ").split())
+        if b or c:  # a rotation: never drawn by the charts; leave it as it is
+            continue
+
+        def point(x, y, a=a, d=d, e=e, f=f):  # this group's matrix, bound now
+            return a * x + e, d * y + f
+
+        for shape in list(group):
+            _move_shape(shape, point, a, d)
+        del group.attrib["transform"]
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def _pairs(numbers: str, point) -> str:
+    values = [float(v) for v in _NUMBER.findall(numbers)]
+    out = []
+    for x, y in zip(values[::2], values[1::2]):
+        px, py = point(x, y)
+        out.append(f"{px:.6g},{py:.6g}")
+    return " ".join(out)
+
+
+def _move_shape(shape, point, sx: float, sy: float) -> None:
+    """One shape's coordinates through ``point`` (x -> sx x + e, y -> sy y + f)."""
+    tag = shape.tag.rsplit("}", 1)[-1]
+    if tag in ("polyline", "polygon"):
+        shape.set("points", _pairs(shape.get("points", ""), point))
+    elif tag == "path":  # Qt writes absolute M / L / C / Z commands only: every number pair is a point
+        shape.set("d", re.sub(r"[-+]?[\d.eE+-]+,[-+]?[\d.eE+-]+(?:\s+[-+]?[\d.eE+-]+,[-+]?[\d.eE+-]+)*",
+                              lambda m: _pairs(m.group(0), point), shape.get("d", "")))
+    elif tag == "line":
+        (x1, y1), (x2, y2) = (point(float(shape.get(f"x{i}", 0)), float(shape.get(f"y{i}", 0))) for i in (1, 2))
+        shape.set("x1", f"{x1:.6g}"), shape.set("y1", f"{y1:.6g}"), shape.set("x2", f"{x2:.6g}"), shape.set("y2", f"{y2:.6g}")
+    elif tag == "rect":
+        x0, y0 = point(float(shape.get("x", 0)), float(shape.get("y", 0)))
+        x1, y1 = point(float(shape.get("x", 0)) + float(shape.get("width", 0)),
+                       float(shape.get("y", 0)) + float(shape.get("height", 0)))
+        for key, value in (("x", min(x0, x1)), ("y", min(y0, y1)), ("width", abs(x1 - x0)), ("height", abs(y1 - y0))):
+            shape.set(key, f"{value:.6g}")
+    elif tag in ("ellipse", "circle"):
+        cx, cy = point(float(shape.get("cx", 0)), float(shape.get("cy", 0)))
+        shape.set("cx", f"{cx:.6g}"), shape.set("cy", f"{cy:.6g}")
+        if tag == "circle" and abs(sx) != abs(sy):
+            shape.tag = shape.tag.replace("circle", "ellipse")
+            shape.set("rx", shape.get("r")), shape.set("ry", shape.get("r"))
+            del shape.attrib["r"]
+        if tag == "circle" and shape.tag.endswith("circle"):
+            shape.set("r", f"{abs(sx) * float(shape.get('r', 0)):.6g}")
+        else:
+            shape.set("rx", f"{abs(sx) * float(shape.get('rx', 0)):.6g}")
+            shape.set("ry", f"{abs(sy) * float(shape.get('ry', 0)):.6g}")
 
 
 def export(plot_item, path, info: dict, width: int | None = None, height: int | None = None):
@@ -244,5 +330,5 @@ def export_interactive(parent, widget, info: dict, name: str, say, path=None, wi
         say(f"cannot export the chart: {message_of(exc)}", True)
         return False
     size = (f" ({width} x {height} px)" if height else f" ({width} px wide)") if str(path).lower().endswith(".png") else ""
-    say(f"chart written to {written}{size}", False)
+    say(f"chart written to {written}{size}{written.kept() if hasattr(written, 'kept') else ''}", False)
     return True

@@ -4,6 +4,8 @@ as a dashed, semi-transparent ghost series."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyqtgraph as pg
 
@@ -93,8 +95,8 @@ def fit_label(name: str, pixels: float, width_of) -> str:
         return name
     parts = name.split("-")
     for keep in (5, 4, 3, 2, 1):
-        short = "-".join(p[:keep] for p in parts)
-        if width_of(short) <= pixels:
+        short = re.sub(r"\s*\([^)]*$", "", "-".join(p[:keep] for p in parts)).rstrip()  # never a dangling "("
+        if short and width_of(short) <= pixels:
             return short
     return ""
 
@@ -108,6 +110,8 @@ class CategoryAxis(ShortLogAxis):
     def __init__(self, orientation="bottom"):
         super().__init__(orientation)
         self.categories: list[str] | None = None
+        self.numbered = False  # the labels are numbers: the chart then draws a key naming them
+        self.on_numbered = None  # called (later, not while painting) when ``numbered`` changes
         self._unit_px = 0.0
         self.shown: list[str] = []  # the labels drawn last, for tests and tooltips
 
@@ -138,6 +142,11 @@ class CategoryAxis(ShortLogAxis):
                 step += 1
             labels = [str(int(v) + 1) if int(v) % step == 0 else "" for v in values]
         self.shown = labels
+        numbered = bool(labels) and all(s.isdigit() or not s for s in labels) and any(labels)
+        if numbered != self.numbered:
+            self.numbered = numbered
+            if self.on_numbered is not None:
+                pg.QtCore.QTimer.singleShot(0, self.on_numbered)
         return labels
 
 
@@ -191,6 +200,16 @@ def chart_title(info: dict) -> str:
     second = " | ".join(p for p in (f"N {info['n']}" if info.get("n") else "", info.get("backend", ""),
                                     info.get("device", ""), info.get("date", "")) if p)
     return "<br>".join(p for p in (first, second, info.get("note", "")) if p)
+
+
+def set_title(plot: pg.PlotItem, info: dict, size: str = "8pt") -> None:
+    """The chart's title (:func:`chart_title`), its row as tall as its lines: pyqtgraph fixes the title row
+    at 30 px, which cut the simulator chart's third line at the top. ``plot``: a PlotItem or PlotWidget."""
+    plot = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+    plot.setTitle(chart_title(info), size=size)
+    height = int(np.ceil(plot.titleLabel.item.boundingRect().height())) + 2
+    plot.titleLabel.setMaximumHeight(max(30, height))
+    plot.layout.setRowFixedHeight(0, max(30, height))
 
 
 def bar_chart(plot: pg.PlotItem, names, values, lows, highs, brushes=None):
@@ -247,6 +266,11 @@ class BenchChart(pg.PlotWidget):
             plot.getAxis(side).enableAutoSIPrefix(False)  # units in the label, never "(x0.001)"
         self.legend = pg.LegendItem(colCount=3, brush=(0, 0, 0, 170), labelTextSize="8pt")
         plot.layout.addItem(self.legend, 4, 1)  # below the bottom axis
+        # where the bars are numbered (no room for names), the numbers' key, drawn in the chart so an
+        # exported PNG or SVG can be read without the tooltips
+        self.key = pg.LabelItem("", size="7pt", justify="left")
+        plot.layout.addItem(self.key, 5, 1)
+        plot.getAxis("bottom").on_numbered = self._update_key
         self.reset("bars", rate_unit)
 
     def reset(self, mode: str, metric: str) -> None:
@@ -272,7 +296,15 @@ class BenchChart(pg.PlotWidget):
         """What the chart shows (target, options, N, backend, device, date): its title, and the metadata
         of an exported PNG or SVG."""
         self.info = dict(info)
-        self.getPlotItem().setTitle(chart_title(self.info), size="8pt")
+        set_title(self.getPlotItem(), self.info)
+
+    def run_label(self) -> str:
+        """This run's name in the legend: its backend and device where the chart knows them."""
+        backend, device = self.info.get("backend", ""), self.info.get("device", "")
+        if backend and device.lower().startswith(backend.lower() + ":"):  # the window's "cpu: AMD EPYC"
+            backend = ""
+        where = " on ".join(p for p in (backend, device) if p)
+        return f"this run ({where})" if where else "this run"
 
     def set_peak(self, gbps: float | None, how: str = "") -> None:
         self.peak_gbps, self.peak_how = gbps, how
@@ -290,6 +322,13 @@ class BenchChart(pg.PlotWidget):
         per variant (beside the panel's own, or behind its bar of the same name), points in a sweep."""
         self.reference_rows, self.reference_label = list(rows or []), label
         self._redraw()
+
+    def reference_spread(self) -> float | None:
+        """How many times the reference's largest value exceeds this run's in the metric (None without both):
+        a CPU run beside an H100 reference drew its bars at 1% of the scale."""
+        own = [v[0] for r, _ in self.points if (v := row_value(r, self.metric)) is not None and v[0] > 0]
+        ref = [v for pts in self._reference_values().values() for _, v in pts if v > 0]
+        return max(ref) / max(own) if own and ref else None
 
     def _reference_values(self) -> dict:
         """variant -> (value, x) of the reference rows in this metric (the last row per variant in bars mode)."""
@@ -373,6 +412,7 @@ class BenchChart(pg.PlotWidget):
         plot.getAxis("bottom").setTicks(None)
         plot.getAxis("bottom").set_categories(None)
         self.names = []
+        pg.QtCore.QTimer.singleShot(0, self._update_key)
         top = 0.0
         if not sweep:
             latest = {}
@@ -404,6 +444,10 @@ class BenchChart(pg.PlotWidget):
                 device = self.reference_label.split()[0] if self.reference_label else ""
                 self.names = [n if n in latest else f"{n} ({device})" for n in names]  # a reference-only bar: its device
                 plot.getAxis("bottom").set_categories(self.names)  # never overlapping: abbreviated or numbered
+                if latest:  # this run's bars named in the legend, beside the reference's and the baseline's
+                    sample = pg.PlotDataItem(pen=None, symbol="s", symbolSize=10, symbolBrush=pg.intColor(0, 8),
+                                             symbolPen=None)
+                    self.legend.addItem(sample, self.run_label())
         else:
             series: dict[str, list] = {}
             ghosts: dict[str, list] = {}
@@ -466,6 +510,35 @@ class BenchChart(pg.PlotWidget):
         if sweep:
             plot.getViewBox().setDefaultPadding(0.06)  # the first point clear of the y axis
 
+
+    def key_text(self) -> str:
+        """'1 name  2 name ...' when the bars are numbered, in lines that fit the chart ('' otherwise)."""
+        axis = self.getPlotItem().getAxis("bottom")
+        if self.mode != "bars" or not axis.numbered or not self.names:
+            return ""
+        from PyQt6.QtGui import QFont, QFontMetrics
+
+        font = QFont()
+        font.setPointSizeF(7)
+        metrics = QFontMetrics(font)
+        room = max(200, self.getPlotItem().width() - 20)
+        lines, line = [], ""
+        for i, name in enumerate(self.names):
+            entry = f"{i + 1} {name}"
+            if line and metrics.horizontalAdvance(line + "   " + entry) > room:
+                lines.append(line)
+                line = entry
+            else:
+                line = f"{line}   {entry}" if line else entry
+        return "\n".join(lines + [line])
+
+    def _update_key(self) -> None:
+        from html import escape
+
+        text = self.key_text()
+        self.key.setText(escape(text).replace("\n", "<br>"), size="7pt")
+        self.key.setVisible(bool(text))
+        self.key.setMaximumHeight(1e6 if text else 0)
 
     def _hover(self, pos) -> None:
         """Over a bar: its variant's full name and value as the tooltip (the axis may show it abbreviated)."""

@@ -47,10 +47,22 @@ def in_background(work):
     return outcome.get("value")
 
 
+class Saved(str):
+    """The path an Export… action wrote; ``kept`` is '' or ' (the old file is kept as NAME.~N~)', for its
+    message (the one writer keeps a replaced file's old text)."""
+
+    kept = ""
+
+
+def kept_note(written) -> str:
+    """What the writer's result says about a replaced file ('' when nothing was replaced)."""
+    return written.kept() if callable(getattr(written, "kept", None)) else ""
+
+
 def export_to(parent, write, on_error, title: str, filters: str, name: str, path=None):
     """An Export… action: ``path`` (else one asked for in a dialog that starts in the last folder), then
     ``write(path)`` off the GUI thread. A refused path or a failed write goes to ``on_error(exc)``. Returns
-    the path written, or None when cancelled or failed."""
+    the path written (a :class:`Saved`), or None when cancelled or failed."""
     if path is None:
         from raytracer_app.gui.common.dialogs import ask_path
 
@@ -58,8 +70,10 @@ def export_to(parent, write, on_error, title: str, filters: str, name: str, path
         if not path:
             return None
     try:
-        in_background(lambda: write(path))
+        written = in_background(lambda: write(path))
     except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
         on_error(exc)
         return None
-    return path
+    saved = Saved(path)
+    saved.kept = kept_note(written)
+    return saved

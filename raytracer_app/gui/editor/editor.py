@@ -69,6 +69,8 @@ class VariantEditor(QWidget):
         self.targets = {a.name: a for a in ALGORITHMS if a.user is not None}
         self.path: str | None = None  # the file Save writes; None for a new buffer
         self.dirty = False  # edited since New, Open or Save: asked about before it could be lost
+        self.disk_text: str | None = None  # what self.path held when last read or written here
+        self.autosaved_texts: dict[str, str] = {}  # autosave file -> the text this editor last wrote there
         self._loading = False  # text put in by New or Open, not typed
         self.running = False
         self.last_phases = None  # the last Run's Phases: where its time went
@@ -85,8 +87,8 @@ class VariantEditor(QWidget):
         self.target_box.addItems(list(self.targets))
         self.target_box.currentTextChanged.connect(self._fill_variants)
         self.recent_box = QComboBox()
-        self.recent_box.setToolTip("files opened or saved last")
-        self.recent_box.activated.connect(lambda i: i > 0 and self.open(self.recent_box.itemText(i)))
+        self.recent_box.setToolTip("files opened or saved last, then the buffers autosaved in the editor's folder")
+        self.recent_box.activated.connect(lambda i: i > 0 and self.open(self.recent_box.itemData(i)))
         self.watchdog = QDoubleSpinBox()
         self.watchdog.setRange(0.5, 600)
         self.watchdog.setSuffix(" s")
@@ -113,6 +115,9 @@ class VariantEditor(QWidget):
         self.restartRequested = self.sim_offer.restartRequested
         self.status = QLabel("New writes a runnable copy of a built-in; Run verifies and times it beside the built-ins")
         self.status.setWordWrap(True)
+        # a fixed height: a message of one line or three never moves the Run / Stop row above it
+        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing() + 4)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         top, bottom = QHBoxLayout(), QHBoxLayout()
         for w in (self.target_box, QLabel("from"), self.from_box, buttons["New"], buttons["Open…"],
                   buttons["Save"], buttons["Save As…"], self.recent_box):
@@ -155,9 +160,16 @@ class VariantEditor(QWidget):
         self.compare_box.setCurrentText("best" if "best" in names else start)
 
     def _fill_recent(self, paths) -> None:
+        """Files opened or saved last, then autosaved buffers no file holds (labelled, so nothing typed is
+        out of reach: a New that was never saved is there too)."""
         self.recent_box.clear()
         self.recent_box.addItem("Recent…")
-        self.recent_box.addItems(paths)
+        for path in paths:
+            self.recent_box.addItem(path, path)
+        for path in variant_files.autosaved():
+            if path not in paths:
+                self.recent_box.addItem(f"autosaved: {os.path.basename(path)}", path)
+                self.recent_box.setItemData(self.recent_box.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
 
     def _edited(self) -> None:
         self.editor.mark_line(None) if self.editor.error_line else None
@@ -196,18 +208,59 @@ class VariantEditor(QWidget):
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
-    def new_from(self, variant: str | None = None) -> None:
+    def choose(self, title: str, text: str, choices: list[str]) -> str:
+        """A question with named buttons (the last one is Cancel); the chosen text ('' when closed)."""
+        from PyQt6.QtWidgets import QMessageBox
+
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        buttons = {box.addButton(c, QMessageBox.ButtonRole.RejectRole if c == choices[-1]
+                                 else QMessageBox.ButtonRole.AcceptRole): c for c in choices}
+        box.exec()
+        return buttons.get(box.clickedButton(), "")
+
+    def new_from(self, variant: str | None = None) -> bool:
+        """The buffer replaced by a copy of a built-in, never losing text: unsaved typing is asked about,
+        and so is an autosaved buffer of the same name that holds other text (Open it, or start anew and
+        keep it as a numbered backup)."""
         from kernels.user_variants import templates
 
         variant = variant or self.from_box.currentText()
-        self._put_text(templates.source(self.target, variant))
-        self.path = None
-        self._say(f"a copy of {self.target} {variant}: edit it, then Run")
-        self.warm()
+        if not self.ask_to_keep("starting a new variant"):
+            return False
+        text = templates.source(self.target, variant)
+        name = re.search(r"^NAME\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        kept = variant_files.autosave_path(name.group(1) if name else "my-variant")
+        old = self._autosaved_text(kept)
+        if old is not None and old != text:
+            from kernels.io.writer import backup_name
 
-    def open(self, path: str | None = None) -> bool:
+            answer = self.choose("Autosaved variant", f"{kept.name} in the editor's folder holds other text (a buffer "
+                                 f"autosaved earlier). Open it, or start a new copy of {variant} (the autosaved text "
+                                 f"is then kept as {backup_name(kept).name})?", ["Open it", "New copy", "Cancel"])
+            if answer == "Open it":
+                return self.open(str(kept), asked=True)
+            if answer != "New copy":
+                return False
+        self._put_text(text)
+        self.path, self.disk_text = None, None
+        self.autosaved_texts.pop(str(kept), None)  # another buffer's text there is kept as a backup        self._say(f"a copy of {self.target} {variant}: edit it, then Run")
+        self.warm()
+        return True
+
+    @staticmethod
+    def _autosaved_text(path) -> str | None:
+        if path is None or not os.path.isfile(path):
+            return None
+        try:
+            return variant_files.read_text(path)
+        except Exception:  # noqa: BLE001 - unreadable: the writer's backup still keeps it
+            return None
+
+    def open(self, path: str | None = None, asked: bool = False) -> bool:
         from raytracer_app.gui.common.dialogs import ask_path
 
+        if not asked and not self.ask_to_keep("opening another file"):
+            return False
         path = path or ask_path(self, "Open variant file", "Python (*.py);;All files (*)", save=False,
                                 settings=self.settings)
         if not path:
@@ -221,7 +274,9 @@ class VariantEditor(QWidget):
         if declared and declared.group(1) in self.targets:  # its row goes to that target's panel
             self.target_box.setCurrentText(declared.group(1))
         self._put_text(text)
-        self.path = os.path.abspath(path)
+        self.path, self.disk_text = os.path.abspath(path), text
+        if os.path.dirname(self.path) == os.path.dirname(str(variant_files.autosave_path(os.path.basename(path)))):
+            self.autosaved_texts[self.path] = text  # an autosaved buffer opened: its text is the buffer's now
         self._fill_recent(variant_files.remember(self.path))
         self._say(f"opened {self.path}")
         self.warm()
@@ -237,15 +292,23 @@ class VariantEditor(QWidget):
                                 settings=self.settings)
         if not path:
             return False
+        same = self.path is not None and os.path.abspath(path) == self.path
+        if same and self._autosaved_text(path) not in (None, self.disk_text):
+            answer = self.choose("File changed on disk", f"{os.path.basename(path)} changed on disk since it was "
+                                 "opened or saved here. Replace it (its text is kept as a numbered backup "
+                                 "NAME.~N~)?", ["Replace", "Cancel"])
+            if answer != "Replace":
+                return False
+        text = self.editor.toPlainText()
         try:
-            variant_files.write_text(path, self.editor.toPlainText(), "Save Variant")
+            written = variant_files.write_text(path, text, "Save Variant", replaces=self.disk_text if same else None)
         except Exception as exc:  # noqa: BLE001
             self._say(str(exc), error=True)
             return False
-        self.path = os.path.abspath(path)
+        self.path, self.disk_text = os.path.abspath(path), text
         self.dirty = False
         self._fill_recent(variant_files.remember(self.path))
-        self._say(f"saved {self.path}")
+        self._say(f"saved {self.path}" + written.kept())
         return True
 
     def _name(self) -> str:
@@ -258,11 +321,19 @@ class VariantEditor(QWidget):
         path = variant_files.autosave_path(os.path.basename(self.path) if self.path else self._name())
         if path is None:
             return None
+        text = self.editor.toPlainText()
         try:
-            return str(variant_files.write_text(path, self.editor.toPlainText(), "autosave"))
+            written = variant_files.write_text(path, text, "autosave", replaces=self.autosaved_texts.get(str(path)))
         except Exception as exc:  # noqa: BLE001
             self._say(f"autosave failed: {exc}", error=True)
             return None
+        self.autosaved_texts[str(path)] = text
+        if written.backup is not None:
+            self._say(f"the autosaved {path.name} held other text: it is kept as {written.backup.name}")
+            self._fill_recent(variant_files.recent())
+        elif self.recent_box.findData(str(path)) < 0:
+            self._fill_recent(variant_files.recent())
+        return str(written)
 
     # ------------------------------------------------------------------ run and inspect
     def _job(self, compare_with: str | None = None) -> VariantJob | None:
@@ -384,6 +455,7 @@ class VariantEditor(QWidget):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
+        self.status.setToolTip(text)  # the whole text where three lines cut it
         self.status.setStyleSheet("color: #c00000" if error else "")
         self.message.emit(f"Variant editor: {text}")
 

@@ -1,6 +1,6 @@
 """Where the variant editor keeps its files, and its recent list (no widgets): a ``variants`` folder under
 the app's cache folder (kernels/io/cache.py; private to the user), one autosaved copy per buffer, and
-``recent.json`` listing the files opened or saved last. Reads go through the one input reader, writes
+``recent.json`` listing the files opened or saved last (the Recent list adds the autosaved buffers). Reads go through the one input reader, writes
 through the one output writer."""
 
 from __future__ import annotations
@@ -30,10 +30,25 @@ def autosave_path(name: str) -> Path | None:
     return base / (safe if safe.endswith(".py") else f"{safe}.py")
 
 
-def write_text(path, text: str, option: str = "variant file") -> Path:
+def write_text(path, text: str, option: str = "variant file", replaces: str | None = None, backup: bool = True):
+    """Write through the one writer: a file holding other text than ``replaces`` (what this editor last
+    read or wrote there) is kept as NAME.~N~ first."""
     from kernels.io.writer import write_output
 
-    return write_output(path, text, option)
+    return write_output(path, text, option, backup=backup, replaces=replaces)
+
+
+def autosaved() -> list[str]:
+    """The autosaved buffers in the editor's folder, newest first (their numbered backups left out)."""
+    base = folder()
+    if base is None:
+        return []
+    try:
+        files = [p for p in base.iterdir() if p.suffix == ".py" and p.is_file()]
+    except OSError:
+        return []
+    files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    return [str(p) for p in files[:RECENT_MAX]]
 
 
 def read_text(path) -> str:
@@ -76,7 +91,7 @@ def remember(path) -> list[str]:
     base = folder()
     if base is not None:
         try:
-            write_text(base / RECENT_FILE, json.dumps(paths, indent=1), "recent variants")
+            write_text(base / RECENT_FILE, json.dumps(paths, indent=1), "recent variants", backup=False)
         except (InputError, WriteFailed, OSError):
             pass
     return paths

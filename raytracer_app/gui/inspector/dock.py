@@ -32,7 +32,7 @@ class CompareWorker(QObject):
         target, a, b, arch, block = request
         try:
             if toolchain.missing():
-                self.failed.emit(f"Compare needs the compiler packages: {toolchain.EXTRA_HINT}", request)
+                self.failed.emit(f"Compare needs the compiler packages: {toolchain.what_to_do()}", request)
                 return
             from kernels.inspector.report import inspect_many
 
@@ -166,7 +166,14 @@ class InspectorDock(QWidget):
         return True
 
     def compare(self, a: str, b: str) -> None:
+        from kernels.inspector import declarations
+
         target = self.panel.target_box.currentText()
+        files = [n for n in (a, b) if n not in declarations.variants(target)]
+        if files:  # a variant file's NAME, put there by the editor: only the editor can compile it again
+            self.compare_status.setText(f"{files[0]} is your variant file: compare it again from the Variant "
+                                        "Editor's Inspect vs")
+            return
         request = (target, a, b, self.panel.arch_box.currentText(), self.panel.block)
         self._compare_request = request
         self.compare_status.setText(f"compiling {a} and {b} for {request[3]}…")
@@ -260,7 +267,9 @@ class InspectorDock(QWidget):
 
     def variant_menu(self, parent, target, name, panel) -> QMenu:
         """A variant name's context menu in a panel: Inspect, and Memory access per warp (the Access tool)."""
-        menu = QMenu(parent)
+        # parented to the window, not to the name: a greyed (disabled) GPU variant's box would grey its menu
+        # too, and both items work there
+        menu = QMenu(parent.window() if parent is not None else None)
         menu.addAction("Inspect", lambda: self.open(target, name, panel.block_size(), panel))
         menu.addAction("Memory access per warp", lambda: self.accessRequested.emit(target, name))
         return menu
@@ -297,8 +306,19 @@ class InspectorDock(QWidget):
 
     # ------------------------------------------------------------------ compare
     def show_compared(self, a, b) -> None:
-        """Two reports compiled elsewhere (the variant editor's file and a built-in) in the Compare tab."""
+        """Two reports compiled elsewhere (the variant editor's file and a built-in) in the Compare tab, its
+        pickers naming them as the table does (the file's NAME added to the A picker, marked as a file)."""
+        from PyQt6.QtCore import Qt
+
         self._compare_request = None
+        if a.target != self.panel.target_box.currentText() and self.panel.target_box.findText(a.target) >= 0:
+            self.panel.target_box.setCurrentText(a.target)  # refills the pickers with its built-ins
+        for box, report in ((self.compare_a, a), (self.compare_b, b)):
+            if box.findText(report.variant) < 0:
+                box.addItem(report.variant)
+                box.setItemData(box.count() - 1, "your variant file (from the Variant Editor's Inspect vs)",
+                                Qt.ItemDataRole.ToolTipRole)
+            box.setCurrentText(report.variant)
         self._compared(a, b, None)
         self.tabs.setCurrentIndex(2)
         self.shown.emit(a.target, a.variant)

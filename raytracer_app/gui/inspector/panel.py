@@ -47,7 +47,7 @@ class InspectWorker(QObject):
             if toolchain.missing():
                 from kernels.inspector.source import kernel_sources
 
-                why = f"PTX, SASS, resources and occupancy need the compiler packages: {toolchain.EXTRA_HINT}"
+                why = f"PTX, SASS, resources and occupancy need the compiler packages: {toolchain.what_to_do()}"
                 self.sourceOnly.emit(kernel_sources(target, variant), why, request)
                 self._lines(None, request)
                 return

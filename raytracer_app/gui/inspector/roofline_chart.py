@@ -14,7 +14,7 @@ from PyQt6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidg
 from kernels.backend import choice
 from kernels.errors import InputError
 from raytracer_app.gui.common import chart_export
-from raytracer_app.gui.common.charts import chart_title, short_axes, threads_of
+from raytracer_app.gui.common.charts import set_title, short_axes, threads_of
 
 CPU_WHY = "CPU rows are not GPU measurements (no kernel, no GPU memory): run the panel on a GPU to see points"
 SIM_WHY = ("simulator rows are not plotted: the simulator runs every GPU thread in Python, so its times say "
@@ -187,7 +187,7 @@ class RooflineChart(QWidget):
             lines.append(f"{count} row(s) left out: {why}")
         self.note.setText("; ".join(lines[:2]) + ("\n" + "\n".join(lines[2:]) if lines[2:] else ""))
         self.info = chart_export.describe(f"Roofline: {target}", f"{arch}, {kind}", "", "", "")
-        plot.setTitle(chart_title(self.info), size="8pt")
+        set_title(plot, self.info)
         plot.enableAutoRange()
 
     def export_chart(self, path=None, width=None, height=None) -> bool:

@@ -140,8 +140,13 @@ class LessonsPanel(QWidget):
         self.chart = pg.PlotWidget()
         self.chart.setLabel("bottom", "step")
         self.chart.setLabel("left", "cumulative speedup")
-        self.chart.addLegend()
+        # the legend below the plot, outside the lines (inside it, it covered them at 1366x768); the plot's
+        # own legend, so plot(name=...) and clear() keep it as addLegend's
+        plot = self.chart.getPlotItem()
+        plot.legend = pg.LegendItem(colCount=3, labelTextSize="8pt")
+        plot.layout.addItem(plot.legend, 4, 1)
         self.chart.setMinimumSize(260, 180)
+        self.chart.getViewBox().sigResized.connect(lambda *_: self._fit_legend())
 
         # two rows of controls: what to run, then running it and its exports (one row is wider than a laptop)
         what, run = QHBoxLayout(), QHBoxLayout()
@@ -449,6 +454,17 @@ class LessonsPanel(QWidget):
                 continue
             self.chart.plot([x for x, _ in points], [y for _, y in points], name=name, symbol="t",
                             pen=pg.mkPen(("#9467bd", "#17becf", "#8c564b")[k % 3], width=2, style=Qt.PenStyle.DashLine))
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """As many legend columns as the chart's width holds whole entries (a third one was cut at 1366)."""
+        legend = self.chart.getPlotItem().legend
+        if not legend.items:
+            return
+        widest = max(sample.boundingRect().width() + label.boundingRect().width() + 10 for sample, label in legend.items)
+        columns = max(1, min(3, int(self.chart.width() // max(widest, 1))))
+        if columns != legend.columnCount:
+            legend.setColumnCount(columns)
 
     def _explain(self, row: int) -> None:
         key = next((k for k, v in self.row_of.items() if v == row), None)
@@ -492,7 +508,7 @@ class LessonsPanel(QWidget):
                          lambda exc: self._say(describe(exc)), f"Export the lesson as {kind}",
                          f"{kind} (*.{suffix})", f"lesson-{self.run_result.lesson.name}.{suffix}", path)
         if path is not None:
-            self._say(f"wrote {path}")
+            self._say(f"wrote {path}{path.kept}")
 
     def _say(self, text: str) -> None:
         self.status.setText(text)

@@ -16,7 +16,7 @@ from PyQt6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushBut
 from kernels.harness.rows import ERROR, SKIPPED
 from kernels.launch import Launch
 from raytracer_app.gui.common import chart_export
-from raytracer_app.gui.common.charts import EmptyNote, chart_title, reference_pen, short_axes
+from raytracer_app.gui.common.charts import EmptyNote, reference_pen, set_title, short_axes
 from raytracer_app.gui.common.reference_picker import ReferencePicker
 from raytracer_app.gui.common.reference_results import curve_points
 from raytracer_app.gui.common.bench_worker import BenchWorker
@@ -133,7 +133,7 @@ class CountCurveDialog(QDialog):
             "Sphere count curve", f"{size[0]}x{size[1]} image, {', '.join(map(memory_of, variants))}",
             f"{counts[0]:,} to {counts[-1]:,} spheres", backend.kind, self.model.device_label,
             "simulator: timings meaningless for a GPU" if backend.is_simulator else "")
-        self.plot.setTitle(chart_title(self.info), size="8pt")
+        set_title(self.plot, self.info)
         try:
             self.job = BenchRequest(SPHERES, backend, sizes=tuple(counts), options={"size": size, "pattern": "uniform"},
                                     launches=(Launch(block=block),), variants=tuple(variants), repeats=repeats,

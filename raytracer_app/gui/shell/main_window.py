@@ -286,10 +286,7 @@ class MainWindow(QMainWindow):
     def _show_busy(self) -> None:
         elapsed = time.perf_counter() - self.work[1] if self.work else 0.0
         busy = elapsed > BUSY_AFTER_S
-        if busy:
-            self.busy_label.setText(f"{self.work[0]}… {elapsed:.1f} s")
-        self.busy_label.setVisible(busy)
-        self.cancel_button.setVisible(busy)
+        self.statusBar().set_busy(f"{self.work[0]}… {elapsed:.1f} s" if busy else "")
 
     def cancel_render(self) -> None:
         """End the running render or comparison and stop rendering continuously."""
@@ -401,7 +398,7 @@ class MainWindow(QMainWindow):
         self.worker.submit_job(job)
         # one message at a time: the busy label says what runs (with its time and Cancel) from now on
         self.statusBar().clearMessage()
-        self.busy_label.setText(f"comparing {' and '.join(job.memories)} memory ({repeats} renders each)…")
+        self.statusBar().set_busy(f"comparing {' and '.join(job.memories)} memory ({repeats} renders each)…")
         return True
 
     def _compare_ready(self, frames, job) -> None:

@@ -11,7 +11,7 @@ from PyQt6.QtWidgets import QMessageBox
 from kernels.harness.table import write_csv
 from kernels.io.writer import write_output
 from raytracer_app.gui.common import dialogs
-from raytracer_app.gui.common.saving import in_background, message_of, png_of
+from raytracer_app.gui.common.saving import in_background, kept_note, message_of, png_of
 from raytracer_app.gui.shell.timing_log import TimingLog
 
 
@@ -113,11 +113,11 @@ class Menus:
         text = frame_metadata(frame)
         text.update(request.renderable.png_text(request.params))  # what reproduces it (a scene's spheres)
         try:
-            in_background(lambda: write_png(path, frame.image, text, "Save Image"))
+            written = in_background(lambda: write_png(path, frame.image, text, "Save Image"))
         except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot save the image: {message_of(exc)}", 10000)
             return False
-        self._say(f"saved {frame.size[0]}x{frame.size[1]} image to {path}", 8000)
+        self._say(f"saved {frame.size[0]}x{frame.size[1]} image to {path}{kept_note(written)}", 8000)
         return True
 
     def save_screenshot(self, path=None) -> bool:
@@ -126,11 +126,12 @@ class Menus:
             return False
         try:  # Qt encodes the PNG; the app's writer puts it in place (never over a device or a FIFO)
             image = self.window.grab().toImage()  # grabbed here, encoded and written off the GUI thread
-            in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot", suffixes=(".png",)))
+            written = in_background(lambda: write_output(path, png_of(image), "Save Window Screenshot",
+                                                          suffixes=(".png",)))
         except Exception as exc:  # noqa: BLE001
             self._say(f"cannot save the screenshot: {message_of(exc)}", 10000)
             return False
-        self._say(f"screenshot saved to {path}", 8000)
+        self._say(f"screenshot saved to {path}{kept_note(written)}", 8000)
         return True
 
     def export_timings(self, path=None) -> bool:
@@ -140,11 +141,11 @@ class Menus:
         log = self.window.log
         rows, held = log.rows, log.describe()  # a snapshot: frames keep arriving while it is written
         try:
-            in_background(lambda: write_csv(rows, path, "Export Timings CSV"))
+            written = in_background(lambda: write_csv(rows, path, "Export Timings CSV"))
         except Exception as exc:  # noqa: BLE001 - InputError for a refused path, WriteFailed for a failed write
             self._say(f"cannot export timings: {message_of(exc)}", 10000)
             return False
-        self._say(f"wrote {held} to {path}", 8000)
+        self._say(f"wrote {held} to {path}{kept_note(written)}", 8000)
         return True
 
     # ------------------------------------------------------------------ Help

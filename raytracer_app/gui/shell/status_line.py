@@ -1,11 +1,92 @@
 """The main window's status line: backend, kernel time, time outside the kernel, frame time, frames per
-second (only under Render Continuously) and image size for the visible tab, and the busy label with Cancel
-for a long render. ``build(window)`` makes the widgets, ``update(window, tab)`` fills them in."""
+second (only under Render Continuously) and image size for the visible tab, and one message at a time: a
+message shown for a while (a saved file, an error) or else what is running (the busy text, with Cancel).
+A long message is elided in the middle, its whole text in the tooltip. ``build(window)`` makes the widgets,
+``update(window, tab)`` fills them in."""
 
 from __future__ import annotations
 
-from PyQt6.QtCore import QTimer
-from PyQt6.QtWidgets import QLabel, QPushButton
+from PyQt6.QtCore import Qt, QTimer
+from PyQt6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that shows its text elided in the middle when it does not fit (a path keeps its
+    start and its file name), the whole text as its tooltip."""
+
+    def __init__(self, text: str = ""):
+        super().__init__()
+        self.full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
+        self.setMinimumWidth(40)
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        self.full = text
+        self.setToolTip(text if text else "")
+        self._elide()
+
+    def text(self) -> str:  # the whole text (what is drawn may be elided: text_shown)
+        return self.full
+
+    def text_shown(self) -> str:
+        return super().text()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        room = max(self.width() - 4, 10)
+        super().setText(self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideMiddle, room))
+
+
+class StatusBar(QStatusBar):
+    """One message at a time in one elided label: ``showMessage(text, ms)`` shows ``text`` (for ``ms``, 0:
+    until the next) in place of the busy text (``set_busy``), which comes back when it ends. Messages are
+    never painted over other text, as QStatusBar's own painted message and a normal widget were."""
+
+    def __init__(self):
+        super().__init__()
+        self.note = ElidedLabel()
+        self.addWidget(self.note, 1)
+        self.message = ""
+        self.busy = ""
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.clearMessage)
+        self.cancel = None  # the Cancel button shown with the busy text (build() sets it)
+
+    def showMessage(self, text: str, timeout: int = 0) -> None:  # noqa: N802 (Qt naming)
+        self.message = str(text)
+        self.timer.stop()
+        if timeout:
+            self.timer.start(int(timeout))
+        self._refresh()
+
+    def clearMessage(self) -> None:  # noqa: N802 (Qt naming)
+        self.message = ""
+        self.timer.stop()
+        self._refresh()
+
+    def currentMessage(self) -> str:  # noqa: N802 (Qt naming)
+        return self.message
+
+    def set_busy(self, text: str) -> None:
+        """What runs now ('' when nothing): shown when no message is."""
+        if text != self.busy:
+            self.busy = text
+            self._refresh()
+
+    def shown(self) -> str:
+        """The one message the line shows: the message, else the busy text."""
+        return self.message or self.busy
+
+    def _refresh(self) -> None:
+        self.note.set_full_text(self.shown())
+        self.note.setStyleSheet("" if self.message or not self.busy else "color: palette(text)")
+        if self.cancel is not None:
+            self.cancel.setVisible(bool(self.busy) and not self.message)
 
 KERNEL_TIP = "kernel time (CUDA events on a GPU, wall time elsewhere)"
 SAMPLED_KERNEL_TIP = ("kernel time by CUDA events, from the latest timed frame: rendering continuously, a GPU times "
@@ -18,22 +99,19 @@ SIM_KERNEL_TIP = ("one frame's wall time in numba's CUDA simulator, which runs e
 
 def build(window) -> None:
     """The status line's labels (window.status[key]), the busy label and Cancel; a timer shows them."""
-    bar = window.statusBar()
+    bar = StatusBar()
+    window.setStatusBar(bar)
     window.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
     tips = {"backend": "backend and device", "kernel": KERNEL_TIP,
             "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
             "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
             "size": "image size"}
-    window.busy_label = QLabel()
-    window.busy_label.setToolTip("a render is running; Cancel ends it (at once on the simulator)")
+    window.busy_label = bar.note  # the one message label: the busy text when no message covers it
     window.cancel_button = QPushButton("Cancel")
     window.cancel_button.setToolTip("cancel the running render (Render Continuously is switched off)")
     window.cancel_button.clicked.connect(window.cancel_render)
-    # normal widgets, left: a message shown for a while (a saved file, an error) covers them for its time, where
-    # permanent ones were drawn over it ("using the Crendering spheres")
-    bar.addWidget(window.busy_label, 1)
     bar.addWidget(window.cancel_button)
-    window.busy_label.hide()
+    bar.cancel = window.cancel_button
     window.cancel_button.hide()
     window.busy_timer = QTimer(window)
     window.busy_timer.setInterval(100)
