@@ -7,7 +7,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, int32, uint32
+from numba import int32, uint32
+
+from kernels.backend.compiler import cuda
 
 from kernels.backend import memory, not_applicable
 from kernels.harness.bench import Outcome

@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda
-
 from kernels.backend import memory
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
+from kernels.device_functions.fences import threadfence
 from kernels.harness.bench import Outcome
 from kernels.hashtable import VARIANT_BY_NAME
 from kernels.hashtable.chained import chained_skip
@@ -46,10 +46,10 @@ def table_kernels():
                         pass
                     # numba's atomics are relaxed: fence so that no read or write of the chain moves
                     # out of the locked region (without the fences entries are lost, seen on an H200)
-                    cuda.threadfence()
+                    threadfence()
                     pool_next[i] = heads[b]
                     heads[b] = i
-                    cuda.threadfence()
+                    threadfence()
                     cuda.atomic.exch(locks, b, 0)
             i += stride
 
@@ -67,7 +67,7 @@ def table_kernels():
             head = heads[b]
             while True:
                 pool_next[i] = head
-                cuda.threadfence()  # entry i's key and link are visible before the entry is published
+                threadfence()  # entry i's key and link are visible before the entry is published
                 seen = cuda.atomic.cas(heads, b, head, i)
                 if seen == head:
                     break

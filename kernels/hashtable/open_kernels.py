@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, uint32, uint64
+from numba import uint32, uint64
+
+from kernels.backend.compiler import cuda
 
 from kernels.hashtable.device import ballot, load_fresh, load_pair, load_pair_fresh
 from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_EMPTY64, SLOT_ERASED64,

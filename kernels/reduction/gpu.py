@@ -17,9 +17,10 @@ from __future__ import annotations
 import functools
 
 import numba
-from numba import cuda
 
 from kernels.backend import simulator_active
+from kernels.backend.compiler import cuda
+from kernels.device_functions.fences import threadfence
 from kernels.device_functions.vector_loads import VECTOR_LANES, load_vector
 
 # Input dtype -> accumulator type. The 64-bit entries serve the second pass of two-kernel, which
@@ -269,12 +270,12 @@ def last_block_kernel(op: str, dtype: str):
         is_last = numba.int32(0)
         if t == 0:
             block_partials[cuda.blockIdx.x] = shared[0]
-            cuda.threadfence()  # our partial is visible to every block before we take a ticket
+            threadfence()  # our partial is visible to every block before we take a ticket
             ticket = cuda.atomic.add(tickets, 0, 1)
             if ticket == cuda.gridDim.x - 1:
                 is_last = numba.int32(1)
         if cuda.syncthreads_or(is_last):  # uniform: the whole block enters, or none of it
-            cuda.threadfence()
+            threadfence()
             # Unlike the seed, stride over the partials: the grid may have more blocks than we have threads.
             total = acc(0)
             j = t

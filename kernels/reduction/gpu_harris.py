@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from numba import cuda
-
 from kernels.backend import simulator_active
+from kernels.backend.compiler import cuda
 from kernels.reduction.gpu import ACCUMULATOR, FULL_WARP, WARP_SIZE, term_function, thread_partial_function
 
 

@@ -14,7 +14,7 @@ from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
-from raytracer_app.cli.parser import Parser, common, number, option_type, whole_number, whole_numbers
+from raytracer_app.cli.parser import Parser, common, compiler_option, number, option_type, whole_number, whole_numbers
 
 
 def add_parser(sub) -> None:
@@ -114,6 +114,7 @@ def _target_parser(targets, algorithm) -> None:
                                                 "header (device, versions, commit, command, date) for `compare` "
                                                 "(docs/results.md; an existing file is overwritten)")
     common(p)
+    compiler_option(p, several=True)
 
 
 def run(args) -> int:

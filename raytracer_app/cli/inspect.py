@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict
 
 from kernels.errors import InputError, shown, whole
-from raytracer_app.cli.parser import common, resolve_if_named, whole_number
+from raytracer_app.cli.parser import common, compiler_option, resolve_if_named, whole_number
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
 
@@ -45,6 +45,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--variant-file", default=None, metavar="FILE",
                    help="inspect your own variant from FILE (its INSPECT; docs/user-variants.md) instead of a built-in")
     common(p)
+    compiler_option(p)
 
 
 def run(args) -> int:

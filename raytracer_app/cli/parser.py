@@ -108,6 +108,50 @@ def join_negative_pairs(argv: list[str]) -> list[str]:
 
 
 
+def split_compiler_list(text: str) -> list[str]:
+    """--compiler's comma list, split here until the one shared list-option parser takes it over (the same
+    rule: no empty item, each a known compiler, none twice)."""
+    from kernels.backend.compiler import COMPILER_NAMES
+    from kernels.errors import items, one_of
+
+    names = items(text, "--compiler")
+    for name in names:
+        one_of(name, COMPILER_NAMES, "--compiler")
+    if len(set(names)) != len(names):
+        raise InputError(f"--compiler {text!r} names a compiler twice")
+    return names
+
+
+def compiler_option(p: argparse.ArgumentParser, several: bool = False) -> None:
+    """--compiler: which compiler builds the CUDA kernels (kernels/backend/compiler.py); ``several``: a comma
+    list, each run in its own processes (bench)."""
+    from kernels.backend.compiler import COMPILER_ENV, COMPILER_NAMES, DEFAULT
+
+    def parse(text):
+        try:
+            names = split_compiler_list(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if not several and len(names) != 1:
+            raise argparse.ArgumentTypeError(f"--compiler takes one of {', '.join(COMPILER_NAMES)}")
+        return names
+
+    what = "compilers, separated by commas, each row run under each" if several else "the compiler"
+    p.add_argument("--compiler", type=parse, default=None,
+                   help=f"{what} of the CUDA kernels: {', '.join(COMPILER_NAMES)} (default ${COMPILER_ENV} "
+                        f"or {DEFAULT}; numba-cuda-mlir needs the mlir extra)")
+
+
+def apply_compiler(args) -> None:
+    """Make a single --compiler this process's compiler (before any kernel module loads; children inherit
+    it); several are left to the command (bench runs each in its own processes)."""
+    from kernels.backend.compiler import choose
+
+    names = getattr(args, "compiler", None)
+    if names and len(names) == 1:
+        choose(names[0])
+
+
 def resolve_if_named(args) -> None:
     """For commands that need no backend but accept --backend: one that was named and cannot be had here (a
     `cuda` without a GPU, a --device that does not exist) is refused as any command refuses it."""

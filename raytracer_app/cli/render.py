@@ -6,7 +6,7 @@ from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
-from raytracer_app.cli.parser import Parser, common, number, whole_number
+from raytracer_app.cli.parser import Parser, common, compiler_option, number, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -43,7 +43,9 @@ def add_parser(sub) -> None:
                        help="float32 (the book's, default) or float64 for deep zooms (float32 shows blocks past a zoom of about 10^4)")
     julia.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
     common(spheres)
+    compiler_option(spheres)
     common(julia)
+    compiler_option(julia)
 
 
 def run(args) -> int:

@@ -1,0 +1,121 @@
+"""The compiler seam (kernels/backend/compiler.py): RAYTRACER_COMPILER and --compiler pick the compiler of the
+CUDA kernels, numba-cuda by default; the simulator stays numba-cuda's; kernel modules take ``cuda`` from the
+seam; numba-cuda-mlir's private names are checked on the installed version."""
+
+from __future__ import annotations
+
+import importlib.util
+from importlib.metadata import version
+
+import pytest
+
+from kernels.backend import compiler
+from kernels.errors import InputError
+from raytracer_app.cli import EXIT_BAD_INPUT, main
+from raytracer_app.cli.parser import split_compiler_list
+
+HAS_MLIR = importlib.util.find_spec("numba_cuda_mlir") is not None
+
+
+def test_numba_cuda_is_the_default(monkeypatch):
+    monkeypatch.delenv(compiler.COMPILER_ENV, raising=False)
+    assert compiler.requested() == "numba-cuda"
+    monkeypatch.setenv(compiler.COMPILER_ENV, "  ")
+    assert compiler.requested() == "numba-cuda"
+
+
+def test_the_setting_picks_the_compiler_and_refuses_an_unknown_one(monkeypatch):
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    assert compiler.requested() == "numba-cuda-mlir"
+    monkeypatch.setenv(compiler.COMPILER_ENV, "nvcc")
+    with pytest.raises(InputError, match="RAYTRACER_COMPILER 'nvcc' is not one of numba-cuda, numba-cuda-mlir"):
+        compiler.requested()
+
+
+def test_the_simulator_stays_numba_cudas(monkeypatch):
+    """The test session runs kernels in the simulator: whatever is asked for, its cuda is numba's."""
+    from numba import config
+
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("a GPU session: the simulator is off")
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    assert compiler.active() == "numba-cuda" and not compiler.uses_mlir()
+    import numba.cuda
+
+    assert compiler.cuda_module() is numba.cuda
+
+
+def test_kernel_modules_take_cuda_from_the_seam():
+    """The simulator swaps a kernel's module global ``cuda`` for its fake module only when it is numba's
+    module object itself: the seam hands out that very object."""
+    import numba.cuda
+
+    from kernels.reduction import gpu
+
+    assert gpu.cuda is numba.cuda
+
+
+def test_choose_sets_the_setting_and_refuses_a_change_after_kernels_loaded(monkeypatch):
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda")
+    monkeypatch.setattr(compiler, "_taken", None)
+    compiler.choose("numba-cuda-mlir")
+    assert compiler.requested() == "numba-cuda-mlir"
+    with pytest.raises(InputError, match="is not one of"):
+        compiler.choose("clang")
+    monkeypatch.setattr(compiler, "_taken", "numba-cuda")
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    with pytest.raises(InputError, match="already compiles its kernels with numba-cuda"):
+        compiler.choose("numba-cuda-mlir")
+    compiler.choose("numba-cuda")  # the same one again is fine
+
+
+def test_asking_for_mlir_without_it_installed_says_how_to_install(monkeypatch):
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    monkeypatch.setattr(compiler, "mlir_installed", lambda: False)
+    with pytest.raises(InputError, match=r"needs numba-cuda-mlir: pip install -e '\.\[mlir\]'"):
+        compiler.cuda_module()
+
+
+def test_the_compiler_list_is_split_by_the_one_list_rule():
+    assert split_compiler_list("numba-cuda, numba-cuda-mlir") == ["numba-cuda", "numba-cuda-mlir"]
+    for bad, words in [("numba-cuda,,numba-cuda-mlir", "empty"), ("numba-cuda,numba-cuda", "twice"),
+                       ("numba-cuda,gcc", "is not one of")]:
+        with pytest.raises(InputError, match=words):
+            split_compiler_list(bad)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["bench", "reduction", "--compiler", "gcc"], "--compiler 'gcc' is not one of numba-cuda, numba-cuda-mlir"),
+    (["render", "julia", "--compiler", "numba-cuda,numba-cuda-mlir"], "--compiler takes one of"),
+    (["inspect", "reduction", "best", "--compiler", ""], "--compiler"),
+    (["lesson", "reduction", "--compiler", "x"], "is not one of"),
+    (["access", "reduction", "best", "--compiler", "x"], "is not one of"),
+])
+def test_a_bad_compiler_option_is_one_line_and_status_2(capsys, argv, words):
+    assert main(argv) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_single_compiler_option_sets_the_process_setting(monkeypatch):
+    from raytracer_app.cli.parser import apply_compiler
+
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda")
+    monkeypatch.setattr(compiler, "_taken", None)
+
+    class Args:
+        compiler = ["numba-cuda-mlir"]
+
+    apply_compiler(Args())
+    assert compiler.requested() == "numba-cuda-mlir"
+
+
+@pytest.mark.skipif(not HAS_MLIR, reason="numba-cuda-mlir is not installed (the mlir extra)")
+def test_numba_cuda_mlir_private_names_are_checked_on_the_installed_version():
+    from numba_cuda_mlir import tools
+
+    from kernels.backend.mlir_private import CHECKED_ON
+
+    assert version("numba-cuda-mlir") == CHECKED_ON, "re-check kernels/backend/mlir_private.py on this numba-cuda-mlir"
+    assert hasattr(tools, "_cached_cc") and callable(tools.get_gpu_compute_capability)
