@@ -14,9 +14,12 @@ from kernels.backend.compiler import uses_mlir
 from kernels.backend.simulator import rebuilt_callees, simulator_active
 
 
-def for_kernels(fn):
+def for_kernels(fn, takes_arrays: bool = True):
+    """``takes_arrays=False``: ``fn`` takes scalars only, so the simulator may call the compiled function
+    itself (faster, and with compiled integer arithmetic: uint32 products wrap without numpy's overflow
+    warnings)."""
     if simulator_active():
-        return rebuilt_callees(fn, lambda clone: clone)
+        return rebuilt_callees(fn, lambda clone: clone) if takes_arrays else fn
     if uses_mlir():
         from kernels.backend.compiler import cuda
 

@@ -42,7 +42,7 @@ def table_kernels():
             # another lane of its own warp would spin forever, since the warp runs in lockstep
             for lane in range(32):
                 if i % 32 == lane:
-                    while cuda.atomic.cas(locks, b, 0, 1) != 0:
+                    while cuda.atomic.cas(locks, b, np.int32(0), np.int32(1)) != 0:
                         pass
                     # numba's atomics are relaxed: fence so that no read or write of the chain moves
                     # out of the locked region (without the fences entries are lost, seen on an H200)
@@ -68,7 +68,7 @@ def table_kernels():
             while True:
                 pool_next[i] = head
                 threadfence()  # entry i's key and link are visible before the entry is published
-                seen = cuda.atomic.cas(heads, b, head, i)
+                seen = cuda.atomic.cas(heads, b, head, np.int32(i))
                 if seen == head:
                     break
                 head = seen

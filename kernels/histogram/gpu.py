@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import uint32
+from numpy import uint32  # numpy's, not numba's: both compilers type it (docs/compilers.md)
 
 from kernels.backend.compiler import cuda
 

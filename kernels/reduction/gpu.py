@@ -1,7 +1,7 @@
 """The @cuda.jit kernels of the reduction variants; :mod:`kernels.reduction` says what each one teaches
 and runs them.
 
-Importing this module imports numba, so :mod:`kernels.reduction` imports it only when a GPU variant runs
+Importing this module imports the compiler (numba), so :mod:`kernels.reduction` imports it only when a GPU variant runs
 (after the backend is chosen). Kernels name ``cuda`` as a module global on purpose: while a kernel runs,
 the simulator swaps that global for its fake module, which it would not do for a captured variable.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 
-import numba
+import numpy as np
 
 from kernels.backend import simulator_active
 from kernels.backend.compiler import cuda
@@ -25,7 +25,8 @@ from kernels.device_functions.vector_loads import VECTOR_LANES, load_vector
 
 # Input dtype -> accumulator type. The 64-bit entries serve the second pass of two-kernel, which
 # reduces the accumulator-typed partials with the same kernel.
-ACCUMULATOR = {"int32": numba.int64, "float32": numba.float64, "int64": numba.int64, "float64": numba.float64}
+# numpy's scalar types, not numba's: both compilers type them in device code (docs/compilers.md)
+ACCUMULATOR = {"int32": np.int64, "float32": np.float64, "int64": np.int64, "float64": np.float64}
 WARP_SIZE = 32
 FULL_WARP = 0xFFFFFFFF
 
@@ -35,7 +36,7 @@ def term_function(op: str, dtype: str):
     """Device function ``term(a, b, i)``: element i's contribution, already widened to 64 bits (widening
     before squaring or multiplying keeps int32 products exact)."""
     acc = ACCUMULATOR[dtype]
-    index = numba.uint64  # an unsigned index spares each load numba's negative-index wraparound code
+    index = np.uint64  # an unsigned index spares each load numba's negative-index wraparound code
     if op == "sum":
 
         def term(a, b, i):
@@ -267,13 +268,13 @@ def last_block_kernel(op: str, dtype: str):
         block_tree_sum(shared, t, nthreads)
         # An int predicate: the GPU's syncthreads_or does not type a bool, and the simulator stores
         # the value into a bool array, so an int works in both.
-        is_last = numba.int32(0)
+        is_last = np.int32(0)
         if t == 0:
             block_partials[cuda.blockIdx.x] = shared[0]
             threadfence()  # our partial is visible to every block before we take a ticket
             ticket = cuda.atomic.add(tickets, 0, 1)
             if ticket == cuda.gridDim.x - 1:
-                is_last = numba.int32(1)
+                is_last = np.int32(1)
         if cuda.syncthreads_or(is_last):  # uniform: the whole block enters, or none of it
             threadfence()
             # Unlike the seed, stride over the partials: the grid may have more blocks than we have threads.
