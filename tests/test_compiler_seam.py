@@ -119,3 +119,59 @@ def test_numba_cuda_mlir_private_names_are_checked_on_the_installed_version():
 
     assert version("numba-cuda-mlir") == CHECKED_ON, "re-check kernels/backend/mlir_private.py on this numba-cuda-mlir"
     assert hasattr(tools, "_cached_cc") and callable(tools.get_gpu_compute_capability)
+
+
+def test_a_variant_numba_cuda_mlir_cannot_compile_is_a_skipped_row_naming_the_feature(monkeypatch):
+    """Under numba-cuda-mlir on a GPU the constant-memory sphere variants are skipped, saying which feature
+    is missing; under numba-cuda, and in the simulator, they run."""
+    from kernels.backend import SkipKind
+    from kernels.spheres import VARIANTS
+
+    by_name = {v.name: v for v in VARIANTS}
+
+    class Gpu:
+        is_simulator = False
+
+        def skip_reason(self, kind):
+            return None
+
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    for name in ("spheres-constant", "spheres-frame-to-host"):
+        reason = by_name[name].skip_reason(Gpu())
+        assert reason.kind is SkipKind.NOT_UNDER_COMPILER
+        assert reason.text == "numba-cuda-mlir lacks a run-time-writable __constant__ array (cudaMemcpyToSymbol)"
+    assert by_name["spheres-global"].skip_reason(Gpu()) is None
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda")
+    assert by_name["spheres-constant"].skip_reason(Gpu()) is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_MLIR, reason="numba-cuda-mlir is not installed (the mlir extra)")
+def test_every_declared_kernel_compiles_under_numba_cuda_mlir_but_the_skipped_ones(tmp_path):
+    """Offline, for sm_90, in the inspector's child: every declared kernel but those whose variant names the
+    feature numba-cuda-mlir lacks (about 30 s: slow)."""
+    from importlib.metadata import PackageNotFoundError
+
+    try:
+        version("nvidia-nvjitlink")
+    except PackageNotFoundError:
+        pytest.skip("numba-cuda-mlir links with nvJitLink (nvidia-nvjitlink, in the mlir extra)")
+    from kernels.inspector import toolchain
+    from kernels.inspector.compiler import compile_kernels
+    from kernels.inspector.declarations import all_declarations
+    from kernels.registry import ALGORITHMS
+
+    if toolchain.missing():
+        pytest.skip("needs NVIDIA's compiler packages (the test extra)")
+    lacking = {(a.name, v.name) for a in ALGORITHMS for v in a.variants if v.mlir_lacks}
+    compiled = compile_kernels(list(all_declarations()), "sm_90", cache=tmp_path, compiler="numba-cuda-mlir")
+    failed = {pair: str(c) for pair, c in compiled.items() if not hasattr(c, "ptx")}
+    assert set(failed) == lacking, failed
+    assert all(c.numba_cuda.startswith("numba-cuda-mlir ") for c in compiled.values() if hasattr(c, "ptx"))
+
+
+def test_several_compilers_on_bench_are_refused_until_the_side_by_side_run_exists(capsys):
+    assert main(["bench", "reduction", "--compiler", "numba-cuda,numba-cuda-mlir"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "not built yet; run bench once per compiler" in err and len(err.strip().splitlines()) == 1

@@ -112,6 +112,7 @@ class SkipKind(enum.Enum):
     NOT_IN_SIMULATOR = "not in the simulator"
     MISSING_LIBRARY = "library not installed"
     NOT_APPLICABLE = "does not apply"
+    NOT_UNDER_COMPILER = "a feature this process's compiler lacks"
 
 
 @dataclass(frozen=True)
