@@ -175,3 +175,30 @@ def test_several_compilers_on_bench_are_refused_until_the_side_by_side_run_exist
     assert main(["bench", "reduction", "--compiler", "numba-cuda,numba-cuda-mlir"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "not built yet; run bench once per compiler" in err and len(err.strip().splitlines()) == 1
+
+
+def test_compiler_compare_takes_one_variant_and_names_a_missing_feature(capsys):
+    assert main(["inspect", "reduction", "--all", "--compiler-compare"]) == EXIT_BAD_INPUT
+    assert "--compiler-compare takes one VARIANT" in capsys.readouterr().err
+    assert main(["inspect", "spheres", "spheres-constant", "--compiler-compare"]) == 1
+    err = capsys.readouterr().err
+    assert "numba-cuda-mlir cannot compile spheres spheres-constant: it lacks a run-time-writable __constant__" in err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_MLIR, reason="numba-cuda-mlir is not installed (the mlir extra)")
+def test_compiler_compare_shows_the_truncated_64_bit_shuffles(capsys):
+    """warp-shuffle's 64-bit tree: numba-cuda shuffles each 64-bit value as two 32-bit halves (10 SASS
+    shuffles), numba-cuda-mlir 0.6.0 only the low half (5), and the sentence says what that means."""
+    import json
+
+    from kernels.inspector import toolchain
+
+    if toolchain.missing():
+        pytest.skip("needs NVIDIA's compiler packages (the test extra)")
+    assert main(["inspect", "reduction", "warp-shuffle", "--compiler-compare", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["compilers"] == ["numba-cuda", "numba-cuda-mlir"]
+    rows = {quantity.strip(): (a, b) for quantity, a, b in doc["rows"]}
+    assert rows["warp shuffle"] == ("10", "5")
+    assert "truncates a 64-bit shfl_*_sync to 32 bits" in doc["sentence"]
