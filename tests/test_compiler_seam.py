@@ -171,10 +171,49 @@ def test_every_declared_kernel_compiles_under_numba_cuda_mlir_but_the_skipped_on
     assert all(c.numba_cuda.startswith("numba-cuda-mlir ") for c in compiled.values() if hasattr(c, "ptx"))
 
 
-def test_several_compilers_on_bench_are_refused_until_the_side_by_side_run_exists(capsys):
-    assert main(["bench", "reduction", "--compiler", "numba-cuda,numba-cuda-mlir"]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err
-    assert "not built yet; run bench once per compiler" in err and len(err.strip().splitlines()) == 1
+def test_several_compilers_compare_cuda_kernels_only(capsys):
+    """The CPU twins are numba's and the simulator is numba-cuda's: a side-by-side run there is refused."""
+    for backend in ("cpu", "sim"):
+        assert main(["bench", "reduction", "--backend", backend, "--compiler", "numba-cuda,numba-cuda-mlir"]) == 2
+        err = capsys.readouterr().err
+        assert f"the {backend} backend has one compiler" in err and len(err.strip().splitlines()) == 1
+
+
+def test_each_compilers_run_is_the_same_command_with_its_compiler_and_result_file():
+    from raytracer_app.cli.bench_compilers import child_argv
+
+    argv = ["bench", "reduction", "--n", "1000", "--compiler", "numba-cuda,numba-cuda-mlir", "--variants=best",
+            "--compiler=numba-cuda", "--repeats", "3"]
+    assert child_argv(argv, "numba-cuda-mlir", "/r.json") == [
+        "bench", "reduction", "--n", "1000", "--variants=best", "--repeats", "3",
+        "--compiler", "numba-cuda-mlir", "--json", "/r.json"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_MLIR, reason="numba-cuda-mlir is not installed (the mlir extra)")
+def test_the_truncated_64_bit_shuffle_is_a_failed_row_under_numba_cuda_mlir(tmp_path, capfd):
+    """Values near 2^30 make every thread's int64 partial sum exceed 32 bits at once: numba-cuda-mlir 0.6.0's
+    shuffles keep the low 32 bits only, so warp-shuffle and best give a wrong sum under it (FAILED rows with
+    the mismatch), while the same source verifies under numba-cuda and sequential (no shuffle) under both."""
+    import numpy as np
+
+    data = tmp_path / "big.npy"
+    np.save(data, np.full(1 << 22, (1 << 30) - 1, np.int32))
+    code = main(["bench", "reduction", "--backend", "cuda", "--input", str(data), "--repeats", "2",
+                 "--variants", "sequential,warp-shuffle,best", "--compiler", "numba-cuda,numba-cuda-mlir"])
+    out = capfd.readouterr().out
+    assert code == 1
+    under_cuda, under_mlir = out.split("== under numba-cuda-mlir")
+    under_mlir = under_mlir.split("== numba-cuda-mlir against")[0]
+
+    def verdict(section, variant):
+        line = next(ln for ln in section.splitlines() if ln.startswith(variant + " "))
+        return "FAILED" if " FAILED" in line else "yes" if " yes" in line else line
+
+    assert [verdict(under_cuda, v) for v in ("sequential", "warp-shuffle", "best")] == ["yes", "yes", "yes"]
+    assert [verdict(under_mlir, v) for v in ("sequential", "warp-shuffle", "best")] == ["yes", "FAILED", "FAILED"]
+    assert "FAILED verification in NEW" in out  # the comparison names it, never judges its time
+
 
 
 def test_compiler_compare_takes_one_variant_and_names_a_missing_feature(capsys):

@@ -123,7 +123,12 @@ def device_info(backend, peak: bench.Peak | None) -> dict:
 def provenance(command=None) -> dict:
     """What every result file's header says of when and with what it was made: date, versions, commit
     (and whether the checkout had changes), the command line."""
-    versions = {**bench.versions(), "python": sys.version.split()[0], "numpy": bench.package_version("numpy")}
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR, active
+
+    versions = {**bench.versions(), "python": sys.version.split()[0], "numpy": bench.package_version("numpy"),
+                "compiler": active()}  # which compiler built the CUDA kernels (kernels/backend/compiler.py)
+    if versions["compiler"] == NUMBA_CUDA_MLIR:
+        versions["numba_cuda_mlir"] = bench.package_version("numba-cuda-mlir")
     return {"date": now_utc(), "versions": versions, "commit": project_commit(), "dirty": project_dirty(),
             "command": list(command) if command else None}
 

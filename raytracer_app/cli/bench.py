@@ -120,6 +120,11 @@ def _target_parser(targets, algorithm) -> None:
 def run(args) -> int:
     from kernels.backend import resolve
 
+    if args.compiler and len(args.compiler) > 1:  # each compiler in its own process (bench_compilers.py)
+        from raytracer_app.cli import bench_compilers
+
+        return bench_compilers.run(args, args.compiler, resolve(args.backend, args.device))
+
     return bench_command(args, resolve(args.backend, args.device))
 
 
