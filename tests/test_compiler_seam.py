@@ -241,3 +241,24 @@ def test_compiler_compare_shows_the_truncated_64_bit_shuffles(capsys):
     rows = {quantity.strip(): (a, b) for quantity, a, b in doc["rows"]}
     assert rows["warp shuffle"] == ("10", "5")
     assert "truncates a 64-bit shfl_*_sync to 32 bits" in doc["sentence"]
+
+
+def test_under_numba_cuda_mlir_launches_are_its_own_and_the_constant_array_refuses(monkeypatch):
+    """numba-cuda-mlir's launch has its own argument layout: no numba-cuda packed launch for its kernels; and
+    the run-time __constant__ array, which it lacks, refuses with the words the skipped rows use."""
+    import kernels.backend as backend_pkg
+    from kernels.device_functions import constant_memory
+    from kernels.launch.packed import packed_launch
+    from kernels.spheres import MLIR_LACKS_CONSTANT
+
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    monkeypatch.setattr(backend_pkg, "simulator_active", lambda: False)
+    monkeypatch.setattr(constant_memory, "simulator_active", lambda: False)
+    assert packed_launch(object(), 1, 32, ()) is None
+    array = constant_memory.ConstantArray("test_symbol", 4)
+    with pytest.raises(InputError, match="numba-cuda-mlir lacks a run-time-writable __constant__ array"):
+        array.write([1, 2, 3, 4], kernel=object())
+    with pytest.raises(InputError, match="numba-cuda-mlir lacks"):
+        array.get()
+    assert constant_memory.MLIR_LACKS == MLIR_LACKS_CONSTANT

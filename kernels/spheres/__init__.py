@@ -95,6 +95,7 @@ _INSPECT = {
 # --- the variants -------------------------------------------------------------------------------------------
 
 # the run-time __constant__ array (kernels/device_functions/constant_memory.py) has no numba-cuda-mlir spelling yet
+# (the words of kernels.device_functions.constant_memory.MLIR_LACKS: this package imports no numba)
 MLIR_LACKS_CONSTANT = "a run-time-writable __constant__ array (cudaMemcpyToSymbol)"
 
 VARIANTS: tuple[Variant, ...] = (
