@@ -262,3 +262,16 @@ def test_under_numba_cuda_mlir_launches_are_its_own_and_the_constant_array_refus
     with pytest.raises(InputError, match="numba-cuda-mlir lacks"):
         array.get()
     assert constant_memory.MLIR_LACKS == MLIR_LACKS_CONSTANT
+
+
+def test_numba_cuda_mlir_refuses_the_cuda_core_arrays_that_carry_numba_cudas_types(monkeypatch):
+    from kernels.backend import memory
+
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    monkeypatch.setenv(memory.ENV, "cuda-core")
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    monkeypatch.setattr(memory, "simulator_active", lambda: False)
+    with pytest.raises(InputError, match="RAYTRACER_MEMORY=cuda-core hands kernels numba-cuda's array types"):
+        memory.implementation.__wrapped__()
+    monkeypatch.setenv(memory.ENV, "")
+    assert memory.implementation.__wrapped__() == "numba"
