@@ -167,7 +167,11 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
                     failed = f"{target} {variant} for {arch}: {outcome['error']}"
                     results[arch][(target, variant)] = CompileFailed(failed)
                     continue
-                assembled = toolchain.assemble(outcome["ptx"], arch)
+                try:
+                    assembled = toolchain.assemble(outcome["ptx"], arch)
+                except CompileFailed as exc:  # this kernel's PTX only: the others are still reported
+                    results[arch][(target, variant)] = CompileFailed(f"{target} {variant} for {arch}: {exc}")
+                    continue
                 compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
                                     outcome["ptx"], assembled.report, assembled.cubin, outcome["sources"], path)
                 if path is not None:

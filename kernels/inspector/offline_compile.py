@@ -98,7 +98,7 @@ def _mlir_ptx_for_each(fn, signature: str, ccs: list[tuple[int, int]]) -> list[s
     for cc in ccs:
         with target_cc(cc):
             ptx, _ = cuda.compile_ptx(fn, signature, cc=tuple(cc), lineinfo=True)
-        ptxes.append(ptx)
+        ptxes.append(ptx.rstrip("\x00"))  # 0.6.0 ends sm_100 and later PTX with a NUL, which ptxas refuses
     return ptxes
 
 
