@@ -129,6 +129,13 @@ def compiler_version(compiler: str) -> str:
     return f"{NUMBA_CUDA_MLIR} {version('numba-cuda-mlir')}"
 
 
+def compiled_by(numba_cuda_field: str) -> str:
+    """The compiler and version a Compiled's ``numba_cuda`` field names, in words ('numba-cuda 0.30.4')."""
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR
+
+    return numba_cuda_field if numba_cuda_field.startswith(NUMBA_CUDA_MLIR) else f"numba-cuda {numba_cuda_field}"
+
+
 def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str | os.PathLike | None = None,
                       compiler: str | None = None) -> dict[str, dict[tuple[str, str], Compiled | CompileFailed]]:
     """:func:`compile_kernels` for each of ``archs`` ({arch: {pair: ...}}), what the cache lacks compiled by

@@ -1,15 +1,14 @@
 """The @cuda.jit kernels of the reduction variants; :mod:`kernels.reduction` says what each one teaches
 and runs them.
 
-Importing this module imports the compiler (numba), so :mod:`kernels.reduction` imports it only when a GPU variant runs
+Importing this module imports numba, so :mod:`kernels.reduction` imports it only when a GPU variant runs
 (after the backend is chosen). Kernels name ``cuda`` as a module global on purpose: while a kernel runs,
 the simulator swaps that global for its fake module, which it would not do for a captured variable.
 
 Each kernel is built by a cached factory per (op, input dtype): the op's term (``a[i]``, ``a[i]**2`` or
 ``a[i]*b[i]``) and the accumulator type are constants of the closure, so every kernel is compiled once per
 process. Accumulators are 64-bit: int64 for int32 input (exact; the seeds' int accumulators overflow),
-float64 for float32 input. Every kernel takes ``(a, b, ...)``; sum and sumsq pass ``a`` twice and never
-read ``b``.
+float64 for float32 input. Every kernel takes ``(a, b, ...)``; sum and sumsq pass ``a`` twice, never read ``b``.
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ from kernels.backend.compiler import cuda
 from kernels.device_functions.fences import threadfence
 from kernels.device_functions.vector_loads import VECTOR_LANES, load_vector
 
-# Input dtype -> accumulator type. The 64-bit entries serve the second pass of two-kernel, which
-# reduces the accumulator-typed partials with the same kernel.
-# numpy's scalar types, not numba's: both compilers type them in device code (docs/compilers.md)
+# Input dtype -> accumulator type (numpy's scalar types: both compilers type them, docs/compilers.md). The
+# 64-bit entries serve the second pass of two-kernel, which reduces the accumulator-typed partials alike.
 ACCUMULATOR = {"int32": np.int64, "float32": np.float64, "int64": np.int64, "float64": np.float64}
 WARP_SIZE = 32
 FULL_WARP = 0xFFFFFFFF

@@ -195,7 +195,9 @@ def _format_sources(sources) -> str:
 
 
 def format_report(r, show: str = "all") -> str:
-    parts = [f"{r.target} {r.variant}: {r.arch}, block {'x'.join(map(str, r.block))}, numba-cuda {r.numba_cuda}"
+    from kernels.inspector.compiler import compiled_by
+
+    parts = [f"{r.target} {r.variant}: {r.arch}, block {'x'.join(map(str, r.block))}, {compiled_by(r.numba_cuda)}"
              + (f"  ({r.note})" if r.note else "")]
     if show in ("resources", "all"):
         res = r.resources
