@@ -278,3 +278,12 @@ def test_numba_cuda_mlir_refuses_the_cuda_core_arrays_that_carry_numba_cudas_typ
         memory.implementation.__wrapped__()
     monkeypatch.setenv(memory.ENV, "")
     assert memory.implementation.__wrapped__() == "numba"
+
+
+def test_a_variant_file_is_numba_cuda_code_and_refused_under_numba_cuda_mlir(monkeypatch, tmp_path):
+    from kernels.user_variants import loader
+
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    monkeypatch.setattr(compiler, "simulator_active", lambda: False)
+    with pytest.raises(InputError, match="a variant file is numba-cuda code .* run it with --compiler numba-cuda"):
+        loader.load(str(tmp_path / "mine.py"), backend=None)
