@@ -123,9 +123,10 @@ def sass_lines(compiled: Compiled) -> list[sass_mod.SassLine]:
 
 
 def inspect(target: str, variant: str, arch: str | None = None, block: tuple[int, ...] | None = None,
-            cache=None) -> KernelReport:
-    """The report of one GPU variant's kernel for ``arch`` (default sm_90) at ``block``."""
-    return inspect_many([(target, variant)], arch, block, cache)[(target, variant)]
+            cache=None, compiler: str | None = None) -> KernelReport:
+    """The report of one GPU variant's kernel for ``arch`` (default sm_90) at ``block``, compiled by
+    ``compiler`` (default: the process's setting)."""
+    return inspect_many([(target, variant)], arch, block, cache, compiler)[(target, variant)]
 
 
 def inspect_many(pairs, arch: str | None = None, block: tuple[int, ...] | None = None, cache=None,
