@@ -82,7 +82,10 @@ def cuda_module():
     return cuda
 
 
+_LAZY = {"cuda": cuda_module}  # module attributes resolved on first use
+
+
 def __getattr__(name: str):
-    if name == "cuda":
-        return cuda_module()
+    if name in _LAZY:
+        return _LAZY[name]()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
