@@ -174,12 +174,34 @@ def test_every_declared_kernel_compiles_under_numba_cuda_mlir_but_the_skipped_on
         assert all(c.numba_cuda.startswith("numba-cuda-mlir ") for c in compiled.values() if hasattr(c, "ptx"))
 
 
-def test_several_compilers_compare_cuda_kernels_only(capsys):
-    """The CPU twins are numba's and the simulator is numba-cuda's: a side-by-side run there is refused."""
-    for backend in ("cpu", "sim"):
-        assert main(["bench", "reduction", "--backend", backend, "--compiler", "numba-cuda,numba-cuda-mlir"]) == 2
-        err = capsys.readouterr().err
-        assert f"the {backend} backend has one compiler" in err and len(err.strip().splitlines()) == 1
+@pytest.mark.parametrize("argv, words", [
+    (["bench", "reduction", "--backend", "cpu", "--compiler", "numba-cuda,numba-cuda-mlir"],
+     "the cpu backend runs numba CPU twins"),
+    (["bench", "reduction", "--backend", "sim", "--compiler", "numba-cuda-mlir"],
+     "the sim backend runs numba-cuda in its simulator"),
+    (["render", "julia", "--out", "j.png", "--backend", "cpu", "--compiler", "numba-cuda-mlir"],
+     "the cpu backend runs numba CPU twins"),
+    (["lesson", "reduction", "--backend", "sim", "--compiler", "numba-cuda-mlir"], "simulator"),
+])
+def test_numba_cuda_mlir_is_refused_where_no_cuda_kernel_it_builds_would_run(capsys, argv, words):
+    """The CPU twins are numba's and the simulator is numba-cuda's: asking for numba-cuda-mlir there would
+    silently measure something else."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and "use --backend cuda" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_side_by_side_bench_needs_a_gpu(capsys):
+    from raytracer_app.cli import bench_compilers
+
+    class Cpu:
+        is_gpu, kind = False, "cpu"
+
+    class Args:
+        argv = ["raytracer-app", "bench", "reduction"]
+
+    with pytest.raises(InputError, match="the cpu backend has one compiler"):
+        bench_compilers.run(Args(), ["numba-cuda", "numba-cuda-mlir"], Cpu())
 
 
 def test_each_compilers_run_is_the_same_command_with_its_compiler_and_result_file():

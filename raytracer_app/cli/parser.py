@@ -146,7 +146,15 @@ def apply_compiler(args) -> None:
     """Make a single --compiler this process's compiler (before any kernel module loads; children inherit it)."""
     from kernels.backend.compiler import choose
 
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR
+
     names = getattr(args, "compiler", None)
+    backend = backends.choice(getattr(args, "backend", "auto") or "auto")
+    if names and NUMBA_CUDA_MLIR in names and (backend.is_simulator or backend.is_host) \
+            and getattr(args, "command", None) != "inspect":  # inspect compiles offline, for any backend
+        raise InputError(f"--compiler {NUMBA_CUDA_MLIR} builds CUDA kernels for a GPU; the {backend.name} backend runs "
+                         f"{'numba-cuda in its simulator' if backend.is_simulator else 'numba CPU twins'} "
+                         f"(use --backend cuda, or leave --compiler out)")
     if names and len(names) == 1:  # several: bench runs each in its own process (cli/bench_compilers.py)
         choose(names[0])
 
