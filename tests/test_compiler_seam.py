@@ -203,6 +203,16 @@ def test_a_side_by_side_bench_needs_a_gpu(capsys):
     with pytest.raises(InputError, match="the cpu backend has one compiler"):
         bench_compilers.run(Args(), ["numba-cuda", "numba-cuda-mlir"], Cpu())
 
+    class Gpu:
+        is_gpu, kind = True, "cuda"
+
+    for option, value, words in (("json", "r.json", "--csv and --json write one compiler's run"),
+                                 ("variant_file", ["mine.py"], "a variant file is numba-cuda code")):
+        args = Args()
+        setattr(args, option, value)
+        with pytest.raises(InputError, match=words):
+            bench_compilers.run(args, ["numba-cuda", "numba-cuda-mlir"], Gpu())
+
 
 def test_each_compilers_run_is_the_same_command_with_its_compiler_and_result_file():
     from raytracer_app.cli.bench_compilers import child_argv

@@ -48,6 +48,9 @@ def run(args, compilers: list[str], backend) -> int:
                          "side run compares the compilers' result files itself)")
     if getattr(args, "counters", False) or getattr(args, "list", False):
         raise InputError("--counters and --list apply to one compiler: give them with one --compiler")
+    if getattr(args, "variant_file", None):
+        raise InputError("--variant-file: a variant file is numba-cuda code, refused under numba-cuda-mlir; give "
+                         "it with --compiler numba-cuda")
     from kernels.harness import compare, compare_report
     from kernels.harness.results_read import read_result
 
