@@ -29,8 +29,9 @@ from kernels.hashtable.probing import KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, VALU
 # ~np.uint64(1) (SLOT_ERASED64): numba-cuda-mlir 0.6.0 fails (std::bad_cast) on a uint64 global above 2^63 there.
 # probing's shared @numba.jit math as the kernels call it (numba-cuda-mlir needs them as its device functions)
 bucket_of, flag_place, key_of, next_bucket, pack, smaller_value, value_of = (
-    for_kernels(f, takes_arrays=False) for f in (probing.bucket_of, probing.flag_place, probing.key_of, probing.next_bucket,
-                             probing.pack, probing.smaller_value, probing.value_of))
+    for_kernels(f, takes_arrays=False)
+    for f in (probing.bucket_of, probing.flag_place, probing.key_of, probing.next_bucket, probing.pack,
+              probing.smaller_value, probing.value_of))
 
 
 @functools.lru_cache(maxsize=None)

@@ -34,7 +34,8 @@ def static_lines(report) -> KernelLines:
     from kernels.inspector.compiler import compiled_by
 
     out = KernelLines(kernel_name(report), labels={
-        STATIC: f"static: the {report.arch} SASS of {compiled_by(report.numba_cuda)}'s compile (each instruction once)"})
+        STATIC: f"static: the {report.arch} SASS of {compiled_by(report.numba_cuda)}'s compile "
+                "(each instruction once)"})
     texts = {}
     for block in report.sources:
         for i, text in enumerate(block.text.splitlines()):

@@ -27,7 +27,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--show", default="all", choices=SHOWS, help="what to print (default all)")
     p.add_argument("--compare", default=None, metavar="OTHER", help="another variant of the target, side by side")
     p.add_argument("--compiler-compare", action="store_true",
-                   help="the variant compiled by numba-cuda and by numba-cuda-mlir, side by side (needs the mlir extra)")
+                   help="the variant compiled by numba-cuda and by numba-cuda-mlir, side by side (needs the mlir "
+                        "extra)")
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
                    help="print JSON instead of text, or write it to FILE (overwritten)")
     p.add_argument("--lines", action="store_true",
