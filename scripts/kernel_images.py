@@ -137,7 +137,10 @@ def differences(image, made: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
+    from kernels.backend.compiler import NUMBA_CUDA, choose
     from kernels.registry import IMAGES
+
+    choose(NUMBA_CUDA)  # the shipped images are numba-cuda's cubins, whatever RAYTRACER_COMPILER says
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped images; write nothing")

@@ -164,6 +164,23 @@ def test_cli_without_compiler_shows_source_and_names_the_extra(monkeypatch, caps
 
 
 @real_compile
+def test_numba_cudas_ptx_is_as_recorded_before_the_portable_edits(compiled90):
+    """The kernels' edits for the subset both compilers accept (docs/compilers.md) left numba-cuda's code as
+    it was: each kernel's sm_90 PTX has the instruction counts per kind recorded at the commit before them
+    (tests/data/ptx; tests/ptx_mix.py rewrites it when a kernel is meant to change)."""
+    import json
+
+    from tests.ptx_mix import RECORDED, ptx_mix
+
+    recorded = json.loads(RECORDED.read_text())
+    assert set(recorded) == {f"{t}/{v}" for t, v in compiled90}
+    changed = {key: {op: (recorded[key].get(op, 0), mix.get(op, 0)) for op in set(recorded[key]) | set(mix)
+                     if recorded[key].get(op, 0) != mix.get(op, 0)}
+               for key, mix in ((f"{t}/{v}", ptx_mix(c.ptx)) for (t, v), c in compiled90.items())}
+    assert not {k: v for k, v in changed.items() if v}, "numba-cuda's PTX changed (recorded, now)"
+
+
+@real_compile
 def test_every_gpu_variant_compiles_for_sm90_and_sm80(compiled90, compiled80):
     for compiled in (compiled90, compiled80):
         failed = {pair: str(c) for pair, c in compiled.items() if isinstance(c, Exception)}

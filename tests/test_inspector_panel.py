@@ -65,3 +65,23 @@ def test_panel_without_compiler_shows_source_and_the_extra(panel, qtbot, monkeyp
     qtbot.waitUntil(lambda: "pip install -e '.[inspect]'" in panel.status.text(), timeout=WAIT)
     assert re.search(r"def histo_shared_atomics\(buffer, size, histo\):", panel.source_view.toPlainText())
     assert panel.sass_view.toPlainText() == ""
+
+
+def test_the_compiler_picker_offers_both_and_greys_out_an_uninstalled_mlir(qtbot, monkeypatch, tmp_path):
+    """The picker starts at the process's compiler; numba-cuda-mlir, when not installed, is greyed out with
+    the install command; a request carries the picked compiler to the worker."""
+    from kernels.backend import compiler
+    from raytracer_app.gui.inspector import panel as panel_module
+
+    monkeypatch.setattr(compiler, "mlir_installed", lambda: False)
+    monkeypatch.setenv(compiler.COMPILER_ENV, "numba-cuda-mlir")
+    box = panel_module._compiler_picker()
+    qtbot.addWidget(box)
+    assert [box.itemText(i) for i in range(box.count())] == ["numba-cuda", "numba-cuda-mlir"]
+    assert box.currentText() == "numba-cuda"
+    item = box.model().item(1)
+    assert not item.isEnabled() and "pip install -e '.[mlir]'" in item.toolTip()
+    monkeypatch.setattr(compiler, "mlir_installed", lambda: True)
+    box = panel_module._compiler_picker()
+    qtbot.addWidget(box)
+    assert box.currentText() == "numba-cuda-mlir" and box.model().item(1).isEnabled()

@@ -118,6 +118,7 @@ class SkipKind(enum.Enum):
     MISSING_LIBRARY = "library not installed"
     NOT_APPLICABLE = "does not apply"
     TOO_LONG = "estimated far past --max-seconds"
+    NOT_UNDER_COMPILER = "a feature this process's compiler lacks"
 
 
 @dataclass(frozen=True)

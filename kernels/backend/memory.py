@@ -8,7 +8,9 @@ Two implementations, chosen once per process by ``RAYTRACER_MEMORY``:
 - ``cuda-core``: buffers from the device's memory resource, pinned host memory and streams of NVIDIA's
   ``cuda.core`` (:mod:`kernels.backend.memory_cuda_core`).
 
-The CUDA simulator always uses numba's: its kernels take its fake arrays only.
+The CUDA simulator always uses numba's: its kernels take its fake arrays only. Under numba-cuda-mlir
+(kernels/backend/compiler.py) ``numba`` means its own copy of numba-cuda's host-side API: its kernels type
+their arguments by its own types (a numba-cuda array would carry numba-cuda's), and ``cuda-core`` is refused.
 
 What callers may rely on, whichever implementation: a device array has ``shape``, ``dtype``, ``ndim``,
 ``size``, ``nbytes`` and ``len()``; ``a[i:j]`` (the leading axis, step 1) and, above one dimension, ``a[i]``
@@ -45,7 +47,15 @@ def choose(value: str | None) -> str:
 @functools.lru_cache(maxsize=1)
 def implementation() -> str:
     """The implementation this process uses: numba's in the simulator, else ``RAYTRACER_MEMORY``'s."""
-    return IMPLEMENTATIONS[0] if simulator_active() else choose(os.environ.get(ENV))
+    if simulator_active():
+        return IMPLEMENTATIONS[0]
+    chosen = choose(os.environ.get(ENV))
+    from kernels.backend.compiler import uses_mlir
+
+    if chosen == "cuda-core" and uses_mlir():
+        raise BackendUnavailable(f"{ENV}=cuda-core hands kernels numba-cuda's array types, which numba-cuda-mlir's "
+                                 f"kernels cannot take: leave {ENV} unset under it")
+    return chosen
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,14 +144,18 @@ def as_numba(device_array):
 
 
 class _NumbaArrays:
-    """numba-cuda's host-side array API (in the simulator, its fake arrays)."""
+    """numba-cuda's host-side array API (in the simulator, its fake arrays; under numba-cuda-mlir, its copy)."""
 
     def __init__(self):
-        from numba import cuda
+        from kernels.backend.compiler import cuda_module, uses_mlir
 
-        self.cuda = cuda
+        self.cuda, self.mlir = cuda_module(), uses_mlir()
 
     def describe(self) -> str:
+        if self.mlir:
+            from kernels.backend.mlir_private import numba_cuda_mlir_version
+
+            return f"numba (numba-cuda-mlir {numba_cuda_mlir_version()} device arrays, pinned arrays and streams)"
         from kernels.backend.numba_private import numba_cuda_version
 
         return f"numba (numba-cuda {numba_cuda_version()} device arrays, pinned arrays and streams)"
@@ -164,6 +178,8 @@ class _NumbaArrays:
     def host_copier(self, out, device_array, stream):
         if simulator_active():  # no driver: the simulator's own copy
             return lambda: device_array.copy_to_host(out)
+        if self.mlir:  # numba-cuda's private copy does not know numba-cuda-mlir's arrays: the public one
+            return lambda kept=(out, device_array): device_array.copy_to_host(out, stream=_numba_stream(stream))
         from kernels.backend.numba_private import device_to_host
 
         nbytes, s = out.nbytes, _numba_stream(stream)

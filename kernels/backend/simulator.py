@@ -46,19 +46,27 @@ def for_kernels(fn):
 
 def _plain_python(fn, done: dict):
     """``fn.py_func`` with every jit function it calls (through its module globals) made plain too."""
+    return rebuilt_callees(fn, lambda clone: clone, done)
+
+
+def rebuilt_callees(fn, wrap, done: dict | None = None):
+    """``wrap`` of a copy of ``fn.py_func`` whose module globals name, for each ``@numba.jit`` function it
+    calls, that function rebuilt the same way (recursively): plain Python for the simulator, or a device
+    function of another compiler (kernels/device_functions/callees.py)."""
     from numba.core.dispatcher import Dispatcher
 
+    done = {} if done is None else done
     if fn in done:
         return done[fn]
     py = fn.py_func
     globs = dict(py.__globals__)
     clone = types.FunctionType(py.__code__, globs, py.__name__, py.__defaults__, py.__closure__)
-    done[fn] = clone
     for name in py.__code__.co_names:
         value = globs.get(name)
         if isinstance(value, Dispatcher):
-            globs[name] = _plain_python(value, done)
-    return clone
+            globs[name] = rebuilt_callees(value, wrap, done)
+    done[fn] = wrapped = wrap(clone)
+    return wrapped
 
 
 # --- the simulator's block runner, replaced as the simulator loads ----------------------------------------

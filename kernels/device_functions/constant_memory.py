@@ -7,7 +7,9 @@ the kernel is compiled, :meth:`ConstantArray.write` copies new values into the l
 (one small copy), once per compiled kernel and device.
 
 In the simulator the same kernel source reads a plain numpy array instead (``get`` is then an ordinary
-Python function), so the constant-memory kernel runs there unchanged.
+Python function), so the constant-memory kernel runs there unchanged. numba-cuda-mlir has no spelling of
+either half yet (no ``@intrinsic``, no public symbol write): under it the variants reading the array are
+skipped rows (``Variant.mlir_lacks``) and :meth:`ConstantArray.write` refuses, naming what is missing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.backend import simulator_active
+from kernels.backend.compiler import uses_mlir
+from kernels.errors import BackendUnavailable
+
+MLIR_LACKS = "a run-time-writable __constant__ array (cudaMemcpyToSymbol)"
 
 
 class ConstantArray:
@@ -31,11 +37,19 @@ class ConstantArray:
         """What a kernel calls to read the array: the intrinsic, made on first use (it imports numba.cuda,
         which a process on the cpu backend never needs), or in the simulator the host array's getter."""
         if self._get is None:
-            self._get = self._simulated_get if simulator_active() else self._make_intrinsic()
+            if simulator_active():
+                self._get = self._simulated_get
+            elif uses_mlir():
+                self._get = self._refused_get  # a kernel calling it does not compile under numba-cuda-mlir
+            else:
+                self._get = self._make_intrinsic()
         return self._get
 
     def _simulated_get(self):
         return self.host
+
+    def _refused_get(self):
+        raise BackendUnavailable(f"numba-cuda-mlir lacks {MLIR_LACKS}")
 
     def _make_intrinsic(self):
         from llvmlite import ir
@@ -80,6 +94,8 @@ class ConstantArray:
         if kernel is None or simulator_active():
             self.host[offset:offset + values.size] = values
             return True
+        if uses_mlir():
+            raise BackendUnavailable(f"numba-cuda-mlir lacks {MLIR_LACKS}: use numba-cuda for {self.name}")
         from numba import cuda
 
         from kernels.backend.numba_private import module_global, write_global

@@ -4,13 +4,16 @@
 and Triton read this way. Used by the reductions' and the histogram's ``best``.
 
 The array's data must be 16-byte aligned: every device allocation is (its start is 256-byte aligned).
-In the simulator ``load_vector`` is a plain Python function, so the same kernel source runs there.
-Importing this module imports numba.cuda: kernel modules import it on their first GPU use.
+In the simulator ``load_vector`` is a plain Python function, so the same kernel source runs there. Under
+numba-cuda-mlir, where numba's ``@intrinsic`` and llvmlite do not reach, it is a device function around
+``cuda.vector.load(..., alignment=16)`` (the same ``ld.global.v4``), its lanes ``.x .y .z .w`` as the tuple.
+Importing this module imports the active compiler's ``cuda``: kernel modules import it on their first GPU use.
 """
 
 from __future__ import annotations
 
 from kernels.backend import memory, simulator_active
+from kernels.backend.compiler import uses_mlir
 from kernels.errors import InputError
 
 VECTOR_BYTES = 16  # ld.global.v4.b32: the widest load one thread can issue
@@ -43,6 +46,18 @@ def _load_vector_intrinsic():
     return load_vector
 
 
+def _load_vector_mlir():
+    """numba-cuda-mlir's aligned vector load of elements 4j..4j+3, as the intrinsic's tuple."""
+    from kernels.backend.compiler import cuda
+
+    @cuda.jit(device=True, forceinline=True)
+    def load_vector(arr, index):
+        v = cuda.vector.load(arr, index * VECTOR_LANES, VECTOR_LANES, alignment=VECTOR_BYTES)
+        return v.x, v.y, v.z, v.w
+
+    return load_vector
+
+
 def check_aligned(arrays, who: str) -> None:
     """Raises InputError when a device array's data does not start on a 16-byte boundary (a view at an
     odd offset: our own allocations never are)."""
@@ -55,4 +70,9 @@ def _load_vector_simulated(a, j):
     return a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]
 
 
-load_vector = _load_vector_simulated if simulator_active() else _load_vector_intrinsic()
+if simulator_active():
+    load_vector = _load_vector_simulated
+elif uses_mlir():
+    load_vector = _load_vector_mlir()
+else:
+    load_vector = _load_vector_intrinsic()

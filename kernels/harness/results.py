@@ -125,7 +125,12 @@ def device_info(backend, peak: Peak | None) -> dict:
 def provenance(command=None) -> dict:
     """What every result file's header says of when and with what it was made: date, versions, commit
     (and whether the checkout had changes), the command line."""
-    known = {**versions(), "python": sys.version.split()[0], "numpy": package_version("numpy")}
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR, active
+
+    known = {**versions(), "python": sys.version.split()[0], "numpy": package_version("numpy"),
+             "compiler": active()}  # which compiler built the CUDA kernels (kernels/backend/compiler.py)
+    if known["compiler"] == NUMBA_CUDA_MLIR:
+        known["numba_cuda_mlir"] = package_version("numba-cuda-mlir")
     return {"date": now_utc(), "versions": known, "commit": project_commit(), "dirty": project_dirty(),
             "command": list(command) if command else None}
 

@@ -39,6 +39,7 @@ class Variant:
     seed: str = ""  # the seed document it comes from, e.g. "000 (a)"; empty for variants we add
     constraints: str = ""  # what its launch rule cannot say, e.g. "32 KiB shared memory per block"
     sim_skip: str = ""  # non-empty: the simulator cannot run it, and this says why
+    mlir_lacks: str = ""  # non-empty: the feature numba-cuda-mlir lacks for it (docs/compilers.md): skipped under it
     run: Callable[..., object] | None = None  # run(problem, launch, backend, repeats) -> Outcome | Skip
     launch: LaunchRule | None = None  # GPU variants: default launch and the block sizes it accepts
     inspect: KernelDecl | None = None  # GPU variants: what the inspector compiles (kernels.inspector)
@@ -58,6 +59,11 @@ class Variant:
         reason = backend.skip_reason(self.kind)
         if reason is None and self.sim_skip and backend.is_simulator:
             return Skip(SkipKind.NOT_IN_SIMULATOR, self.sim_skip)
+        if reason is None and self.mlir_lacks and not backend.is_simulator and not self.runs_on_host:
+            from kernels.backend.compiler import uses_mlir
+
+            if uses_mlir():
+                return Skip(SkipKind.NOT_UNDER_COMPILER, f"numba-cuda-mlir lacks {self.mlir_lacks}")
         return reason
 
     def resolve(self, launch: Launch, limits, n: int | None = None) -> Resolved:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, int32, uint32
+from numpy import int32, uint32  # numpy's, not numba's: both compilers type them (docs/compilers.md)
+
+from kernels.backend.compiler import cuda
 
 from kernels.backend import memory, not_applicable
 from kernels.harness.rows import Outcome
@@ -46,20 +48,27 @@ def counting_sort_kernels():
         for b in range(cuda.grid(1), counts.size, cuda.gridsize(1)):
             counts[b] = 0
 
-    @cuda.jit(device=True)
-    def reserve_block_keys(keys, counters, buckets, sorted_keys):
+    def block_keys_function(place: bool):
         """This block's keys, tile by tile, one atomic add per key on its bucket's counter in ``counters``;
-        unless ``sorted_keys`` is None (numba then compiles the count alone), each key also goes to the place
-        its add reserved there."""
-        tile = cuda.blockDim.x * SORT_ITEMS
-        held = cuda.local.array(SORT_ITEMS, uint32)
-        for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
-            mine = load_tile(keys, start, held)
-            for k in range(SORT_ITEMS):
-                if k < mine:
-                    place = cuda.atomic.add(counters, held[k] % buckets, 1)
-                    if sorted_keys is not None:
-                        sorted_keys[uint32(place)] = held[k]
+        with ``place`` (a constant of the closure, so each compiles alone) each key also goes to the place its
+        add reserved there in ``sorted_keys``. Two functions, not a ``sorted_keys is None`` test:
+        numba-cuda-mlir does not compile that test on a value that may be an array (docs/compilers.md)."""
+
+        @cuda.jit(device=True)
+        def reserve_block_keys(keys, counters, buckets, sorted_keys):
+            tile = cuda.blockDim.x * SORT_ITEMS
+            held = cuda.local.array(SORT_ITEMS, uint32)
+            for start in range(cuda.blockIdx.x * tile, keys.size, cuda.gridDim.x * tile):
+                mine = load_tile(keys, start, held)
+                for k in range(SORT_ITEMS):
+                    if k < mine:
+                        slot = cuda.atomic.add(counters, held[k] % buckets, 1)
+                        if place:
+                            sorted_keys[uint32(slot)] = held[k]
+
+        return reserve_block_keys
+
+    count_block_keys, reserve_block_keys = block_keys_function(False), block_keys_function(True)
 
     @cuda.jit
     def count_shared(keys, counts, buckets):
@@ -71,7 +80,7 @@ def counting_sort_kernels():
         for b in range(t, int32(buckets), threads):
             per_bucket[b] = 0
         cuda.syncthreads()
-        reserve_block_keys(keys, per_bucket, buckets, None)
+        count_block_keys(keys, per_bucket, buckets, keys)
         cuda.syncthreads()
         for b in range(t, int32(buckets), threads):
             c = per_bucket[b]
@@ -81,7 +90,7 @@ def counting_sort_kernels():
     @cuda.jit
     def count_global(keys, counts, buckets):
         # too many buckets for shared memory: one global atomic per key, spread over many counters
-        reserve_block_keys(keys, counts, buckets, None)
+        count_block_keys(keys, counts, buckets, keys)
 
     @cuda.jit
     def scan_tiles(src, dst, also, totals):

@@ -147,7 +147,7 @@ def _pointer(device_array) -> int:
 
 
 def run_cuco_static_map(problem, launch, backend, repeats):
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     if problem.op == "insert" and problem.distinct < problem.n:
         return not_applicable(f"{NAME}: static_map's insert keeps an unspecified one of a repeated key's values; "

@@ -1,4 +1,5 @@
-"""Device helpers of the open-addressing kernels: a group's ballot, and slot loads of 8 and 16 bytes.
+"""Device helpers of the open-addressing kernels: a group's ballot, and (from
+:mod:`kernels.device_functions.slot_loads`, where each compiler's spelling lives) slot loads of 8 and 16 bytes.
 
 - ``ballot(mask, predicate)``: ``cuda.ballot_sync``, the bits of the lanes in ``mask`` (a group of
   neighbouring lanes, the lanes of one bucket) whose predicate is true.
@@ -13,7 +14,7 @@ loads plain reads, and the ballot a rendezvous of the mask's lanes (Python threa
 waiting until all have voted, as ``ballot_sync`` does. It knows a thread's block and lane from the
 simulator's thread objects (numba-cuda's private names: kernels/backend/numba_private.py). A lane named in a mask
 that never arrives is a bug on a GPU too; here it raises after a timeout instead of hanging.
-Importing this module imports numba.cuda: the kernel modules import it, on their first use.
+Importing this module imports the active compiler's cuda: the kernel modules import it, on their first use.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from __future__ import annotations
 import threading
 import weakref
 
-from numba import cuda
-
 from kernels.backend import simulator_active
+from kernels.backend.compiler import cuda
+from kernels.device_functions.slot_loads import load_fresh, load_pair, load_pair_fresh  # noqa: F401  (the kernels' names)
 
 RENDEZVOUS_TIMEOUT_S = 60.0
 
@@ -77,87 +78,15 @@ def _ballot_simulated(mask, predicate):
         return meeting.result
 
 
-def _load_pair_simulated(slots, i):
-    return slots[i], slots[i + 1]
-
-
-def _load_simulated(slots, i):
-    return slots[i]
-
-
 # --- on a GPU ---------------------------------------------------------------------------------------------
 
 
-def _gpu_helpers():
-    from llvmlite import ir
-    from numba.cuda import types
-    from numba.cuda.extending import intrinsic
-
-    def _slot_pointer(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        i = context.cast(builder, args[1], sig.args[1], types.int64)
-        return builder.gep(ary.data, [i])
-
-    def _uint64_array(arr):
-        return isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and arr.dtype == types.uint64
-
-    @intrinsic
-    def load_pair(typingctx, slots, index):
-        """slots[i], slots[i + 1] in one aligned 16-byte load (i even)."""
-        if not _uint64_array(slots) or not isinstance(index, types.Integer):
-            return None
-        sig = types.UniTuple(types.uint64, 2)(slots, index)
-
-        def codegen(context, builder, sig, args):
-            vector = ir.VectorType(ir.IntType(64), 2)
-            loaded = builder.load(builder.bitcast(_slot_pointer(context, builder, sig, args), vector.as_pointer()),
-                                  align=16)
-            lanes = [builder.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(2)]
-            return context.make_tuple(builder, sig.return_type, lanes)
-
-        return sig, codegen
-
-    @intrinsic
-    def load_pair_fresh(typingctx, slots, index):
-        """slots[i], slots[i + 1] in one 16-byte load through L2 (i even), never cached, moved or merged."""
-        if not _uint64_array(slots) or not isinstance(index, types.Integer):
-            return None
-        sig = types.UniTuple(types.uint64, 2)(slots, index)
-
-        def codegen(context, builder, sig, args):
-            i64 = ir.IntType(64)
-            pair = ir.LiteralStructType([i64, i64])
-            load = ir.InlineAsm(ir.FunctionType(pair, [i64.as_pointer()]), "ld.global.cg.v2.u64 {$0, $1}, [$2];",
-                                "=l,=l,l", side_effect=True)
-            loaded = builder.call(load, [_slot_pointer(context, builder, sig, args)])
-            return context.make_tuple(builder, sig.return_type, [builder.extract_value(loaded, k) for k in range(2)])
-
-        return sig, codegen
-
-    @intrinsic
-    def load_fresh(typingctx, slots, index):
-        """slots[i] through L2, never cached, moved or merged."""
-        if not _uint64_array(slots) or not isinstance(index, types.Integer):
-            return None
-        sig = types.uint64(slots, index)
-
-        def codegen(context, builder, sig, args):
-            i64 = ir.IntType(64)
-            load = ir.InlineAsm(ir.FunctionType(i64, [i64.as_pointer()]), "ld.global.cg.u64 $0, [$1];", "=l,l",
-                                side_effect=True)
-            return builder.call(load, [_slot_pointer(context, builder, sig, args)])
-
-        return sig, codegen
-
+def _gpu_ballot():
     @cuda.jit(device=True)
     def ballot(mask, predicate):
         return cuda.ballot_sync(mask, predicate)
 
-    return ballot, load_pair, load_pair_fresh, load_fresh
+    return ballot
 
 
-if simulator_active():
-    ballot, load_pair, load_pair_fresh, load_fresh = (_ballot_simulated, _load_pair_simulated, _load_pair_simulated,
-                                                      _load_simulated)
-else:
-    ballot, load_pair, load_pair_fresh, load_fresh = _gpu_helpers()
+ballot = _ballot_simulated if simulator_active() else _gpu_ballot()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda
-
 from kernels.backend import memory
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
+from kernels.device_functions.fences import threadfence
 from kernels.harness.rows import Outcome
 from kernels.hashtable import VARIANT_BY_NAME
 from kernels.hashtable.chained import chained_skip
@@ -42,14 +42,14 @@ def table_kernels():
             # another lane of its own warp would spin forever, since the warp runs in lockstep
             for lane in range(32):
                 if i % 32 == lane:
-                    while cuda.atomic.cas(locks, b, 0, 1) != 0:
+                    while cuda.atomic.cas(locks, b, np.int32(0), np.int32(1)) != 0:
                         pass
                     # numba's atomics are relaxed: fence so that no read or write of the chain moves
                     # out of the locked region (without the fences entries are lost, seen on an H200)
-                    cuda.threadfence()
+                    threadfence()
                     pool_next[i] = heads[b]
                     heads[b] = i
-                    cuda.threadfence()
+                    threadfence()
                     cuda.atomic.exch(locks, b, 0)
             i += stride
 
@@ -67,8 +67,8 @@ def table_kernels():
             head = heads[b]
             while True:
                 pool_next[i] = head
-                cuda.threadfence()  # entry i's key and link are visible before the entry is published
-                seen = cuda.atomic.cas(heads, b, head, i)
+                threadfence()  # entry i's key and link are visible before the entry is published
+                seen = cuda.atomic.cas(heads, b, head, np.int32(i))
                 if seen == head:
                     break
                 head = seen

@@ -16,12 +16,22 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, uint32, uint64
+from numpy import uint32, uint64  # numpy's, not numba's: both compilers type them (docs/compilers.md)
+
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
 
 from kernels.hashtable.device import ballot, load_fresh, load_pair, load_pair_fresh
-from kernels.hashtable.probing import (KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, SLOT_EMPTY64, SLOT_ERASED64,
-                                       VALUE_ABSENT32, bucket_of, flag_place, key_of, next_bucket, pack,
-                                       smaller_value, value_of)
+from kernels.hashtable import probing
+from kernels.hashtable.probing import KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, VALUE_ABSENT32
+
+# The 64-bit operands of a compare-and-swap are written in the kernels as ~np.uint64(0) (SLOT_EMPTY64) and
+# ~np.uint64(1) (SLOT_ERASED64): numba-cuda-mlir 0.6.0 fails (std::bad_cast) on a uint64 global above 2^63 there.
+# probing's shared @numba.jit math as the kernels call it (numba-cuda-mlir needs them as its device functions)
+bucket_of, flag_place, key_of, next_bucket, pack, smaller_value, value_of = (
+    for_kernels(f, takes_arrays=False)
+    for f in (probing.bucket_of, probing.flag_place, probing.key_of, probing.next_bucket, probing.pack,
+              probing.smaller_value, probing.value_of))
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,7 +101,7 @@ def linear_kernels(op: str, items: int = 1):
                             tomb, tombstone = s, True
                     elif k == KEY_EMPTY32:
                         target = tomb if tombstone else s
-                        expected = SLOT_ERASED64 if tombstone else SLOT_EMPTY64
+                        expected = ~np.uint64(1) if tombstone else ~np.uint64(0)  # SLOT_ERASED64, SLOT_EMPTY64
                         old = cuda.atomic.cas(slots, target, expected, new)
                         if old == expected:
                             done = True
@@ -154,7 +164,7 @@ def linear_kernels(op: str, items: int = 1):
                 k = key_of(slot)
                 if k == key:
                     # lost only to another erase of the same key: it is gone either way
-                    cuda.atomic.cas(slots, s, slot, SLOT_ERASED64)
+                    cuda.atomic.cas(slots, s, slot, ~np.uint64(1))  # SLOT_ERASED64
                     break
                 if k == KEY_EMPTY32:
                     break
@@ -233,7 +243,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                         settled = False
                         if rank == owner:
                             target = my_tomb if tomb_lane >= 0 else (at if k0 == KEY_EMPTY32 else np.uint32(at + np.uint32(1)))
-                            expected = SLOT_ERASED64 if tomb_lane >= 0 else SLOT_EMPTY64
+                            expected = ~np.uint64(1) if tomb_lane >= 0 else ~np.uint64(0)  # SLOT_ERASED64, SLOT_EMPTY64
                             old = cuda.atomic.cas(slots, target, expected, new)
                             if old == expected:
                                 settled = True
@@ -332,9 +342,9 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                 if ballot(mask, k0 == key or k1 == key) != 0:
                     # lost only to another erase of the same key: it is gone either way
                     if k0 == key:
-                        cuda.atomic.cas(slots, at, s0, SLOT_ERASED64)
+                        cuda.atomic.cas(slots, at, s0, ~np.uint64(1))  # SLOT_ERASED64
                     elif k1 == key:
-                        cuda.atomic.cas(slots, np.uint32(at + np.uint32(1)), s1, SLOT_ERASED64)
+                        cuda.atomic.cas(slots, np.uint32(at + np.uint32(1)), s1, ~np.uint64(1))  # SLOT_ERASED64
                     break
                 if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b, probe - 1, nbuckets):
                     break

@@ -21,8 +21,10 @@ from kernels.hashtable.layout import (HASH_STEP, KEY_EMPTY, KEY_ERASED, MIX_1, M
 
 KEY_EMPTY32 = np.uint32(KEY_EMPTY)
 KEY_ERASED32 = np.uint32(KEY_ERASED)
-SLOT_EMPTY64 = np.uint64(SLOT_EMPTY)
-SLOT_ERASED64 = np.uint64(SLOT_ERASED)
+# written from small values: numba-cuda-mlir 0.6.0 cannot take a uint64 global above 2^63 (docs/compilers.md)
+SLOT_EMPTY64 = ~np.uint64(0)
+SLOT_ERASED64 = ~np.uint64(1)
+assert int(SLOT_EMPTY64) == SLOT_EMPTY and int(SLOT_ERASED64) == SLOT_ERASED
 VALUE_ABSENT32 = np.uint32(VALUE_ABSENT)
 ONE_VALUE = np.uint64(1 << VALUE_SHIFT)  # adding it to a slot adds 1 to its value and leaves its key alone
 _LOW = np.uint64(0xFFFFFFFF)

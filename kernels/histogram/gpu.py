@@ -6,7 +6,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda, uint32
+from numpy import uint32  # numpy's, not numba's: both compilers type it (docs/compilers.md)
+
+from kernels.backend.compiler import cuda
 
 from kernels.backend import memory
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector

@@ -13,7 +13,7 @@ def device_arch(backend) -> str:
 
     if not backend.is_gpu:
         return DEFAULT_ARCH
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     with cuda.gpus[backend.device]:
         major, minor = cuda.get_current_device().compute_capability

@@ -1,6 +1,11 @@
-"""Two compiled variants side by side: a table of their numbers and one sentence built from them."""
+"""Two compiled variants side by side: a table of their numbers and one sentence built from them; and one
+variant compiled by both compilers (numba-cuda, numba-cuda-mlir), the same table with the compilers as its
+columns (:func:`by_compiler`)."""
 
 from __future__ import annotations
+
+import dataclasses
+import re
 
 from kernels.inspector.report import KernelReport
 from kernels.inspector.sass import CATEGORIES
@@ -60,3 +65,34 @@ def sentence(a: KernelReport, b: KernelReport) -> str:
         words = ", ".join(f"{a.mix[c]} vs {b.mix[c]} {c} instructions" for c in mentioned)
         parts.append(f"in the SASS ({a.variant} vs {b.variant}): {words}")
     return "; ".join(parts) + "."
+
+
+def ptx_instructions(ptx: str) -> int:
+    """Instructions in a PTX text: its lines less comments, directives, braces and labels."""
+    return sum(1 for line in ptx.splitlines()
+               if (s := line.strip()) and not s.startswith(("//", ".", "{", "}", "$")) and not s.endswith(":")
+               and re.match(r"(@!?%p\d+\s+)?[a-z]", s))
+
+
+def by_compiler(reports: dict[str, KernelReport]) -> tuple[KernelReport, KernelReport]:
+    """The two compilers' reports of one variant, each named by its compiler (where :func:`rows` and
+    :func:`sentence` name a variant), so the table's columns and the sentence's words say which is which."""
+    (name_a, a), (name_b, b) = reports.items()
+    return dataclasses.replace(a, variant=name_a), dataclasses.replace(b, variant=name_b)
+
+
+def compiler_sentence(a: KernelReport, b: KernelReport) -> str:
+    """:func:`sentence`, and where the second compiler emits fewer warp shuffles than the first for the same
+    source, the known wrong code that explains it (docs/compilers.md)."""
+    text = sentence(a, b)
+    shuffles = [len(re.findall(r"\bshfl\.sync", r.ptx)) for r in (a, b)]
+    if shuffles[1] < shuffles[0]:
+        text += (f" {b.variant} emits {shuffles[1]} warp shuffles where {a.variant} emits {shuffles[0]}: "
+                 f"numba-cuda-mlir 0.6.0 truncates a 64-bit shfl_*_sync to 32 bits, so a 64-bit result "
+                 f"shuffled here is wrong under it (docs/compilers.md).")
+    return text
+
+
+def compiler_rows(a: KernelReport, b: KernelReport) -> list[tuple[str, str, str]]:
+    """:func:`rows`, with the PTX's size first: a compiler's first difference shows there."""
+    return [("PTX instructions", str(ptx_instructions(a.ptx)), str(ptx_instructions(b.ptx)))] + rows(a, b)

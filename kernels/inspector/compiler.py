@@ -110,17 +110,42 @@ def _cache_key(target: str, variant: str, arch: str, numba_cuda: str, sources: s
     return hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:24]
 
 
-def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cache: str | os.PathLike | None = None
-                    ) -> dict[tuple[str, str], Compiled | CompileFailed]:
+def compile_kernels(pairs: list[tuple[str, str]], arch: str = DEFAULT_ARCH, cache: str | os.PathLike | None = None,
+                    compiler: str | None = None) -> dict[tuple[str, str], Compiled | CompileFailed]:
     """Compiled kernels for (target, variant) pairs, from the cache or one child process; a kernel that
-    fails to compile maps to its CompileFailed instead of stopping the others."""
-    return compile_for_archs(pairs, [arch], cache)[check_arch(arch)]
+    fails to compile maps to its CompileFailed instead of stopping the others. ``compiler``: numba-cuda or
+    numba-cuda-mlir (default: the process's setting, kernels/backend/compiler.py)."""
+    return compile_for_archs(pairs, [arch], cache, compiler)[check_arch(arch)]
 
 
-def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str | os.PathLike | None = None
-                      ) -> dict[str, dict[tuple[str, str], Compiled | CompileFailed]]:
+def compiler_version(compiler: str) -> str:
+    """What a Compiled's ``numba_cuda`` field holds: numba-cuda's version, or 'numba-cuda-mlir VERSION'
+    (a cache entry of one compiler is never taken for the other's)."""
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR, mlir_installed
+
+    if compiler != NUMBA_CUDA_MLIR:
+        return version("numba-cuda")
+    if not mlir_installed():
+        from kernels.backend.compiler import MLIR_INSTALL_HINT
+
+        raise InputError(f"compiling with numba-cuda-mlir needs it installed: {MLIR_INSTALL_HINT}")
+    return f"{NUMBA_CUDA_MLIR} {version('numba-cuda-mlir')}"
+
+
+def compiled_by(numba_cuda_field: str) -> str:
+    """The compiler and version a Compiled's ``numba_cuda`` field names, in words ('numba-cuda 0.30.4')."""
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR
+
+    return numba_cuda_field if numba_cuda_field.startswith(NUMBA_CUDA_MLIR) else f"numba-cuda {numba_cuda_field}"
+
+
+def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str | os.PathLike | None = None,
+                      compiler: str | None = None) -> dict[str, dict[tuple[str, str], Compiled | CompileFailed]]:
     """:func:`compile_kernels` for each of ``archs`` ({arch: {pair: ...}}), what the cache lacks compiled by
     one child process for the architectures numba-cuda lowers alike (:func:`_run_child`)."""
+    from kernels.backend.compiler import requested
+
+    compiler = compiler or requested()
     toolchain.require()
     archs = list(dict.fromkeys(check_arch(arch) for arch in archs))
     for arch in archs:
@@ -129,7 +154,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
     from kernels.io.cache import usable_dir
 
     folder = usable_dir(cache_dir(cache), "inspector cache")
-    numba_cuda, sources, tools = version("numba-cuda"), _source_hash(), toolchain.tool_versions()
+    numba_cuda, sources, tools = compiler_version(compiler), _source_hash(), toolchain.tool_versions()
     results: dict = {arch: {} for arch in archs}
     misses: dict = {}  # arch -> [(target, variant, path, warned)]
     for arch in archs:
@@ -144,7 +169,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
             misses.setdefault(arch, []).append((target, variant, path, entry == "warned"))
     if misses:
         missed = list(dict.fromkeys((t, v) for arch_misses in misses.values() for t, v, _, _ in arch_misses))
-        outcomes = _compile_in_child(missed, list(misses))
+        outcomes = _compile_in_child(missed, list(misses), compiler)
         for arch, arch_misses in misses.items():
             for target, variant, path, warned in arch_misses:
                 outcome = outcomes[arch][(target, variant)]
@@ -152,7 +177,11 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
                     failed = f"{target} {variant} for {arch}: {outcome['error']}"
                     results[arch][(target, variant)] = CompileFailed(failed)
                     continue
-                assembled = toolchain.assemble(outcome["ptx"], arch)
+                try:
+                    assembled = toolchain.assemble(outcome["ptx"], arch)
+                except CompileFailed as exc:  # this kernel's PTX only: the others are still reported
+                    results[arch][(target, variant)] = CompileFailed(f"{target} {variant} for {arch}: {exc}")
+                    continue
                 compiled = Compiled(target, variant, arch, declaration(target, variant).signature, numba_cuda,
                                     outcome["ptx"], assembled.report, assembled.cubin, outcome["sources"], path)
                 if path is not None:
@@ -161,7 +190,7 @@ def compile_for_archs(pairs: list[tuple[str, str]], archs: list[str], cache: str
     return results
 
 
-def _compile_in_child(pairs: list[tuple[str, str]], archs: list[str]) -> dict:
+def _compile_in_child(pairs: list[tuple[str, str]], archs: list[str], compiler: str | None = None) -> dict:
     """{arch: {pair: the child's outcome}} for the declared kernels ``pairs``."""
     jobs = []
     for target, variant in pairs:
@@ -169,7 +198,7 @@ def _compile_in_child(pairs: list[tuple[str, str]], archs: list[str]) -> dict:
         jobs.append({"key": f"{target}/{variant}", "module": decl.module, "function": decl.function,
                      "args": list(decl.args) if decl.args is not None else None, "item": decl.item,
                      "signature": decl.signature})
-    results = _run_child(jobs, archs)
+    results = _run_child(jobs, archs, compiler)
     return {arch: {(t, v): results[arch][f"{t}/{v}"] for t, v in pairs} for arch in archs}
 
 
@@ -214,23 +243,29 @@ def variant_files_for_archs(files: list[tuple[str, str, str, str, dict]], archs:
     return results
 
 
-def _run_child(jobs: list[dict], archs: list[str]) -> dict:
+def _run_child(jobs: list[dict], archs: list[str], compiler: str | None = None) -> dict:
     """{arch: {job key: {"ptx", "sources"} or {"error"}}}: one child process per group of ``archs`` that
     numba-cuda lowers alike (in it each kernel is lowered once, and NVVM makes its PTX per architecture)."""
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR
+
     groups: dict = {}
-    for arch in archs:
-        groups.setdefault(lowering_group(_cc(arch)), []).append(arch)
+    for arch in archs:  # numba-cuda-mlir compiles each architecture apart: one child for all
+        groups.setdefault(0 if compiler == NUMBA_CUDA_MLIR else lowering_group(_cc(arch)), []).append(arch)
     results: dict = {}
     for group in groups.values():
-        answers = _run_one_child(jobs, group)
+        answers = _run_one_child(jobs, group, compiler)
         for i, arch in enumerate(group):
             results[arch] = {key: ({"ptx": a["ptx"][i], "sources": a["sources"]} if "ptx" in a else a)
                              for key, a in answers.items()}
     return results
 
 
-def _run_one_child(jobs: list[dict], archs: list[str]) -> dict:
+def _run_one_child(jobs: list[dict], archs: list[str], compiler: str | None = None) -> dict:
+    from kernels.backend.compiler import COMPILER_ENV
+
     env = dict(os.environ)
+    if compiler:
+        env[COMPILER_ENV] = compiler
     env.pop("NUMBA_ENABLE_CUDASIM", None)  # compile_ptx does not work in a simulator process
     root = str(_KERNELS_DIR.parent)
     env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

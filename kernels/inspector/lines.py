@@ -31,8 +31,11 @@ def kernel_name(report) -> str:
 
 def static_lines(report) -> KernelLines:
     """The report's SASS counted per Python line (see the module's doc)."""
+    from kernels.inspector.compiler import compiled_by
+
     out = KernelLines(kernel_name(report), labels={
-        STATIC: f"static: the {report.arch} SASS of numba-cuda {report.numba_cuda}'s compile (each instruction once)"})
+        STATIC: f"static: the {report.arch} SASS of {compiled_by(report.numba_cuda)}'s compile "
+                "(each instruction once)"})
     texts = {}
     for block in report.sources:
         for i, text in enumerate(block.text.splitlines()):

@@ -13,6 +13,10 @@ NVVM makes its PTX for each of them (:func:`kernels.backend.numba_private.ptx_fo
 :mod:`kernels.inspector.compiler` starts a child per such group, with the CUDA simulator off
 (``compile_ptx`` does not work in a simulator process).
 
+Under numba-cuda-mlir (``RAYTRACER_COMPILER``, which the parent sets for the child) each kernel is compiled
+by its public ``compile_ptx`` once per architecture, inside :func:`kernels.backend.mlir_private.target_cc`
+(numba-cuda-mlir 0.6.0 otherwise asks the driver for a device even with ``cc=``), with line information.
+
 Run as ``python -m kernels.inspector.offline_compile JOBS.json RESULT.json``; JOBS names the compute
 capabilities (``ccs``), and each kernel's answer lists its PTX in their order.
 """
@@ -24,7 +28,8 @@ import inspect
 import json
 import sys
 
-from kernels.backend.numba_private import lineinfo_everywhere, numba_cuda_version, ptx_for_each, target_device
+from kernels.backend.compiler import uses_mlir
+from kernels.backend.numba_private import lineinfo_everywhere, ptx_for_each, target_device
 
 
 def resolve_kernel(job: dict):
@@ -77,9 +82,24 @@ def _filled(cell) -> bool:
 
 def compile_job(job: dict, ccs: list[tuple[int, int]]) -> dict:
     fn = resolve_kernel(job)
-    with target_device(ccs[0]), lineinfo_everywhere():
-        ptxes = ptx_for_each(fn, job["signature"], ccs)
+    if uses_mlir():
+        ptxes = _mlir_ptx_for_each(fn, job["signature"], ccs)
+    else:
+        with target_device(ccs[0]), lineinfo_everywhere():
+            ptxes = ptx_for_each(fn, job["signature"], ccs)
     return {"ptx": ptxes, "sources": callee_sources(fn)}
+
+
+def _mlir_ptx_for_each(fn, signature: str, ccs: list[tuple[int, int]]) -> list[str]:
+    from kernels.backend.compiler import cuda
+    from kernels.backend.mlir_private import target_cc
+
+    ptxes = []
+    for cc in ccs:
+        with target_cc(cc):
+            ptx, _ = cuda.compile_ptx(fn, signature, cc=tuple(cc), lineinfo=True)
+        ptxes.append(ptx.rstrip("\x00"))  # 0.6.0 ends sm_100 and later PTX with a NUL, which ptxas refuses
+    return ptxes
 
 
 def main(argv: list[str]) -> int:
@@ -103,7 +123,7 @@ def main(argv: list[str]) -> int:
                 results[job["key"]] = {"error": f"{type(exc).__name__}: {' '.join(text)[:400]}"}
             watchdog.beat()  # a kernel compiled: the parent's deadline counts from here
     with open(result_path, "w") as f:
-        json.dump({"numba_cuda": numba_cuda_version(), "results": results}, f)
+        json.dump({"results": results}, f)
     return 0
 
 

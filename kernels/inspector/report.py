@@ -123,20 +123,22 @@ def sass_lines(compiled: Compiled) -> list[sass_mod.SassLine]:
 
 
 def inspect(target: str, variant: str, arch: str | None = None, block: tuple[int, ...] | None = None,
-            cache=None) -> KernelReport:
-    """The report of one GPU variant's kernel for ``arch`` (default sm_90) at ``block``."""
-    return inspect_many([(target, variant)], arch, block, cache)[(target, variant)]
+            cache=None, compiler: str | None = None) -> KernelReport:
+    """The report of one GPU variant's kernel for ``arch`` (default sm_90) at ``block``, compiled by
+    ``compiler`` (default: the process's setting)."""
+    return inspect_many([(target, variant)], arch, block, cache, compiler)[(target, variant)]
 
 
-def inspect_many(pairs, arch: str | None = None, block: tuple[int, ...] | None = None, cache=None
-                 ) -> dict[tuple[str, str], KernelReport | Exception]:
+def inspect_many(pairs, arch: str | None = None, block: tuple[int, ...] | None = None, cache=None,
+                 compiler: str | None = None) -> dict[tuple[str, str], KernelReport | Exception]:
     """Reports for several variants compiled in one child process; a failure maps to its exception
-    (an InputError for a bad block, a CompileFailed for a kernel that did not compile)."""
+    (an InputError for a bad block, a CompileFailed for a kernel that did not compile). ``compiler``:
+    numba-cuda or numba-cuda-mlir (default: the process's setting)."""
     arch = arch or DEFAULT_ARCH
     for target, variant in pairs:
         declaration(target, variant)
     out: dict = {}
-    for pair, compiled in compile_kernels(list(pairs), arch, cache).items():
+    for pair, compiled in compile_kernels(list(pairs), arch, cache, compiler).items():
         if isinstance(compiled, Exception):
             out[pair] = compiled
             continue

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from numba import cuda
-
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
 from kernels.julia import kernel_signature
 from kernels.julia.shading import julia_pixel
 from kernels.io.numba_cache import heal

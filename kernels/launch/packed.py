@@ -15,11 +15,13 @@ import numpy as np
 def packed_launch(kernel, grid, block, args: tuple) -> Callable[[], None] | None:
     """A call launching ``kernel[grid, block](*args)`` on the default stream, the arguments converted once;
     None where numba-cuda's internals are not the ones this was written for (checked on the version
-    kernels/backend/numba_private.py names) or kernels do not run on a real GPU (the simulator). The call
+    kernels/backend/numba_private.py names), kernels do not run on a real GPU (the simulator) or are
+    numba-cuda-mlir's (its own launch, with its own argument layout: a 1-D array is 5 parameters, not 7). The call
     keeps ``args`` alive: device arrays among them must not be resized or replaced while it is used."""
     from kernels.backend import simulator_active
+    from kernels.backend.compiler import uses_mlir
 
-    if simulator_active():
+    if simulator_active() or uses_mlir():
         return None
     try:
         from kernels.backend.numba_private import packed_call

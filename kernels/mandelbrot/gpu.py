@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from numba import cuda
-
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
 from kernels.io.numba_cache import heal
 from kernels.mandelbrot import kernel_signature
 from kernels.mandelbrot.shading import mandelbrot_pixel

@@ -8,23 +8,23 @@ the simulator swaps that global for its fake module, which it would not do for a
 Each kernel is built by a cached factory per (op, input dtype): the op's term (``a[i]``, ``a[i]**2`` or
 ``a[i]*b[i]``) and the accumulator type are constants of the closure, so every kernel is compiled once per
 process. Accumulators are 64-bit: int64 for int32 input (exact; the seeds' int accumulators overflow),
-float64 for float32 input. Every kernel takes ``(a, b, ...)``; sum and sumsq pass ``a`` twice and never
-read ``b``.
+float64 for float32 input. Every kernel takes ``(a, b, ...)``; sum and sumsq pass ``a`` twice, never read ``b``.
 """
 
 from __future__ import annotations
 
 import functools
 
-import numba
-from numba import cuda
+import numpy as np
 
 from kernels.backend import simulator_active
+from kernels.backend.compiler import cuda
+from kernels.device_functions.fences import threadfence
 from kernels.device_functions.vector_loads import VECTOR_LANES, load_vector
 
-# Input dtype -> accumulator type. The 64-bit entries serve the second pass of two-kernel, which
-# reduces the accumulator-typed partials with the same kernel.
-ACCUMULATOR = {"int32": numba.int64, "float32": numba.float64, "int64": numba.int64, "float64": numba.float64}
+# Input dtype -> accumulator type (numpy's scalar types: both compilers type them, docs/compilers.md). The
+# 64-bit entries serve the second pass of two-kernel, which reduces the accumulator-typed partials alike.
+ACCUMULATOR = {"int32": np.int64, "float32": np.float64, "int64": np.int64, "float64": np.float64}
 WARP_SIZE = 32
 FULL_WARP = 0xFFFFFFFF
 
@@ -34,7 +34,7 @@ def term_function(op: str, dtype: str):
     """Device function ``term(a, b, i)``: element i's contribution, already widened to 64 bits (widening
     before squaring or multiplying keeps int32 products exact)."""
     acc = ACCUMULATOR[dtype]
-    index = numba.uint64  # an unsigned index spares each load numba's negative-index wraparound code
+    index = np.uint64  # an unsigned index spares each load numba's negative-index wraparound code
     if op == "sum":
 
         def term(a, b, i):
@@ -266,15 +266,15 @@ def last_block_kernel(op: str, dtype: str):
         block_tree_sum(shared, t, nthreads)
         # An int predicate: the GPU's syncthreads_or does not type a bool, and the simulator stores
         # the value into a bool array, so an int works in both.
-        is_last = numba.int32(0)
+        is_last = np.int32(0)
         if t == 0:
             block_partials[cuda.blockIdx.x] = shared[0]
-            cuda.threadfence()  # our partial is visible to every block before we take a ticket
+            threadfence()  # our partial is visible to every block before we take a ticket
             ticket = cuda.atomic.add(tickets, 0, 1)
             if ticket == cuda.gridDim.x - 1:
-                is_last = numba.int32(1)
+                is_last = np.int32(1)
         if cuda.syncthreads_or(is_last):  # uniform: the whole block enters, or none of it
-            cuda.threadfence()
+            threadfence()
             # Unlike the seed, stride over the partials: the grid may have more blocks than we have threads.
             total = acc(0)
             j = t

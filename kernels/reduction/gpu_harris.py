@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 
-from numba import cuda
-
+# cuda is the compiler seam's (kernels/backend/compiler.py): numba-cuda's, or numba-cuda-mlir's
 from kernels.backend import simulator_active
+from kernels.backend.compiler import cuda
 from kernels.reduction.gpu import ACCUMULATOR, FULL_WARP, WARP_SIZE, term_function, thread_partial_function
 
 

@@ -26,7 +26,7 @@ def _add(x, y):
 
 @functools.lru_cache(maxsize=None)
 def _builtin_reducer():
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     return cuda.reduce(_add)  # one object, so numba compiles its kernel once
 

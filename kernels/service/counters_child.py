@@ -17,7 +17,7 @@ from kernels.counters.measure import PREFIX
 
 
 def _marker():
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     @cuda.jit("void()")
     def counters_marker():
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str]) -> int:
     spec = json.loads(argv[0])
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     from kernels import backend as backends
     from kernels.backend import Skip, memory

@@ -26,10 +26,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda
-
 from kernels.backend import memory
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
 from kernels.errors import InputError
 from kernels.launch import grid_for
 from kernels.launch.packed import FrameLaunches

@@ -7,9 +7,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda
-
-from kernels.backend.simulator import for_kernels
+from kernels.backend.compiler import cuda
+from kernels.device_functions.callees import for_kernels
 from kernels.device_functions.constant_memory import ConstantArray
 from kernels.spheres.layout import CONSTANT_COLD_AT, CONSTANT_FLOATS, CONSTANT_SYMBOL, HOT, MISS, TILE_CHUNK, TILE_FLOATS
 from kernels.spheres.shading import pattern_start, stage_sphere, store_pixel, trace_pixel, visit_spheres

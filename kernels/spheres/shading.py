@@ -32,18 +32,27 @@ def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
 
 @shared_jit
 def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, nearest):
-    """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around; a row's
-    scene index is ``indices[row]``, or the row itself when ``indices`` is None (numba compiles each case
-    on its own). Every kernel's loop over spheres: global, constant, shared tiles, binned tiles, the CPU."""
+    """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around, a row's
+    scene index being ``indices[row]``: the tiled kernels' loop over the spheres they staged."""
     for k in range(n):
         i = start + k
         if i >= n:
             i -= n
-        if indices is None:
-            index = i
-        else:
-            index = indices[i]
+        index = np.int64(indices[i])  # 64-bit, as the row index is: one sphere_step for both loops
         r, g, b, maxz, nearest = sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest)
+    return r, g, b, maxz, nearest
+
+
+@shared_jit
+def visit_all_spheres(spheres, cold_at, n, start, ox, oy, r, g, b, maxz, nearest):
+    """:func:`visit_spheres` over the scene itself (a row's index is the row): the global and constant
+    kernels and the CPU. Two functions, not an ``indices is None`` test: numba-cuda-mlir does not compile
+    that test on a value that may be an array (docs/compilers.md)."""
+    for k in range(n):
+        i = start + k
+        if i >= n:
+            i -= n
+        r, g, b, maxz, nearest = sphere_step(spheres, cold_at, i, i, ox, oy, r, g, b, maxz, nearest)
     return r, g, b, maxz, nearest
 
 
@@ -51,7 +60,7 @@ def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, ne
 def shade_pixel(spheres, cold_at, count, start, ox, oy):
     """Colour of the ray through (ox, oy) over all spheres, visiting them from ``start`` on."""
     r = g = b = np.float32(0.0)
-    r, g, b, maxz, nearest = visit_spheres(spheres, cold_at, count, start, None, ox, oy, r, g, b, MISS, count)
+    r, g, b, maxz, nearest = visit_all_spheres(spheres, cold_at, count, start, ox, oy, r, g, b, MISS, count)
     return r, g, b
 
 

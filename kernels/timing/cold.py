@@ -12,7 +12,7 @@ FLUSH_FALLBACK_BYTES = 2 * 64 * 2**20  # when the driver does not say how large 
 
 @functools.lru_cache(maxsize=None)
 def _flush_kernel():
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     @cuda.jit("void(int32[::1], int32)")
     def overwrite(buffer, value):
@@ -31,7 +31,7 @@ _FLUSH_BUFFERS: dict = {}
 def l2_flusher(device: int | None = None) -> Callable[[], None]:
     """A call that writes a buffer twice the L2 size (or 128 MiB), evicting everything else from L2,
     as NVBench's cold runs do. The buffer is allocated once per device."""
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     from kernels.backend import devices
 

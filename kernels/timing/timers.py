@@ -55,7 +55,7 @@ class EventTimer:
     """CUDA events around one ``launch()``, behind the head-start kernel (see :func:`time_cuda_events`)."""
 
     def __init__(self):
-        from numba import cuda
+        from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
         self._cuda = cuda
         self.start, self.stop = cuda.event(), cuda.event()
@@ -75,7 +75,7 @@ class EventTimer:
 
 @functools.lru_cache(maxsize=None)
 def _head_start_kernel():
-    from numba import cuda
+    from kernels.backend.compiler import cuda  # the compiler's own: its kernels take its arrays
 
     from kernels.io.numba_cache import heal
 

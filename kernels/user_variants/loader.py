@@ -12,7 +12,7 @@ import time
 import uuid
 
 from kernels.backend import Skip, SkipKind
-from kernels.errors import InputError
+from kernels.errors import BackendUnavailable, InputError
 from kernels.harness.variants import Variant, sim_lacks
 from kernels.backend.child import SimulatorProcess, Stalled
 from kernels.harness.user_calls import Phases, detached
@@ -137,7 +137,13 @@ def problem_token(problem) -> str:
 
 def load(path, backend, watchdog_s: float = DEFAULT_WATCHDOG_S, should_stop=lambda: False) -> Variant:
     """The file as one more GPU variant of its TARGET (UserFileError when it does not load). Its ``run``
-    is a :class:`UserRun`."""
+    is a :class:`UserRun`. Refused under numba-cuda-mlir: a variant file is numba-cuda code (it imports
+    ``numba.cuda`` itself, as the templates do), whose kernels cannot take that compiler's arrays."""
+    from kernels.backend.compiler import uses_mlir
+
+    if uses_mlir():
+        raise BackendUnavailable(f"{path}: a variant file is numba-cuda code (it imports numba.cuda); run it with "
+                                 f"--compiler numba-cuda")
     file = read(path)
     try:
         answer = _ask(backend, {"job": "load", "path": file.path, "source": file.source}, watchdog_s, should_stop)

@@ -16,7 +16,7 @@ import sys
 from kernels import backend as backends
 from kernels import signals
 from kernels.errors import InputError, printable
-from raytracer_app.cli.parser import Parser, early_backend, join_negative_pairs
+from raytracer_app.cli.parser import Parser, apply_compiler, early_backend, join_negative_pairs
 
 
 EXIT_BAD_INPUT = 2
@@ -118,6 +118,7 @@ def _main(argv: list[str] | None = None) -> int:
         if args.command is None:
             args = parser.parse_args(["gui", *argv])
         args.argv = ["raytracer-app", *argv]  # the command line, as result files record it
+        apply_compiler(args)  # before a kernel module takes its cuda
         if args.command == "gui":
             return _dispatch(args)
         with signals.stoppable():  # Ctrl-C / SIGTERM end it within a second, even inside a kernel

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from kernels.errors import InputError, whole
-from raytracer_app.cli.parser import common, number, option_type, whole_number
+from raytracer_app.cli.parser import common, compiler_option, number, option_type, whole_number
 
 
 def add_parser(subparsers) -> None:
@@ -47,6 +47,7 @@ def add_parser(subparsers) -> None:
                        help="also read the same metrics with Nsight Compute on the GPU for the same launch, and "
                             "show both with the difference (needs a GPU and ncu)")
         common(t)
+        compiler_option(t)
 
 
 def run(args) -> int:

@@ -17,7 +17,7 @@ from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
 from kernels.service.fields import defaults_of, settings_of
-from raytracer_app.cli.parser import (Parser, add_list, common, number, option_type, setting_item, setting_type,
+from raytracer_app.cli.parser import (Parser, add_list, common, compiler_option, number, option_type, setting_item, setting_type,
                                       whole_number)
 
 
@@ -96,6 +96,7 @@ def _target_parser(targets, algorithm) -> None:
                                                 "header (device, versions, commit, command, date) for `compare` "
                                                 "(docs/results.md; an existing file is kept as FILE.~N~)")
     common(p)
+    compiler_option(p, several=True)
 
 
 def _request_options(p, groups, algorithm) -> None:
@@ -126,6 +127,11 @@ def _request_fields(args) -> dict:
 
 def run(args) -> int:
     from kernels.backend import resolve
+
+    if args.compiler and len(args.compiler) > 1:  # each compiler in its own process (bench_compilers.py)
+        from raytracer_app.cli import bench_compilers
+
+        return bench_compilers.run(args, args.compiler, resolve(args.backend, args.device))
 
     return bench_command(args, resolve(args.backend, args.device))
 

@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict
 
 from kernels.errors import InputError, shown, whole
-from raytracer_app.cli.parser import common, resolve_if_named, whole_number
+from raytracer_app.cli.parser import common, compiler_option, resolve_if_named, whole_number
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
 
@@ -27,6 +27,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--arch", default=None, help="target architecture sm_XY (default sm_90): sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120")
     p.add_argument("--show", default="all", choices=SHOWS, help="what to print (default all)")
     p.add_argument("--compare", default=None, metavar="OTHER", help="another variant of the target, side by side")
+    p.add_argument("--compiler-compare", action="store_true",
+                   help="the variant compiled by numba-cuda and by numba-cuda-mlir, side by side (needs the mlir "
+                        "extra)")
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
                    help="print JSON instead of text, or write it to FILE (an existing one is kept as FILE.~N~)")
     p.add_argument("--lines", action="store_true",
@@ -46,6 +49,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--variant-file", default=None, metavar="FILE",
                    help="inspect your own variant from FILE (its INSPECT; docs/user-variants.md) instead of a built-in")
     common(p)
+    compiler_option(p)
 
 
 def run(args) -> int:
@@ -63,6 +67,11 @@ def run(args) -> int:
         inspect_lines.check(args)
     elif args.n is not None:
         raise InputError("--n sets the size of the measured run: it applies with --lines --measured")
+    if args.compiler_compare:
+        if args.all or args.compare or lines or args.variant_file or args.variant is None or args.compiler:
+            raise InputError("--compiler-compare takes one VARIANT, without --all, --compare, --lines, "
+                             "--variant-file or --compiler")
+        return _print_compiler_compare(args, arch, block)
     if args.variant_file:
         return _run_file(args, arch, block)
     if args.all == (args.variant is not None):
@@ -189,7 +198,9 @@ def _format_sources(sources) -> str:
 
 
 def format_report(r, show: str = "all") -> str:
-    parts = [f"{r.target} {r.variant}: {r.arch}, block {'x'.join(map(str, r.block))}, numba-cuda {r.numba_cuda}"
+    from kernels.inspector.compiler import compiled_by
+
+    parts = [f"{r.target} {r.variant}: {r.arch}, block {'x'.join(map(str, r.block))}, {compiled_by(r.numba_cuda)}"
              + (f"  ({r.note})" if r.note else "")]
     if show in ("resources", "all"):
         res = r.resources
@@ -320,6 +331,50 @@ def _arch_of(reports) -> str:
     return "?"
 
 
+def _print_compiler_compare(args, arch, block) -> int:
+    """`inspect TARGET VARIANT --compiler-compare`: one variant compiled by both compilers, side by side; a
+    compiler that cannot compile it is named with its error (exit 1)."""
+    from kernels.backend.compiler import COMPILER_NAMES
+    from kernels.inspector import declarations, toolchain
+    from kernels.inspector.compare import by_compiler, compiler_rows, compiler_sentence
+    from kernels.inspector.report import checked_decl_block, inspect_many
+
+    checked_decl_block(declarations.declaration(args.target, args.variant), block, arch)
+    from kernels.registry import by_name
+
+    lacks = next(v.mlir_lacks for v in by_name(args.target).variants if v.name == args.variant)
+    if lacks:
+        raise RuntimeError(f"numba-cuda-mlir cannot compile {args.target} {args.variant}: it lacks {lacks}")
+    toolchain.require()
+    pair = (args.target, args.variant)
+    reports = {name: inspect_many([pair], arch, block, compiler=name)[pair] for name in COMPILER_NAMES}
+    for name, report in reports.items():
+        if isinstance(report, InputError):
+            raise report
+        if isinstance(report, Exception):
+            raise RuntimeError(f"{name} cannot compile {args.target} {args.variant}: {report}")
+    a, b = by_compiler(reports)
+    table = compiler_rows(a, b)
+    if args.json:
+        _emit(args, {"variant": args.variant, "arch": arch, "compilers": [a.variant, b.variant],
+                     "versions": [a.numba_cuda, b.numba_cuda], "rows": [list(r) for r in table],
+                     "sentence": compiler_sentence(a, b)})
+        return 0
+    _print_table_of(f"{args.target} {args.variant} on {arch}", a, b, table)
+    print(compiler_sentence(a, b))
+    return 0
+
+
+def _print_table_of(title: str, a, b, table) -> None:
+    width = max(len(q) for q, _, _ in table) + 2
+    col = max(len(x) for _, x, _ in table + [("", a.variant, "")]) + 2
+    print(title)
+    print(f"{'':<{width}}{a.variant:<{col}}{b.variant}")
+    for quantity, va, vb in table:
+        print(f"{quantity:<{width}}{va:<{col}}{vb}")
+    print()
+
+
 def _print_compare(args, a, b) -> int:
     from kernels.inspector.compare import rows, sentence
 
@@ -328,12 +383,6 @@ def _print_compare(args, a, b) -> int:
         _emit(args, {"a": a.variant, "b": b.variant, "arch": a.arch, "rows": [list(r) for r in table],
                      "sentence": sentence(a, b)})
         return 0
-    width = max(len(q) for q, _, _ in table) + 2
-    col = max(len(x) for _, x, _ in table + [("", a.variant, "")]) + 2
-    print(f"{args.target} on {a.arch}")
-    print(f"{'':<{width}}{a.variant:<{col}}{b.variant}")
-    for quantity, va, vb in table:
-        print(f"{quantity:<{width}}{va:<{col}}{vb}")
-    print()
+    _print_table_of(f"{args.target} on {a.arch}", a, b, table)
     print(sentence(a, b))
     return 0

@@ -10,7 +10,7 @@ import os
 import sys
 
 from kernels.errors import InputError
-from raytracer_app.cli.parser import add_list, common, whole_number
+from raytracer_app.cli.parser import add_list, common, compiler_option, whole_number
 
 
 def add_parser(subparsers) -> None:
@@ -35,6 +35,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json", default=None, help="write every step's figures and the run's header (device, versions, "
                                                 "commit, command, date) as a lesson result file (docs/results.md)")
     common(p)
+    compiler_option(p)
 
 
 OUTPUTS = ("--csv", "--markdown", "--json")

@@ -181,6 +181,51 @@ def join_negative_pairs(argv: list[str]) -> list[str]:
 
 
 
+def compiler_option(p: argparse.ArgumentParser, several: bool = False) -> None:
+    """--compiler: which compiler builds the CUDA kernels (kernels/backend/compiler.py), through the one list
+    parser; ``several``: more than one, each run in its own processes (bench). A command that takes one
+    refuses several in :func:`apply_compiler`."""
+    from kernels.backend.compiler import COMPILER_ENV, COMPILER_NAMES, DEFAULT
+
+    what = "compilers, separated by commas, each row run under each" if several else "the compiler"
+    add_list(p, "--compiler", choices=COMPILER_NAMES, noun="compiler", default=None,
+             metavar="{" + ",".join(COMPILER_NAMES) + "}" + ("[,...]" if several else ""),
+             help=f"{what} of the CUDA kernels: {', '.join(COMPILER_NAMES)} (default ${COMPILER_ENV} "
+                  f"or {DEFAULT}; numba-cuda-mlir needs the mlir extra)")
+    p.set_defaults(compiler_several=several)
+
+
+def _checked_compilers(args) -> list[str] | None:
+    """--compiler's names: none twice, one alone where the command takes one."""
+    from kernels.backend.compiler import COMPILER_NAMES
+
+    names = getattr(args, "compiler", None)
+    if not names:
+        return names
+    if len(set(names)) != len(names):
+        raise InputError(f"--compiler {','.join(names)!r} names a compiler twice")
+    if len(names) > 1 and not getattr(args, "compiler_several", False):
+        raise InputError(f"--compiler takes one of {', '.join(COMPILER_NAMES)}")
+    return names
+
+
+def apply_compiler(args) -> None:
+    """Make a single --compiler this process's compiler (before any kernel module loads; children inherit it)."""
+    from kernels.backend.compiler import choose
+
+    from kernels.backend.compiler import NUMBA_CUDA_MLIR
+
+    names = _checked_compilers(args)
+    backend = backends.choice(getattr(args, "backend", "auto") or "auto")
+    if names and NUMBA_CUDA_MLIR in names and (backend.is_simulator or backend.is_host) \
+            and getattr(args, "command", None) != "inspect":  # inspect compiles offline, for any backend
+        raise InputError(f"--compiler {NUMBA_CUDA_MLIR} builds CUDA kernels for a GPU; the {backend.name} backend runs "
+                         f"{'numba-cuda in its simulator' if backend.is_simulator else 'numba CPU twins'} "
+                         f"(use --backend cuda, or leave --compiler out)")
+    if names and len(names) == 1:  # several: bench runs each in its own process (cli/bench_compilers.py)
+        choose(names[0])
+
+
 def resolve_if_named(args) -> None:
     """For commands that need no backend but accept --backend: one that was named and cannot be had here (a
     `cuda` without a GPU, a --device that does not exist) is refused as any command refuses it."""

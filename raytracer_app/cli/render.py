@@ -9,7 +9,7 @@ from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
-from raytracer_app.cli.parser import Parser, common, whole_number
+from raytracer_app.cli.parser import Parser, common, compiler_option, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
 
@@ -31,6 +31,7 @@ def add_parser(sub) -> None:
             if control.cli:
                 add_control(p, control)
         common(p)
+        compiler_option(p)
 
 
 def add_control(p, control) -> None:

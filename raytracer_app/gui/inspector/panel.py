@@ -16,6 +16,8 @@ from PyQt6.QtGui import QColor, QFont, QTextCursor, QTextFormat
 from PyQt6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTextEdit,
                              QVBoxLayout, QWidget)
 
+from kernels.backend.compiler import NUMBA_CUDA_MLIR
+from kernels.errors import InputError
 from raytracer_app.gui.common.line_figures import cell, levels, tint
 from raytracer_app.gui.common.workers import WorkerThread, describe
 from raytracer_app.gui.inspector.line_figures import SourceFigures
@@ -24,6 +26,26 @@ WIDE_RATIO = 2.6  # width / height above which the resources and the curve go be
 CODE_SHARE = 0.76  # of the panel's height (or width) for the source, PTX and SASS
 HIGHLIGHT = QColor(255, 236, 150)
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+
+
+def _compiler_picker() -> QComboBox:
+    """The compilers the Inspector can compile with (kernels/backend/compiler.py), the process's own first
+    picked; numba-cuda-mlir is greyed out, saying how to install it, where it is not installed."""
+    from kernels.backend.compiler import COMPILER_NAMES, MLIR_INSTALL_HINT, mlir_installed, requested
+
+    box = QComboBox()
+    box.addItems(COMPILER_NAMES)
+    box.setToolTip("which compiler builds the kernel shown (docs/compilers.md)")
+    if not mlir_installed():
+        item = box.model().item(COMPILER_NAMES.index(NUMBA_CUDA_MLIR))
+        item.setEnabled(False)
+        item.setToolTip(f"numba-cuda-mlir is not installed: {MLIR_INSTALL_HINT}")
+    try:
+        chosen = requested()
+    except InputError:  # a bad RAYTRACER_COMPILER: the commands refuse it; the picker starts at the default
+        chosen = COMPILER_NAMES[0]
+    box.setCurrentText(chosen if chosen != NUMBA_CUDA_MLIR or mlir_installed() else COMPILER_NAMES[0])
+    return box
 
 
 class InspectWorker(QObject):
@@ -42,7 +64,7 @@ class InspectWorker(QObject):
     def run(self, request) -> None:
         from kernels.inspector import toolchain
 
-        target, variant, arch, block = request
+        target, variant, arch, block, compiler = request
         try:
             if toolchain.missing():
                 from kernels.inspector.source import kernel_sources
@@ -53,7 +75,7 @@ class InspectWorker(QObject):
                 return
             from kernels.inspector.report import inspect
 
-            report = inspect(target, variant, arch, block, cache=self.cache)
+            report = inspect(target, variant, arch, block, cache=self.cache, compiler=compiler)
             self.ready.emit(report, request)
             self._lines(report, request)
         except Exception as exc:  # noqa: BLE001 - shown as a message in the panel, never a traceback
@@ -65,6 +87,9 @@ class InspectWorker(QObject):
         from kernels.inspector.lines import static_lines
 
         static = static_lines(report) if report is not None else None
+        if request[4] == NUMBA_CUDA_MLIR:  # the shipped references measured numba-cuda's code
+            self.linesReady.emit(static, [], [], request)
+            return
         try:
             found, refused = load(request[0], request[1])
         except OSError as exc:
@@ -152,6 +177,7 @@ class InspectorPanel(QWidget):
         self.target_box.addItems(declarations.targets())
         self.arch_box.addItems(ARCHS)
         self.arch_box.setCurrentText("sm_90")
+        self.compiler_box = _compiler_picker()
         self.target_box.currentTextChanged.connect(
             lambda t: (self.variant_box.clear(), self.variant_box.addItems(declarations.variants(t))))
         self.variant_box.addItems(declarations.variants(declarations.targets()[0]))
@@ -160,7 +186,8 @@ class InspectorPanel(QWidget):
             lambda: self.inspect(self.target_box.currentText(), self.variant_box.currentText(),
                                  self.arch_box.currentText()))
         top = QHBoxLayout()
-        for label, widget in (("Target", self.target_box), ("Variant", self.variant_box), ("Arch", self.arch_box)):
+        for label, widget in (("Target", self.target_box), ("Variant", self.variant_box), ("Arch", self.arch_box),
+                              ("Compiler", self.compiler_box)):
             top.addWidget(QLabel(label))
             top.addWidget(widget)
         top.addWidget(self.inspect_button)
@@ -238,10 +265,10 @@ class InspectorPanel(QWidget):
     # ------------------------------------------------------------------ API
     def inspect(self, target: str, variant: str, arch: str = "sm_90", block: tuple[int, ...] | None = None) -> None:
         """Compile and show a variant; returns at once (the worker reports back)."""
-        self._pending = (target, variant, arch, block)
+        self._pending = (target, variant, arch, block, self.compiler_box.currentText())
         for box, value in ((self.target_box, target), (self.variant_box, variant), (self.arch_box, arch)):
             box.setCurrentText(value)  # the pickers show what is being inspected
-        self.status.setText(f"compiling {target} {variant} for {arch}…")
+        self.status.setText(f"compiling {target} {variant} for {arch} with {self._pending[4]}…")
         self.figures.set_variant(target, variant)
         self._request.emit(self._pending)
 
