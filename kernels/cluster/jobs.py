@@ -1,0 +1,169 @@
+"""A job a cluster worker runs, as JSON: its kind ('bench' or 'render'), its request as that request's own JSON
+(:meth:`kernels.service.bench_request.BenchRequest.to_json`), and the text of each variant file it names, so a
+user's file travels with the request (the worker writes it to a folder of its own and runs it there).
+
+:func:`to_json` and :func:`from_json` are the one pair every caller goes through: a job that does not parse is
+an InputError naming the field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from kernels.errors import InputError
+
+KINDS = ("bench", "render")
+SCHEMA = "raytracer-app/cluster-job"
+MAX_FILE_BYTES = 1 << 20  # a variant file is source code; the one reader's limit for it
+
+
+@dataclass(frozen=True)
+class Job:
+    """``request``: the request's JSON (a BenchRequest's with ``variant_files`` as the files' names);
+    ``files``: each variant file's name -> its text, in the request's order; ``piece``: which part of a
+    split sweep this is (its index, None for a whole run)."""
+
+    kind: str
+    request: dict
+    files: tuple[tuple[str, str], ...] = ()
+    piece: int | None = None
+
+
+def to_json(job: Job) -> dict:
+    return {"schema": SCHEMA, "kind": job.kind, "request": dict(job.request),
+            "files": [{"name": n, "text": t} for n, t in job.files], "piece": job.piece}
+
+
+def from_json(doc) -> Job:
+    if not isinstance(doc, Mapping) or doc.get("schema") != SCHEMA:
+        raise InputError(f"a cluster job must be a JSON object with schema {SCHEMA!r}")
+    kind = doc.get("kind")
+    if kind not in KINDS:
+        raise InputError(f"a cluster job's kind {kind!r} is not one of {', '.join(KINDS)}")
+    request = doc.get("request")
+    if not isinstance(request, Mapping):
+        raise InputError("a cluster job's request must be a JSON object")
+    files = doc.get("files") or []
+    if not isinstance(files, list) or not all(isinstance(f, Mapping) and isinstance(f.get("name"), str)
+                                              and isinstance(f.get("text"), str) for f in files):
+        raise InputError("a cluster job's files must be a list of {name, text} objects")
+    piece = doc.get("piece")
+    if piece is not None and (not isinstance(piece, int) or isinstance(piece, bool) or piece < 0):
+        raise InputError(f"a cluster job's piece {piece!r} must be a whole number or null")
+    return Job(kind, dict(request), tuple((f["name"], f["text"]) for f in files), piece)
+
+
+def bench_job(request) -> Job:
+    """The job of a BenchRequest (or of :func:`unchecked_bench_json`'s dict): its variant files read here, by
+    the one input reader, and sent as their text under their file names (made unique)."""
+    from kernels.io.reader import read_bytes
+
+    doc = request if isinstance(request, Mapping) else request.to_json()
+    names, files = [], []
+    for path in doc.get("variant_files") or []:
+        text = read_bytes(path, "--variant-file", MAX_FILE_BYTES, "a variant file is source code").decode(
+            "utf-8", errors="replace")
+        name = _unique(Path(path).name or "variant.py", names)
+        names.append(name)
+        files.append((name, text))
+    return Job("bench", {**doc, "variant_files": names}, tuple(files))
+
+
+def unchecked_bench_json(fields: Mapping) -> dict:
+    """A BenchRequest's JSON from its fields without validating them here: for a backend this process cannot
+    open (a remote GPU from a laptop), the worker validates the request where it runs (an InputError then
+    comes back as this one would have)."""
+    from dataclasses import MISSING, fields as dataclass_fields
+
+    from kernels.service.bench_request import BenchRequest
+
+    shell = object.__new__(BenchRequest)
+    for f in dataclass_fields(BenchRequest):
+        if f.name in fields:
+            value = fields[f.name]
+        elif f.default is not MISSING:
+            value = f.default
+        else:
+            value = f.default_factory() if f.default_factory is not MISSING else None
+        if f.name == "options" and isinstance(value, Mapping):
+            value = tuple(value.items())
+        object.__setattr__(shell, f.name, value)
+    return shell.to_json()
+
+
+def _unique(name: str, taken: list) -> str:
+    stem, suffix, i = Path(name).stem, Path(name).suffix or ".py", 1
+    out = f"{stem}{suffix}"
+    while out in taken:
+        i += 1
+        out = f"{stem}-{i}{suffix}"
+    return out
+
+
+@dataclass
+class WrittenFiles:
+    """A job's variant files written into ``folder`` (the worker's): their paths in the request's order."""
+
+    folder: Path
+    paths: list = field(default_factory=list)
+
+
+def write_files(job: Job, folder: Path) -> WrittenFiles:
+    out = WrittenFiles(Path(folder))
+    for name, text in job.files:
+        path = out.folder / Path(name).name  # a name only: never a path the sender chose
+        path.write_text(text, encoding="utf-8")
+        out.paths.append(str(path))
+    return out
+
+
+# --- a frame: RenderRequest <-> JSON (the spheres as numbers, the Julia parameters as their fields) ------------
+
+
+def render_job(request) -> Job:
+    """The job of a RenderRequest (kernels/service/requests.py)."""
+    from dataclasses import asdict
+
+    r = request
+    doc = {"kind": r.kind, "backend": {"kind": r.backend.kind, "device": r.backend.device}, "size": list(r.size),
+           "block": list(r.block), "memory": r.memory, "pattern": r.pattern, "launch": r.launch,
+           "repeats": r.repeats, "seq": r.seq, "timed": r.timed, "scene": None, "julia": None}
+    if r.scene is not None:
+        doc["scene"] = {"name": r.scene.name, "spheres": r.scene.spheres.tolist()}
+    if r.julia is not None:
+        julia = asdict(r.julia)
+        julia["c"] = [r.julia.c.real, r.julia.c.imag]
+        julia["center"] = list(r.julia.center)
+        doc["julia"] = julia
+    return Job("render", doc)
+
+
+def render_request(doc: Mapping, backend=None):
+    """The RenderRequest ``doc`` (from :func:`render_job`) describes, validated again on ``backend`` (default:
+    the recorded kind on device 0, a worker's one GPU)."""
+    import numpy as np
+
+    from kernels.backend import Backend
+    from kernels.julia.params import JuliaParams
+    from kernels.service.requests import RenderRequest
+    from kernels.spheres.scene import Scene
+
+    try:
+        values = dict(doc)
+        backend = backend or Backend(str(values["backend"]["kind"]), 0)
+        scene = values.pop("scene", None)
+        julia = values.pop("julia", None)
+        values.pop("backend")
+        if scene is not None:
+            spheres = np.ascontiguousarray(np.asarray(scene["spheres"], dtype=np.float32).reshape(-1, 7))
+            values["scene"] = Scene(spheres, str(scene.get("name", "")))
+        if julia is not None:
+            julia = dict(julia)
+            julia["c"] = complex(*julia["c"])
+            julia["center"] = tuple(julia["center"])
+            values["julia"] = JuliaParams(**julia)
+        values["size"], values["block"] = tuple(values["size"]), tuple(values["block"])
+        return RenderRequest(backend=backend, **values)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"a cluster render request does not parse: {exc}") from None

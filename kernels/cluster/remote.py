@@ -1,0 +1,300 @@
+"""The client's side of a cluster run: connect (one line for a bad or unreachable address), choose the workers
+(``on``: a GPU model such as H200, 'any-gpu', or every worker for the cpu and sim backends), split a sweep
+into pieces (kernels/cluster/pieces.py) submitted to them at once, stream each row as it arrives
+(``Client.subscribe_topic``), stop on request (a ``distributed.Event`` the workers check between rows; a worker
+still busy 10 s later is restarted and the run reported as stopped), and merge the rows in a local run's
+order. A worker killed mid-run loses no finished row: the rows it sent are kept, and Dask runs its piece
+again on another worker (its rows already here are not repeated); when no worker can take it, the run stops
+with what it has."""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from kernels.cluster import GPU_RESOURCE
+from kernels.cluster import jobs, pieces
+from kernels.errors import InputError, one_line
+
+CONNECT_TIMEOUT_S = 10
+RESTART_AFTER_S = 10.0  # a worker that has not stopped this long after Stop is restarted
+ORPHAN_AFTER_S = 10.0  # pieces no worker can take for this long: the run stops with what it has
+_ADDRESS = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+):(\d{1,5})$")
+
+
+class ClusterError(Exception):
+    """The cluster could not be reached or failed while running: one line, exit status 1."""
+
+
+def parse_address(text: str, certs=None, label: str = "--cluster") -> str:
+    """'HOST:PORT', 'tcp://HOST:PORT' or 'tls://HOST:PORT' as Dask wants it (tls:// when certificates are
+    given); InputError naming ``label`` otherwise."""
+    found = _ADDRESS.match(str(text).strip())
+    if not found or not 0 < int(found.group(3)) < 65536:
+        raise InputError(f"{label} {text!r} is not a cluster address: give HOST:PORT, e.g. 127.0.0.1:8786, or "
+                         "tls://HOST:PORT")
+    scheme = found.group(1) or ("tls" if certs else "tcp")
+    if scheme == "tls" and not certs:
+        raise InputError(f"{label} {text}: a TLS cluster admits only clients with a certificate; give --certs DIR "
+                         "(made by `raytracer-app cluster certs`)")
+    return f"{scheme}://{found.group(2)}:{found.group(3)}"
+
+
+def connect(address: str, certs=None, label: str = "--cluster"):
+    """A Dask Client of the cluster at ``address``; ClusterError within CONNECT_TIMEOUT_S when it cannot be
+    reached (or refuses this client)."""
+    import logging
+
+    address = parse_address(address, certs, label)
+    from distributed import Client
+
+    from kernels.cluster.security import client_security
+
+    security = client_security(certs) if certs else None
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # the one line below says it
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_S, security=security, set_as_default=False)
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, a TLS handshake refused: one line
+        hint = "" if certs else " (a cluster listening with TLS refuses a client without certificates: --certs DIR)"
+        raise ClusterError(f"cannot reach the cluster at {address}: {one_line(exc)}{hint}") from None
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    address: str
+    name: str
+    resources: dict
+
+    @property
+    def model(self) -> str | None:
+        """The GPU model this worker declared (a resource besides GPU), or None for a cpu/sim worker."""
+        if GPU_RESOURCE not in self.resources:
+            return None
+        return next((r for r in self.resources if r != GPU_RESOURCE), "GPU")
+
+
+def workers(client) -> list[WorkerInfo]:
+    info = client.scheduler_info(n_workers=-1)["workers"] if _takes_n_workers(client) else \
+        client.scheduler_info()["workers"]
+    return sorted((WorkerInfo(a, str(w.get("name", a)), dict(w.get("resources") or {})) for a, w in info.items()),
+                  key=lambda w: w.name)
+
+
+def _takes_n_workers(client) -> bool:
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+def targets(client, on: str | None, backend_kind: str) -> dict:
+    """{model or 'cpu': resources each piece asks for} for ``on``: None (a GPU model for cuda, every
+    worker for cpu and sim), 'any-gpu', 'each' (every GPU model) or a model's name."""
+    found = workers(client)
+    if not found:
+        raise ClusterError("the cluster has no workers")
+    models = {}
+    for w in found:
+        if w.model:
+            models.setdefault(w.model, []).append(w)
+    if on is None and backend_kind != "cuda":
+        return {"cpu": None}
+    if on in (None, "any-gpu"):
+        if not models:
+            raise InputError("the cluster has no GPU worker (its workers run the cpu and sim backends)")
+        model = max(models, key=lambda m: len(models[m]))  # the model with the most GPUs: the fastest split
+        return {model: {model: 1}}
+    if on == "each":
+        if not models:
+            raise InputError("--on each runs on every GPU model; the cluster has no GPU worker")
+        return {m: {m: 1} for m in sorted(models)}
+    if on not in models:
+        raise InputError(f"--on {on}: no worker of the cluster has that GPU (it has "
+                         f"{', '.join(sorted(models)) or 'no GPU'}; or give any-gpu, each)")
+    return {on: {on: 1}}
+
+
+@dataclass
+class RemoteRun:
+    """A cluster run's rows in a local run's order (each saying its worker), the peak, and whether it stopped
+    early; ``device``: the result file header's device, as a worker of the run recorded it."""
+
+    rows: list = field(default_factory=list)
+    peak: object = None
+    stopped: bool = False
+    bad_files: list = field(default_factory=list)
+    device: dict = field(default_factory=dict)
+    workers: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+
+
+def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -> RemoteRun:
+    """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any)."""
+    from distributed import Event
+
+    from kernels.cluster.worker_side import run_job
+    from kernels.harness.bench import Peak
+    from kernels.harness.results_read import row_from_dict
+    from kernels.registry import by_name
+
+    send = progress or (lambda kind, value: None)
+    should_stop = stop or (lambda: False)
+    spec = by_name(job.request["algorithm"])
+    parts = pieces.split(job.request, spec)
+    run_id = uuid.uuid4().hex[:12]
+    topic, stop_name = f"raytracer-rows-{run_id}", f"raytracer-stop-{run_id}"
+    arrivals: queue.Queue = queue.Queue()
+    client.subscribe_topic(topic, lambda event: arrivals.put(event[1]))
+    stop_event = Event(stop_name, client=client)
+    futures = {client.submit(run_job, jobs.to_json(jobs.Job(job.kind, {**job.request, **p.changes}, job.files,
+                                                            p.index)),
+                             topic, stop_name, key=f"raytracer-{run_id}-{p.index}", resources=resources,
+                             pure=False): p for p in parts}
+    keyed, out = {}, RemoteRun()
+    expected = _expected_rows(job.request, spec)
+
+    def take(piece, seq, d):
+        key = pieces.row_key(piece, seq)
+        if key not in keyed:
+            keyed[key] = row_from_dict(d, "a cluster row")
+            send("row", keyed[key])
+            if expected:
+                send("progress", (len(keyed), expected))
+
+    stop_at = orphaned_at = None
+    try:
+        while True:
+            _drain(arrivals, parts, take)
+            if all(f.done() for f in futures):
+                break
+            if stop_at is None and should_stop():
+                stop_event.set()
+                stop_at = time.monotonic()
+            if stop_at is not None and time.monotonic() - stop_at > RESTART_AFTER_S:
+                _restart_busy(client, futures, out)
+                break
+            if resources and not _any_worker_has(client, resources):
+                orphaned_at = orphaned_at or time.monotonic()
+                if time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
+                    out.messages.append(f"no worker with {', '.join(resources)} is left: the run stopped with "
+                                        f"{len(keyed)} rows")
+                    out.stopped = True
+                    break
+            else:
+                orphaned_at = None
+            time.sleep(0.02)
+        _drain(arrivals, parts, take)
+        for future, piece in sorted(futures.items(), key=lambda fp: fp[1].index):
+            if future.status == "finished":
+                result = future.result()
+                for seq, d in enumerate(result["rows"]):
+                    take(piece, seq, d)
+                out.stopped |= bool(result["stopped"])
+                out.bad_files += [b for b in result["bad_files"] if b not in out.bad_files]
+                if out.peak is None and result["peak"] is not None:
+                    out.peak = Peak(result["peak"]["gbps"], result["peak"]["how"])
+                out.device = out.device or result["device"]
+                if result["worker"] not in out.workers:
+                    out.workers.append(result["worker"])
+            elif future.status == "error":
+                exc = future.exception()
+                if isinstance(exc, InputError):
+                    raise exc
+                out.stopped = True
+                out.messages.append(f"a piece of the run failed on the cluster: {one_line(exc)}")
+            else:
+                out.stopped = True
+    finally:
+        client.unsubscribe_topic(topic)
+        for future in futures:
+            if not future.done():
+                future.cancel()
+        _quietly(stop_event.clear)
+    out.stopped |= stop_at is not None
+    out.rows = pieces.merged(keyed)
+    return out
+
+
+def _drain(arrivals, parts, take) -> None:
+    while True:
+        try:
+            msg = arrivals.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(msg, dict) and isinstance(msg.get("piece"), int) and 0 <= msg["piece"] < len(parts):
+            take(parts[msg["piece"]], msg["seq"], json.loads(msg["row"]))
+
+
+def _expected_rows(request: dict, spec) -> int:
+    """The rows a whole run gives, where the request says it (not with variant files, whose NAMEs only their
+    loading tells)."""
+    if request.get("variant_files"):
+        return 0
+    names = request.get("variants") or ["all"]
+    count = len(spec.variants) if names == ["all"] else len(names)
+    swept = 1
+    for option in spec.options:
+        if option.sweep:
+            swept *= max(1, len((request.get("options") or {}).get(option.name) or [None]))
+    return max(1, len(request.get("sizes") or [])) * swept * max(1, len(request.get("launches") or [])) * count
+
+
+def _any_worker_has(client, resources: dict) -> bool:
+    try:
+        return any(all(w.resources.get(r, 0) >= n for r, n in resources.items()) for w in workers(client))
+    except Exception:  # noqa: BLE001 - the scheduler not answering: the next turn asks again
+        return True
+
+
+def _restart_busy(client, futures, out) -> None:
+    """Stop asked 10 s ago and some piece still runs (a kernel that does not return): restart its worker."""
+    ours = {f.key for f in futures if not f.done()}
+    busy = [w for w, keys in client.processing().items() if ours & set(keys)]
+    for future in futures:
+        future.cancel()
+    if busy:
+        _quietly(lambda: client.restart_workers(busy, raise_for_error=False))
+        out.messages.append(f"{len(busy)} worker(s) did not stop within {RESTART_AFTER_S:.0f} s and were restarted")
+    out.stopped = True
+
+
+def _quietly(call) -> None:
+    try:
+        call()
+    except Exception:  # noqa: BLE001 - a clean-up on a cluster that went away
+        pass
+
+
+@dataclass
+class RemoteFrame:
+    """A frame drawn on a worker: its image, the kernel's and the worker's whole frame time, and the round
+    trip seen here (the difference is the transfer)."""
+
+    image: object
+    kernel_ms: float | None
+    frame_ms: float
+    round_trip_ms: float
+    device: str
+    worker: str
+
+
+def render(client, request, resources=None) -> RemoteFrame:
+    """Render the RenderRequest ``request`` on a worker (one with ``resources``)."""
+    import numpy as np
+
+    from kernels.cluster.worker_side import run_job
+
+    start = time.perf_counter()
+    future = client.submit(run_job, jobs.to_json(jobs.render_job(request)), "", "", resources=resources, pure=False)
+    try:
+        out = future.result()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a worker's failure: one line
+        raise ClusterError(f"the frame failed on the cluster: {one_line(exc)}") from None
+    image = np.frombuffer(out["pixels"], dtype=out["dtype"]).reshape(out["shape"])
+    return RemoteFrame(image, out["kernel_ms"], out["frame_ms"], (time.perf_counter() - start) * 1e3,
+                       out["device"], out["worker"])

@@ -1,0 +1,120 @@
+"""What a Dask worker runs for a job (kernels/cluster/jobs.py): the request, rebuilt and validated here, through
+the one door (:func:`kernels.service.bench.run_bench`), on this worker's backend (its GPU is device 0: the
+worker started with ``CUDA_VISIBLE_DEVICES`` naming one GPU).
+
+Each row goes back the moment it finishes through ``Worker.log_event(topic, ...)`` (the client subscribes to
+the topic); a stop asked by the client is a ``distributed.Event`` that a thread here watches, so the run
+checks a local flag between rows. What the task returns is the whole piece again (rows, peak, device), so a
+row whose event was missed is still merged."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+
+_PEAKS: dict = {}  # backend kind -> the copy peak this worker process measured (one per sweep's worker)
+STOP_POLL_S = 0.2  # how often the watching thread asks the scheduler whether Stop was pressed
+
+
+def run_job(doc: dict, topic: str, stop_name: str) -> dict:
+    from distributed import get_worker
+
+    from kernels.cluster import jobs
+
+    job = jobs.from_json(doc)
+    worker = get_worker()
+    if job.kind == "render":
+        return _render(job, worker.name)
+    stop = _StopWatch(stop_name)
+    try:
+        return _bench(job, worker, topic, stop)
+    finally:
+        stop.end()
+
+
+def _bench(job, worker, topic, stop) -> dict:
+    from kernels.backend import Backend
+    from kernels.harness import results
+    from kernels.service.bench import run_bench
+    from kernels.service.bench_request import BenchRequest
+
+    from kernels.cluster import jobs
+
+    recorded = job.request.get("backend") or {}
+    backend = Backend(str(recorded.get("kind", "cpu")), 0)
+    seq = 0
+
+    def send(kind, value):
+        nonlocal seq
+        if kind == "row":
+            value.worker = str(worker.name)
+            # as JSON text: the event's msgpack would turn the row's lists into tuples
+            worker.log_event(topic, {"piece": job.piece, "seq": seq, "row": json.dumps(results.row_dict(value))})
+            seq += 1
+
+    with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:
+        written = jobs.write_files(job, folder)
+        request = BenchRequest.from_json({**job.request, "variant_files": written.paths}, backend)
+        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind))
+    if run.peak is not None and run.peak.gbps:
+        _PEAKS.setdefault(backend.kind, run.peak)
+    for r in run.rows:
+        r.worker = str(worker.name)
+    return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
+            "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
+            "bad_files": list(run.bad_files), "device": results.device_info(backend, run.peak),
+            "worker": str(worker.name)}
+
+
+_RENDERERS: dict = {}  # kept between frames: compiled kernels and device buffers are reused
+
+
+def _render(job, worker_name) -> dict:
+    """A frame: its pixels as bytes (RGBA, row-major) with its kernel and frame times, for a window or a script."""
+    import time
+
+    from kernels.service.render import render_frame
+
+    from kernels.cluster import jobs
+
+    start = time.perf_counter()
+    frame = render_frame(_RENDERERS, jobs.render_request(job.request))
+    image = frame.image
+    return {"shape": list(image.shape), "dtype": str(image.dtype), "pixels": image.tobytes(),
+            "kernel_ms": frame.kernel.median_ms if frame.kernel is not None else None,
+            "frame_ms": frame.frame_ms, "worker_ms": (time.perf_counter() - start) * 1e3,
+            "device": frame.device, "backend": frame.backend, "worker": str(worker_name)}
+
+
+class _StopWatch:
+    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag."""
+
+    def __init__(self, name: str):
+        self._flag = threading.Event()
+        self._done = threading.Event()
+        self._name = name
+        from distributed import Event
+
+        if Event(name).is_set():  # a piece that starts after Stop: it returns before its first row
+            self._flag.set()
+        self._thread = threading.Thread(target=self._watch, name="raytracer-stop-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self):
+        from distributed import Event
+
+        try:
+            event = Event(self._name)
+            while not self._done.is_set():
+                if event.wait(timeout=STOP_POLL_S):
+                    self._flag.set()
+                    return
+        except Exception:  # noqa: BLE001 - the scheduler gone: the task ends with the run, nothing to stop
+            return
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    def end(self):
+        self._done.set()

@@ -1,0 +1,197 @@
+"""A Dask cluster runs the one door's requests (docs/cluster.md): a LocalCluster of two worker processes on the
+cpu and sim backends gives the rows a local run gives, in the same order, each saying its worker; rows arrive
+while the run goes on; Stop keeps the finished rows; a killed worker loses none; a job's JSON carries a
+variant file's text. One cluster serves the module (its start is the cost)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from kernels.backend import Backend
+from kernels.cluster import jobs
+from kernels.errors import InputError
+from kernels.service.bench import run_bench
+from kernels.service.bench_request import BenchRequest
+
+distributed = pytest.importorskip("distributed", reason="the cluster extra is not installed")
+
+CPU = Backend("cpu")
+
+
+def test_a_job_round_trips_through_json_with_its_variant_files_text(tmp_path):
+    mine = tmp_path / "mine.py"
+    mine.write_text("TARGET = 'reduction'\nNAME = 'mine'\n")
+    other = tmp_path / "sub"
+    other.mkdir()
+    (other / "mine.py").write_text("TARGET = 'reduction'\nNAME = 'theirs'\n")
+    request = BenchRequest("reduction", CPU, sizes=(4096, 8192), variants="numpy,mine,theirs",
+                           variant_files=(str(mine), str(other / "mine.py")), repeats=3)
+    job = jobs.bench_job(request)
+    import json
+
+    back = jobs.from_json(json.loads(json.dumps(jobs.to_json(job))))
+    assert back == job
+    assert dict(back.files) == {"mine.py": "TARGET = 'reduction'\nNAME = 'mine'\n",
+                                "mine-2.py": "TARGET = 'reduction'\nNAME = 'theirs'\n"}
+    assert back.request["variant_files"] == ["mine.py", "mine-2.py"]
+    (tmp_path / "worker").mkdir()
+    written = jobs.write_files(back, tmp_path / "worker")  # the worker's side: the texts as files again
+    assert [open(p).read() for p in written.paths] == [mine.read_text(), (other / "mine.py").read_text()]
+    rebuilt = BenchRequest.from_json({**back.request, "variant_files": written.paths}, CPU)
+    assert rebuilt.sizes == (4096, 8192) and rebuilt.repeats == 3 and rebuilt.variants == ("numpy", "mine", "theirs")
+    with pytest.raises(InputError, match="kind"):
+        jobs.from_json({**jobs.to_json(job), "kind": "shell"})
+
+
+def test_a_sweep_splits_by_size_and_variant_and_merges_in_a_local_runs_order():
+    from kernels.cluster import pieces
+    from kernels.registry import by_name
+
+    spec = by_name("reduction")
+    request = BenchRequest("reduction", CPU, sizes=(100, 200, 300), variants="cpu-parallel,numpy").to_json()
+    parts = pieces.split(request, spec)
+    assert [p.changes for p in parts[:3]] == [{"sizes": [100], "variants": ["numpy"]},  # the descriptor's order
+                                             {"sizes": [100], "variants": ["cpu-parallel"]},
+                                             {"sizes": [200], "variants": ["numpy"]}]
+    keyed = {pieces.row_key(p, 0): (p.changes["sizes"][0], p.changes["variants"][0]) for p in reversed(parts)}
+    assert pieces.merged(keyed) == [(n, v) for n in (100, 200, 300) for v in ("numpy", "cpu-parallel")]
+    rounds = BenchRequest("reduction", CPU, sizes=(100, 200), variants="numpy,cpu-parallel", repeats=4,
+                          rounds=2).to_json()
+    assert [p.changes for p in pieces.split(rounds, spec)] == [{"sizes": [100]}, {"sizes": [200]}]
+
+
+# --- on a LocalCluster of two worker processes --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client():
+    import dask
+    from distributed import Client, LocalCluster
+
+    # a worker process may start children (the simulator's, a variant file's): not a daemon
+    with dask.config.set({"distributed.worker.daemon": False, "distributed.scheduler.allowed-failures": 3}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        c = Client(cluster)
+        yield c
+        c.close()
+        cluster.close()
+
+
+def _key(r):
+    return r.variant, r.n, r.block, r.verified
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend, fields", [
+    ("cpu", dict(sizes=(4096, 8192, 16384), variants="numpy")),
+    ("sim", dict(sizes=(256, 512), variants="numpy,sequential", launches=())),
+])
+def test_a_cluster_gives_a_local_runs_verified_rows_in_its_order(client, backend, fields):
+    from kernels.cluster import remote
+
+    request = BenchRequest("reduction", Backend(backend), repeats=1, **fields)
+    here = run_bench(request)
+    arrived, running_at_first_row = [], []
+
+    def progress(kind, value):
+        if kind == "row":
+            if not arrived:  # rows come while other pieces still run or wait
+                running_at_first_row.append(sum(len(k) for k in client.processing().values()))
+            arrived.append(value)
+
+    there = remote.run_bench(client, jobs.bench_job(request), progress)
+    assert not there.stopped and there.messages == []
+    assert [_key(r) for r in there.rows] == [_key(r) for r in here.rows]
+    assert all(r.verified == "yes" for r in there.rows)
+    assert [r.result for r in there.rows] == [r.result for r in here.rows]
+    assert {r.worker for r in there.rows} <= {"0", "1"} and all(r.worker for r in there.rows)
+    assert sorted(map(_key, arrived)) == sorted(map(_key, there.rows))
+    assert running_at_first_row[0] > 0
+
+
+@pytest.mark.slow
+def test_stop_ends_a_remote_sweep_and_keeps_its_finished_rows(client):
+    from kernels.cluster import remote
+
+    request = BenchRequest("reduction", Backend("sim"), sizes=(256, 512, 1024, 2048), variants="sequential",
+                           repeats=5)
+    seen = []
+    there = remote.run_bench(client, jobs.bench_job(request), lambda kind, value: seen.append(value)
+                             if kind == "row" else None, stop=lambda: bool(seen))
+    assert there.stopped
+    assert 1 <= len(there.rows) < 4  # stopped before the sweep's last size
+    assert all(r.verified == "yes" for r in there.rows)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_no_finished_row(client):
+    from kernels.cluster import remote
+
+    pids = client.run(os.getpid)  # worker address -> its process
+    names = {w.name: w.address for w in remote.workers(client)}
+    request = BenchRequest("reduction", Backend("sim"), sizes=(256, 512, 1024), variants="numpy,sequential",
+                           repeats=2)
+    killed = []
+
+    def progress(kind, value):
+        if kind == "row" and not killed:  # the worker that sent the first row dies at once
+            killed.append(value.worker)
+            os.kill(pids[names[value.worker]], signal.SIGKILL)
+
+    there = remote.run_bench(client, jobs.bench_job(request), progress)
+    assert killed
+    assert [(r.variant, r.n) for r in there.rows] == [(v, n) for n in (256, 512, 1024)
+                                                      for v in ("sequential", "numpy")] or there.stopped
+    assert all(r.verified == "yes" for r in there.rows) and len(there.rows) >= 1
+    client.wait_for_workers(2, timeout=60)  # the nanny starts the killed worker again
+
+
+def test_a_bad_or_unreachable_address_is_one_line():
+    from kernels.cluster import remote
+
+    for bad in ("nonsense", "host:99999", "tcp://:1"):
+        with pytest.raises(InputError, match="not a cluster address"):
+            remote.parse_address(bad)
+    with pytest.raises(InputError, match="--certs DIR"):
+        remote.parse_address("tls://127.0.0.1:8786")
+    assert remote.parse_address("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+
+
+@pytest.mark.slow
+def test_a_tls_cluster_refuses_a_client_without_certificates(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    from kernels.cluster import remote, security
+
+    security.make_certificates(tmp_path / "certs")
+    monkeypatch.setattr(remote, "CONNECT_TIMEOUT_S", 3)
+    with LocalCluster(n_workers=0, processes=False, protocol="tls://", host="127.0.0.1", dashboard_address=None,
+                      security=security.server_security(tmp_path / "certs")) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://")
+        with pytest.raises(remote.ClusterError, match="cannot reach the cluster"):
+            remote.connect(address.replace("tls://", "tcp://"))
+        c = remote.connect(address, tmp_path / "certs")
+        try:
+            assert c.scheduler_info()["address"] == address
+        finally:
+            c.close()
+
+
+@pytest.mark.slow
+def test_a_frame_drawn_on_a_worker_is_the_frame_drawn_here(client):
+    from kernels.cluster import remote
+    from kernels.julia.params import JuliaParams
+    from kernels.service.render import render_frame
+    from kernels.service.requests import RenderRequest
+
+    request = RenderRequest("julia", CPU, (48, 32), julia=JuliaParams(iterations=50))
+    back = jobs.render_request(jobs.render_job(request).request, CPU)
+    assert back == request
+    there = remote.render(client, request)
+    here = render_frame({}, request)
+    assert there.image.shape == (32, 48, 4) and (there.image == here.image).all()
+    assert there.worker in ("0", "1") and there.round_trip_ms >= there.frame_ms > 0
