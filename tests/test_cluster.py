@@ -195,3 +195,66 @@ def test_a_frame_drawn_on_a_worker_is_the_frame_drawn_here(client):
     here = render_frame({}, request)
     assert there.image.shape == (32, 48, 4) and (there.image == here.image).all()
     assert there.worker in ("0", "1") and there.round_trip_ms >= there.frame_ms > 0
+
+
+@pytest.mark.slow
+def test_bench_with_cluster_prints_rows_with_their_worker_and_writes_a_result_file(client, tmp_path, capsys):
+    from kernels.harness.results_read import read_result
+    from raytracer_app.cli import main
+
+    out = tmp_path / "r.json"
+    code = main(["bench", "reduction", "--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy",
+                 "--repeats", "1", "--cluster", client.scheduler.address, "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    result = read_result(out, "--json")
+    assert [(r.variant, r.n, r.verified) for r in result.rows] == [("numpy", 4096, "yes"), ("numpy", 8192, "yes")]
+    assert all(r.worker in ("0", "1") for r in result.rows)
+    assert result.device["cluster"] == client.scheduler.address and result.request["sizes"] == [4096, 8192]
+    assert "worker" in printed.splitlines()[1]
+
+
+def test_cluster_commands_refuse_bad_input_in_one_line(tmp_path, capsys, monkeypatch):
+    from raytracer_app.cli import main
+
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["bench", "reduction", "--cluster", "no-port-here"]) == 2
+    assert "is not a cluster address" in capsys.readouterr().err
+    assert main(["cluster", "start", "--listen", "0.0.0.0:8786"]) == 2
+    assert "--certs DIR" in capsys.readouterr().err
+    assert main(["cluster", "stop"]) == 2
+    assert "no cluster was started here" in capsys.readouterr().err
+    assert main(["cluster", "certs", str(tmp_path / "certs")]) == 0
+    assert sorted(p.name for p in (tmp_path / "certs").iterdir()) == sorted(
+        f"{who}{part}.pem" for who in ("ca", "server", "client") for part in ("", "-key"))
+    assert oct((tmp_path / "certs" / "client-key.pem").stat().st_mode & 0o777) == "0o600"
+    assert main(["cluster", "certs", str(tmp_path / "certs")]) == 2  # never overwrites keys
+    assert "already holds certificates" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cluster_start_status_stop_on_a_host_without_a_gpu(tmp_path, capsys, monkeypatch):
+    import socket
+
+    from kernels.cluster import local
+    from raytracer_app.cli import main
+
+    if not local.gpu_plan("all") == []:
+        pytest.skip("this host has a GPU: start would take its GPUs")
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(tmp_path / "cache"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["cluster", "start", "--listen", f"127.0.0.1:{port}"]) == 0, capsys.readouterr().err
+    try:
+        state = local.read_state()
+        host = socket.gethostname().split(".")[0]
+        assert [p["name"] for p in state["processes"]] == ["scheduler", f"{host}-cpu0", f"{host}-cpu1"]
+        assert main(["cluster", "start", "--listen", f"127.0.0.1:{port}"]) == 2  # one at a time
+        capsys.readouterr()
+        assert main(["cluster", "status"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].endswith("2 worker(s)") and all("cpu and sim" in line for line in lines[1:])
+    finally:
+        assert main(["cluster", "stop"]) == 0
+    assert not any(local._alive(p) for p in state["processes"]) and local.read_state() is None

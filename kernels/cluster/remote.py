@@ -20,7 +20,7 @@ from kernels.cluster import GPU_RESOURCE
 from kernels.cluster import jobs, pieces
 from kernels.errors import InputError, one_line
 
-CONNECT_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 6  # with the start of Python and Dask: one line within 10 s
 RESTART_AFTER_S = 10.0  # a worker that has not stopped this long after Stop is restarted
 ORPHAN_AFTER_S = 10.0  # pieces no worker can take for this long: the run stops with what it has
 _ADDRESS = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+):(\d{1,5})$")
@@ -88,6 +88,10 @@ def _takes_n_workers(client) -> bool:
     import inspect
 
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+def gpu_models(client) -> list[str]:
+    return sorted({w.model for w in workers(client) if w.model})
 
 
 def targets(client, on: str | None, backend_kind: str) -> dict:
@@ -164,28 +168,13 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -
             if expected:
                 send("progress", (len(keyed), expected))
 
-    stop_at = orphaned_at = None
     try:
-        while True:
-            _drain(arrivals, parts, take)
-            if all(f.done() for f in futures):
-                break
-            if stop_at is None and should_stop():
-                stop_event.set()
-                stop_at = time.monotonic()
-            if stop_at is not None and time.monotonic() - stop_at > RESTART_AFTER_S:
-                _restart_busy(client, futures, out)
-                break
-            if resources and not _any_worker_has(client, resources):
-                orphaned_at = orphaned_at or time.monotonic()
-                if time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
-                    out.messages.append(f"no worker with {', '.join(resources)} is left: the run stopped with "
-                                        f"{len(keyed)} rows")
-                    out.stopped = True
-                    break
-            else:
-                orphaned_at = None
-            time.sleep(0.02)
+        try:
+            stop_at = _follow(client, futures, arrivals, parts, take, should_stop, stop_event, resources, out,
+                              lambda: len(keyed))
+        except KeyboardInterrupt:  # Ctrl-C here: the workers stop too; the rows that came stay with the caller
+            _quietly(stop_event.set)
+            raise
         _drain(arrivals, parts, take)
         for future, piece in sorted(futures.items(), key=lambda fp: fp[1].index):
             if future.status == "finished":
@@ -216,6 +205,34 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -
     out.stopped |= stop_at is not None
     out.rows = pieces.merged(keyed)
     return out
+
+
+def _follow(client, futures, arrivals, parts, take, should_stop, stop_event, resources, out, count):
+    """Take rows as they come until every piece is done, a stop is over, or no worker can take the pieces
+    left; returns when Stop was asked (None if it was not)."""
+    stop_at = orphaned_at = None
+    turn = 0
+    while True:
+        turn += 1
+        _drain(arrivals, parts, take)
+        if all(f.done() for f in futures):
+            return stop_at
+        if stop_at is None and should_stop():
+            stop_event.set()
+            stop_at = time.monotonic()
+        if stop_at is not None and time.monotonic() - stop_at > RESTART_AFTER_S:
+            _restart_busy(client, futures, out)
+            return stop_at
+        if resources and turn % 25 == 0 and not _any_worker_has(client, resources):  # twice a second
+            orphaned_at = orphaned_at or time.monotonic()
+            if time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
+                out.messages.append(f"no worker with {', '.join(resources)} is left: the run stopped with "
+                                    f"{count()} rows")
+                out.stopped = True
+                return stop_at
+        elif turn % 25 == 0:
+            orphaned_at = None
+        time.sleep(0.02)
 
 
 def _drain(arrivals, parts, take) -> None:

@@ -14,6 +14,7 @@ from kernels.harness import bench
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
 from kernels.service.bench_request import BenchRequest
+from raytracer_app.cli.cluster import cluster_address
 from raytracer_app.cli.parser import Parser, common, number, option_type, whole_number, whole_numbers
 
 
@@ -114,11 +115,21 @@ def _target_parser(targets, algorithm) -> None:
                                                 "header (device, versions, commit, command, date) for `compare` "
                                                 "(docs/results.md; an existing file is overwritten)")
     common(p)
+    c = p.add_argument_group("on a cluster (docs/cluster.md)")
+    cluster_address(c)
+    c.add_argument("--on", default=None, metavar="WHERE",
+                   help="with --cluster: a GPU model (e.g. H200), any-gpu (the model with the most GPUs; the "
+                        "default for cuda), or each (every model, one result file each); cpu and sim runs use "
+                        "every worker")
 
 
 def run(args) -> int:
     from kernels.backend import resolve
 
+    if args.cluster:  # on a Dask cluster (docs/cluster.md); without one nothing of Dask is imported
+        from raytracer_app.cli import bench_remote
+
+        return bench_remote.run(args, *bench_fields(args))
     return bench_command(args, resolve(args.backend, args.device))
 
 
@@ -172,6 +183,12 @@ def bench_command(args, backend) -> int:
 
 def bench_request(args, backend, **changes) -> BenchRequest:
     """The command line's BenchRequest: every bound checked in one place, refusals naming the options."""
+    fields, labels = bench_fields(args)
+    return BenchRequest(**{**fields, "backend": backend, **changes}, labels=labels)
+
+
+def bench_fields(args) -> tuple[dict, dict]:
+    """The request's fields from the command line (all but its backend), and the words naming them."""
     algorithm = by_name(args.target)
     given_sizes, n = getattr(args, "sizes", None), getattr(args, "n", None)
     if given_sizes and n is not None:
@@ -179,7 +196,7 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     sizes = given_sizes or ([n] if n is not None else [])
     labels = {"sizes": "--sizes" if given_sizes else "--n"}
     fields = dict(
-        algorithm=algorithm.name, backend=backend, sizes=tuple(sizes),
+        algorithm=algorithm.name, sizes=tuple(sizes),
         options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
         launches=tuple(_launches(args, algorithm)), variants=args.variants,
         variant_files=tuple(getattr(args, "variant_file", None) or ()), repeats=args.repeats, rounds=args.rounds,
@@ -190,7 +207,7 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     if getattr(args, "counters", False) and args.processes > 1:
         raise InputError("--processes runs bench's own timed rows, the same in every process; give it without "
                          "--counters")
-    return BenchRequest(**{**fields, **changes}, labels=labels)
+    return fields, labels
 
 
 def _printer(request, finished: list):

@@ -1,0 +1,128 @@
+"""`raytracer-app bench TARGET --cluster ADDRESS [--on MODEL|any-gpu|each]`: the same request run on a Dask
+cluster's workers (kernels/cluster), its rows printed as they arrive (each with the worker that ran it), then
+merged in a local run's order into the table's summary, --csv and --json (one result file per GPU model with
+--on each, each recording its device as the worker saw it)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kernels import signals
+from kernels.errors import InputError
+from kernels.harness import bench
+
+
+def run(args, fields: dict, labels: dict) -> int:
+    from kernels.backend import Backend
+    from kernels.cluster import jobs, remote
+
+    for given, option in ((args.list, "--list"), (getattr(args, "counters", False), "--counters"),
+                          (getattr(args, "whole_call", False), "--whole-call"),
+                          (getattr(args, "resources", False), "--resources"), (args.device is not None, "--device")):
+        if given:
+            raise InputError(f"{option} applies to a run here; give it without --cluster (--on picks the workers)")
+    csv_path, json_path = _check_outputs(args)
+    client = remote.connect(args.cluster, args.certs)
+    try:
+        kind = args.backend if args.backend != "auto" else ("cuda" if remote.gpu_models(client) else "cpu")
+        chosen = remote.targets(client, args.on, kind)
+        if len(chosen) > 1 and csv_path:
+            raise InputError("--on each writes one result file per GPU model: give --json, not --csv")
+        code = 0
+        for model, resources in chosen.items():
+            backend = Backend(kind)
+            if backend.is_gpu:  # validated on the worker, against its GPU: this host may have none
+                doc = jobs.unchecked_bench_json({**fields, "backend": backend})
+            else:
+                from kernels.service.bench_request import BenchRequest
+
+                doc = BenchRequest(**fields, backend=backend, labels=labels).to_json()
+            job = jobs.bench_job(doc)
+            print(f"cluster: {client.scheduler.address}, {kind} on {model if resources else 'every worker'}")
+            code = max(code, _one(args, client, job, resources, csv_path,
+                                  _per_model(json_path, model) if len(chosen) > 1 else json_path))
+        return code
+    finally:
+        client.close()
+
+
+def _one(args, client, job, resources, csv_path, json_path) -> int:
+    from kernels.cluster import remote
+    from kernels.registry import by_name
+
+    finished: list = []
+
+    def progress(kind, value):
+        if kind == "row":
+            if not finished:
+                print(bench.table_header() + "  worker")
+            finished.append(value)
+            print(f"{bench.table_line(value)}  {value.worker}", flush=True)
+        elif kind == "progress":
+            print(f"progress: {value[0]}/{value[1]}", file=sys.stderr, flush=True)
+
+    try:
+        out = remote.run_bench(client, job, progress, resources=resources)
+    except KeyboardInterrupt as exc:
+        stopped = signals.status_of(exc)
+        print(f"raytracer-app: {'terminated' if stopped == 143 else 'interrupted'} after {len(finished)} row(s)",
+              file=sys.stderr)
+        _write(args, job, finished, {}, None, csv_path, json_path, partial=True)
+        return stopped
+    for line in out.messages:
+        print(line, file=sys.stderr)
+    if out.peak is not None:
+        print(f"peak: {out.peak.gbps:.1f} GB/s measured with a {out.peak.how}" if out.peak.gbps else
+              f"peak: not measured ({out.peak.how})")
+    for line in bench.summary_lines(out.rows, out.peak, by_name(job.request["algorithm"]).variants):
+        print(line)
+    print(f"workers: {', '.join(out.workers) or 'none'}" + ("  (stopped: the rows that finished)" if out.stopped else ""))
+    if not _write(args, job, out.rows, out.device, out.peak, csv_path, json_path, partial=out.stopped):
+        return 1
+    if out.bad_files:
+        for line in out.bad_files:
+            print(f"raytracer-app: error: {line}", file=sys.stderr)
+        return 2
+    bad = [r for r in out.rows if r.verified in (bench.FAILED, bench.ERROR)]
+    if bad:
+        print(f"{len(bad)} of {len(out.rows)} runs failed verification or raised", file=sys.stderr)
+        return 1
+    return 1 if out.stopped else 0
+
+
+def _check_outputs(args):
+    from kernels.io.writer import check_output
+
+    for option, path in (("--csv", args.csv), ("--json", args.json)):
+        if path:
+            check_output(path, option)
+    return args.csv, args.json
+
+
+def _per_model(path, model: str):
+    if not path:
+        return path
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}-{model}{p.suffix or '.json'}"))
+
+
+def _write(args, job, rows, device, peak, csv_path, json_path, partial: bool) -> bool:
+    from kernels.harness import results
+    from kernels.io.writer import WriteFailed
+
+    try:
+        if csv_path:
+            bench.write_csv(rows, csv_path, "--csv")
+            print(f"wrote {len(rows)} rows to {csv_path}")
+        if json_path:
+            device = {**(device or {"name": "?"}), "cluster": args.cluster}
+            result = results.Result(target=job.request["algorithm"], rows=list(rows), device=device,
+                                    request=results._plain(job.request), partial=partial,
+                                    **results.provenance(getattr(args, "argv", None)))
+            results.write_result(json_path, result, "--json")
+            print(f"wrote {len(rows)} rows with their samples to {json_path}" + (" (partial)" if partial else ""))
+    except (WriteFailed, InputError) as exc:
+        print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are in the table above", file=sys.stderr)
+        return False
+    return True
