@@ -258,3 +258,43 @@ def test_cluster_start_status_stop_on_a_host_without_a_gpu(tmp_path, capsys, mon
     finally:
         assert main(["cluster", "stop"]) == 0
     assert not any(local._alive(p) for p in state["processes"]) and local.read_state() is None
+
+
+@pytest.mark.slow
+def test_the_windows_run_on_control_sends_a_benchmark_to_the_cluster(client, qtbot, tmp_path, cpu_backend):
+    pytest.importorskip("pytestqt")
+    from PyQt6.QtCore import QSettings
+
+    from raytracer_app.gui.common.run_on import CLUSTER, HERE
+    from raytracer_app.gui.shell.main_window import MainWindow
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    w = MainWindow(cpu_backend)
+    w.show()
+    try:
+        control = w.run_on
+        assert control.isVisible() and control.state.text() == "this machine"
+        control.address.setText("not an address")
+        control.choice.setCurrentText(CLUSTER)  # connecting happens off the GUI thread; the state says why not
+        qtbot.waitUntil(lambda: control.state.text().startswith("not connected: --cluster"), timeout=20_000)
+        control.address.setText(client.scheduler.address)
+        control.address.returnPressed.emit()
+        qtbot.waitUntil(lambda: "2 worker(s)" in control.state.text(), timeout=20_000)
+        assert control.model.remote
+        panel = w.panels["Reduction"]
+        panel.set_variants(["numpy"])
+        panel.show_peak.setChecked(False)
+        panel.n.setValue(4096)
+        panel.repeats.setValue(1)
+        assert panel.run()
+        qtbot.waitUntil(lambda: not panel.busy() and len(panel.rows) == 1, timeout=30_000)
+        row = panel.rows[0][0]
+        assert row.verified == "yes" and row.worker in ("0", "1")  # the row ran there
+        control.choice.setCurrentText(HERE)
+        assert control.state.text() == "this machine" and not control.model.remote
+    finally:
+        panel = w.panels["Reduction"]
+        panel.stop()
+        w.close()
+        qtbot.waitUntil(lambda: w.render_thread.isFinished(), timeout=30_000)
