@@ -133,10 +133,12 @@ class RemoteRun:
     device: dict = field(default_factory=dict)
     workers: list = field(default_factory=list)
     messages: list = field(default_factory=list)
+    latency_ms: list = field(default_factory=list)  # each streamed row: its worker's send to its arrival here
 
 
-def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -> RemoteRun:
-    """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any)."""
+def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, workers=None) -> RemoteRun:
+    """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any), or
+    over the worker addresses ``workers`` alone."""
     from distributed import Event
 
     from kernels.cluster.worker_side import run_job
@@ -151,12 +153,12 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -
     run_id = uuid.uuid4().hex[:12]
     topic, stop_name = f"raytracer-rows-{run_id}", f"raytracer-stop-{run_id}"
     arrivals: queue.Queue = queue.Queue()
-    client.subscribe_topic(topic, lambda event: arrivals.put(event[1]))
+    client.subscribe_topic(topic, lambda event: arrivals.put((time.time(), event[1])))
     stop_event = Event(stop_name, client=client)
     futures = {client.submit(run_job, jobs.to_json(jobs.Job(job.kind, {**job.request, **p.changes}, job.files,
                                                             p.index)),
                              topic, stop_name, key=f"raytracer-{run_id}-{p.index}", resources=resources,
-                             pure=False): p for p in parts}
+                             workers=workers, allow_other_workers=False, pure=False): p for p in parts}
     keyed, out = {}, RemoteRun()
     expected = _expected_rows(job.request, spec)
 
@@ -175,7 +177,7 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None) -
         except KeyboardInterrupt:  # Ctrl-C here: the workers stop too; the rows that came stay with the caller
             _quietly(stop_event.set)
             raise
-        _drain(arrivals, parts, take)
+        _drain(arrivals, parts, take, out.latency_ms)
         for future, piece in sorted(futures.items(), key=lambda fp: fp[1].index):
             if future.status == "finished":
                 result = future.result()
@@ -214,7 +216,7 @@ def _follow(client, futures, arrivals, parts, take, should_stop, stop_event, res
     turn = 0
     while True:
         turn += 1
-        _drain(arrivals, parts, take)
+        _drain(arrivals, parts, take, out.latency_ms, wait=0.02)  # a row is taken the moment it comes
         if all(f.done() for f in futures):
             return stop_at
         if stop_at is None and should_stop():
@@ -232,16 +234,19 @@ def _follow(client, futures, arrivals, parts, take, should_stop, stop_event, res
                 return stop_at
         elif turn % 25 == 0:
             orphaned_at = None
-        time.sleep(0.02)
 
 
-def _drain(arrivals, parts, take) -> None:
+def _drain(arrivals, parts, take, latency_ms: list, wait: float = 0.0) -> None:
+    """Take the rows that came (waiting up to ``wait`` seconds for the first)."""
     while True:
         try:
-            msg = arrivals.get_nowait()
+            arrived, msg = arrivals.get(timeout=wait) if wait else arrivals.get_nowait()
         except queue.Empty:
             return
+        wait = 0.0
         if isinstance(msg, dict) and isinstance(msg.get("piece"), int) and 0 <= msg["piece"] < len(parts):
+            if isinstance(msg.get("sent"), float):
+                latency_ms.append((arrived - msg["sent"]) * 1e3)
             take(parts[msg["piece"]], msg["seq"], json.loads(msg["row"]))
 
 
@@ -298,14 +303,16 @@ class RemoteFrame:
     worker: str
 
 
-def render(client, request, resources=None) -> RemoteFrame:
-    """Render the RenderRequest ``request`` on a worker (one with ``resources``)."""
+def render(client, request, resources=None, workers=None) -> RemoteFrame:
+    """Render the RenderRequest ``request`` on a worker (one with ``resources``, or of the addresses
+    ``workers``: a window's frames go to one worker, which keeps its compiled kernels and buffers)."""
     import numpy as np
 
     from kernels.cluster.worker_side import run_job
 
     start = time.perf_counter()
-    future = client.submit(run_job, jobs.to_json(jobs.render_job(request)), "", "", resources=resources, pure=False)
+    future = client.submit(run_job, jobs.to_json(jobs.render_job(request)), "", "", resources=resources,
+                           workers=workers, pure=False)
     try:
         out = future.result()
     except InputError:
@@ -315,3 +322,13 @@ def render(client, request, resources=None) -> RemoteFrame:
     image = np.frombuffer(out["pixels"], dtype=out["dtype"]).reshape(out["shape"])
     return RemoteFrame(image, out["kernel_ms"], out["frame_ms"], (time.perf_counter() - start) * 1e3,
                        out["device"], out["worker"])
+
+
+def result_of(out: RemoteRun, job: jobs.Job, address: str, command=None):
+    """A result file (kernels/harness/results.py) of a cluster run: its rows in a local run's order, each with
+    its worker, and the device as the run's first worker recorded it, with the cluster's address."""
+    from kernels.harness import results
+
+    device = {**(out.device or {"name": "?"}), "cluster": address}
+    return results.Result(target=job.request["algorithm"], rows=list(out.rows), device=device,
+                          request=results._plain(job.request), partial=out.stopped, **results.provenance(command))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
+import time
 
 _PEAKS: dict = {}  # backend kind -> the copy peak this worker process measured (one per sweep's worker)
 STOP_POLL_S = 0.2  # how often the watching thread asks the scheduler whether Stop was pressed
@@ -50,7 +51,8 @@ def _bench(job, worker, topic, stop) -> dict:
         if kind == "row":
             value.worker = str(worker.name)
             # as JSON text: the event's msgpack would turn the row's lists into tuples
-            worker.log_event(topic, {"piece": job.piece, "seq": seq, "row": json.dumps(results.row_dict(value))})
+            worker.log_event(topic, {"piece": job.piece, "seq": seq, "row": json.dumps(results.row_dict(value)),
+                                     "sent": time.time()})  # the row's latency to the client (same host's clock)
             seq += 1
 
     with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:

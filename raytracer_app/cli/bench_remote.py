@@ -108,6 +108,7 @@ def _per_model(path, model: str):
 
 
 def _write(args, job, rows, device, peak, csv_path, json_path, partial: bool) -> bool:
+    from kernels.cluster import remote
     from kernels.harness import results
     from kernels.io.writer import WriteFailed
 
@@ -116,11 +117,9 @@ def _write(args, job, rows, device, peak, csv_path, json_path, partial: bool) ->
             bench.write_csv(rows, csv_path, "--csv")
             print(f"wrote {len(rows)} rows to {csv_path}")
         if json_path:
-            device = {**(device or {"name": "?"}), "cluster": args.cluster}
-            result = results.Result(target=job.request["algorithm"], rows=list(rows), device=device,
-                                    request=results._plain(job.request), partial=partial,
-                                    **results.provenance(getattr(args, "argv", None)))
-            results.write_result(json_path, result, "--json")
+            run = remote.RemoteRun(rows=list(rows), peak=peak, stopped=partial, device=device)
+            results.write_result(json_path, remote.result_of(run, job, args.cluster, getattr(args, "argv", None)),
+                                 "--json")
             print(f"wrote {len(rows)} rows with their samples to {json_path}" + (" (partial)" if partial else ""))
     except (WriteFailed, InputError) as exc:
         print(f"raytracer-app: failed: {exc}; the {len(rows)} rows are in the table above", file=sys.stderr)
