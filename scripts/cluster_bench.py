@@ -51,14 +51,14 @@ def main(argv=None) -> int:
     from kernels import backend as backends
     from kernels.cluster import local, remote
 
-    kind = args.backend or ("cuda" if backends.gpu_available() else "cpu")
+    backend = backends.Backend(args.backend or ("cuda" if backends.gpu_available() else "cpu"))
     state = local.start("all", f"127.0.0.1:{args.port or _free_port()}")
     client = remote.connect(state["address"])
-    figures: dict = {"backend": kind, "address": state["address"]}
+    figures: dict = {"backend": backend.kind, "address": state["address"]}
     try:
-        figures.update(_sweeps(client, kind, args, out))
-        figures.update(_stop_latency(client, kind, args))
-        figures.update(_frames(client, kind, args))
+        figures.update(_sweeps(client, backend, args, out))
+        figures.update(_stop_latency(client, backend, args))
+        figures.update(_frames(client, backend, args))
     finally:
         client.close()
         local.stop()
@@ -75,42 +75,43 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _request(kind: str, args, **changes):
-    from kernels.backend import Backend
+def _request(backend, args, **changes):
     from kernels.cluster import jobs
     from kernels.registry import by_name
 
     spec = by_name("reduction")
-    names = [v.name for v in spec.variants if v.kind == "gpu"] if args.variants == "gpu" else args.variants.split(",")
-    if kind != "cuda" and args.variants == "gpu":
-        names = [v.name for v in spec.variants if v.kind == "cpu"]
-    fields = dict(algorithm="reduction", backend=Backend(kind), sizes=tuple(int(n) for n in args.sizes.split(",")),
+    if args.variants == "gpu":  # every GPU variant (the CPU twins on a cpu run), not the library peers
+        names = [v.name for v in spec.variants if (v.kind == "gpu" if backend.runs_cuda_kernels
+                                                   else v.kind not in ("gpu", "peer"))]
+    else:
+        names = args.variants.split(",")
+    fields = dict(algorithm="reduction", backend=backend, sizes=tuple(int(n) for n in args.sizes.split(",")),
                   variants=tuple(names), repeats=args.repeats)
     fields.update(changes)
     return jobs.bench_job(jobs.unchecked_bench_json(fields))
 
 
-def _chosen_workers(client, kind) -> list:
+def _chosen_workers(client, backend) -> list:
     from kernels.cluster import remote
 
     found = remote.workers(client)
-    if kind == "cuda":
+    if backend.is_gpu:
         models = [w.model for w in found if w.model]
         model = max(set(models), key=models.count)
         found = [w for w in found if w.model == model]
     return [w.address for w in found]
 
 
-def _sweeps(client, kind, args, out: Path) -> dict:
+def _sweeps(client, backend, args, out: Path) -> dict:
     from kernels.cluster import remote
     from kernels.harness import compare, results
 
-    workers = _chosen_workers(client, kind)
+    workers = _chosen_workers(client, backend)
     smallest = min(int(n) for n in args.sizes.split(","))
-    warm = _request(kind, args, sizes=(smallest,), repeats=1)
+    warm = _request(backend, args, sizes=(smallest,), repeats=1)
     for w in workers:  # every worker compiles every variant before anything is timed
         remote.run_bench(client, warm, workers=[w])
-    job = _request(kind, args)
+    job = _request(backend, args)
     timed = {}
     for label, chosen in (("one-gpu", workers[:1]), ("all-gpus", workers)):
         start = time.perf_counter()
@@ -135,13 +136,13 @@ def _sweeps(client, kind, args, out: Path) -> dict:
     return figures
 
 
-def _stop_latency(client, kind, args, tries: int = 3) -> dict:
+def _stop_latency(client, backend, args, tries: int = 3) -> dict:
     from kernels.cluster import remote
 
     latencies = []
     for _ in range(tries):
         asked = []
-        job = _request(kind, args, repeats=max(args.repeats, 20) if kind == "cuda" else args.repeats)
+        job = _request(backend, args, repeats=max(args.repeats, 20) if backend.is_gpu else args.repeats)
 
         def stop():
             return bool(asked)
@@ -150,7 +151,7 @@ def _stop_latency(client, kind, args, tries: int = 3) -> dict:
             if what == "row" and not asked:
                 asked.append(time.perf_counter())
 
-        run = remote.run_bench(client, job, progress, stop, workers=_chosen_workers(client, kind))
+        run = remote.run_bench(client, job, progress, stop, workers=_chosen_workers(client, backend))
         if asked:
             latencies.append((time.perf_counter() - asked[0]) * 1e3)
         print(f"stop: the run returned {latencies[-1]:.0f} ms after Stop with {len(run.rows)} rows "
@@ -158,15 +159,14 @@ def _stop_latency(client, kind, args, tries: int = 3) -> dict:
     return {"stop_ms": [round(x, 1) for x in latencies]}
 
 
-def _frames(client, kind, args) -> dict:
-    from kernels.backend import Backend
+def _frames(client, backend, args) -> dict:
     from kernels.cluster import remote
     from kernels.julia.params import JuliaParams
     from kernels.service.requests import RenderRequest
 
     width, height = (int(x) for x in args.frame_size.lower().split("x"))
-    request = RenderRequest("julia", Backend(kind), (width, height), julia=JuliaParams())
-    worker = _chosen_workers(client, kind)[:1]  # one worker draws every frame, as for a window
+    request = RenderRequest("julia", backend, (width, height), julia=JuliaParams())
+    worker = _chosen_workers(client, backend)[:1]  # one worker draws every frame, as for a window
     remote.render(client, request, workers=worker)  # the first frame compiles
     frames, start = [], time.perf_counter()
     while time.perf_counter() - start < args.frames_seconds or not frames:

@@ -94,9 +94,9 @@ def gpu_models(client) -> list[str]:
     return sorted({w.model for w in workers(client) if w.model})
 
 
-def targets(client, on: str | None, backend_kind: str) -> dict:
-    """{model or 'cpu': resources each piece asks for} for ``on``: None (a GPU model for cuda, every
-    worker for cpu and sim), 'any-gpu', 'each' (every GPU model) or a model's name."""
+def targets(client, on: str | None, backend) -> dict:
+    """{model or 'cpu': resources each piece asks for} for ``on`` and the Backend ``backend``: None (a GPU
+    model for a GPU backend, every worker for cpu and sim), 'any-gpu', 'each' (every GPU model) or a model's name."""
     found = workers(client)
     if not found:
         raise ClusterError("the cluster has no workers")
@@ -104,7 +104,7 @@ def targets(client, on: str | None, backend_kind: str) -> dict:
     for w in found:
         if w.model:
             models.setdefault(w.model, []).append(w)
-    if on is None and backend_kind != "cuda":
+    if on is None and not backend.is_gpu:
         return {"cpu": None}
     if on in (None, "any-gpu"):
         if not models:

@@ -14,7 +14,7 @@ from kernels.harness import bench
 
 
 def run(args, fields: dict, labels: dict) -> int:
-    from kernels.backend import Backend
+    from kernels.backend import Backend, choice
     from kernels.cluster import jobs, remote
 
     for given, option in ((args.list, "--list"), (getattr(args, "counters", False), "--counters"),
@@ -25,13 +25,13 @@ def run(args, fields: dict, labels: dict) -> int:
     csv_path, json_path = _check_outputs(args)
     client = remote.connect(args.cluster, args.certs)
     try:
-        kind = args.backend if args.backend != "auto" else ("cuda" if remote.gpu_models(client) else "cpu")
-        chosen = remote.targets(client, args.on, kind)
+        named = choice(args.backend)
+        backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
+        chosen = remote.targets(client, args.on, backend)
         if len(chosen) > 1 and csv_path:
             raise InputError("--on each writes one result file per GPU model: give --json, not --csv")
         code = 0
         for model, resources in chosen.items():
-            backend = Backend(kind)
             if backend.is_gpu:  # validated on the worker, against its GPU: this host may have none
                 doc = jobs.unchecked_bench_json({**fields, "backend": backend})
             else:
@@ -39,7 +39,7 @@ def run(args, fields: dict, labels: dict) -> int:
 
                 doc = BenchRequest(**fields, backend=backend, labels=labels).to_json()
             job = jobs.bench_job(doc)
-            print(f"cluster: {client.scheduler.address}, {kind} on {model if resources else 'every worker'}")
+            print(f"cluster: {client.scheduler.address}, {backend.kind} on {model if resources else 'every worker'}")
             code = max(code, _one(args, client, job, resources, csv_path,
                                   _per_model(json_path, model) if len(chosen) > 1 else json_path))
         return code
