@@ -277,8 +277,10 @@ def _restart_busy(client, futures, out) -> None:
     busy = [w for w, keys in client.processing().items() if ours & set(keys)]
     for future in futures:
         future.cancel()
-    if busy:
-        _quietly(lambda: client.restart_workers(busy, raise_for_error=False))
+    if busy:  # the worker process ends at once; its nanny starts a fresh one (restart_workers waits on it)
+        from kernels.cluster.worker_side import end_worker_process
+
+        _quietly(lambda: client.run(end_worker_process, workers=busy, wait=False))
         out.messages.append(f"{len(busy)} worker(s) did not stop within {RESTART_AFTER_S:.0f} s and were restarted")
     out.stopped = True
 

@@ -69,6 +69,14 @@ def _bench(job, worker, topic, stop) -> dict:
             "worker": str(worker.name)}
 
 
+def end_worker_process() -> None:
+    """Run on a worker that did not stop (a kernel that does not return): its process ends now, whatever it
+    runs, and its nanny starts a fresh worker in its place."""
+    import os
+
+    os._exit(70)
+
+
 _RENDERERS: dict = {}  # kept between frames: compiled kernels and device buffers are reused
 
 
