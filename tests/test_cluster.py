@@ -341,3 +341,39 @@ def test_on_picks_the_workers_of_one_gpu_model_or_each_model():
         remote.targets(gpus, "A100", cuda)
     with pytest.raises(InputError, match="no GPU worker"):
         remote.targets(_FakeClient([{}, {}]), "each", cuda)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_a_gpu_hosts_cluster_splits_a_sweep_over_its_gpus_and_each_model_gets_a_file(tmp_path, capsys,
+                                                                                    monkeypatch):
+    import socket
+
+    from kernels.cluster import local
+    from kernels.harness.results_read import read_result
+    from raytracer_app.cli import main
+
+    monkeypatch.setenv("RAYTRACER_CACHE_DIR", str(tmp_path / "cache"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    assert main(["cluster", "start", "--listen", address]) == 0, capsys.readouterr().err
+    try:
+        state = local.read_state()
+        host = socket.gethostname().split(".")[0]
+        names = {f"{host}-gpu{g['index']}" for g in state["gpus"]}
+        assert names and {p["name"] for p in state["processes"][1:]} == names  # a worker per GPU
+        out = tmp_path / "r.json"
+        sizes = (1 << 20, 1 << 22)
+        assert main(["bench", "reduction", "--backend", "cuda", "--sizes", ",".join(map(str, sizes)), "--variants",
+                     "sequential,best", "--repeats", "3", "--cluster", address, "--json", str(out)]) == 0
+        result = read_result(out, "--json")
+        assert [(r.variant, r.n) for r in result.rows] == [(v, n) for n in sizes for v in ("sequential", "best")]
+        assert all(r.verified == "yes" and r.worker in names for r in result.rows)
+        assert main(["bench", "reduction", "--backend", "cuda", "--n", str(1 << 20), "--variants", "best",
+                     "--repeats", "2", "--cluster", address, "--on", "each", "--json", str(out)]) == 0
+        for model in {g["model"] for g in state["gpus"]}:
+            each = read_result(tmp_path / f"r-{model}.json", "--json")
+            assert each.rows[0].verified == "yes" and model in each.device["name"].replace(" ", "")
+    finally:
+        assert main(["cluster", "stop"]) == 0

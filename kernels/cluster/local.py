@@ -227,6 +227,7 @@ def status_lines(client) -> list[str]:
         clocks = (f", {r['clock_mhz']} MHz SM, {r['memory_clock_mhz']} MHz memory"
                   if r.get("clock_mhz") and r.get("memory_clock_mhz") else "")
         driver = f", driver {r['driver']}" if r.get("driver") else ""
+        driver += f", power limit {r['power_limit_w']:.0f} W" if r.get("power_limit_w") else ""
         runs = f"running {busy.get(w.address, 0)} task(s)" if busy.get(w.address) else "idle"
         lines.append(f"  {w.name:<20} {w.address:<24} {gpu}{clocks}{driver}; {runs}")
     return lines
@@ -238,14 +239,17 @@ def worker_report() -> dict:
 
     from kernels.harness import results
 
-    if gpu_available() and os.environ.get("CUDA_VISIBLE_DEVICES", "") != "":
-        info = results.device_info(Backend("cuda", 0), None)
-        try:
-            from kernels.backend import driver
+    if gpu_available() and os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
+        from kernels.counters.clocks import board
 
-            version = int(driver.call("cuDriverGetVersion"))
-            info["driver"] = f"CUDA {version // 1000}.{version % 1000 // 10}"
-        except Exception:  # noqa: BLE001 - a driver without the call: left out
-            pass
+        info = {**results.device_info(Backend("cuda", 0), None), **board(0)}
+        if "driver" not in info:
+            try:
+                from kernels.backend import driver
+
+                version = int(driver.call("cuDriverGetVersion"))
+                info["driver"] = f"CUDA {version // 1000}.{version % 1000 // 10}"
+            except Exception:  # noqa: BLE001 - a driver without the call: left out
+                pass
         return info
     return {"name": Backend("cpu").device_name}

@@ -63,10 +63,14 @@ def _bench(job, worker, topic, stop) -> dict:
         _PEAKS.setdefault(backend.kind, run.peak)
     for r in run.rows:
         r.worker = str(worker.name)
+    device = results.device_info(backend, run.peak)
+    if backend.is_gpu:  # --on each compares models: the driver and power limit too, where NVML says them
+        from kernels.counters.clocks import board
+
+        device.update(board(backend.device))
     return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
             "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
-            "bad_files": list(run.bad_files), "device": results.device_info(backend, run.peak),
-            "worker": str(worker.name)}
+            "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
 
 
 def end_worker_process() -> None:
