@@ -32,12 +32,14 @@ def state_path() -> Path:
 
 
 def read_state() -> dict | None:
+    from kernels.io.reader import read_json
+
     path = state_path()
     if not path.is_file():
         return None
     try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
+        state = read_json(path, "the cluster's state file", 1 << 20, "it lists a few processes")
+    except InputError:  # garbled: as if no cluster had been started (its processes are then left alone)
         return None
     return state if isinstance(state, dict) and isinstance(state.get("processes"), list) else None
 
@@ -142,10 +144,9 @@ def _spawn(name: str, command: list, env: dict, folder: Path) -> dict:
 
 
 def _write_state(state: dict) -> None:
-    path = state_path()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=1))
-    os.replace(tmp, path)
+    from kernels.io.writer import write_output
+
+    write_output(state_path(), json.dumps(state, indent=1) + "\n", "the cluster's state file")
 
 
 def _wait_for_workers(address, certs, count: int) -> None:
@@ -170,18 +171,16 @@ def _wait_for_workers(address, certs, count: int) -> None:
 
 def _alive(process: dict) -> bool:
     """The process ``start`` began is still running (its id not reused by another program)."""
+    import psutil  # a dependency of distributed
+
     pid = process.get("pid")
     if not isinstance(pid, int):
         return False
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return process.get("command", "").encode() in f.read()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-            return True
-        except OSError:
-            return False
+        p = psutil.Process(pid)
+        return p.status() != psutil.STATUS_ZOMBIE and process.get("command", "") in " ".join(p.cmdline())
+    except (psutil.Error, OSError):
+        return False
 
 
 def stop(say=print) -> int:
