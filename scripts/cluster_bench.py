@@ -88,7 +88,9 @@ def _request(backend, args, **changes):
     fields = dict(algorithm="reduction", backend=backend, sizes=tuple(int(n) for n in args.sizes.split(",")),
                   variants=tuple(names), repeats=args.repeats)
     fields.update(changes)
-    return jobs.bench_job(jobs.unchecked_bench_json(fields))
+    from kernels.service.bench_request import BenchRequest
+
+    return jobs.bench_job(BenchRequest(**fields))
 
 
 def _chosen_workers(client, backend) -> list:

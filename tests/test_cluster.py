@@ -377,3 +377,17 @@ def test_a_gpu_hosts_cluster_splits_a_sweep_over_its_gpus_and_each_model_gets_a_
             assert each.rows[0].verified == "yes" and model in each.device["name"].replace(" ", "")
     finally:
         assert main(["cluster", "stop"]) == 0
+
+
+def test_a_request_for_a_clusters_gpu_is_checked_here_against_what_its_worker_reported():
+    from kernels.backend.devices import DeviceLimits
+    from kernels.cluster import remote
+
+    gpu = remote._remote_gpu_class()("cuda", 0, "", "NVIDIA H200", DeviceLimits(name="NVIDIA H200", sm_count=132),
+                                     64 << 20)  # 64 MiB free on the worker's GPU
+    request = BenchRequest("reduction", gpu, sizes=(1 << 20,), variants="best", repeats=20)
+    assert request.repeats == 20 and request.to_json()["backend"] == {"kind": "cuda", "device": 0}
+    with pytest.raises(InputError, match="is free on NVIDIA H200"):  # this host has no such GPU; the worker's
+        BenchRequest("reduction", gpu, sizes=(1 << 28,), variants="best")
+    with pytest.raises(RuntimeError, match="runs nothing in this process"):
+        gpu.activate()

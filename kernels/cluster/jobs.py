@@ -55,11 +55,11 @@ def from_json(doc) -> Job:
 
 
 def bench_job(request) -> Job:
-    """The job of a BenchRequest (or of :func:`unchecked_bench_json`'s dict): its variant files read here, by
-    the one input reader, and sent as their text under their file names (made unique)."""
+    """The job of a BenchRequest: its variant files read here, by the one input reader, and sent as their text
+    under their file names (made unique)."""
     from kernels.io.reader import read_bytes
 
-    doc = request if isinstance(request, Mapping) else request.to_json()
+    doc = request.to_json()
     names, files = [], []
     for path in doc.get("variant_files") or []:
         text = read_bytes(path, "--variant-file", MAX_FILE_BYTES, "a variant file is source code").decode(
@@ -68,28 +68,6 @@ def bench_job(request) -> Job:
         names.append(name)
         files.append((name, text))
     return Job("bench", {**doc, "variant_files": names}, tuple(files))
-
-
-def unchecked_bench_json(fields: Mapping) -> dict:
-    """A BenchRequest's JSON from its fields without validating them here: for a backend this process cannot
-    open (a remote GPU from a laptop), the worker validates the request where it runs (an InputError then
-    comes back as this one would have)."""
-    from dataclasses import MISSING, fields as dataclass_fields
-
-    from kernels.service.bench_request import BenchRequest
-
-    shell = object.__new__(BenchRequest)
-    for f in dataclass_fields(BenchRequest):
-        if f.name in fields:
-            value = fields[f.name]
-        elif f.default is not MISSING:
-            value = f.default
-        else:
-            value = f.default_factory() if f.default_factory is not MISSING else None
-        if f.name == "options" and isinstance(value, Mapping):
-            value = tuple(value.items())
-        object.__setattr__(shell, f.name, value)
-    return shell.to_json()
 
 
 def _unique(name: str, taken: list) -> str:

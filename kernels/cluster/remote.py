@@ -121,6 +121,62 @@ def targets(client, on: str | None, backend) -> dict:
     return {on: {on: 1}}
 
 
+def _remote_gpu_class():
+    """RemoteGpu, made when first asked (kernels.backend is imported then, not with this module)."""
+    from kernels.backend import Backend
+
+    @dataclass(frozen=True)
+    class RemoteGpu(Backend):
+        """A GPU of a cluster's worker as this process sees it: a request for it is validated here, with the
+        CLI's or the panel's words, against the name, limits and free memory the worker reported (this host
+        may have no GPU at all). Nothing runs on it here."""
+
+        remote_name: str = ""
+        remote_limits: object = None
+        remote_free: int | None = None
+
+        @property
+        def device_name(self) -> str:
+            return self.remote_name
+
+        @property
+        def limits(self):
+            return self.remote_limits
+
+        @property
+        def label(self) -> str:
+            return f"cuda ({self.remote_name}, on the cluster)"
+
+        def free_device_bytes(self) -> int | None:
+            return self.remote_free
+
+        def activate(self) -> None:
+            raise RuntimeError("a cluster's GPU runs nothing in this process")
+
+    return RemoteGpu
+
+
+def remote_gpu(client, resources: dict):
+    """The GPU of the cluster's workers that have ``resources`` (one of them asked), as a Backend whose
+    requests validate here."""
+    import dataclasses
+
+    from kernels.backend.devices import DeviceLimits
+    from kernels.cluster.worker_side import gpu_facts
+
+    chosen = [w.address for w in workers(client) if all(w.resources.get(r, 0) >= n for r, n in resources.items())]
+    if not chosen:
+        raise ClusterError(f"no worker of the cluster has {', '.join(resources)}")
+    try:
+        facts = client.run(gpu_facts, workers=chosen[:1])[chosen[0]]
+    except Exception as exc:  # noqa: BLE001 - the worker's failure, in one line
+        raise ClusterError(f"the cluster's worker could not say what its GPU is: {one_line(exc)}") from None
+    known = {f.name for f in dataclasses.fields(DeviceLimits)}
+    limits = DeviceLimits(**{k: tuple(v) if isinstance(v, list) else v for k, v in facts["limits"].items()
+                             if k in known})
+    return _remote_gpu_class()("cuda", 0, "", facts["name"], limits, facts["free"])
+
+
 @dataclass
 class RemoteRun:
     """A cluster run's rows in a local run's order (each saying its worker), the peak, and whether it stopped

@@ -73,6 +73,16 @@ def _bench(job, worker, topic, stop) -> dict:
             "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
 
 
+def gpu_facts() -> dict:
+    """This worker's GPU (device 0: CUDA_VISIBLE_DEVICES names one) as a client validates requests for it."""
+    import dataclasses
+
+    from kernels.backend import Backend
+
+    gpu = Backend("cuda", 0)
+    return {"name": gpu.device_name, "limits": dataclasses.asdict(gpu.limits), "free": gpu.free_device_bytes()}
+
+
 def end_worker_process() -> None:
     """Run on a worker that did not stop (a kernel that does not return): its process ends now, whatever it
     runs, and its nanny starts a fresh worker in its place."""

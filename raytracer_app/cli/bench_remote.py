@@ -31,14 +31,12 @@ def run(args, fields: dict, labels: dict) -> int:
         if len(chosen) > 1 and csv_path:
             raise InputError("--on each writes one result file per GPU model: give --json, not --csv")
         code = 0
-        for model, resources in chosen.items():
-            if backend.is_gpu:  # validated on the worker, against its GPU: this host may have none
-                doc = jobs.unchecked_bench_json({**fields, "backend": backend})
-            else:
-                from kernels.service.bench_request import BenchRequest
+        from kernels.service.bench_request import BenchRequest
 
-                doc = BenchRequest(**fields, backend=backend, labels=labels).to_json()
-            job = jobs.bench_job(doc)
+        for model, resources in chosen.items():
+            # checked here in the options' words, against the workers' GPU as they report it
+            where = remote.remote_gpu(client, resources) if backend.is_gpu else backend
+            job = jobs.bench_job(BenchRequest(**fields, backend=where, labels=labels))
             print(f"cluster: {client.scheduler.address}, {backend.kind} on {model if resources else 'every worker'}")
             code = max(code, _one(args, client, job, resources, csv_path,
                                   _per_model(json_path, model) if len(chosen) > 1 else json_path))
