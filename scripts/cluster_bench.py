@@ -176,10 +176,10 @@ def _frames(client, backend, args) -> dict:
     seconds = time.perf_counter() - start
     med = lambda xs: round(statistics.median(xs), 3) if xs else None  # noqa: E731
     figures = {"frame_size": f"{width}x{height}", "frames": len(frames), "fps": round(len(frames) / seconds, 1),
-               "kernel_ms_median": med([f.kernel_ms for f in frames if f.kernel_ms is not None]),
-               "worker_frame_ms_median": med([f.frame_ms for f in frames]),
+               "kernel_ms_median": med([f.frame.kernel.median_ms for f in frames if f.frame.kernel is not None]),
+               "worker_frame_ms_median": med([f.worker_ms for f in frames]),
                "round_trip_ms_median": med([f.round_trip_ms for f in frames]),
-               "transfer_ms_median": med([f.round_trip_ms - f.frame_ms for f in frames])}
+               "transfer_ms_median": med([f.transfer_ms for f in frames])}
     print(f"remote render {figures['frame_size']}: {figures['fps']} frames/s over {len(frames)} frames; kernel "
           f"{figures['kernel_ms_median']} ms, the worker's whole frame {figures['worker_frame_ms_median']} ms, "
           f"round trip {figures['round_trip_ms_median']} ms (transfer and scheduling "

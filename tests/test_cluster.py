@@ -183,6 +183,20 @@ def test_a_tls_cluster_refuses_a_client_without_certificates(tmp_path, monkeypat
 
 
 @pytest.mark.slow
+def test_render_with_cluster_draws_on_a_worker_and_writes_the_png(client, tmp_path, capsys):
+    from raytracer_app.cli import main
+    from raytracer_app.png import read_png_text
+
+    out = tmp_path / "j.png"
+    code = main(["render", "julia", "--backend", "cpu", "--size", "48x32", "--iterations", "50", "--out", str(out),
+                 "--cluster", client.scheduler.address])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert out.exists() and read_png_text(out)  # the frame's timing and view, as a local render's PNG has
+    assert "drawn on 0 of" in printed or "drawn on 1 of" in printed
+
+
+@pytest.mark.slow
 def test_a_frame_drawn_on_a_worker_is_the_frame_drawn_here(client):
     from kernels.cluster import remote
     from kernels.julia.params import JuliaParams
@@ -194,8 +208,9 @@ def test_a_frame_drawn_on_a_worker_is_the_frame_drawn_here(client):
     assert back == request
     there = remote.render(client, request)
     here = render_frame({}, request)
-    assert there.image.shape == (32, 48, 4) and (there.image == here.image).all()
-    assert there.worker in ("0", "1") and there.round_trip_ms >= there.frame_ms > 0
+    assert there.frame.image.shape == (32, 48, 4) and (there.frame.image == here.image).all()
+    assert there.worker in ("0", "1") and there.round_trip_ms >= there.worker_ms > 0
+    assert there.frame.kernel.repeats == 1 and there.frame.backend == "cpu"
 
 
 @pytest.mark.slow

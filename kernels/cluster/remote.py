@@ -350,22 +350,22 @@ def _quietly(call) -> None:
 
 @dataclass
 class RemoteFrame:
-    """A frame drawn on a worker: its image, the kernel's and the worker's whole frame time, and the round
-    trip seen here (the difference is the transfer)."""
+    """A frame drawn on a worker (kernels.harness.frames.Frame), the worker's time for it (request to frame)
+    and the round trip seen here: the difference is the transfer and Dask's scheduling."""
 
-    image: object
-    kernel_ms: float | None
-    frame_ms: float
+    frame: object
+    worker_ms: float
     round_trip_ms: float
-    device: str
     worker: str
+
+    @property
+    def transfer_ms(self) -> float:
+        return self.round_trip_ms - self.worker_ms
 
 
 def render(client, request, resources=None, workers=None) -> RemoteFrame:
     """Render the RenderRequest ``request`` on a worker (one with ``resources``, or of the addresses
     ``workers``: a window's frames go to one worker, which keeps its compiled kernels and buffers)."""
-    import numpy as np
-
     from kernels.cluster.worker_side import run_job
 
     start = time.perf_counter()
@@ -377,9 +377,7 @@ def render(client, request, resources=None, workers=None) -> RemoteFrame:
         raise
     except Exception as exc:  # noqa: BLE001 - a worker's failure: one line
         raise ClusterError(f"the frame failed on the cluster: {one_line(exc)}") from None
-    image = np.frombuffer(out["pixels"], dtype=out["dtype"]).reshape(out["shape"])
-    return RemoteFrame(image, out["kernel_ms"], out["frame_ms"], (time.perf_counter() - start) * 1e3,
-                       out["device"], out["worker"])
+    return RemoteFrame(out["frame"], out["worker_ms"], (time.perf_counter() - start) * 1e3, out["worker"])
 
 
 def result_of(out: RemoteRun, job: jobs.Job, address: str, command=None):

@@ -95,20 +95,16 @@ _RENDERERS: dict = {}  # kept between frames: compiled kernels and device buffer
 
 
 def _render(job, worker_name) -> dict:
-    """A frame: its pixels as bytes (RGBA, row-major) with its kernel and frame times, for a window or a script."""
-    import time
-
+    """A frame (kernels.harness.frames.Frame: its image, kernel and whole-frame timings), as the CLI's `render`
+    and a window draw it here."""
     from kernels.service.render import render_frame
 
     from kernels.cluster import jobs
 
     start = time.perf_counter()
     frame = render_frame(_RENDERERS, jobs.render_request(job.request))
-    image = frame.image
-    return {"shape": list(image.shape), "dtype": str(image.dtype), "pixels": image.tobytes(),
-            "kernel_ms": frame.kernel.median_ms if frame.kernel is not None else None,
-            "frame_ms": frame.frame_ms, "worker_ms": (time.perf_counter() - start) * 1e3,
-            "device": frame.device, "backend": frame.backend, "worker": str(worker_name)}
+    frame.image = frame.image.copy()  # out of the renderer's pinned buffers, which the next frames reuse
+    return {"frame": frame, "worker_ms": (time.perf_counter() - start) * 1e3, "worker": str(worker_name)}
 
 
 class _StopWatch:

@@ -6,6 +6,7 @@ from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
+from raytracer_app.cli.cluster import cluster_address
 from raytracer_app.cli.parser import Parser, common, number, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
@@ -44,12 +45,48 @@ def add_parser(sub) -> None:
     julia.add_argument("--launch", default=None, choices=LAUNCHES, help="book: one thread per block as in the book; 2d: 2-D blocks (default; cuda/sim only)")
     common(spheres)
     common(julia)
+    for p in (spheres, julia):
+        c = p.add_argument_group("on a cluster (docs/cluster.md)")
+        cluster_address(c)
+        c.add_argument("--on", default=None, metavar="MODEL",
+                       help="with --cluster: the GPU model to draw on (e.g. H200; default: the model with the most "
+                            "GPUs for cuda, any worker for cpu and sim)")
 
 
 def run(args) -> int:
     from kernels.backend import resolve
 
+    if args.cluster:  # drawn on a Dask cluster's worker (docs/cluster.md)
+        return _on_cluster(args)
     return render_command(args, resolve(args.backend, args.device))
+
+
+def _on_cluster(args) -> int:
+    from kernels.backend import Backend, choice
+    from kernels.cluster import remote
+
+    if args.device is not None:
+        raise InputError("--device picks a GPU here; give it without --cluster (--on picks the workers)")
+    if args.on == "each":
+        raise InputError("--on each applies to bench; render draws one frame: give a GPU model or any-gpu")
+    client = remote.connect(args.cluster, args.certs)
+    try:
+        named = choice(args.backend)
+        backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
+        (model, resources), = remote.targets(client, args.on, backend).items()
+        where = remote.remote_gpu(client, resources) if backend.is_gpu else backend
+        drawn = []
+
+        def draw(request):
+            drawn.append(remote.render(client, request, resources))
+            return drawn[-1].frame
+
+        code = render_command(args, where, draw)
+        print(f"drawn on {drawn[-1].worker} of {client.scheduler.address}: {drawn[-1].worker_ms:.1f} ms there, "
+              f"{drawn[-1].round_trip_ms:.1f} ms round trip ({drawn[-1].transfer_ms:.1f} ms transfer and scheduling)")
+        return code
+    finally:
+        client.close()
 
 
 def refuse_launch_options_on_the_host(args, backend, names) -> None:
@@ -70,8 +107,10 @@ def _default_size(target: str, backend) -> tuple[int, int]:
     return SIM_IMAGE_SIZE if backend.is_simulator else DEFAULT_IMAGE_SIZES[target]
 
 
-def render_command(args, backend) -> int:
-    """Renders through the same service as the window (kernels.service.render)."""
+def render_command(args, backend, draw=None) -> int:
+    """Renders through the same service as the window (kernels.service.render); ``draw`` (request -> Frame)
+    draws it elsewhere (a cluster's worker)."""
+    draw = draw or (lambda request: render_frame({}, request))
     from kernels.launch import parse_block
     from kernels.harness.frames import parse_size
     from kernels.launch import DEFAULT_BLOCK_2D
@@ -85,9 +124,9 @@ def render_command(args, backend) -> int:
     size = parse_size(args.size) if args.size else _default_size(args.target, backend)
     notes: list[str] = []  # printed after the timing
     if args.target == "spheres":
-        frame = _render_spheres(args, backend, size, block)
+        frame = _render_spheres(args, backend, size, block, draw)
     else:
-        frame = _render_julia(args, backend, size, block, notes)
+        frame = _render_julia(args, backend, size, block, notes, draw)
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""
     details = ", ".join(f"{k} {printable(v)}" for k, v in frame.meta.items() if k != "kind")  # scene names
@@ -104,7 +143,7 @@ def render_command(args, backend) -> int:
     return 0
 
 
-def _render_spheres(args, backend, size, block):
+def _render_spheres(args, backend, size, block, draw):
     from kernels.spheres.scene import generate_scene, load_scene, memory_cap, save_scene
 
     if args.scene and args.spheres is not None:
@@ -117,21 +156,21 @@ def _render_spheres(args, backend, size, block):
         scene = generate_scene(20 if args.spheres is None else args.spheres, args.seed, cap)
     request = RenderRequest("spheres", backend, size, block, scene=scene, memory=memory, pattern=args.pattern,
                             repeats=args.repeats, labels={"spheres": "--scene" if args.scene else "--spheres"})
-    frame = render_frame({}, request)
+    frame = draw(request)
     if args.save_scene:
         save_scene(scene, args.save_scene, "--save-scene", [("--out", args.out), ("--scene", args.scene)])
         print(f"saved scene to {printable(args.save_scene)}")
     return frame
 
 
-def _render_julia(args, backend, size, block, notes):
+def _render_julia(args, backend, size, block, notes, draw):
     from kernels.julia import JuliaParams, parse_complex
 
     center = parse_complex(args.center, "--center")
     params = JuliaParams(c=parse_complex(args.c, "--c"), center=(center.real, center.imag), zoom=args.zoom,
                          iterations=args.iterations, colormap=args.colormap, precision=args.precision).checked("--")
-    frame = render_frame({}, RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
-                                           repeats=args.repeats))
+    frame = draw(RenderRequest("julia", backend, size, block, julia=params, launch=args.launch or "2d",
+                               repeats=args.repeats))
     size = frame.image.shape[1], frame.image.shape[0]
     if params.precision == "float32" and not params.float32_resolves(*size):
         notes.append(f"note: float32 cannot resolve this view ({params.ulps_per_pixel(*size):.2g} float32 steps "
