@@ -406,3 +406,30 @@ def test_a_request_for_a_clusters_gpu_is_checked_here_against_what_its_worker_re
         BenchRequest("reduction", gpu, sizes=(1 << 28,), variants="best")
     with pytest.raises(RuntimeError, match="runs nothing in this process"):
         gpu.activate()
+
+
+def test_a_lessons_steps_go_to_its_place_and_no_simulator_starts_here(monkeypatch):
+    from kernels.backend import child
+    from kernels.harness import bench
+    from kernels.lessons import run as lesson_run
+    from kernels.lessons.reduction_ladder import REDUCTION
+
+    class Place:  # what kernels.cluster.remote.LessonPlace is to run_lesson
+        def __init__(self):
+            self.requests = []
+
+        def run(self, request, stop):
+            self.requests.append(request)
+            (variant,) = request.variants
+            return [bench.Row(variant, "sum", "int32", request.sizes[0], "sim", "CUDA simulator", verified="yes")]
+
+        def copy_peak(self, backend):
+            raise AssertionError("a lesson verified in the simulator measures no copy peak")
+
+    monkeypatch.setattr(child, "SimulatorProcess", lambda *a, **k: pytest.fail("a simulator started here"))
+    monkeypatch.setattr(lesson_run.evidence, "collect", lambda target, wanted, arch, cache=None: ({}, ""))
+    place = Place()
+    out = lesson_run.run_lesson(REDUCTION, CPU, arch="sm_90", place=place)
+    assert [r.variants[0] for r in place.requests] == [s.variant for s in REDUCTION.steps]
+    assert all(r.backend.is_simulator for r in place.requests) and not out.measured
+    assert [r.verified for r in out.results] == ["yes"] * len(REDUCTION.steps)

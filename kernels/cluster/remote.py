@@ -134,6 +134,7 @@ def _remote_gpu_class():
         remote_name: str = ""
         remote_limits: object = None
         remote_free: int | None = None
+        remote_arch: str = "sm_90"  # its compute capability: the inspector's evidence is compiled for it
 
         @property
         def device_name(self) -> str:
@@ -174,7 +175,7 @@ def remote_gpu(client, resources: dict):
     known = {f.name for f in dataclasses.fields(DeviceLimits)}
     limits = DeviceLimits(**{k: tuple(v) if isinstance(v, list) else v for k, v in facts["limits"].items()
                              if k in known})
-    return _remote_gpu_class()("cuda", 0, "", facts["name"], limits, facts["free"])
+    return _remote_gpu_class()("cuda", 0, "", facts["name"], limits, facts["free"], facts.get("arch", "sm_90"))
 
 
 @dataclass
@@ -378,6 +379,27 @@ def render(client, request, resources=None, workers=None) -> RemoteFrame:
     except Exception as exc:  # noqa: BLE001 - a worker's failure: one line
         raise ClusterError(f"the frame failed on the cluster: {one_line(exc)}") from None
     return RemoteFrame(out["frame"], out["worker_ms"], (time.perf_counter() - start) * 1e3, out["worker"])
+
+
+class LessonPlace:
+    """Where a lesson's steps run when they run on a cluster (:func:`kernels.lessons.run.run_lesson`'s
+    ``place``): each step's request on a worker with ``resources``, and the copy peak measured there."""
+
+    def __init__(self, client, resources=None):
+        self.client, self.resources = client, resources
+        self.workers: list = []
+
+    def run(self, request, stop) -> list:
+        out = run_bench(self.client, jobs.bench_job(request), stop=stop, resources=self.resources)
+        self.workers += [w for w in out.workers if w not in self.workers]
+        return out.rows
+
+    def copy_peak(self, backend):
+        from kernels.cluster.worker_side import copy_peak
+        from kernels.harness.bench import Peak
+
+        found = self.client.submit(copy_peak, backend.kind, resources=self.resources, pure=False).result()
+        return Peak(found["gbps"], found["how"])
 
 
 def result_of(out: RemoteRun, job: jobs.Job, address: str, command=None):

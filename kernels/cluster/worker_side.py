@@ -80,7 +80,20 @@ def gpu_facts() -> dict:
     from kernels.backend import Backend
 
     gpu = Backend("cuda", 0)
-    return {"name": gpu.device_name, "limits": dataclasses.asdict(gpu.limits), "free": gpu.free_device_bytes()}
+    from kernels.inspector.bench_columns import device_arch
+
+    return {"name": gpu.device_name, "limits": dataclasses.asdict(gpu.limits), "free": gpu.free_device_bytes(),
+            "arch": device_arch(gpu)}
+
+
+def copy_peak(kind: str) -> dict:
+    """This worker's copy bandwidth (a lesson's ceiling), measured once per process."""
+    from kernels.backend import Backend
+    from kernels.harness import bench
+
+    if kind not in _PEAKS:
+        _PEAKS[kind] = bench.copy_peak(Backend(kind, 0))
+    return {"gbps": _PEAKS[kind].gbps, "how": _PEAKS[kind].how}
 
 
 def end_worker_process() -> None:

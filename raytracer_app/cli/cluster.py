@@ -43,6 +43,29 @@ def cluster_address(p) -> None:
                    help=f"the client certificate for a TLS cluster, from `cluster certs DIR` (default ${CERTS_ENV})")
 
 
+def on_option(p, what: str) -> None:
+    p.add_argument("--on", default=None, metavar="MODEL",
+                   help=f"with --cluster: the GPU model {what} on (e.g. H200; default: the model with the most "
+                        "GPUs for cuda, any worker for cpu and sim)")
+
+
+def one_place(args, client):
+    """(backend, resources) of a command that runs on one kind of worker (render, lesson): the backend named
+    (auto: cuda when the cluster has a GPU, else cpu), a GPU as its worker reports it, so the request is
+    checked here; the resources its jobs ask for."""
+    from kernels.backend import Backend, choice
+    from kernels.cluster import remote
+
+    if args.device is not None:
+        raise InputError("--device picks a GPU here; give it without --cluster (--on picks the workers)")
+    if args.on == "each":
+        raise InputError(f"--on each applies to bench; `{args.command}` runs in one place: give a GPU model")
+    named = choice(args.backend)
+    backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
+    (_, resources), = remote.targets(client, args.on, backend).items()
+    return (remote.remote_gpu(client, resources) if backend.is_gpu else backend), resources
+
+
 def run(args) -> int:
     from kernels.cluster import local
 

@@ -6,7 +6,7 @@ from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
-from raytracer_app.cli.cluster import cluster_address
+from raytracer_app.cli.cluster import cluster_address, on_option, one_place
 from raytracer_app.cli.parser import Parser, common, number, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
@@ -48,9 +48,7 @@ def add_parser(sub) -> None:
     for p in (spheres, julia):
         c = p.add_argument_group("on a cluster (docs/cluster.md)")
         cluster_address(c)
-        c.add_argument("--on", default=None, metavar="MODEL",
-                       help="with --cluster: the GPU model to draw on (e.g. H200; default: the model with the most "
-                            "GPUs for cuda, any worker for cpu and sim)")
+        on_option(c, "to draw")
 
 
 def run(args) -> int:
@@ -62,19 +60,11 @@ def run(args) -> int:
 
 
 def _on_cluster(args) -> int:
-    from kernels.backend import Backend, choice
     from kernels.cluster import remote
 
-    if args.device is not None:
-        raise InputError("--device picks a GPU here; give it without --cluster (--on picks the workers)")
-    if args.on == "each":
-        raise InputError("--on each applies to bench; render draws one frame: give a GPU model or any-gpu")
     client = remote.connect(args.cluster, args.certs)
     try:
-        named = choice(args.backend)
-        backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
-        (model, resources), = remote.targets(client, args.on, backend).items()
-        where = remote.remote_gpu(client, resources) if backend.is_gpu else backend
+        where, resources = one_place(args, client)
         drawn = []
 
         def draw(request):
