@@ -433,3 +433,18 @@ def test_a_lessons_steps_go_to_its_place_and_no_simulator_starts_here(monkeypatc
     assert [r.variants[0] for r in place.requests] == [s.variant for s in REDUCTION.steps]
     assert all(r.backend.is_simulator for r in place.requests) and not out.measured
     assert [r.verified for r in out.results] == ["yes"] * len(REDUCTION.steps)
+
+
+@pytest.mark.slow
+def test_measured_access_and_lines_on_a_cluster_need_its_gpu(client, capsys):
+    from raytracer_app.cli import main
+
+    address = client.scheduler.address
+    assert main(["access", "reduction", "sequential", "--cluster", address]) == 2
+    assert "it applies with --measured" in capsys.readouterr().err
+    assert main(["inspect", "reduction", "best", "--cluster", address]) == 2
+    assert "it applies with --lines --measured" in capsys.readouterr().err
+    assert main(["access", "reduction", "sequential", "--measured", "--cluster", address]) == 2
+    assert "on a GPU, and this run has none" in capsys.readouterr().err  # its workers run cpu and sim
+    assert main(["inspect", "reduction", "best", "--lines", "--measured", "--cluster", address]) == 2
+    assert "the cluster's workers have none" in capsys.readouterr().err

@@ -381,6 +381,18 @@ def render(client, request, resources=None, workers=None) -> RemoteFrame:
     return RemoteFrame(out["frame"], out["worker_ms"], (time.perf_counter() - start) * 1e3, out["worker"])
 
 
+def call(client, function, *args, resources=None):
+    """``function(*args)`` (one of kernels/cluster/worker_side.py's) on a worker with ``resources``: what it
+    returns, an InputError as it was raised there (a GPU without Nsight Compute, say), any other failure as
+    one line."""
+    try:
+        return client.submit(function, *args, resources=resources, pure=False).result()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the worker's failure, in one line
+        raise ClusterError(f"{function.__name__} failed on the cluster: {one_line(exc)}") from None
+
+
 class LessonPlace:
     """Where a lesson's steps run when they run on a cluster (:func:`kernels.lessons.run.run_lesson`'s
     ``place``): each step's request on a worker with ``resources``, and the copy peak measured there."""

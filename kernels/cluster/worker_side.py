@@ -96,6 +96,24 @@ def copy_peak(kind: str) -> dict:
     return {"gbps": _PEAKS[kind].gbps, "how": _PEAKS[kind].how}
 
 
+def measure_access(job) -> tuple[dict, dict]:
+    """`access --measured` on this worker's GPU: Nsight Compute's figures for the trace ``job``
+    (kernels/access/planning.py) and the same run's per-line counters."""
+    from kernels.access.measured import measure
+    from kernels.backend import Backend
+
+    lines: dict = {}
+    return measure(job, Backend("cuda", 0), lines_out=lines), lines
+
+
+def measure_lines(target: str, names: list, n: int | None, static: dict) -> dict:
+    """`inspect --lines --measured` on this worker's GPU: the variants' per-line counters, one ncu run."""
+    from kernels.backend import Backend
+    from kernels.inspector.lines import measure_lines as measure
+
+    return measure(target, names, Backend("cuda", 0), n, static=static)
+
+
 def end_worker_process() -> None:
     """Run on a worker that did not stop (a kernel that does not return): its process ends now, whatever it
     runs, and its nanny starts a fresh worker in its place."""
