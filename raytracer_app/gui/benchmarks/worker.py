@@ -10,7 +10,7 @@ from PyQt6.QtCore import pyqtSignal, pyqtSlot
 from kernels.backend.child import SimulatorProcess
 from kernels.errors import InputError
 from kernels.service.bench import run_bench
-from raytracer_app.gui.common.run_on import run_on
+from raytracer_app.gui.common.run_on import resources_for, run_on
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, describe
 
 
@@ -45,7 +45,8 @@ class BenchWorker(JobWorker):
             if client is not None:  # *Run on* a cluster: the same request on its workers, rows as they come
                 from kernels.cluster import jobs, remote
 
-                rows = remote.run_bench(client, jobs.bench_job(request), self._relay, self._stop.is_set).rows
+                rows = remote.run_bench(client, jobs.bench_job(request), self._relay, self._stop.is_set,
+                                        resources=resources_for(client, request.backend)).rows
             else:  # a simulator run goes to this worker's child process, so that Stop ends it at once
                 rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
         except Exception as exc:  # a bad value (InputError naming the constraint) or a broken module

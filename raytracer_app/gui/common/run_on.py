@@ -102,6 +102,15 @@ class ClusterConnector(JobWorker):
             self._running.clear()
 
 
+def resources_for(client, backend):
+    """The worker resources a run on ``backend`` asks the cluster for: a GPU model's (the one with the most
+    GPUs) for a GPU backend, none (any worker) for cpu and sim."""
+    from kernels.cluster import remote
+
+    (_, resources), = remote.targets(client, None, backend).items()
+    return resources
+
+
 _RUN_ON: RunOn | None = None
 
 
