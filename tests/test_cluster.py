@@ -398,8 +398,8 @@ def test_a_request_for_a_clusters_gpu_is_checked_here_against_what_its_worker_re
     from kernels.backend.devices import DeviceLimits
     from kernels.cluster import remote
 
-    gpu = remote._remote_gpu_class()("cuda", 0, "", "NVIDIA H200", DeviceLimits(name="NVIDIA H200", sm_count=132),
-                                     64 << 20)  # 64 MiB free on the worker's GPU
+    gpu = remote.RemoteGpu("cuda", 0, "", "NVIDIA H200", DeviceLimits(name="NVIDIA H200", sm_count=132),
+                           64 << 20)  # 64 MiB free on the worker's GPU
     request = BenchRequest("reduction", gpu, sizes=(1 << 20,), variants="best", repeats=20)
     assert request.repeats == 20 and request.to_json()["backend"] == {"kind": "cuda", "device": 0}
     with pytest.raises(InputError, match="is free on NVIDIA H200"):  # this host has no such GPU; the worker's

@@ -16,6 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from kernels.backend import Backend
 from kernels.cluster import GPU_RESOURCE
 from kernels.cluster import jobs, pieces
 from kernels.errors import InputError, one_line
@@ -121,40 +122,34 @@ def targets(client, on: str | None, backend) -> dict:
     return {on: {on: 1}}
 
 
-def _remote_gpu_class():
-    """RemoteGpu, made when first asked (kernels.backend is imported then, not with this module)."""
-    from kernels.backend import Backend
+@dataclass(frozen=True)
+class RemoteGpu(Backend):
+    """A GPU of a cluster's worker as this process sees it: a request for it is validated here, with the
+    CLI's or the panel's words, against the name, limits and free memory the worker reported (this host may
+    have no GPU at all). Nothing runs on it here."""
 
-    @dataclass(frozen=True)
-    class RemoteGpu(Backend):
-        """A GPU of a cluster's worker as this process sees it: a request for it is validated here, with the
-        CLI's or the panel's words, against the name, limits and free memory the worker reported (this host
-        may have no GPU at all). Nothing runs on it here."""
+    remote_name: str = ""
+    remote_limits: object = None
+    remote_free: int | None = None
+    remote_arch: str = "sm_90"  # its compute capability: the inspector's evidence is compiled for it
 
-        remote_name: str = ""
-        remote_limits: object = None
-        remote_free: int | None = None
-        remote_arch: str = "sm_90"  # its compute capability: the inspector's evidence is compiled for it
+    @property
+    def device_name(self) -> str:
+        return self.remote_name
 
-        @property
-        def device_name(self) -> str:
-            return self.remote_name
+    @property
+    def limits(self):
+        return self.remote_limits
 
-        @property
-        def limits(self):
-            return self.remote_limits
+    @property
+    def label(self) -> str:
+        return f"cuda ({self.remote_name}, on the cluster)"
 
-        @property
-        def label(self) -> str:
-            return f"cuda ({self.remote_name}, on the cluster)"
+    def free_device_bytes(self) -> int | None:
+        return self.remote_free
 
-        def free_device_bytes(self) -> int | None:
-            return self.remote_free
-
-        def activate(self) -> None:
-            raise RuntimeError("a cluster's GPU runs nothing in this process")
-
-    return RemoteGpu
+    def activate(self) -> None:
+        raise RuntimeError("a cluster's GPU runs nothing in this process")
 
 
 def remote_gpu(client, resources: dict):
@@ -175,7 +170,7 @@ def remote_gpu(client, resources: dict):
     known = {f.name for f in dataclasses.fields(DeviceLimits)}
     limits = DeviceLimits(**{k: tuple(v) if isinstance(v, list) else v for k, v in facts["limits"].items()
                              if k in known})
-    return _remote_gpu_class()("cuda", 0, "", facts["name"], limits, facts["free"], facts.get("arch", "sm_90"))
+    return RemoteGpu("cuda", 0, "", facts["name"], limits, facts["free"], facts.get("arch", "sm_90"))
 
 
 @dataclass
@@ -193,60 +188,100 @@ class RemoteRun:
     latency_ms: list = field(default_factory=list)  # each streamed row: its worker's send to its arrival here
 
 
+class _Collector:
+    """A run's arrivals: each row once (a piece run again after its worker died sends its rows again), in the
+    caller's ``send`` as it comes, keyed for the merge; the first copy peak; each row's latency."""
+
+    def __init__(self, parts, send, expected: int, out: RemoteRun):
+        from kernels.harness.results_read import row_from_dict
+
+        self.parts, self.send, self.expected, self.out = parts, send, expected, out
+        self.keyed: dict = {}
+        self.queue: queue.Queue = queue.Queue()
+        self._row = row_from_dict
+
+    def arrived(self, event) -> None:
+        """Client.subscribe_topic's handler (on the client's event loop): queued for the caller's thread."""
+        self.queue.put((time.time(), event[1]))
+
+    def take(self, piece, seq: int, d: dict) -> None:
+        key = pieces.row_key(piece, seq)
+        if key not in self.keyed:
+            self.keyed[key] = self._row(d, "a cluster row")
+            self.send("row", self.keyed[key])
+            if self.expected:
+                self.send("progress", (len(self.keyed), self.expected))
+
+    def peak(self, gbps, how) -> None:
+        """The first worker's copy peak, before its rows, as a run here sends it."""
+        from kernels.harness.bench import Peak
+
+        if self.out.peak is None:
+            self.out.peak = Peak(gbps, how)
+            self.send("peak", self.out.peak)
+
+    def drain(self, wait: float = 0.0) -> None:
+        """Take what came (waiting up to ``wait`` seconds for the first)."""
+        while True:
+            try:
+                arrived, msg = self.queue.get(timeout=wait) if wait else self.queue.get_nowait()
+            except queue.Empty:
+                return
+            wait = 0.0
+            if not isinstance(msg, dict) or not isinstance(msg.get("piece"), int) \
+                    or not 0 <= msg["piece"] < len(self.parts):
+                continue
+            if "peak" in msg:
+                self.peak(*msg["peak"])
+                continue
+            if isinstance(msg.get("sent"), float):
+                self.out.latency_ms.append((arrived - msg["sent"]) * 1e3)
+            self.take(self.parts[msg["piece"]], msg["seq"], json.loads(msg["row"]))
+
+    def finished(self, piece, result: dict) -> None:
+        """A piece's return: its rows (any whose event was missed), peak, device, worker."""
+        for seq, d in enumerate(result["rows"]):
+            self.take(piece, seq, d)
+        out = self.out
+        out.stopped |= bool(result["stopped"])
+        out.bad_files += [b for b in result["bad_files"] if b not in out.bad_files]
+        if result["peak"] is not None:
+            self.peak(result["peak"]["gbps"], result["peak"]["how"])
+        out.device = out.device or result["device"]
+        if result["worker"] not in out.workers:
+            out.workers.append(result["worker"])
+
+
 def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, workers=None) -> RemoteRun:
     """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any), or
     over the worker addresses ``workers`` alone."""
     from distributed import Event
 
     from kernels.cluster.worker_side import run_job
-    from kernels.harness.bench import Peak
-    from kernels.harness.results_read import row_from_dict
     from kernels.registry import by_name
 
-    send = progress or (lambda kind, value: None)
-    should_stop = stop or (lambda: False)
     spec = by_name(job.request["algorithm"])
     parts = pieces.split(job.request, spec)
+    out = RemoteRun()
+    got = _Collector(parts, progress or (lambda kind, value: None), _expected_rows(job.request, spec), out)
     run_id = uuid.uuid4().hex[:12]
     topic, stop_name = f"raytracer-rows-{run_id}", f"raytracer-stop-{run_id}"
-    arrivals: queue.Queue = queue.Queue()
-    client.subscribe_topic(topic, lambda event: arrivals.put((time.time(), event[1])))
+    client.subscribe_topic(topic, got.arrived)
     stop_event = Event(stop_name, client=client)
     futures = {client.submit(run_job, jobs.to_json(jobs.Job(job.kind, {**job.request, **p.changes}, job.files,
                                                             p.index)),
                              topic, stop_name, key=f"raytracer-{run_id}-{p.index}", resources=resources,
                              workers=workers, allow_other_workers=False, pure=False): p for p in parts}
-    keyed, out = {}, RemoteRun()
-    expected = _expected_rows(job.request, spec)
-
-    def take(piece, seq, d):
-        key = pieces.row_key(piece, seq)
-        if key not in keyed:
-            keyed[key] = row_from_dict(d, "a cluster row")
-            send("row", keyed[key])
-            if expected:
-                send("progress", (len(keyed), expected))
-
     try:
         try:
-            stop_at = _follow(client, futures, arrivals, parts, take, should_stop, stop_event, resources, out,
-                              lambda: len(keyed))
+            stop_at = _follow(client, futures, got, stop or (lambda: False), stop_event, resources)
         except KeyboardInterrupt:  # Ctrl-C here: the workers stop too; the rows that came stay with the caller
             _quietly(stop_event.set)
             raise
-        _drain(arrivals, parts, take, out.latency_ms)
+        got.drain()
         for future, piece in sorted(futures.items(), key=lambda fp: fp[1].index):
             if future.status == "finished":
-                result = future.result()
-                for seq, d in enumerate(result["rows"]):
-                    take(piece, seq, d)
-                out.stopped |= bool(result["stopped"])
-                out.bad_files += [b for b in result["bad_files"] if b not in out.bad_files]
-                if out.peak is None and result["peak"] is not None:
-                    out.peak = Peak(result["peak"]["gbps"], result["peak"]["how"])
-                out.device = out.device or result["device"]
-                if result["worker"] not in out.workers:
-                    out.workers.append(result["worker"])
+                got.finished(piece, future.result())
             elif future.status == "error":
                 exc = future.exception()
                 if isinstance(exc, InputError):
@@ -262,18 +297,19 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
                 future.cancel()
         _quietly(stop_event.clear)
     out.stopped |= stop_at is not None
-    out.rows = pieces.merged(keyed)
+    out.rows = pieces.merged(got.keyed)
     return out
 
 
-def _follow(client, futures, arrivals, parts, take, should_stop, stop_event, resources, out, count):
+def _follow(client, futures, got: _Collector, should_stop, stop_event, resources):
     """Take rows as they come until every piece is done, a stop is over, or no worker can take the pieces
     left; returns when Stop was asked (None if it was not)."""
+    out = got.out
     stop_at = orphaned_at = None
     turn = 0
     while True:
         turn += 1
-        _drain(arrivals, parts, take, out.latency_ms, wait=0.02)  # a row is taken the moment it comes
+        got.drain(wait=0.02)  # a row is taken the moment it comes
         if all(f.done() for f in futures):
             return stop_at
         if stop_at is None and should_stop():
@@ -286,25 +322,11 @@ def _follow(client, futures, arrivals, parts, take, should_stop, stop_event, res
             orphaned_at = orphaned_at or time.monotonic()
             if time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
                 out.messages.append(f"no worker with {', '.join(resources)} is left: the run stopped with "
-                                    f"{count()} rows")
+                                    f"{len(got.keyed)} rows")
                 out.stopped = True
                 return stop_at
         elif turn % 25 == 0:
             orphaned_at = None
-
-
-def _drain(arrivals, parts, take, latency_ms: list, wait: float = 0.0) -> None:
-    """Take the rows that came (waiting up to ``wait`` seconds for the first)."""
-    while True:
-        try:
-            arrived, msg = arrivals.get(timeout=wait) if wait else arrivals.get_nowait()
-        except queue.Empty:
-            return
-        wait = 0.0
-        if isinstance(msg, dict) and isinstance(msg.get("piece"), int) and 0 <= msg["piece"] < len(parts):
-            if isinstance(msg.get("sent"), float):
-                latency_ms.append((arrived - msg["sent"]) * 1e3)
-            take(parts[msg["piece"]], msg["seq"], json.loads(msg["row"]))
 
 
 def _expected_rows(request: dict, spec) -> int:

@@ -54,6 +54,8 @@ def _bench(job, worker, topic, stop) -> dict:
             worker.log_event(topic, {"piece": job.piece, "seq": seq, "row": json.dumps(results.row_dict(value)),
                                      "sent": time.time()})  # the row's latency to the client (same host's clock)
             seq += 1
+        elif kind == "peak" and value is not None:  # the copy ceiling a panel's chart draws
+            worker.log_event(topic, {"piece": job.piece, "peak": [value.gbps, value.how]})
 
     with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:
         written = jobs.write_files(job, folder)
