@@ -307,6 +307,14 @@ def test_the_windows_run_on_control_sends_a_benchmark_to_the_cluster(client, qtb
         qtbot.waitUntil(lambda: not panel.busy() and len(panel.rows) == 1, timeout=30_000)
         row = panel.rows[0][0]
         assert row.verified == "yes" and row.worker in ("0", "1")  # the row ran there
+        w.request_render(force=True)  # the Render view's frames are drawn there too, the transfer counted
+
+        def drawn_there():
+            frame = w.last.get("spheres", (None, None))[0]
+            return frame is not None and frame.meta.get("drawn on") in ("0", "1")
+
+        qtbot.waitUntil(drawn_there, timeout=60_000)
+        assert "drawn on" in w.status["backend"].text()
         control.choice.setCurrentText(HERE)
         assert control.state.text() == "this machine" and not control.model.remote
     finally:
