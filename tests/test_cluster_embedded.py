@@ -11,6 +11,7 @@ CHILD = r"""
 import sys
 from raytracer_app.cli import main
 code = main(["bench", "reduction", "--backend", "cpu", "--n", "4096", "--variants", "numpy", "--repeats", "1"])
+import raytracer_app.gui.shell.main_window  # the window with its Run on control, not connected
 print("exit", code, "dask", any(m == "dask" or m.startswith(("dask.", "distributed")) for m in sys.modules))
 """
 
