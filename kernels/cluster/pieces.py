@@ -4,7 +4,8 @@ A local run goes problem by problem (each size, each swept option's values in tu
 variant by variant. A piece is one size and one variant (or one size and every variant, when the rows of a
 problem belong together: repeats spread over shuffled rounds, fresh processes, variant files whose NAMEs
 only their loading tells); its rows come in the order (swept values, launch). Each row is keyed (size,
-row within the piece, variant), which sorts into the local order."""
+row within the piece, variant), which sorts into the local order. The largest sizes are started first
+(kernels/cluster/remote.py), so that no worker is left with a long piece while the others idle."""
 
 from __future__ import annotations
 

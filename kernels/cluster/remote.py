@@ -271,7 +271,8 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
     futures = {client.submit(run_job, jobs.to_json(jobs.Job(job.kind, {**job.request, **p.changes}, job.files,
                                                             p.index)),
                              topic, stop_name, key=f"raytracer-{run_id}-{p.index}", resources=resources,
-                             workers=workers, allow_other_workers=False, pure=False): p for p in parts}
+                             workers=workers, allow_other_workers=False, pure=False,
+                             priority=(p.changes.get("sizes") or [0])[0]): p for p in parts}  # largest first
     try:
         try:
             stop_at = _follow(client, futures, got, stop or (lambda: False), stop_event, resources)
