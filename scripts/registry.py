@@ -12,6 +12,7 @@ class Script:
     what: str
     smoke: tuple[str, ...]  # arguments that finish in seconds, offscreen ("{tmp}": a temporary folder)
     needs_gpu: bool = False
+    needs: tuple[str, ...] = ()  # optional packages it imports (an extra's): skipped with the reason without them
 
 
 SCRIPTS = (
@@ -56,7 +57,8 @@ SCRIPTS = (
            "one GPU worker against every GPU worker (result files compared), row and Stop latency, the remote "
            "render's frame rate at 1024x1024; tried here on two cpu workers",
            ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1",
-            "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster")),
+            "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
+           needs=("distributed",)),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "
