@@ -19,7 +19,8 @@ def run(args, fields: dict, labels: dict) -> int:
 
     for given, option in ((args.list, "--list"), (getattr(args, "counters", False), "--counters"),
                           (getattr(args, "whole_call", False), "--whole-call"),
-                          (getattr(args, "resources", False), "--resources"), (args.device is not None, "--device")):
+                          (getattr(args, "resources", False), "--resources"), (args.device is not None, "--device"),
+                          (getattr(args, "input", None) is not None, "--input")):  # a file of this machine's
         if given:
             raise InputError(f"{option} applies to a run here; give it without --cluster (--on picks the workers)")
     csv_path, json_path = _check_outputs(args)
