@@ -12,6 +12,7 @@ class Script:
     what: str
     smoke: tuple[str, ...]  # arguments that finish in seconds, offscreen ("{tmp}": a temporary folder)
     needs_gpu: bool = False
+    needs: tuple[str, ...] = ()  # optional packages it imports (an extra's): skipped with the reason without them
 
 
 SCRIPTS = (
@@ -52,6 +53,12 @@ SCRIPTS = (
     Script("kernel_images.py", "the kernel images shipped for a GPU's first frames (kernels/launch/images.py): "
            "builds them from the kernels with NVIDIA's compiler packages, or checks that they are current",
            ("--check",)),
+    Script("cluster_bench.py", "a Dask cluster of this host's GPUs (issue 47, docs/cluster.md): a reduction sweep on "
+           "one GPU worker against every GPU worker (result files compared), row and Stop latency, the remote "
+           "render's frame rate at 1024x1024; tried here on two cpu workers",
+           ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1",
+            "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
+           needs=("distributed",)),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

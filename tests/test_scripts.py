@@ -30,6 +30,11 @@ def test_script_runs_at_its_smoke_size(script, tmp_path):
 
         if not backend.gpu_available():
             pytest.skip(f"{script.file} needs a real CUDA GPU; none here")
+    import importlib.util
+
+    missing = [m for m in script.needs if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script.file} needs {', '.join(missing)} (an extra of pyproject.toml); not installed here")
     args = [a.format(tmp=tmp_path) for a in script.smoke]
     proc = run_script(script.file, args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

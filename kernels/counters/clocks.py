@@ -70,12 +70,46 @@ def unavailable() -> str:
     return ""
 
 
+def _handle(nvml, device: int):
+    """NVML's handle of CUDA's ``device``. NVML numbers every GPU of the host and ignores
+    CUDA_VISIBLE_DEVICES (a cluster worker's CUDA device 0 may be the host's GPU 3): where that variable is
+    set, the GPU is found by its PCI bus id."""
+    import os
+
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
+        try:
+            from kernels.backend import driver
+
+            raw = driver.call("cuDeviceGetPCIBusId", 64, driver.call("cuDeviceGet", device))
+            bus = (raw if isinstance(raw, (bytes, bytearray)) else bytes(raw)).split(b"\0", 1)[0].decode()
+            return nvml.nvmlDeviceGetHandleByPciBusId(bus)
+        except Exception:  # noqa: BLE001 - an old driver: NVML's own numbering, as without the variable
+            pass
+    return nvml.nvmlDeviceGetHandleByIndex(device)
+
+
+def board(device: int) -> dict:
+    """What a result file's header says of the board beyond its name: driver version and power limit (W),
+    where NVML answers; {} otherwise."""
+    nvml = _nvml()
+    if nvml is None:
+        return {}
+    out = {}
+    try:
+        version = nvml.nvmlSystemGetDriverVersion()
+        out["driver"] = version.decode() if isinstance(version, bytes) else str(version)
+        out["power_limit_w"] = nvml.nvmlDeviceGetPowerManagementLimit(_handle(nvml, device)) / 1000.0
+    except Exception:  # noqa: BLE001 - a query this driver refuses: left out
+        pass
+    return out
+
+
 def snapshot(device: int) -> Snapshot | None:
     nvml = _nvml()
     if nvml is None:
         return None
     try:
-        h = nvml.nvmlDeviceGetHandleByIndex(device)
+        h = _handle(nvml, device)
         sm = nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)
         mem = nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_MEM)
         try:

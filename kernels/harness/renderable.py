@@ -25,7 +25,10 @@ does, when it draws). A kind module defines:
 - ``png_text(params)``: text chunks a saved image carries besides the frame's metadata (optional);
 - ``notes(params, size, out, values)``: lines the CLI prints after a render, given its control values (optional);
 - ``outputs(params, size, out, values)``: the files a render writes besides its image, as (option, path, write)
-  for the one writer's ``write_each`` (each written even when another fails; optional).
+  for the one writer's ``write_each`` (each written even when another fails; optional);
+- ``params_to_json(params)`` / ``params_from_json(doc)``: the params as JSON and back, for a request that
+  travels (a cluster's worker draws it); optional: by default each field as JSON, a complex as [re, im] and a
+  tuple as a list, read back by the type of the field's default.
 """
 
 from __future__ import annotations
@@ -190,6 +193,51 @@ class Renderable:
         outputs = getattr(self.module(), "outputs", None)
         return [] if outputs is None else outputs(params, size, out, values)
 
+    def params_to_json(self, params) -> dict:
+        hook = getattr(self.module(), "params_to_json", None)
+        return hook(params) if hook is not None else fields_to_json(params)
+
+    def params_from_json(self, doc: Mapping):
+        """The params ``doc`` describes, or InputError naming what does not parse."""
+        hook = getattr(self.module(), "params_from_json", None)
+        try:
+            return hook(doc) if hook is not None else fields_from_json(self.params, doc)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{self.name} params do not parse: {exc}") from None
+
     def png_text(self, params) -> dict:
         png_text = getattr(self.module(), "png_text", None)
         return {} if png_text is None else png_text(params)
+
+
+def fields_to_json(params) -> dict:
+    """A params dataclass as JSON: each field, a complex as [re, im], a tuple as a list."""
+    from dataclasses import fields
+
+    def plain(value):
+        if isinstance(value, complex):
+            return [value.real, value.imag]
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        return value
+
+    return {f.name: plain(getattr(params, f.name)) for f in fields(params)}
+
+
+def fields_from_json(params_type, doc: Mapping):
+    """:func:`fields_to_json`'s inverse: each field read back by the type of its default; unknown keys refused."""
+    from dataclasses import MISSING, fields
+
+    declared = {f.name: f for f in fields(params_type)}
+    unknown = sorted(set(doc) - set(declared))
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}")
+    values = {}
+    for name, value in doc.items():
+        default = declared[name].default
+        if isinstance(default, complex) and not isinstance(value, complex):
+            value = complex(*value)
+        elif isinstance(default, tuple) and default is not MISSING:
+            value = tuple(value)
+        values[name] = value
+    return params_type(**values)

@@ -31,6 +31,7 @@ ROW_OPTIONAL = (
     ("result", (str, int, float), ""), ("expected", (str, int, float), ""),
     ("registers", (int, str), ""), ("shared_bytes", (int, str), ""), ("occupancy_pct", (int, float, str), ""),
     ("counters", (dict,), None), ("counters_note", _TEXT, ""), ("clocks", (dict,), None), ("axes", (dict,), None),
+    ("worker", _TEXT, ""),
 )
 
 
@@ -174,6 +175,8 @@ def row_dict(r: Row) -> dict:
     d.update((name, getattr(r, name)) for name, _, _ in ROW_OPTIONAL if name not in d)
     d["counters"] = _record(r.counters)
     d["clocks"] = _record(r.clocks)
+    if not d["worker"]:  # a row run in this process: files stay as they were before clusters
+        del d["worker"]
     return {k: _plain(v) for k, v in d.items()}
 
 

@@ -179,3 +179,9 @@ def _row(d, i: int, label: str) -> Row:
                      verified=d["verified"],
                      timing=Timing(samples, method, processes) if samples else None,
                      cold_timing=Timing(cold, method) if cold else None, **extra)
+
+
+def row_from_dict(d, label: str = "a row") -> Row:
+    """One row as a result file holds it (:func:`kernels.harness.results.row_dict`), checked as a file's is:
+    a cluster worker's rows arrive this way."""
+    return _row(d, 0, label)

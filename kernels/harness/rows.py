@@ -100,6 +100,7 @@ class Row:
     counters_note: str = ""  # why a GPU row has no counters
     clocks: object = None  # NVML's clocks, power and throttle reasons before and after the timed repeats
     axes: dict | None = None  # the swept options' values that identify the row beyond n, e.g. {'load': 0.9}
+    worker: str = ""  # the cluster worker (HOST-gpuI) that ran the row; '' for a row run in this process
 
     @property
     def ok(self) -> bool:

@@ -108,12 +108,14 @@ def sizes_for(lesson: Lesson, backend, sizes=None) -> list[int]:
 def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, arch: str | None = None,
                on_step: Callable[[StepResult], None] | None = None, should_stop: Callable[[], bool] | None = None,
                simulator=None, evidence_cache=None, counters: bool = False,
-               on_counters: Callable[[str], None] | None = None) -> LessonRun:
+               on_counters: Callable[[str], None] | None = None, place=None) -> LessonRun:
     """Run ``lesson`` on ``backend``. ``simulator``: a :class:`kernels.backend.child.SimulatorProcess` for the
     cpu backend's verification (one is started and ended here when not given). ``arch``: the architecture of
     the static evidence (default sm_90, or the GPU's own). ``counters``: read every step's counters with
     Nsight Compute first (:mod:`.measured`; raises CannotMeasure, an InputError, before anything runs when
-    they cannot be read here); ``on_counters`` receives its progress lines."""
+    they cannot be read here); ``on_counters`` receives its progress lines. ``place``: where the steps run
+    when not here (a cluster: kernels/cluster/remote.py's LessonPlace), with ``run(request, stop) -> rows``
+    and ``copy_peak(backend)``."""
     from kernels.backend import Backend
     from kernels.inspector.bench_columns import device_arch
     from kernels.inspector.compiler import check_arch
@@ -127,8 +129,9 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     if counters:
         counters_of.check(backend)
     measured = backend.is_gpu
-    peak = copy_peak(backend) if measured and algorithm.measures_copy_peak else None
-    own_child = simulator is None and not backend.runs_cuda_kernels
+    peak = (place.copy_peak if place is not None else copy_peak)(backend) \
+        if measured and algorithm.measures_copy_peak else None
+    own_child = simulator is None and not backend.runs_cuda_kernels and place is None
     if own_child:
         from kernels.backend.child import SimulatorProcess
 
@@ -142,7 +145,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
             for i, step in enumerate(lesson.steps):
                 if stop():
                     break
-                row = _run_step(algorithm, lesson, step, n, run_backend, repeats, peak, simulator, stop)
+                step_args = (algorithm, lesson, step, n, run_backend, repeats, peak, simulator, stop)
+                row = _run_step(*step_args) if place is None else _run_step(*step_args, place=place)
                 if row is None:
                     break
                 result = StepResult(i, step, n, row, measured and row.ok)
@@ -179,7 +183,7 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     return out
 
 
-def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop) -> Row | None:
+def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop, place=None) -> Row | None:
     """The step's one row, through the service's one door (in the simulator's child without a GPU); None
     when the lesson was stopped first."""
     from kernels.service.bench import run_bench
@@ -188,8 +192,8 @@ def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, sto
     request = BenchRequest(algorithm.name, backend, sizes=(n,), options={**lesson.options, **step.options},
                            launches=(step.launch(n),), variants=(step.variant,), repeats=repeats,
                            peak=peak is not None)
-    run = run_bench(request, stop=stop, simulator=simulator)
-    return run.rows[0] if run.rows else None
+    rows = place.run(request, stop) if place is not None else run_bench(request, stop=stop, simulator=simulator).rows
+    return rows[0] if rows else None
 
 
 def _baseline(results: list[StepResult], r: StepResult) -> StepResult | None:

@@ -32,11 +32,13 @@ class BenchRun:
     bad_files: list = field(default_factory=list)
 
 
-def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None, lock=None) -> BenchRun:
+def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None, lock=None,
+              known_peak: Peak | None = None) -> BenchRun:
     """Run ``request``. A simulator run goes to the simulator's child process ``simulator`` when one is given
     (so that a Stop ends it at once), and to one started and ended here when this process cannot run the
     simulator. ``lock``: held around each compute call (the window's, so its renders and runs never launch
-    at once)."""
+    at once). ``known_peak``: the copy bandwidth this process measured before (a cluster worker's pieces of
+    one sweep), used instead of measuring it again."""
     from kernels.backend import simulator_active
 
     send = progress or (lambda kind, value: None)
@@ -48,7 +50,7 @@ def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None
         return BenchRun(rows, peak, stopped)
     if request.backend.is_simulator and (simulator is not None or not simulator_active()):
         return _in_simulator_child(request, send, should_stop, simulator)
-    return _run_here(request, send, should_stop, lock)
+    return _run_here(request, send, should_stop, lock, known_peak)
 
 
 def bench_job(payload: dict, send) -> BenchRun:
@@ -82,7 +84,7 @@ def _in_simulator_child(request, send, should_stop, simulator) -> BenchRun:
             child.end()
 
 
-def _run_here(request, send, should_stop, lock) -> BenchRun:
+def _run_here(request, send, should_stop, lock, known_peak=None) -> BenchRun:
     from kernels.launch import tuning
 
     backend = request.backend
@@ -98,8 +100,10 @@ def _run_here(request, send, should_stop, lock) -> BenchRun:
         variants = [dataclasses.replace(v, run=_guarded(v.run, guard)) for v in variants] if lock else variants
         out = BenchRun()
         if request.wants_peak and not should_stop():
-            with guard:
-                out.peak = copy_peak(backend)
+            if known_peak is None:
+                with guard:
+                    known_peak = copy_peak(backend)
+            out.peak = known_peak
             send("peak", out.peak)
         with tuning.retuning(request.retune):
             out.rows = bench.run(request, variants, peak=out.peak, on_row=lambda row: send("row", row),

@@ -104,3 +104,18 @@ def png_text(params: SphereParams) -> dict:
     import json
 
     return {"raytracer:scene_json": json.dumps(params.scene.to_dict(), separators=(",", ":"))}
+
+
+def params_to_json(params: SphereParams) -> dict:
+    """The scene as its spheres' numbers (float32 -> JSON floats keep every value), its memory and pattern."""
+    return {"scene": {"name": params.scene.name, "spheres": params.scene.spheres.tolist()},
+            "memory": params.memory, "pattern": params.pattern}
+
+
+def params_from_json(doc) -> SphereParams:
+    import numpy as np
+
+    from kernels.spheres.scene import Scene
+
+    spheres = np.ascontiguousarray(np.asarray(doc["scene"]["spheres"], dtype=np.float32).reshape(-1, 7))
+    return SphereParams(Scene(spheres, str(doc["scene"].get("name", ""))), str(doc["memory"]), str(doc["pattern"]))

@@ -1,5 +1,5 @@
 """The command line: ``raytracer-app [gui] | render | bench | compare | inspect | lesson | access | variant |
-devices``, one module per command in this package (each declares its options and runs itself).
+devices | cluster``, one module per command in this package (each declares its options and runs itself).
 
 ``--backend`` is read before anything imports numba, because ``sim`` has to switch numba to its CUDA
 simulator first; then the full parser is built from the algorithm descriptors (:mod:`kernels.registry`),
@@ -35,10 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _commands() -> dict:
     """Each command's module, by the command's name (each has ``add_parser(sub)`` and ``run(args)``)."""
-    from raytracer_app.cli import access, bench, compare, devices, gui, inspect, lesson, render, variant
+    from raytracer_app.cli import access, bench, cluster, compare, devices, gui, inspect, lesson, render, variant
 
     return {"gui": gui, "render": render, "bench": bench, "inspect": inspect, "compare": compare, "variant": variant,
-            "lesson": lesson, "access": access, "devices": devices}
+            "lesson": lesson, "access": access, "devices": devices, "cluster": cluster}
 
 
 class _Stdout:

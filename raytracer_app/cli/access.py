@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from kernels.errors import InputError, whole
+from raytracer_app.cli.cluster import cluster_address, on_option, one_place
 from raytracer_app.cli.parser import common, compiler_option, number, option_type, whole_number
 
 
@@ -48,9 +49,32 @@ def add_parser(subparsers) -> None:
                             "show both with the difference (needs a GPU and ncu)")
         common(t)
         compiler_option(t)
+        c = t.add_argument_group("on a cluster, with --measured (docs/cluster.md)")
+        cluster_address(c)
+        on_option(c, "to measure")
 
 
 def run(args) -> int:
+    if not args.cluster:
+        return access_command(args)
+    if not args.measured:
+        raise InputError("--cluster measures on a cluster's GPU: it applies with --measured (the trace itself runs "
+                         "here, in the CUDA simulator)")
+    from kernels.cluster import remote
+    from kernels.cluster.worker_side import measure_access
+
+    client = remote.connect(args.cluster, args.certs)
+    try:
+        backend, resources = one_place(args, client)
+        return access_command(args, (backend, lambda job: remote.call(client, measure_access, job,
+                                                                      resources=resources)))
+    finally:
+        client.close()
+
+
+def access_command(args, remote_gpu=None) -> int:
+    """The trace here; with --measured, Nsight Compute's figures from this machine's GPU or, with
+    ``remote_gpu`` ((backend, measure: job -> (figures, lines))), from a cluster's."""
     from kernels import access
     from kernels import backend as backends
     from kernels.access import planning
@@ -63,7 +87,7 @@ def run(args) -> int:
     limits = planning.MODEL_LIMITS
     choice = backends.choice(args.backend)
     if args.measured:
-        backend = backends.resolve(args.backend, args.device)
+        backend = remote_gpu[0] if remote_gpu else backends.resolve(args.backend, args.device)
         if not backend.is_gpu:
             raise InputError("--measured reads Nsight Compute's counters on a GPU, and this run has none (the trace "
                              "itself needs no GPU: leave --measured out)")
@@ -83,7 +107,10 @@ def run(args) -> int:
         from kernels.access.measured import measure
 
         print(f"measuring {job.label} with Nsight Compute on {backend.device_name} ...", file=sys.stderr, flush=True)
-        measured = measure(job, backend, on_progress=lambda done, total, text: None, lines_out=lines)
+        if remote_gpu:
+            measured, lines = remote_gpu[1](job)
+        else:
+            measured = measure(job, backend, on_progress=lambda done, total, text: None, lines_out=lines)
         device = backend.device_name
     if limits is planning.MODEL_LIMITS:
         print(f"grids sized for {limits.name}; the trace runs in the CUDA simulator", file=sys.stderr, flush=True)

@@ -19,6 +19,7 @@ from kernels.service.bench_request import BenchRequest
 from kernels.service.fields import defaults_of, settings_of
 from raytracer_app.cli.parser import (Parser, add_list, common, compiler_option, number, option_type, setting_item, setting_type,
                                       whole_number)
+from raytracer_app.cli.cluster import cluster_address
 
 
 def add_parser(sub) -> None:
@@ -97,6 +98,12 @@ def _target_parser(targets, algorithm) -> None:
                                                 "(docs/results.md; an existing file is kept as FILE.~N~)")
     common(p)
     compiler_option(p, several=True)
+    c = p.add_argument_group("on a cluster (docs/cluster.md)")
+    cluster_address(c)
+    c.add_argument("--on", default=None, metavar="WHERE",
+                   help="with --cluster: a GPU model (e.g. H200), any-gpu (the model with the most GPUs; the "
+                        "default for cuda), or each (every model, one result file each); cpu and sim runs use "
+                        "every worker")
 
 
 def _request_options(p, groups, algorithm) -> None:
@@ -133,6 +140,10 @@ def run(args) -> int:
 
         return bench_compilers.run(args, args.compiler, resolve(args.backend, args.device))
 
+    if args.cluster:  # on a Dask cluster (docs/cluster.md); without one nothing of Dask is imported
+        from raytracer_app.cli import bench_remote
+
+        return bench_remote.run(args, *bench_fields(args))
     return bench_command(args, resolve(args.backend, args.device))
 
 
@@ -191,6 +202,12 @@ def bench_command(args, backend) -> int:
 
 def bench_request(args, backend, **changes) -> BenchRequest:
     """The command line's BenchRequest: every bound checked in one place, refusals naming the options."""
+    fields, labels = bench_fields(args)
+    return BenchRequest(**{**fields, "backend": backend, **changes}, labels=labels)
+
+
+def bench_fields(args) -> tuple[dict, dict]:
+    """The request's fields from the command line (all but its backend), and the words naming them."""
     algorithm = by_name(args.target)
     given_sizes, n = getattr(args, "sizes", None), getattr(args, "n", None)
     if given_sizes and n is not None:
@@ -198,14 +215,14 @@ def bench_request(args, backend, **changes) -> BenchRequest:
     sizes = given_sizes or ([n] if n is not None else [])
     labels = {"sizes": "--sizes" if given_sizes else "--n"}
     fields = dict(
-        _request_fields(args), algorithm=algorithm.name, backend=backend, sizes=tuple(sizes),
+        _request_fields(args), algorithm=algorithm.name, sizes=tuple(sizes),
         options={o.name: getattr(args, o.name) for o in algorithm.options if getattr(args, o.name) is not None},
         launches=tuple(_launches(args, algorithm)), variants=args.variants,
         variant_files=tuple(getattr(args, "variant_file", None) or ()), input=getattr(args, "input", None))
     if getattr(args, "counters", False) and args.processes > 1:
         raise InputError("--processes runs bench's own timed rows, the same in every process; give it without "
                          "--counters")
-    return BenchRequest(**{**fields, **changes}, labels=labels)
+    return fields, labels
 
 
 class _Printer:

@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 
 from kernels.errors import InputError, shown, whole
+from raytracer_app.cli.cluster import cluster_address, on_option
 from raytracer_app.cli.parser import common, compiler_option, resolve_if_named, whole_number
 
 SHOWS = ("resources", "occupancy", "source", "ptx", "sass", "mix", "all")
@@ -50,10 +51,16 @@ def add_parser(subparsers) -> None:
                    help="inspect your own variant from FILE (its INSPECT; docs/user-variants.md) instead of a built-in")
     common(p)
     compiler_option(p)
+    c = p.add_argument_group("on a cluster, with --lines --measured (docs/cluster.md)")
+    cluster_address(c)
+    on_option(c, "to measure")
 
 
 def run(args) -> int:
-    resolve_if_named(args)  # `inspect --backend cuda` without a GPU: exit 2
+    if args.cluster and not args.measured:
+        raise InputError("--cluster measures on a cluster's GPU: it applies with --lines --measured")
+    if not args.cluster:
+        resolve_if_named(args)  # `inspect --backend cuda` without a GPU: exit 2 (a cluster's GPU is asked there)
     from kernels.inspector import declarations, toolchain
     from kernels.inspector.compiler import check_arch
     from kernels.inspector.report import checked_decl_block

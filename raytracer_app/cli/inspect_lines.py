@@ -30,10 +30,21 @@ def check(args) -> None:
 
 
 def measuring_backend(args):
-    """The GPU backend --measured runs on; InputError (exit 2) in one line where it cannot."""
+    """The GPU backend --measured runs on; InputError (exit 2) in one line where it cannot. With --cluster, a
+    cluster's GPU (its worker checks Nsight Compute there)."""
     from kernels import backend as backends
     from kernels.counters.tool import CannotMeasure, why_not
 
+    if args.cluster:
+        from kernels.cluster import remote
+        from raytracer_app.cli.cluster import one_place
+
+        args.cluster_client = remote.connect(args.cluster, args.certs)
+        backend, args.cluster_resources = one_place(args, args.cluster_client)
+        if not backend.is_gpu:
+            raise InputError("--measured reads Nsight Compute's per-line counters on a GPU; the cluster's workers "
+                             "have none")
+        return backend
     backend = backends.resolve(args.backend, args.device)
     if not backend.is_gpu:
         raise InputError("--measured reads Nsight Compute's per-line counters on a GPU, and this run has none "
@@ -46,6 +57,14 @@ def measuring_backend(args):
 
 
 def run(args, arch: str, block, names: list[str]) -> int:
+    try:
+        return _run(args, arch, block, names)
+    finally:
+        if getattr(args, "cluster_client", None) is not None:
+            args.cluster_client.close()
+
+
+def _run(args, arch: str, block, names: list[str]) -> int:
     from kernels.inspector import toolchain
     from kernels.inspector.lines import combined, static_lines
 
@@ -53,7 +72,7 @@ def run(args, arch: str, block, names: list[str]) -> int:
     if backend is not None and args.arch is None:
         from kernels.inspector.bench_columns import device_arch
 
-        arch = device_arch(backend)
+        arch = getattr(backend, "remote_arch", None) or device_arch(backend)  # a cluster's GPU: as it reported
     reports = {}
     if not toolchain.missing():
         from kernels.inspector.report import inspect_many
@@ -102,8 +121,15 @@ def _measure(args, backend, names, reports, n: int):
     print(f"measuring {len(names)} variant{'s' if len(names) > 1 else ''} of {args.target} per line with Nsight "
           f"Compute on {backend.device_name} ...", file=sys.stderr, flush=True)
     static = {name: r for name, r in reports.items() if not isinstance(r, Exception)}
-    measured, seconds = timed(lambda: measure_lines(args.target, names, backend, n, on_progress=progress,
-                                                    static=static))
+    if getattr(args, "cluster_client", None) is not None:  # the one ncu run on the cluster's worker
+        from kernels.cluster import remote
+        from kernels.cluster import worker_side
+
+        measured, seconds = timed(lambda: remote.call(args.cluster_client, worker_side.measure_lines, args.target,
+                                                      names, n, static, resources=args.cluster_resources))
+    else:
+        measured, seconds = timed(lambda: measure_lines(args.target, names, backend, n, on_progress=progress,
+                                                        static=static))
     print(f"lines: {len(names)} variants measured per line in {seconds:.1f} s (one ncu run)", file=sys.stderr,
           flush=True)
     return measured, seconds

@@ -10,6 +10,7 @@ import os
 import sys
 
 from kernels.errors import InputError
+from raytracer_app.cli.cluster import cluster_address, on_option, one_place
 from raytracer_app.cli.parser import add_list, common, compiler_option, whole_number
 
 
@@ -36,6 +37,9 @@ def add_parser(subparsers) -> None:
                                                 "commit, command, date) as a lesson result file (docs/results.md)")
     common(p)
     compiler_option(p)
+    c = p.add_argument_group("on a cluster (docs/cluster.md)")
+    cluster_address(c)
+    on_option(c, "to run the steps")
 
 
 OUTPUTS = ("--csv", "--markdown", "--json")
@@ -60,9 +64,28 @@ def _check_outputs(args) -> None:
 
 
 def run(args) -> int:
-    from kernels.backend import resolve
+    if not args.cluster:
+        from kernels.backend import resolve
 
-    backend = resolve(args.backend, args.device)
+        return lesson_command(args, resolve(args.backend, args.device))
+    from kernels.cluster import remote
+
+    if args.counters:
+        raise InputError("--counters reads Nsight Compute here; give it without --cluster")
+    client = remote.connect(args.cluster, args.certs)
+    try:
+        backend, resources = one_place(args, client)
+        place = remote.LessonPlace(client, resources)
+        args.arch = args.arch or getattr(backend, "remote_arch", None)
+        code = lesson_command(args, backend, place)
+        print(f"steps run on {', '.join(place.workers) or 'no worker'} of {client.scheduler.address}")
+        return code
+    finally:
+        client.close()
+
+
+def lesson_command(args, backend, place=None) -> int:
+    """The lesson on ``backend``, its steps here or at ``place`` (a cluster's)."""
     from kernels.inspector.compiler import check_arch
     from kernels.lessons import report
     from kernels.lessons import references, report_refs, results
@@ -92,7 +115,7 @@ def run(args) -> int:
         print(f"counters: {text}", file=sys.stderr, flush=True)
 
     lesson_run = run_lesson(lesson, backend, sizes, args.repeats, args.arch, on_step=on_step,
-                            counters=args.counters, on_counters=on_counters)
+                            counters=args.counters, on_counters=on_counters, place=place)
     shown = []
     if not lesson_run.measured:  # no measurement here: the shipped references, each labelled with its device
         shown, refused = references.load(lesson)

@@ -9,6 +9,7 @@ from kernels.errors import InputError, printable
 from kernels.io.writer import check_output
 from kernels.service.render import render_frame
 from kernels.service.requests import RenderRequest
+from raytracer_app.cli.cluster import cluster_address, on_option, one_place
 from raytracer_app.cli.parser import Parser, common, compiler_option, whole_number
 from raytracer_app.png import check_writable, frame_metadata, write_png
 
@@ -32,6 +33,9 @@ def add_parser(sub) -> None:
                 add_control(p, control)
         common(p)
         compiler_option(p)
+        c = p.add_argument_group("on a cluster (docs/cluster.md)")
+        cluster_address(c)
+        on_option(c, "to draw")
 
 
 def add_control(p, control) -> None:
@@ -53,7 +57,29 @@ def add_control(p, control) -> None:
 def run(args) -> int:
     from kernels.backend import resolve
 
+    if args.cluster:  # drawn on a Dask cluster's worker (docs/cluster.md)
+        return _on_cluster(args)
     return render_command(args, resolve(args.backend, args.device))
+
+
+def _on_cluster(args) -> int:
+    from kernels.cluster import remote
+
+    client = remote.connect(args.cluster, args.certs)
+    try:
+        where, resources = one_place(args, client)
+        drawn = []
+
+        def draw(request):
+            drawn.append(remote.render(client, request, resources))
+            return drawn[-1].frame
+
+        code = render_command(args, where, draw)
+        print(f"drawn on {drawn[-1].worker} of {client.scheduler.address}: {drawn[-1].worker_ms:.1f} ms there, "
+              f"{drawn[-1].round_trip_ms:.1f} ms round trip ({drawn[-1].transfer_ms:.1f} ms transfer and scheduling)")
+        return code
+    finally:
+        client.close()
 
 
 def refuse_launch_options_on_the_host(args, backend, names) -> None:
@@ -82,8 +108,10 @@ def waiting_line(kind: str, backend, size) -> str:
     return what + "loading numba and compiling the CUDA kernel (seconds on a first run), then timing it…"
 
 
-def render_command(args, backend) -> int:
-    """Renders through the same service as the window (kernels.service.render)."""
+def render_command(args, backend, draw=None) -> int:
+    """Renders through the same service as the window (kernels.service.render); ``draw`` (request -> Frame)
+    draws it elsewhere (a cluster's worker)."""
+    draw = draw or (lambda request: render_frame({}, request))
     from kernels.harness.frames import SIM_IMAGE_SIZE, parse_size
     from kernels.launch import DEFAULT_BLOCK_2D, parse_block
     from kernels.registry import renderable_named
@@ -105,8 +133,7 @@ def render_command(args, backend) -> int:
             labels[c.supplies] = c.flag
     params = kind.make_params(values, backend, labels)
     print(waiting_line(kind.name, backend, size), flush=True)
-    frame = render_frame({}, RenderRequest(kind.name, backend, size, block, params, repeats=args.repeats,
-                                           labels=labels))
+    frame = draw(RenderRequest(kind.name, backend, size, block, params, repeats=args.repeats, labels=labels))
     notes = kind.notes(params, frame.size, args.out, values)  # printed after the timing
     print(f"backend: {backend.label}" + (f"  [{backend.note}]" if backend.note else ""))
     launch = f", block {frame.block[0]}x{frame.block[1]}, grid {frame.grid[0]}x{frame.grid[1]}" if frame.block else ""

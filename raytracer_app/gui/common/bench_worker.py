@@ -10,6 +10,7 @@ from PyQt6.QtCore import pyqtSignal, pyqtSlot
 from kernels.backend.child import SimulatorProcess
 from kernels.errors import InputError
 from kernels.service.bench import run_bench
+from raytracer_app.gui.common.run_on import resources_for, run_on
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, describe
 
 
@@ -40,8 +41,14 @@ class BenchWorker(JobWorker):
         rows: list = []
         try:
             self.started.emit(request)
-            # a simulator run goes to this worker's child process, so that Stop ends it at once
-            rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
+            client = run_on().client
+            if client is not None:  # *Run on* a cluster: the same request on its workers, rows as they come
+                from kernels.cluster import jobs, remote
+
+                rows = remote.run_bench(client, jobs.bench_job(request), self._relay, self._stop.is_set,
+                                        resources=resources_for(client, request.backend)).rows
+            else:  # a simulator run goes to this worker's child process, so that Stop ends it at once
+                rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
         except Exception as exc:  # noqa: BLE001 - a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()

@@ -27,6 +27,7 @@ from kernels.lessons.run import OUTCOMES, outcome, run_lesson, sizes_for
 from kernels.backend.child import Cancelled, SimulatorProcess
 from raytracer_app.gui.lessons import references as shown_refs
 from raytracer_app.gui.lessons.picture_box import LessonPictures
+from raytracer_app.gui.common.run_on import resources_for, run_on
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, JobWorker, WorkerThread, describe
 
 NO_GUESS = "guess…"
@@ -60,11 +61,19 @@ class LessonWorker(JobWorker):
         lesson, backend, sizes, arch, counters = request
         result = None
         try:
-            lock = COMPUTE_LOCK if backend.is_gpu else contextlib.nullcontext()
+            client = run_on().client
+            place = None
+            if client is not None:  # *Run on* a cluster: each step on a worker (docs/cluster.md)
+                from kernels.cluster import remote
+
+                if counters:
+                    raise InputError("Counters read Nsight Compute on this machine; choose Run on: This machine")
+                place = remote.LessonPlace(client, resources_for(client, backend))
+            lock = COMPUTE_LOCK if backend.is_gpu and place is None else contextlib.nullcontext()
             with lock:
                 result = run_lesson(lesson, backend, sizes, None, arch, on_step=self.stepDone.emit,
                                     should_stop=self._stop.is_set, simulator=None if backend.is_gpu else self.sim,
-                                    counters=counters, on_counters=self.counting.emit)
+                                    counters=counters, on_counters=self.counting.emit, place=place)
         except Cancelled:
             pass
         except Exception as exc:  # noqa: BLE001 - one line in the panel

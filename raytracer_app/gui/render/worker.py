@@ -16,6 +16,7 @@ from kernels.harness.frames import Queued
 from kernels.service.first_frame import first_frame
 from kernels.service.render import (compile_gpu_kernel, default_twin, gpu_kernel_key, quick_twin, shipped_image_for,
                                     start_frame, twin_cached, warm_renderers)
+from raytracer_app.gui.common.run_on import resources_for, run_on
 from raytracer_app.gui.common.workers import COMPUTE_LOCK, describe
 
 
@@ -49,6 +50,7 @@ class RenderWorker(QObject):
         self._lock = threading.Lock()
         self._pending = None
         self._jobs: deque = deque()
+        self._remote_worker = None  # (client, [address]) drawing this window's frames on a cluster
         self._running = False  # a drain is scheduled or running
         self._unacked = False  # a result was delivered to the GUI and awaits ack()
         self._held = None  # (signal, args): a result finished while another awaited its ack
@@ -265,7 +267,11 @@ class RenderWorker(QObject):
     def _start_frame(self, r, repeats=None, shipped=None):
         """Begin ``r`` (an untimed GPU frame is queued at once); the returned call completes it, and is a
         ``Queued`` when the frame's GPU work is queued already. ``shipped=False``: numba's kernel draws it
-        (a comparison), else the kernel's shipped image where numba's is not ready."""
+        (a comparison), else the kernel's shipped image where numba's is not ready. With *Run on* a cluster,
+        the frame is drawn on one of its workers."""
+        client = run_on().client
+        if client is not None:
+            return lambda: self._remote_frame(client, r, repeats)
         if r.backend.is_simulator:
             return lambda: self.sim.call("render", (r, repeats), self._cancel.is_set)
         twin = self._twin(r)
@@ -286,6 +292,28 @@ class RenderWorker(QObject):
             return frame
 
         return Queued(complete) if isinstance(finish, Queued) else complete
+
+    def _remote_frame(self, client, r, repeats):
+        """``r`` drawn on the cluster, always by the same worker (it keeps its compiled kernels and buffers):
+        the frame's time is the round trip seen here, so the status line's time outside the kernel counts
+        the transfer; its ``meta`` names the worker."""
+        import dataclasses
+
+        from kernels.cluster import remote
+
+        if repeats is not None:
+            r = dataclasses.replace(r, repeats=repeats)
+        resources = resources_for(client, r.backend)
+        if self._remote_worker is None or self._remote_worker[0] is not client:
+            chosen = [w.address for w in remote.workers(client)
+                      if all(w.resources.get(k, 0) >= n for k, n in (resources or {}).items())]
+            self._remote_worker = (client, chosen[:1] or None)
+        drawn = remote.render(client, r, resources, self._remote_worker[1])
+        if self._cancel.is_set():
+            raise Cancelled()
+        frame = drawn.frame
+        frame.meta = {**frame.meta, "drawn on": drawn.worker}
+        return dataclasses.replace(frame, frame_ms=max(frame.frame_ms, drawn.round_trip_ms), frame_timing=None)
 
     def _render(self, request) -> None:
         complete = None

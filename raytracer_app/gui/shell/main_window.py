@@ -14,6 +14,7 @@ from kernels.service.requests import CompareRequest
 from raytracer_app.gui.benchmarks.algorithms import ALGORITHMS
 from raytracer_app.gui.benchmarks.panel import BenchPanel
 from raytracer_app.gui.common import wheel_guard
+from raytracer_app.gui.common.run_on import RunOnControl
 from raytracer_app.gui.common.settings import PROBLEM, Keys, make_settings, read
 from raytracer_app.gui.common.workers import ORPHANS, WorkerThread
 from raytracer_app.gui.editor.editor import VariantEditor
@@ -92,6 +93,9 @@ class MainWindow(QMainWindow):
             self.panels[spec.title] = panel
             docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
         self.bench_docks = docks
+        # *Run on*: this machine or a cluster, its state always in the status bar (docs/cluster.md)
+        self.run_on = RunOnControl()
+        self.statusBar().addPermanentWidget(self.run_on)
         # the Inspector is built after the first frame (it imports the inspector): see ensure_inspector
         self.inspector = None
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -498,6 +502,7 @@ class MainWindow(QMainWindow):
         for thread in threads:
             if not thread.shutdown(timeout_ms=500):
                 ORPHANS.append(thread)  # keep it referenced: destroying a running QThread aborts
+        self.run_on.model.shutdown()
         if self.compare_dialog is not None:
             self.compare_dialog.close()
         event.accept()

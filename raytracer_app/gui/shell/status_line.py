@@ -163,4 +163,5 @@ def update(window, tab: str) -> None:
     window.status["fps"].setVisible(window.continuous)
     w, h = frame.size
     window.status["size"].setText(f"{w}x{h}")
-    window.status["backend"].setText(f"{request.backend.label}")
+    where = frame.meta.get("drawn on")  # *Run on* a cluster: its worker drew it; the transfer is outside
+    window.status["backend"].setText(f"{request.backend.label}" + (f", drawn on {where}" if where else ""))

@@ -1,0 +1,173 @@
+"""What a Dask worker runs for a job (kernels/cluster/jobs.py): the request, rebuilt and validated here, through
+the one door (:func:`kernels.service.bench.run_bench`), on this worker's backend (its GPU is device 0: the
+worker started with ``CUDA_VISIBLE_DEVICES`` naming one GPU).
+
+Each row goes back the moment it finishes through ``Worker.log_event(topic, ...)`` (the client subscribes to
+the topic); a stop asked by the client is a ``distributed.Event`` that a thread here watches, so the run
+checks a local flag between rows. What the task returns is the whole piece again (rows, peak, device), so a
+row whose event was missed is still merged."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+
+_PEAKS: dict = {}  # backend kind -> the copy peak this worker process measured (one per sweep's worker)
+STOP_POLL_S = 0.2  # how often the watching thread asks the scheduler whether Stop was pressed
+
+
+def run_job(doc: dict, topic: str, stop_name: str) -> dict:
+    from distributed import get_worker
+
+    from kernels.cluster import jobs
+
+    job = jobs.from_json(doc)
+    worker = get_worker()
+    if job.kind == "render":
+        return _render(job, worker.name)
+    stop = _StopWatch(stop_name)
+    try:
+        return _bench(job, worker, topic, stop)
+    finally:
+        stop.end()
+
+
+def _bench(job, worker, topic, stop) -> dict:
+    from kernels.backend import Backend
+    from kernels.harness import results
+    from kernels.service.bench import run_bench
+    from kernels.service.bench_request import BenchRequest
+
+    from kernels.cluster import jobs
+
+    recorded = job.request.get("backend") or {}
+    backend = Backend(str(recorded.get("kind", "cpu")), 0)
+    seq = 0
+
+    def send(kind, value):
+        nonlocal seq
+        if kind == "row":
+            value.worker = str(worker.name)
+            # as JSON text: the event's msgpack would turn the row's lists into tuples
+            worker.log_event(topic, {"piece": job.piece, "seq": seq, "row": json.dumps(results.row_dict(value)),
+                                     "sent": time.time()})  # the row's latency to the client (same host's clock)
+            seq += 1
+        elif kind == "peak" and value is not None:  # the copy ceiling a panel's chart draws
+            worker.log_event(topic, {"piece": job.piece, "peak": [value.gbps, value.how]})
+
+    with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:
+        written = jobs.write_files(job, folder)
+        request = BenchRequest.from_json({**job.request, "variant_files": written.paths}, backend)
+        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind))
+    if run.peak is not None and run.peak.gbps:
+        _PEAKS.setdefault(backend.kind, run.peak)
+    for r in run.rows:
+        r.worker = str(worker.name)
+    device = results.device_info(backend, run.peak)
+    if backend.is_gpu:  # --on each compares models: the driver and power limit too, where NVML says them
+        from kernels.counters.clocks import board
+
+        device.update(board(backend.device))
+    return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
+            "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
+            "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
+
+
+def gpu_facts() -> dict:
+    """This worker's GPU (device 0: CUDA_VISIBLE_DEVICES names one) as a client validates requests for it."""
+    import dataclasses
+
+    from kernels.backend import Backend
+
+    gpu = Backend("cuda", 0)
+    from kernels.inspector.bench_columns import device_arch
+
+    return {"name": gpu.device_name, "limits": dataclasses.asdict(gpu.limits), "free": gpu.free_device_bytes(),
+            "arch": device_arch(gpu)}
+
+
+def copy_peak(kind: str) -> dict:
+    """This worker's copy bandwidth (a lesson's ceiling), measured once per process."""
+    from kernels.backend import Backend
+    from kernels.harness.peak import copy_peak
+
+    if kind not in _PEAKS:
+        _PEAKS[kind] = copy_peak(Backend(kind, 0))
+    return {"gbps": _PEAKS[kind].gbps, "how": _PEAKS[kind].how}
+
+
+def measure_access(job) -> tuple[dict, dict]:
+    """`access --measured` on this worker's GPU: Nsight Compute's figures for the trace ``job``
+    (kernels/access/planning.py) and the same run's per-line counters."""
+    from kernels.access.measured import measure
+    from kernels.backend import Backend
+
+    lines: dict = {}
+    return measure(job, Backend("cuda", 0), lines_out=lines), lines
+
+
+def measure_lines(target: str, names: list, n: int | None, static: dict) -> dict:
+    """`inspect --lines --measured` on this worker's GPU: the variants' per-line counters, one ncu run."""
+    from kernels.backend import Backend
+    from kernels.inspector.lines import measure_lines as measure
+
+    return measure(target, names, Backend("cuda", 0), n, static=static)
+
+
+def end_worker_process() -> None:
+    """Run on a worker that did not stop (a kernel that does not return): its process ends now, whatever it
+    runs, and its nanny starts a fresh worker in its place."""
+    import os
+
+    os._exit(70)
+
+
+_RENDERERS: dict = {}  # kept between frames: compiled kernels and device buffers are reused
+
+
+def _render(job, worker_name) -> dict:
+    """A frame (kernels.harness.frames.Frame: its image, kernel and whole-frame timings), as the CLI's `render`
+    and a window draw it here."""
+    from kernels.service.render import render_frame
+
+    from kernels.cluster import jobs
+
+    start = time.perf_counter()
+    frame = render_frame(_RENDERERS, jobs.render_request(job.request))
+    frame.image = frame.image.copy()  # out of the renderer's pinned buffers, which the next frames reuse
+    return {"frame": frame, "worker_ms": (time.perf_counter() - start) * 1e3, "worker": str(worker_name)}
+
+
+class _StopWatch:
+    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag."""
+
+    def __init__(self, name: str):
+        self._flag = threading.Event()
+        self._done = threading.Event()
+        self._name = name
+        from distributed import Event
+
+        if Event(name).is_set():  # a piece that starts after Stop: it returns before its first row
+            self._flag.set()
+        self._thread = threading.Thread(target=self._watch, name="raytracer-stop-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self):
+        from distributed import Event
+
+        try:
+            event = Event(self._name)
+            while not self._done.is_set():
+                if event.wait(timeout=STOP_POLL_S):
+                    self._flag.set()
+                    return
+        except Exception:  # noqa: BLE001 - the scheduler gone: the task ends with the run, nothing to stop
+            return
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    def end(self):
+        self._done.set()

@@ -1,0 +1,191 @@
+"""What a Dask cluster of this host's GPUs costs and gives (issue 47, docs/cluster.md): it starts one with the
+app's own `cluster start` (a scheduler on loopback, a worker per GPU; without a GPU, cpu workers) and measures
+
+- a reduction sweep's wall time on one GPU worker and on every GPU worker of the most common model, each
+  written as a result file and compared row by row with `compare`'s rules (no FASTER, no SLOWER expected);
+- row latency: from a row's end on its worker (``Worker.log_event``) to its arrival in this client;
+- Stop latency: from Stop, asked as the first row of a long sweep arrives, to the run's return with its rows;
+- the remote render's frame rate at 1024x1024 (Julia set): frames per second through the client, the kernel's
+  and the worker's whole-frame time and the transfer (round trip minus the worker's time; no window, so no
+  paint time);
+
+then `cluster stop`. Every figure is printed and written to OUT/cluster-bench.json; the two sweeps' result
+files are OUT/one-gpu.json and OUT/all-gpus.json.
+
+    python3 scripts/cluster_bench.py --out DIR [--backend cuda|cpu] [--sizes N,...] [--variants gpu|a,b]
+        [--repeats 20] [--frames-seconds 10] [--frame-size 1024x1024] [--port 8791]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIZES = "1048576,4194304,16777216,67108864,268435456"  # 2^20 .. 2^28
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="folder for the result files and cluster-bench.json")
+    p.add_argument("--backend", choices=("cuda", "cpu"), default=None, help="default: cuda with a GPU, else cpu")
+    p.add_argument("--sizes", default=SIZES, help=f"the sweep's sizes (default {SIZES})")
+    p.add_argument("--variants", default="gpu", help="'gpu' (every GPU variant; the default) or names")
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--frames-seconds", type=float, default=10.0)
+    p.add_argument("--frame-size", default="1024x1024")
+    p.add_argument("--port", type=int, default=8791, help="the scheduler's port (0: a free one)")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # the cluster's state and logs in a folder of this run: a cluster the user started is left alone
+    os.environ["RAYTRACER_CACHE_DIR"] = tempfile.mkdtemp(prefix="cluster-bench-")
+    from kernels import backend as backends
+    from kernels.cluster import local, remote
+
+    backend = backends.Backend(args.backend or ("cuda" if backends.gpu_available() else "cpu"))
+    state = local.start("all", f"127.0.0.1:{args.port or _free_port()}")
+    client = remote.connect(state["address"])
+    figures: dict = {"backend": backend.kind, "address": state["address"]}
+    try:
+        figures.update(_sweeps(client, backend, args, out))
+        figures.update(_stop_latency(client, backend, args))
+        figures.update(_frames(client, backend, args))
+    finally:
+        client.close()
+        local.stop()
+    (out / "cluster-bench.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"wrote {out / 'cluster-bench.json'}")
+    return 0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _request(backend, args, **changes):
+    from kernels.cluster import jobs
+    from kernels.registry import by_name
+
+    spec = by_name("reduction")
+    if args.variants == "gpu":  # every GPU variant (the CPU twins on a cpu run), not the library peers
+        names = [v.name for v in spec.variants if (v.kind == "gpu" if backend.runs_cuda_kernels
+                                                   else v.kind not in ("gpu", "peer"))]
+    else:
+        names = args.variants.split(",")
+    fields = dict(algorithm="reduction", backend=backend, sizes=tuple(int(n) for n in args.sizes.split(",")),
+                  variants=tuple(names), repeats=args.repeats)
+    fields.update(changes)
+    from kernels.service.bench_request import BenchRequest
+
+    return jobs.bench_job(BenchRequest(**fields))
+
+
+def _chosen_workers(client, backend) -> list:
+    from kernels.cluster import remote
+
+    found = remote.workers(client)
+    if backend.is_gpu:
+        models = [w.model for w in found if w.model]
+        model = max(set(models), key=models.count)
+        found = [w for w in found if w.model == model]
+    return [w.address for w in found]
+
+
+def _sweeps(client, backend, args, out: Path) -> dict:
+    from kernels.cluster import remote
+    from kernels.harness import compare, results
+
+    workers = _chosen_workers(client, backend)
+    smallest = min(int(n) for n in args.sizes.split(","))
+    warm = _request(backend, args, sizes=(smallest,), repeats=1)
+    for w in workers:  # every worker compiles every variant before anything is timed
+        remote.run_bench(client, warm, workers=[w])
+    job = _request(backend, args)
+    timed = {}
+    for label, chosen in (("one-gpu", workers[:1]), ("all-gpus", workers)):
+        start = time.perf_counter()
+        run = remote.run_bench(client, job, workers=chosen)
+        timed[label] = (time.perf_counter() - start, run)
+        results.write_result(out / f"{label}.json", remote.result_of(run, job, "loopback", sys.argv), "--json")
+        verified = sum(r.verified == "yes" for r in run.rows)
+        print(f"{label}: {len(chosen)} worker(s), {len(run.rows)} rows ({verified} verified) in "
+              f"{timed[label][0]:.2f} s")
+    one, every = timed["one-gpu"], timed["all-gpus"]
+    c = compare.compare(remote.result_of(one[1], job, "", None), remote.result_of(every[1], job, "", None))
+    counts = {k: v for k, v in c.counts().items()}
+    latency = every[1].latency_ms
+    figures = {"workers": len(workers), "sweep_rows": len(every[1].rows), "one_gpu_s": round(one[0], 3),
+               "all_gpus_s": round(every[0], 3), "ratio": round(every[0] / one[0], 3), "compare": counts,
+               "row_latency_ms_median": round(statistics.median(latency), 2) if latency else None,
+               "row_latency_ms_max": round(max(latency), 2) if latency else None}
+    print(f"sweep: {figures['all_gpus_s']} s on {len(workers)} worker(s) against {figures['one_gpu_s']} s on one: "
+          f"{figures['ratio']}x; compare: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    print(f"row latency (worker row end -> client): median {figures['row_latency_ms_median']} ms, max "
+          f"{figures['row_latency_ms_max']} ms over {len(latency)} rows")
+    return figures
+
+
+def _stop_latency(client, backend, args, tries: int = 3) -> dict:
+    from kernels.cluster import remote
+
+    latencies = []
+    for _ in range(tries):
+        asked = []
+        job = _request(backend, args, repeats=max(args.repeats, 20) if backend.is_gpu else args.repeats)
+
+        def stop(asked=asked):  # this try's list, bound now
+            return bool(asked)
+
+        def progress(what, value, asked=asked):
+            if what == "row" and not asked:
+                asked.append(time.perf_counter())
+
+        run = remote.run_bench(client, job, progress, stop, workers=_chosen_workers(client, backend))
+        if asked:
+            latencies.append((time.perf_counter() - asked[0]) * 1e3)
+        print(f"stop: the run returned {latencies[-1]:.0f} ms after Stop with {len(run.rows)} rows "
+              f"(stopped: {run.stopped})" if asked else "stop: the sweep ended before its first row was seen")
+    return {"stop_ms": [round(x, 1) for x in latencies]}
+
+
+def _frames(client, backend, args) -> dict:
+    from kernels.cluster import remote
+    from kernels.julia.params import JuliaParams
+    from kernels.service.requests import RenderRequest
+
+    width, height = (int(x) for x in args.frame_size.lower().split("x"))
+    request = RenderRequest("julia", backend, (width, height), params=JuliaParams())
+    worker = _chosen_workers(client, backend)[:1]  # one worker draws every frame, as for a window
+    remote.render(client, request, workers=worker)  # the first frame compiles
+    frames, start = [], time.perf_counter()
+    while time.perf_counter() - start < args.frames_seconds or not frames:
+        frames.append(remote.render(client, request, workers=worker))
+    seconds = time.perf_counter() - start
+    med = lambda xs: round(statistics.median(xs), 3) if xs else None  # noqa: E731
+    figures = {"frame_size": f"{width}x{height}", "frames": len(frames), "fps": round(len(frames) / seconds, 1),
+               "kernel_ms_median": med([f.frame.kernel.median_ms for f in frames if f.frame.kernel is not None]),
+               "worker_frame_ms_median": med([f.worker_ms for f in frames]),
+               "round_trip_ms_median": med([f.round_trip_ms for f in frames]),
+               "transfer_ms_median": med([f.transfer_ms for f in frames])}
+    print(f"remote render {figures['frame_size']}: {figures['fps']} frames/s over {len(frames)} frames; kernel "
+          f"{figures['kernel_ms_median']} ms, the worker's whole frame {figures['worker_frame_ms_median']} ms, "
+          f"round trip {figures['round_trip_ms_median']} ms (transfer and scheduling "
+          f"{figures['transfer_ms_median']} ms; no window: no paint time)")
+    return figures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
