@@ -90,7 +90,8 @@ def test_the_compiler_list_is_read_by_the_one_list_parser(capsys, given, words):
 
 @pytest.mark.parametrize("argv, words", [
     (["bench", "reduction", "--compiler", "gcc"], "--compiler 'gcc' is not one of numba-cuda, numba-cuda-mlir"),
-    (["render", "julia", "--compiler", "numba-cuda,numba-cuda-mlir"], "--compiler takes one of"),
+    (["render", "julia", "--compiler", "numba-cuda,numba-cuda-mlir", "--out", "never-written.png"],
+     "--compiler takes one of"),
     (["inspect", "reduction", "best", "--compiler", ""], "--compiler"),
     (["lesson", "reduction", "--compiler", "x"], "is not one of"),
     (["access", "reduction", "best", "--compiler", "x"], "is not one of"),

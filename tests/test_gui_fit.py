@@ -46,7 +46,7 @@ def test_every_tools_content_is_on_screen(qtbot, make_window, cpu_backend, monke
 def access_fits(qtbot, w, size):
     """The Access tool's 32 lanes, and a source pane that takes the height beyond them."""
     from kernels.access.model import WARP
-    from raytracer_app.gui.access.picture import MAX_ROW_PX
+    from raytracer_app.gui.common.access_picture import MAX_ROW_PX
 
     view = w.ensure_access()
     w.workspaces.show_dock(w.access_dock)

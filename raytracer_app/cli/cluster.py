@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from kernels.errors import InputError
-from raytracer_app.cli.parser import Parser
+from raytracer_app.cli.parser import Parser, add_list
 
 
 def add_parser(sub) -> None:
@@ -15,7 +15,8 @@ def add_parser(sub) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser, required=True)
     start = actions.add_parser("start", help="start a scheduler and one worker process per GPU (or, without a GPU, "
                                              "workers for the cpu and sim backends), detached")
-    start.add_argument("--gpus", default="all", help="'all' (default) or GPU indices, e.g. 0,1")
+    add_list(start, "--gpus", default="all", metavar="all|I,...", noun="GPU index",
+             help="'all' (default) or GPU indices, e.g. 0,1 (or the flag repeated)")
     start.add_argument("--listen", default="127.0.0.1:8786",
                        help="ADDR:PORT the scheduler listens on (default 127.0.0.1:8786, loopback); any other "
                             "address needs --certs")
@@ -27,9 +28,9 @@ def add_parser(sub) -> None:
     actions.add_parser("stop", help="end what `cluster start` began on this host")
     certs = actions.add_parser("certs", help="make a CA, a server and a client certificate in DIR")
     certs.add_argument("file", metavar="DIR", help="folder to write ca.pem, server.pem, client.pem and their keys")
-    certs.add_argument("--host", action="append", default=None,
-                       help="a name or address the server is reached by (repeatable; this host's name, "
-                            "localhost and loopback are always in)")
+    add_list(certs, "--host", default=None, noun="name",
+             help="names or addresses the server is reached by, separated by commas or the flag repeated (this "
+                  "host's name, localhost and loopback are always in)")
 
 
 def cluster_address(p) -> None:
@@ -72,7 +73,8 @@ def run(args) -> int:
     if args.action == "certs":
         return _certs(args)
     if args.action == "start":
-        state = local.start(args.gpus, args.listen, args.certs)
+        gpus = args.gpus if isinstance(args.gpus, str) else ",".join(args.gpus)  # 'all', or the list given
+        state = local.start(gpus, args.listen, args.certs)
         workers = [p["name"] for p in state["processes"][1:]]
         print(f"cluster at {state['address']}: {len(workers)} worker(s) {', '.join(workers)}")
         print(f"logs and state: {local.state_path().parent}")

@@ -151,4 +151,8 @@ def render_command(args, backend, draw=None) -> int:
         written = write_png(args.out, frame.image, frame_metadata(frame), "--out", inputs)
         print(f"wrote {printable(args.out)}{written.kept()}")
 
+    from kernels.io.writer import write_each
+    from raytracer_app.cli.parser import report_failed_write
 
+    writes = [("--out", args.out, write_image), *kind.outputs(params, frame.size, args.out, values)]
+    return 0 if write_each(writes, report_failed_write) else 1

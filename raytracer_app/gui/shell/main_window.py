@@ -93,9 +93,9 @@ class MainWindow(QMainWindow):
             self.panels[spec.title] = panel
             docks.append(self._dock(spec.title, panel, Qt.DockWidgetArea.RightDockWidgetArea))
         self.bench_docks = docks
-        # *Run on*: this machine or a cluster, its state always in the status bar (docs/cluster.md)
+        # *Run on*: this machine or a cluster, its state always in the status bar (docs/cluster.md; placed there
+        # by _status_widgets, after the status line's own bar is in place)
         self.run_on = RunOnControl()
-        self.statusBar().addPermanentWidget(self.run_on)
         # the Inspector is built after the first frame (it imports the inspector): see ensure_inspector
         self.inspector = None
         self.inspector_dock = self._dock("Inspector", None, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
 
     def _status_widgets(self) -> None:
         status_line.build(self)
+        self.statusBar().addPermanentWidget(self.run_on)
 
     # ------------------------------------------------------------------ rendering
     def _model_changed(self, group: str) -> None:
