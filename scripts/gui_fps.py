@@ -188,6 +188,7 @@ def fit_view(app, window, size) -> tuple[int, int]:
 
     for dock in window.findChildren(QDockWidget):
         dock.hide()
+    window.run_on.hide()  # *Run on* widens the status line past a 1024 px view; the count needs no cluster
     view = window.view.currentWidget()
     for _ in range(5):  # a resize can move the tab bar or the status line: settle in a few steps
         app.processEvents()

@@ -221,7 +221,7 @@ def inspect_cache(tmp_path, monkeypatch, compiled_once):
     compiled, _, _ = compiled_once
     asked = []
 
-    def child(pairs, archs):
+    def child(pairs, archs, compiler=None):
         asked.append(list(pairs))
         return {arch: {pair: {"ptx": compiled.ptx, "sources": compiled.sources} for pair in pairs} for arch in archs}
 

@@ -56,7 +56,7 @@ def test_inspect_hints_a_restart_when_the_extra_was_installed_meanwhile(qtbot, m
     seen = []
     worker.sourceOnly.connect(lambda blocks, why, request: seen.append(why))
     worker.linesReady.connect(lambda *a: None)
-    worker.run(("reduction", "sequential", "sm_90", 256))
+    worker.run(("reduction", "sequential", "sm_90", 256, "numba-cuda"))
     assert seen and says in seen[0]
 
 

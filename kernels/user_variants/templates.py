@@ -163,6 +163,7 @@ import numpy as np
 from numba import cuda, uint32
 
 from kernels.backend import memory, simulator_active
+from kernels.device_functions.fences import threadfence
 from kernels.device_functions.vector_loads import VECTOR_LANES, check_aligned, load_vector
 from kernels.launch import LaunchRule
 from kernels.user_variants.names import name_problem
