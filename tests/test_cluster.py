@@ -456,3 +456,21 @@ def test_measured_access_and_lines_on_a_cluster_need_its_gpu(client, capsys):
     assert "on a GPU, and this run has none" in capsys.readouterr().err  # its workers run cpu and sim
     assert main(["inspect", "reduction", "best", "--lines", "--measured", "--cluster", address]) == 2
     assert "the cluster's workers have none" in capsys.readouterr().err
+
+
+def test_a_rows_clocks_read_back_print_as_a_timed_rows_do():
+    """A GPU worker's row reaches the client through the result reader: its NVML clocks come back as the
+    record a timed row holds (a dict there made the table's line fail on a GPU host)."""
+    from kernels.counters.clocks import Clocks, Snapshot
+    from kernels.harness.results import row_dict
+    from kernels.harness.results_read import row_from_dict
+    from kernels.harness.rows import Row
+    from kernels.harness.table import table_line
+    from kernels.timing import Timing
+
+    throttled = Snapshot(1980, 3201, 130.0, 0x4)  # power cap
+    row = Row("best", "sum", "int32", 1024, "cuda", "NVIDIA H200", timing=Timing((0.01, 0.02), "cuda-events"),
+              verified="yes", clocks=Clocks(Snapshot(1980, 3201, 120.0, 0), throttled))
+    back = row_from_dict(row_dict(row))
+    assert back.clocks == row.clocks
+    assert "[THROTTLED: power cap]" in table_line(back)

@@ -44,6 +44,12 @@ class Clocks:
         texts = {self.before.reason_text(), self.after.reason_text()} - {"none"}
         return "; ".join(sorted(texts)) or "none"
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Clocks":
+        """The record a result file (or a cluster worker's row) holds, as ``dataclasses.asdict`` wrote it;
+        KeyError or TypeError when it is not one."""
+        return cls(Snapshot(**d["before"]), Snapshot(**d["after"]))
+
 
 @functools.lru_cache(maxsize=None)
 def _nvml():

@@ -20,10 +20,10 @@ def measured(value):
 
 
 def clocks(value):
-    from kernels.counters.clocks import Clocks, Snapshot
+    from kernels.counters.clocks import Clocks
 
     if isinstance(value, dict):
-        return Clocks(Snapshot(**value["before"]), Snapshot(**value["after"]))
+        return Clocks.from_dict(value)
     return value if isinstance(value, Clocks) else None
 
 

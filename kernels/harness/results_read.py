@@ -172,6 +172,13 @@ def _row(d, i: int, label: str) -> Row:
             _type(d, name, types, label, where)
         extra[name] = d.get(name, default) if d.get(name) is not None else default
     method = extra.pop("timing_method") or "wall"
+    if extra.get("clocks") is not None:  # read back as the record a timed row holds, so a row prints alike
+        from kernels.counters.clocks import Clocks
+
+        try:
+            extra["clocks"] = Clocks.from_dict(extra["clocks"])
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"{label}: {where}clocks is not a clocks record ({exc})") from None
     cold = _samples(d, "cold_samples_ms", label, where)
     processes = _processes(d, len(samples), label, where)
     return Row(variant=d["variant"], op=d["op"], dtype=d["dtype"], n=d["n"], block=d["block"], grid=d["grid"],
