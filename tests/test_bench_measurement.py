@@ -337,3 +337,30 @@ def test_the_warm_up_is_the_timers_own_unless_the_run_asks_for_more():
         assert timing.warmups() == 5 and timing.warmups(0) == 5 and timing.warmups(7) == 7
         t = timing.time_wall(lambda: calls.append(1), 2)
     assert len(calls) == 5 + 2 and t.repeats == 2  # five untimed calls, then the two timed ones
+
+
+def test_a_stop_is_heard_between_two_samples_of_a_timing():
+    """Stop (a window's, a cluster's) ends a timing within one sample or warm-up call: a row of many repeats
+    on a large problem no longer runs to its end first."""
+    calls = []
+    with pytest.raises(timing.Stopped):
+        with timing.stopping(lambda: len(calls) >= 3):
+            timing.time_wall(lambda: calls.append(1), 1000, warmup=1)
+    assert len(calls) == 3  # the warm-up call and two samples, of the 1001 asked
+
+
+def test_a_run_stopped_inside_a_row_keeps_the_finished_rows_and_drops_that_row(cpu_backend):
+    from kernels.service.bench_request import BenchRequest
+
+    request = BenchRequest("reduction", cpu_backend, sizes=(4096,), variants=("numpy", "cpu-parallel"), repeats=400)
+    asked = []
+
+    def should_stop():  # false until the second row's timing has taken a few samples
+        asked.append(1)
+        return len(rows) == 1 and len(asked) > len(first_row_asks) + 4
+
+    rows, first_row_asks = [], []
+    out = bench.run(request, request.selected(request.spec.variants), should_stop=should_stop,
+                    on_row=lambda row: (rows.append(row), first_row_asks.extend(asked)))
+    assert [r.variant for r in out] == ["numpy"] and out[0].verified == PASSED
+    assert len(asked) - len(first_row_asks) < 50  # stopped a few samples into the second row, not after 400

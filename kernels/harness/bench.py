@@ -18,6 +18,7 @@ from kernels.harness import rounds as interleave
 from kernels.harness.peak import Peak
 from kernels.harness.rows import ERROR, FAILED, PASSED, SKIPPED, Problem, Row, Unit, show_block, show_value
 from kernels.launch import Launch
+from kernels.timing.policy import Stopped, stopping
 
 
 def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, *, peak: Peak | None = None,
@@ -69,25 +70,34 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
         if on_row:
             on_row(row)
 
+    try:
+        with stopping(should_stop):  # Stop is heard between samples, not only between rows
+            _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, peak, unit)
+    except Stopped:  # the row in progress is dropped; the finished ones are kept
+        pass
+    return rows
+
+
+def _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, peak, unit) -> None:
+    """Every row of :func:`run` in its order (rounds interleaved), each reported once whole."""
     for problem in problems:
         if rounds == 1:  # each row is whole as soon as it is measured
             for pair in pairs:
                 if should_stop and should_stop():
-                    return rows
+                    return
                 report(measure(problem, *pair, repeats))
             continue
         taken: list[list[Row]] = [[] for _ in pairs]  # per pair, its rows in round order
         for r, share in enumerate(shares):
             for i in interleave.round_order(len(pairs), r):
                 if should_stop and should_stop():
-                    return rows  # a row is whole only once its rounds are all done
+                    return  # a row is whole only once its rounds are all done
                 taken[i].append(measure(problem, *pairs[i], share))
         for parts in taken:
             row = join_rows(parts)
             if row.ok:
                 _set_rates(row, problem, peak, unit)
             report(row)
-    return rows
 
 
 REST_SLICE_S = 0.1  # a rest looks at Stop this often

@@ -7,13 +7,14 @@ what callers use is named here.
 """
 
 from kernels.timing.cold import FLUSH_FALLBACK_BYTES, l2_flusher
-from kernels.timing.policy import (Policy, current_policy, is_stable, measurement, repeat_until_stable,
-                                   warmups)
+from kernels.timing.policy import (Policy, Stopped, check_stop, current_policy, is_stable, measurement,
+                                   repeat_until_stable, stopping, warmups)
 from kernels.timing.samples import Timing, join_timings, relative_spread
 from kernels.timing.timers import (GPU_HEAD_START_NS, EventTimer, check_repeats, time_cuda_events, time_kernel,
                                    time_kernel_with_result, time_wall)
 
-__all__ = ["FLUSH_FALLBACK_BYTES", "GPU_HEAD_START_NS", "EventTimer", "Policy", "Timing", "check_repeats",
+__all__ = ["FLUSH_FALLBACK_BYTES", "GPU_HEAD_START_NS", "EventTimer", "Policy", "Stopped", "Timing", "check_repeats",
+           "check_stop", "stopping",
            "current_policy", "is_stable", "join_timings", "l2_flusher", "measurement", "relative_spread",
            "repeat_until_stable", "time_cuda_events", "time_kernel", "time_kernel_with_result", "time_wall",
            "warmups"]

@@ -53,6 +53,33 @@ def measurement(policy: Policy):
         _POLICY.reset(token)
 
 
+class Stopped(BaseException):
+    """Stop, heard between two samples (or warm-up calls) of a timing: the row in progress is not finished.
+    A BaseException, so a variant's own ``except Exception`` never turns it into an error row."""
+
+
+_STOP: ContextVar[Callable[[], bool] | None] = ContextVar("timing_stop", default=None)
+
+
+@contextlib.contextmanager
+def stopping(should_stop: Callable[[], bool] | None):
+    """Within it, every timing asks ``should_stop()`` after each sample and warm-up call and raises
+    :class:`Stopped` when it turns true: a Stop (a window's, a cluster's) is heard within one sample, not
+    one row (a row of 20 repeats on a large problem can take seconds)."""
+    token = _STOP.set(should_stop)
+    try:
+        yield
+    finally:
+        _STOP.reset(token)
+
+
+def check_stop() -> None:
+    """Raise :class:`Stopped` when the run's Stop was asked (see :func:`stopping`)."""
+    should_stop = _STOP.get()
+    if should_stop is not None and should_stop():
+        raise Stopped()
+
+
 def repeat_until_stable(sample: Callable[[], float], repeats: int, policy: Policy,
                         clock: Callable[[], float] = time.perf_counter) -> list[float]:
     """``repeats`` samples, then (with a tolerance) more until the median is stable.
@@ -67,6 +94,7 @@ def repeat_until_stable(sample: Callable[[], float], repeats: int, policy: Polic
     def sample() -> float:
         value = taken()
         beat()
+        check_stop()
         return value
 
     samples = [sample() for _ in range(repeats)]

@@ -10,7 +10,7 @@ from typing import Callable
 from kernels.backend import memory
 from kernels.errors import InputError
 from kernels.timing.cold import l2_flusher
-from kernels.timing.policy import current_policy, repeat_until_stable, warmups
+from kernels.timing.policy import check_stop, current_policy, repeat_until_stable, warmups
 from kernels.timing.samples import Timing
 
 
@@ -36,6 +36,7 @@ def time_cuda_events(launch: Callable[[], object], repeats: int, warmup: int | N
         if before is not None:
             before()
         launch()
+        check_stop()  # a Stop is heard between warm-up calls too (the first one may compile for seconds)
     memory.synchronize()
     timer = EventTimer()
     flush = l2_flusher() if policy.cold else None
@@ -99,6 +100,7 @@ def time_wall(fn: Callable[[], object], repeats: int, warmup: int | None = None,
         if before is not None:
             before()
         fn()
+        check_stop()
     if sync:
         sync()
 

@@ -31,7 +31,8 @@ def run(args, fields: dict, labels: dict) -> int:
         named = choice(args.backend)
         backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
         chosen = remote.targets(client, args.on, backend)
-        if len(chosen) > 1 and csv_path:
+        each = args.on == "each"  # one result file per GPU model, named with the model, however many there are
+        if each and csv_path:
             raise InputError("--on each writes one result file per GPU model: give --json, not --csv")
         code = 0
         from kernels.service.bench_request import BenchRequest
@@ -42,7 +43,7 @@ def run(args, fields: dict, labels: dict) -> int:
             job = jobs.bench_job(BenchRequest(**fields, backend=where, labels=labels))
             print(f"cluster: {client.scheduler.address}, {backend.kind} on {model if resources else 'every worker'}")
             code = max(code, _one(args, client, job, resources, csv_path,
-                                  _per_model(json_path, model) if len(chosen) > 1 else json_path))
+                                  _per_model(json_path, model) if each and json_path else json_path))
         return code
     finally:
         client.close()
