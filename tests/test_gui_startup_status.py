@@ -74,3 +74,22 @@ def test_a_long_message_is_elided_in_the_middle_with_the_whole_text_as_tooltip(q
     assert "…" in shown and shown.startswith("saved the run to") and shown.endswith("reduction.json")
     assert w.busy_label.toolTip() == f"saved the run to {path}"
     assert w.busy_label.fontMetrics().horizontalAdvance(shown) <= 300
+
+
+def test_a_long_figure_in_the_status_line_never_widens_the_window(qtbot, make_window, cpu_backend):
+    """On a GPU the kernel-time text ('..., shipped sm_90 image') widened a window sized for a 1024 px view to
+    1700 px while frames were counted: the figures are elided instead, whole in their tooltip with its tip."""
+    preset(**{"render/size_spheres": "16x16"})
+    w = make_window(cpu_backend)
+    wait_frame(qtbot, w)
+    w.resize(900, 700)
+    qtbot.wait(20)
+    width = w.width()
+    long_text = "kernel 0.034 ms (cuda-events, shipped sm_90 image, " + "a long explanation " * 20 + ")"
+    w.status["kernel"].setText(long_text)
+    w.status["kernel"].setToolTip("what the kernel time is")
+    qtbot.wait(20)
+    assert w.width() == width
+    label = w.status["kernel"]
+    assert label.text() == long_text and label.text_shown() != long_text
+    assert long_text in label.toolTip() and "what the kernel time is" in label.toolTip()

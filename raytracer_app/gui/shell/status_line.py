@@ -6,7 +6,7 @@ A long message is elided in the middle, its whole text in the tooltip. ``build(w
 
 from __future__ import annotations
 
-from PyQt6.QtCore import Qt, QTimer
+from PyQt6.QtCore import QSize, Qt, QTimer
 from PyQt6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar
 
 
@@ -17,17 +17,32 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str = ""):
         super().__init__()
         self.full = ""
+        self.tip = None  # a tooltip of its own (what a figure means), kept: the whole text goes above it
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.setMinimumWidth(40)
         self.set_full_text(text)
 
     def set_full_text(self, text: str) -> None:
         self.full = text
-        self.setToolTip(text if text else "")
+        self._elide()
+
+    def setToolTip(self, tip: str) -> None:  # noqa: N802 (Qt naming)
+        self.tip = tip
         self._elide()
 
     def text(self) -> str:  # the whole text (what is drawn may be elided: text_shown)
         return self.full
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt naming)
+        self.set_full_text(text)
+        self.updateGeometry()
+
+    def sizeHint(self):  # noqa: N802 (Qt naming) - the whole text's width: it shows whole where there is room
+        hint = super().sizeHint()
+        return QSize(self.fontMetrics().horizontalAdvance(self.full) + 16, hint.height())
+
+    def minimumSizeHint(self):  # noqa: N802 (Qt naming) - never more than a few letters: the window never widens
+        return QSize(40, super().minimumSizeHint().height())
 
     def text_shown(self) -> str:
         return super().text()
@@ -38,7 +53,12 @@ class ElidedLabel(QLabel):
 
     def _elide(self) -> None:
         room = max(self.width() - 4, 10)
-        super().setText(self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideMiddle, room))
+        shown = self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideMiddle, room)
+        super().setText(shown)
+        if not self.tip:
+            super().setToolTip(self.full)
+        else:
+            super().setToolTip(self.tip if shown == self.full else f"{self.full}\n\n{self.tip}")
 
 
 class StatusBar(QStatusBar):
@@ -101,7 +121,11 @@ def build(window) -> None:
     """The status line's labels (window.status[key]), the busy label and Cancel; a timer shows them."""
     bar = StatusBar()
     window.setStatusBar(bar)
-    window.status = {k: QLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
+    # the figures shrink (elided in the middle, whole in the tooltip) rather than widen the window: a long
+    # kernel-time text on a GPU widened a 1024 px view to 1700 px while frames were counted
+    window.status = {k: ElidedLabel() for k in ("backend", "kernel", "outside", "frame", "fps", "size")}
+    for label in window.status.values():
+        label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
     tips = {"backend": "backend and device", "kernel": KERNEL_TIP,
             "outside": "time per frame spent outside the kernel: launch, copy to the host and display",
             "frame": "frame time: render + copy to the host + display", "fps": "frames displayed per second",
