@@ -127,6 +127,23 @@ def test_stop_ends_a_remote_sweep_and_keeps_its_finished_rows(client):
     assert all(r.verified == "yes" for r in there.rows)
 
 
+def test_a_piece_that_starts_after_stop_runs_none_of_its_setup(client, monkeypatch):
+    """Stop asked: every queued piece returns at once, empty and stopped, before its request is even built
+    (one piece a row: their set-up alone kept a stopped sweep on one H200 going for 10 s)."""
+    from distributed import Event
+
+    from kernels.cluster.worker_side import run_job
+
+    request = BenchRequest("reduction", Backend("cpu"), sizes=(1 << 16,), variants="numpy", repeats=2)
+    Event("test-stop-asked", client=client).set()
+    try:
+        doc = jobs.to_json(jobs.bench_job(request))
+        out = client.submit(run_job, doc, "test-stop-topic", "test-stop-asked", pure=False).result(timeout=30)
+    finally:
+        Event("test-stop-asked", client=client).clear()
+    assert out["rows"] == [] and out["stopped"] is True and out["piece"] == jobs.from_json(doc).piece
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_no_finished_row(client):
     from kernels.cluster import remote
