@@ -247,3 +247,30 @@ def test_gpu_continuous_image_frames_allocate_nothing_after_the_first(cuda_backe
         frame = renderer.render(scene, (512, 384), "global", (16, 16), shipped_image=True)
     assert images.KEPT.allocations == made
     assert np.abs(frame.image.astype(int) - spheres_reference(scene.spheres, 512, 384)).max() <= 1
+
+
+def test_numbas_background_compile_waits_for_a_pause_in_the_frames(monkeypatch, qtbot):
+    """Under Render Continuously numba's compile (seconds holding the GIL) starved the shipped image's frames:
+    it starts only once frames stop coming for a moment, and then at once."""
+    import time
+    from types import SimpleNamespace
+
+    from raytracer_app.gui.render import worker as worker_module
+
+    compiled = []
+    monkeypatch.setattr(worker_module, "gpu_kernel_key", lambda r: ("spheres", "global"))
+    monkeypatch.setattr(worker_module, "compile_gpu_kernel", lambda r: compiled.append(r))
+    worker = worker_module.RenderWorker()
+    try:
+        request = SimpleNamespace(backend="a GPU")
+        worker._last_frame_at = time.monotonic()
+        worker._compile_in_background(request)
+        end = time.monotonic() + 3 * worker_module.COMPILE_AFTER_IDLE_S
+        while time.monotonic() < end:  # frames keep coming, as under Render Continuously
+            worker._last_frame_at = time.monotonic()
+            time.sleep(worker_module.IDLE_POLL_S / 2)
+        assert compiled == []
+        qtbot.waitUntil(lambda: compiled == [request], timeout=5000)  # a pause: the compile runs
+        assert ("spheres", "global", "a GPU") in worker._gpu_ready
+    finally:
+        worker.end_children()
