@@ -118,23 +118,26 @@ def measure(args, folder: str) -> int:
     QTimer.singleShot(round(args.seconds * 1000), loop.quit)
     loop.exec()
     counted = len(shown)
-    # a cold start on a GPU draws from the kernel's shipped image until numba's kernel is ready: when that was
-    numba_s = None
-    if backend.is_gpu:
+    window.continuous_action.setChecked(False)
+    # a cold start on a GPU draws from the kernel's shipped image; numba compiles the same kernel at the first
+    # pause in the frames (not while they come, which it would slow): when numba's kernel drew, if it did
+    numba_s = next((t for f, t in zip(shown, shown_at) if not _from_image(f)), None)
+    if backend.is_gpu and numba_s is None and any(_from_image(f) for f in shown):
+        wait_until(lambda: window.worker._gpu_ready, deadline)  # compiled in the pause that follows the count
+        window.request_render(force=True)
         wait_until(lambda: any(not _from_image(f) for f in shown), deadline)
         numba_s = next((t for f, t in zip(shown, shown_at) if not _from_image(f)), None)
     window.worker.frameReady.disconnect(count)
-    frame = shown[-1] if shown else frame_shown()
+    frame = shown[counted - 1] if counted else frame_shown()
     if profile is not None:
-        _print_profile(profile, args.profile, len(shown))
-    window.continuous_action.setChecked(False)
+        _print_profile(profile, args.profile, counted)
     if (window.view.currentWidget().width(), window.view.currentWidget().height()) != view:
         print(f"the view changed size while counting: {view} -> {window.view.currentWidget().width()}x"
               f"{window.view.currentWidget().height()}", file=sys.stderr)
     timed = window.timed.get("spheres")  # continuous frames on a GPU are timed a few times a second only
     kernel = timed.kernel.median_ms if timed is not None else float("nan")
     n_timed = sum(f.kernel is not None for f in shown[:counted])
-    image_frames = sum(_from_image(f) for f in shown)
+    image_frames = sum(_from_image(f) for f in shown[:counted])
     print(f"backend {backend.label}, memory {frame.meta.get('memory') if frame else '-'}, "
           f"{frame.image.shape[1] if frame else 0}x{frame.image.shape[0] if frame else 0}: first frame "
           f"{window.first_frame_s:.2f} s after launch ({'preview' if first is not None and first.preview else 'kernel'}, "
@@ -158,7 +161,8 @@ def _from_image(frame) -> bool:
 def _image_text(first_kernel, image_frames: int, numba_s) -> str:
     if first_kernel is None or not _from_image(first_kernel):
         return ""
-    numba = f"numba's kernel from {numba_s:.2f} s" if numba_s is not None else "numba's kernel not drawing yet"
+    numba = (f"numba's kernel drew at {numba_s:.2f} s, compiled at the first pause in the frames"
+             if numba_s is not None else "numba's kernel not drawing yet")
     return f" (from the shipped image: {first_kernel.kernel.method}; {image_frames} image frames, {numba})"
 
 
