@@ -73,6 +73,15 @@ def say_stopped(exc: KeyboardInterrupt) -> int:
     return status_of(exc)
 
 
+def say_stopped_after(exc: KeyboardInterrupt, rows: int) -> int:
+    """The one line of a run that keeps what it finished ('... after N row(s)'), said once: the watchdog,
+    should the outputs' writing outlast its grace, then ends the process without a second line."""
+    _said.set()
+    print(f"raytracer-app: {'terminated' if isinstance(exc, Terminated) else 'interrupted'} after {rows} row(s)",
+          file=sys.stderr, flush=True)
+    return status_of(exc)
+
+
 def stopped_by() -> KeyboardInterrupt | None:
     """The interruption a signal started (None without one): for a failure that is only its echo, e.g. a
     KeyboardInterrupt that numba turned into SystemError on its way out of a kernel."""

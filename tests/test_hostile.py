@@ -746,3 +746,16 @@ def test_the_window_and_the_cli_writing_one_cache_at_once_lose_nothing_and_read_
     keys = json.loads((cache / tuning.CACHE_FILE).read_text())
     assert set(keys) == {"shared"} | {f"{who}-{i}" for who in ("window", "cli") for i in range(25)}
     assert sorted(p.name for p in entry.parent.iterdir()) == ["entry.json"]  # no temporary file left
+
+
+def test_a_runs_own_stop_line_is_the_only_one(capsys):
+    """bench's 'interrupted after N row(s)' is the line: should writing its partial outputs outlast the
+    watchdog's grace, the watchdog ends the process without saying 'interrupted' again (seen under load)."""
+    from kernels import signals
+
+    try:
+        assert signals.say_stopped_after(signals.Terminated(), 3) == 143
+        assert signals.say_stopped(KeyboardInterrupt()) == 130  # what the watchdog's exit path checks too
+        assert capsys.readouterr().err.splitlines() == ["raytracer-app: terminated after 3 row(s)"]
+    finally:
+        signals._said.clear()

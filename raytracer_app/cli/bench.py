@@ -172,9 +172,7 @@ def bench_command(args, backend) -> int:
     try:
         run = run_bench(request, printer)
     except KeyboardInterrupt as exc:  # the rows that finished are kept: printed above, and written as partial
-        stopped = signals.status_of(exc)  # 130 for Ctrl-C, 143 for SIGTERM (kernels/signals.py)
-        print(f"raytracer-app: {'terminated' if stopped == 143 else 'interrupted'} after {len(finished)} row(s)",
-              file=sys.stderr)
+        stopped = signals.say_stopped_after(exc, len(finished))  # 130 for Ctrl-C, 143 for SIGTERM
     finally:
         printer.flush()
     rows = run.rows if run is not None else finished
