@@ -64,21 +64,15 @@ def status_of(exc: KeyboardInterrupt) -> int:
     return EXIT_STATUS[signal.SIGTERM] if isinstance(exc, Terminated) else EXIT_STATUS[signal.SIGINT]
 
 
-def say_stopped(exc: KeyboardInterrupt) -> int:
-    """Print the one line (once) and return the exit status for ``exc``."""
+def say_stopped(exc: KeyboardInterrupt, rows: int | None = None) -> int:
+    """Print the one line (once) and return the exit status for ``exc``; ``rows``: a run that keeps what it
+    finished says how many ('... after N row(s)'). Said, the watchdog (should the outputs' writing outlast
+    its grace) ends the process without a second line."""
     if not _said.is_set():
         _said.set()
-        print(f"raytracer-app: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr,
-              flush=True)
-    return status_of(exc)
-
-
-def say_stopped_after(exc: KeyboardInterrupt, rows: int) -> int:
-    """The one line of a run that keeps what it finished ('... after N row(s)'), said once: the watchdog,
-    should the outputs' writing outlast its grace, then ends the process without a second line."""
-    _said.set()
-    print(f"raytracer-app: {'terminated' if isinstance(exc, Terminated) else 'interrupted'} after {rows} row(s)",
-          file=sys.stderr, flush=True)
+        after = "" if rows is None else f" after {rows} row(s)"
+        print(f"raytracer-app: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}{after}",
+              file=sys.stderr, flush=True)
     return status_of(exc)
 
 

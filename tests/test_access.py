@@ -20,7 +20,7 @@ from kernels.access import model as M
 from kernels.access.planning import plan
 from kernels.access.tracejob import TraceJob
 from kernels.access.runner import trace
-from kernels.backend.simulator import for_kernels
+from kernels.device_functions.callees import for_kernels
 from kernels.device_functions.vector_loads import load_vector
 from kernels.backend.child import Cancelled, SimulatorProcess
 from raytracer_app.cli import main

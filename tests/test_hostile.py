@@ -754,7 +754,7 @@ def test_a_runs_own_stop_line_is_the_only_one(capsys):
     from kernels import signals
 
     try:
-        assert signals.say_stopped_after(signals.Terminated(), 3) == 143
+        assert signals.say_stopped(signals.Terminated(), 3) == 143
         assert signals.say_stopped(KeyboardInterrupt()) == 130  # what the watchdog's exit path checks too
         assert capsys.readouterr().err.splitlines() == ["raytracer-app: terminated after 3 row(s)"]
     finally:

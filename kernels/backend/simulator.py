@@ -31,22 +31,10 @@ def shared_jit(fn):
     """``@numba.jit`` for the per-pixel and per-element math that a CUDA kernel and its CPU twins share and that
     only compiled code calls: without the CPython and C wrappers numba otherwise compiles and finalises for
     each such function, a quarter of a cold CPU twin's first compile (docs/measurements.md). Python reaches
-    the math through ``py_func``, as the simulator's kernels do (:func:`for_kernels`)."""
+    the math through ``py_func``, as the simulator's kernels do (kernels/device_functions/callees.py)."""
     import numba
 
     return numba.jit(nopython=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
-
-
-def for_kernels(fn):
-    """A shared ``@numba.jit`` function as a CUDA kernel should call it: the compiled function on a GPU
-    (numba-cuda compiles it for the device), plain Python all the way down in the simulator, whose arrays
-    are wrappers that compiled CPU code cannot take."""
-    return _plain_python(fn, {}) if simulator_active() else fn
-
-
-def _plain_python(fn, done: dict):
-    """``fn.py_func`` with every jit function it calls (through its module globals) made plain too."""
-    return rebuilt_callees(fn, lambda clone: clone, done)
 
 
 def rebuilt_callees(fn, wrap, done: dict | None = None):

@@ -159,11 +159,7 @@ class _StopWatch:
     def __init__(self, name: str):
         self._flag = threading.Event()
         self._done = threading.Event()
-        self._name = name
-        from distributed import Event
-
-        if Event(name).is_set():  # a piece that starts after Stop: it returns before its first row
-            self._flag.set()
+        self._name = name  # run_job asked the Event before: a Stop from now on reaches the flag through the thread
         self._thread = threading.Thread(target=self._watch, name="raytracer-stop-watch", daemon=True)
         self._thread.start()
 

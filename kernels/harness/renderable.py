@@ -226,7 +226,7 @@ def fields_to_json(params) -> dict:
 
 def fields_from_json(params_type, doc: Mapping):
     """:func:`fields_to_json`'s inverse: each field read back by the type of its default; unknown keys refused."""
-    from dataclasses import MISSING, fields
+    from dataclasses import fields
 
     declared = {f.name: f for f in fields(params_type)}
     unknown = sorted(set(doc) - set(declared))
@@ -237,7 +237,7 @@ def fields_from_json(params_type, doc: Mapping):
         default = declared[name].default
         if isinstance(default, complex) and not isinstance(value, complex):
             value = complex(*value)
-        elif isinstance(default, tuple) and default is not MISSING:
+        elif isinstance(default, tuple):
             value = tuple(value)
         values[name] = value
     return params_type(**values)

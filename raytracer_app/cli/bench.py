@@ -114,14 +114,13 @@ def _request_options(p, groups, algorithm) -> None:
         if not (declared.cli and declared.flag and declared.takes(algorithm)):
             continue
         where = groups.get(declared.group, p)
+        default = defaults[name] if defaults[name] != () else None
         if declared.kind is bool:
             where.add_argument(declared.flag, dest=name, action="store_true", help=declared.help)
         elif declared.kind is tuple:  # several values: the one list parser (comma lists, the flag repeated)
-            default = defaults[name] if defaults[name] != () else None
             add_list(where, declared.flag, dest=name, item=setting_item(declared.flag, declared), default=default,
                      help=declared.help)
         else:
-            default = defaults[name] if defaults[name] != () else None
             where.add_argument(declared.flag, dest=name, type=setting_type(declared.flag, declared), default=default,
                                help=declared.help)
 
@@ -172,7 +171,7 @@ def bench_command(args, backend) -> int:
     try:
         run = run_bench(request, printer)
     except KeyboardInterrupt as exc:  # the rows that finished are kept: printed above, and written as partial
-        stopped = signals.say_stopped_after(exc, len(finished))  # 130 for Ctrl-C, 143 for SIGTERM
+        stopped = signals.say_stopped(exc, len(finished))  # 130 for Ctrl-C, 143 for SIGTERM
     finally:
         printer.flush()
     rows = run.rows if run is not None else finished

@@ -67,7 +67,7 @@ def _one(args, client, job, resources, csv_path, json_path) -> int:
     try:
         out = remote.run_bench(client, job, progress, resources=resources)
     except KeyboardInterrupt as exc:
-        stopped = signals.say_stopped_after(exc, len(finished))
+        stopped = signals.say_stopped(exc, len(finished))
         _write(args, job, finished, {}, None, csv_path, json_path, partial=True)
         return stopped
     for line in out.messages:
