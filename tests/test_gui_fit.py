@@ -57,7 +57,10 @@ def access_fits(qtbot, w, size):
         assert pane.picture.height() - 8 >= WARP * 8  # 32 rows of at least 8 px
         assert rows_shown(pane.table) >= 8
         if size[1] >= 1080:  # the height beyond the picture's need goes to the source
-            assert pane.picture.height() <= WARP * MAX_ROW_PX + 8 and rows_shown(pane.table) >= 12
+            lower = pane.split.widget(1)
+            assert pane.picture.height() <= WARP * MAX_ROW_PX + 8
+            assert lower.height() == lower.maximumHeight(), "the picture's part stops at what it needs"
+            assert pane.split.sizes()[0] + lower.height() + pane.split.handleWidth() == pane.split.height()
 
 
 def panel_with_a_reference_fits(qtbot, w):
