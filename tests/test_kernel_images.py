@@ -172,7 +172,7 @@ def test_gpu_the_windows_worker_draws_from_the_image_until_numba_has_compiled_th
         assert "shipped image" in worker.loading(request)
         first = worker._start_frame(request)()
         assert first.kernel.method.startswith("cuda-events, shipped sm_")
-        qtbot.waitUntil(lambda: ("spheres", "global", cuda_backend) in worker._gpu_ready, timeout=120_000)
+        qtbot.waitUntil(lambda: ("spheres", "global", cuda_backend) in worker.gpu_kernels_ready, timeout=120_000)
         second = worker._start_frame(request)()
         assert second.kernel.method == "cuda-events"
         np.testing.assert_array_equal(first.image, second.image)
@@ -271,6 +271,6 @@ def test_numbas_background_compile_waits_for_a_pause_in_the_frames(monkeypatch, 
             time.sleep(worker_module.IDLE_POLL_S / 2)
         assert compiled == []
         qtbot.waitUntil(lambda: compiled == [request], timeout=5000)  # a pause: the compile runs
-        assert ("spheres", "global", "a GPU") in worker._gpu_ready
+        assert ("spheres", "global", "a GPU") in worker.gpu_kernels_ready
     finally:
         worker.end_children()
