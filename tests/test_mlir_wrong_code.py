@@ -147,3 +147,21 @@ def test_the_detectors_read_ptx_text():
     """
     assert zero_based_global_atomics(ptx) == 1
     assert len(_NARROW_SIGNED_LOAD.findall(ptx)) == 1
+
+
+@needs_mlir
+@pytest.mark.slow
+@pytest.mark.parametrize("variant, words", [
+    ("best", "53 global atomics at address 0 + offset"),
+    ("global-atomics", "sign-extends an unsigned index narrower than 64 bits"),
+])
+def test_compiler_compare_names_the_histograms_wrong_code(capsys, variant, words):
+    import json
+
+    from kernels.inspector import toolchain
+    from raytracer_app.cli import main
+
+    if toolchain.missing():
+        pytest.skip("needs NVIDIA's compiler packages (the test extra)")
+    assert main(["inspect", "histogram", variant, "--compiler-compare", "--json"]) == 0
+    assert words in json.loads(capsys.readouterr().out)["sentence"]
