@@ -30,7 +30,8 @@ def test_every_declared_wrong_code_is_a_known_bug():
     from kernels.registry import ALGORITHMS
 
     declared = {(a.name, v.name): v.mlir_wrong_code for a in ALGORITHMS for v in a.variants if v.mlir_wrong_code}
-    assert declared == {("histogram", "best"): SHARED_ATOMIC_IN_DEVICE_FUNCTION.name}
+    assert declared == {("histogram", "best"): SHARED_ATOMIC_IN_DEVICE_FUNCTION.name,
+                        ("hashtable", "gpu-counting-sort"): SHARED_ATOMIC_IN_DEVICE_FUNCTION.name}
     assert set(declared.values()) <= set(KNOWN)
 
 
