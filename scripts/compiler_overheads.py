@@ -100,21 +100,21 @@ def _launch_overhead(cuda, launches: int) -> dict:
     a = memory.zeros(1, np.float32)
     t = time.perf_counter()
     empty[1, 1](a)
-    cuda.synchronize()
+    memory.synchronize()
     first = time.perf_counter() - t
     for _ in range(100):  # warm: the launch path's own first-use costs
         empty[1, 1](a)
-    cuda.synchronize()
+    memory.synchronize()
     t = time.perf_counter()
     for _ in range(launches):
         empty[1, 1](a)
-    cuda.synchronize()
+    memory.synchronize()
     per_launch = (time.perf_counter() - t) / launches
     rounds = max(1, launches // 10)
     t = time.perf_counter()
     for _ in range(rounds):
         empty[1, 1](a)
-        cuda.synchronize()
+        memory.synchronize()
     return {"first_launch_s": first, "launch_us": per_launch * 1e6,
             "launch_sync_us": (time.perf_counter() - t) / rounds * 1e6}
 
