@@ -33,6 +33,9 @@
 #   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
 #   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json); PARTS=gui (not
 #   in the default list): the window's figures per line, tests/test_gui_lines.py with its GPU test (needs .gpu)
+#   compilers (issue 51: scripts/compiler_overheads.py, then bench reduction, histogram, hashtable and spheres
+#   GPU variants with --compiler numba-cuda,numba-cuda-mlir, and inspect --compiler-compare of reduction best and
+#   histogram best / global-atomics; numba-cuda-mlir from the carried .mlir/mlir.tar.xz; logs $OUT/compilers*.log)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -385,6 +388,45 @@ print(device_slug(backend.resolve('cuda').device_name))")
               --variants best,interleaved-strided --sizes 1048576,268435456 --repeats 40 2>&1 | tee -a "$OUT/lines.log" ;;
         esac
         log "lines part $part: $(since $s) s"
+      done ;;
+    compilers)
+      # issue 51: numba-cuda and numba-cuda-mlir side by side (docs/compilers.md). numba-cuda-mlir comes from the
+      # carried wheel's package dirs (.mlir/mlir.tar.xz), unpacked once into the bundle's site (BUNDLE_SITE)
+      site=${BUNDLE_SITE:-/tmp/site}
+      if ! python3 -c "import numba_cuda_mlir" 2> /dev/null; then
+        if [ ! -f .mlir/mlir.tar.xz ]; then
+          echo "compilers: numba-cuda-mlir is not importable and .mlir/mlir.tar.xz was not carried" \
+            | tee -a "$OUT/session.log"
+          continue
+        fi
+        mkdir -p "$site" && tar -xJf .mlir/mlir.tar.xz -C "$site"
+        case ":${PYTHONPATH:-}:" in *":$site:"*) ;; *) export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" ;; esac
+      fi
+      python3 -c "from importlib.metadata import version as v; print('numba-cuda', v('numba-cuda'), \
+        'numba-cuda-mlir', v('numba-cuda-mlir'))" 2>&1 | tee "$OUT/compilers.log"
+      # the gates "cold compile no slower, launch overhead no worse", each compiler in a fresh process, one run
+      timeout 50 python3 scripts/compiler_overheads.py --json "$OUT/compilers-overheads.json" 2>&1 \
+        | tee -a "$OUT/compilers.log"
+      gpu_variants() { python3 -c "from kernels.registry import by_name
+print(','.join(v.name for v in by_name('$1').variants if v.kind == 'gpu'))"; }
+      # about 3 minutes in all (each bench compiles its kernels cold under both); a timeout names what overran
+      sbs() {
+        t=$1; limit=$2; shift 2
+        timeout $limit python3 -m raytracer_app bench $t --backend cuda --variants "$(gpu_variants $t)" \
+          --compiler numba-cuda,numba-cuda-mlir "$@" > "$OUT/compilers-$t.log" 2>&1
+        echo "bench $t side by side: exit $? (FAILED rows and skips, then compare's verdicts)" \
+          | tee -a "$OUT/compilers.log"
+        grep -E "^== under|FAILED|numba-cuda-mlir (lacks|0\.6\.0 wrong code)|error" "$OUT/compilers-$t.log" \
+          | cut -c1-300 | tee -a "$OUT/compilers.log"
+        sed -n '/^== numba-cuda-mlir against/,$p' "$OUT/compilers-$t.log" | tee -a "$OUT/compilers.log"
+      }
+      sbs reduction 60 --n 100000000 --repeats 5
+      sbs histogram 40 --n 104857600 --repeats 5
+      sbs hashtable 50 --n 4194304 --repeats 3
+      sbs spheres 50 --sizes 20,2000 --repeats 5
+      for v in "reduction best" "histogram best" "histogram global-atomics"; do
+        timeout 25 python3 -m raytracer_app inspect $v --compiler-compare 2>&1 | tee -a "$OUT/compilers-inspect.log" \
+          | tail -4
       done ;;
     *) echo "unknown stage $stage" ;;
   esac

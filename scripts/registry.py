@@ -59,6 +59,9 @@ SCRIPTS = (
            ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1",
             "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
            needs=("distributed",)),
+    Script("compiler_overheads.py", "issue 51's gates cold compile and launch overhead: each compiler in a fresh "
+           "process, every declared kernel compiled and an empty kernel launched many times, side by side",
+           ("--no-launch", "--compilers", "numba-cuda", "--kernels", "1")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

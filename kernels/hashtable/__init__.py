@@ -24,6 +24,7 @@ variants with their launch rules and inspector entries, the descriptor. The code
 
 from __future__ import annotations
 
+from kernels.backend.mlir_wrong_code import SHARED_ATOMIC_IN_DEVICE_FUNCTION
 from kernels.errors import InputError
 from kernels.harness.rows import Unit
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
@@ -146,6 +147,7 @@ VARIANTS = (
         "gpu", constraints=f"shared-memory counters up to {SHARED_BUCKETS} buckets (4 bytes each), global atomics "
         f"per key above; the scan runs its own {SCAN_THREADS}-thread blocks",
         launch=COUNTING_LAUNCH, run=entry("kernels.hashtable.counting_sort", "run_counting_sort"),
+        mlir_wrong_code=SHARED_ATOMIC_IN_DEVICE_FUNCTION.name,  # count_shared's per_bucket, in count_block_keys
         inspect=KernelDecl(
             "kernels.hashtable.counting_sort", "counting_sort_kernels", (), "void(uint32[::1], uint32[::1], int32[::1], uint32)",
             (512,), lambda threads: 4 * 1024, _counting_scatter_traffic, _INSPECT_N, item=5, grid=4 * _H100_SMS,
