@@ -192,3 +192,31 @@ def test_ceiling_kernels_compile_offline_for_sm90_and_sm80():
         assert "atom.global.cas.b64" in cas
         assert "fma.rn.f32" in fma32 and "fma.rn.f64" in fma64
         assert ".shared" in spheres and "sqrt" in spheres
+
+
+def test_counters_sentence_and_roofline_use_the_measured_ceiling():
+    from kernels.counters.rules import Facts, measured_ceiling
+    from kernels.inspector.roofline import published, with_measured_ceilings
+
+    said = measured_ceiling(Facts(None, ceiling="sector-reads", ceiling_rate=20e9, pct_of_ceiling=50.0))
+    assert said == ("At 50.0% of its ceiling (random 32-byte sector reads at 20 G/s, measured in this run): "
+                    "2.0x below it.")
+    assert measured_ceiling(Facts(None, ceiling="copy", ceiling_rate=4e12, pct_of_ceiling=90.0)) is None
+    h100 = published("sm_90")
+    measured = with_measured_ceilings(h100, {"fma-float32": 30e12, "sector-reads": 20e9})
+    assert measured.peak_ops("fp32") == 60e12  # an FMA is two operations
+    assert measured.peak_ops("fp64") == h100.peak_ops("fp64")  # not measured: the formula's
+    assert measured.bandwidth_gbs == 640.0  # 32 bytes per random sector
+
+
+def test_chart_draws_the_ceiling_in_the_rows_unit(qtbot):
+    from kernels.harness.rows import Row
+    from kernels.timing import Timing
+    from raytracer_app.gui.common.charts import BenchChart
+
+    chart = BenchChart("G ops/s")
+    qtbot.addWidget(chart)
+    row = Row("best", "find", "uint32", 1024, "cpu", "cpu", timing=Timing((1.0,), "wall"), rate=5.0,
+              rate_unit="G ops/s", verified="yes", ceiling="sector-reads", ceiling_rate=20e9, pct_of_ceiling=25.0)
+    chart.points.append((row, 0))
+    assert chart.ceiling_value() == (20.0, "sector-reads")
