@@ -1,6 +1,7 @@
 """The CPU twins of the ceiling micro-kernels (:mod:`.ceiling_kernels`): the same accesses and chains in
 Numba's parallel loop, so the CPU backend's rows have a ceiling too. A CPU has no compare-and-swap in Numba:
-its twin reads, compares and writes the slot (what the CPU hash tables do, one thread per stretch of keys).
+its twin reads, compares and writes the slot (what the CPU hash tables do, one thread per stretch of keys); the
+FMA twin runs its chains as SIMD lanes (the SIMD twins fill vector registers too).
 Each is timed best of a few calls, wall time."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 import numba
 import numpy as np
 
-from kernels.harness.ceiling_math import FMA_CHAINS, SLOTS_PER_SECTOR, scatter_index
+from kernels.harness.ceiling_math import SLOTS_PER_SECTOR, scatter_index
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run
@@ -18,7 +19,8 @@ heal()  # a damaged entry of numba's cache is compiled again, not a failed run
 LANES = 1 << 16  # "threads" of the twins
 SECTOR_ROUNDS = 64
 CAS_ROUNDS = 16
-FMA_STEPS = 2048
+FMA_STEPS = 1 << 14  # long enough that the parallel loop's start is lost in it
+FMA_LANES = 64  # chains per block: SIMD vectors of them, enough of them in flight for the FMA latency
 TIMED = 5
 
 
@@ -44,23 +46,24 @@ def swap_slots(slots, rounds, won):
         won[i] = count
 
 
-@numba.jit(nopython=True, nogil=True, parallel=True, cache=True, fastmath={"contract"})
+@numba.jit(nopython=True, nogil=True, cache=True, fastmath={"contract"})
+def fma_block(values, b, steps, m, c):
+    """FMA_LANES chains of ``values`` from FMA_LANES * b on, ``steps`` times: a loop of a constant trip count
+    over a small array, which LLVM keeps in vector registers (one vector FMA per 4-16 chains)."""
+    x = np.empty(FMA_LANES, values.dtype)
+    for k in range(FMA_LANES):
+        x[k] = values[b * FMA_LANES + k]
+    for _ in range(steps):
+        for k in range(FMA_LANES):
+            x[k] = x[k] * m + c
+    for k in range(FMA_LANES):
+        values[b * FMA_LANES + k] = x[k]
+
+
+@numba.jit(nopython=True, nogil=True, parallel=True, cache=True)
 def fma_chains(values, steps, m, c):
-    for i in numba.prange(values.size // FMA_CHAINS):
-        j = i * FMA_CHAINS
-        x0, x1, x2, x3 = values[j], values[j + 1], values[j + 2], values[j + 3]
-        x4, x5, x6, x7 = values[j + 4], values[j + 5], values[j + 6], values[j + 7]
-        for _ in range(steps):
-            x0 = x0 * m + c
-            x1 = x1 * m + c
-            x2 = x2 * m + c
-            x3 = x3 * m + c
-            x4 = x4 * m + c
-            x5 = x5 * m + c
-            x6 = x6 * m + c
-            x7 = x7 * m + c
-        values[j], values[j + 1], values[j + 2], values[j + 3] = x0, x1, x2, x3
-        values[j + 4], values[j + 5], values[j + 6], values[j + 7] = x4, x5, x6, x7
+    for b in numba.prange(values.size // FMA_LANES):  # the block is its own function: its size stays a constant
+        fma_block(values, b, steps, m, c)
 
 
 def _best_s(call, before=None) -> float:
@@ -95,12 +98,12 @@ def measure_cas(backend, table_bytes: int) -> tuple[float, str]:
 
 def measure_fma(dtype) -> tuple[float, str]:
     dtype = np.dtype(dtype)
-    values = np.ones(LANES * FMA_CHAINS // 16, dtype)  # a few thousand lanes: the chains stay in registers
+    values = np.ones(FMA_LANES * 64, dtype)  # 64 blocks: every core gets some, the chains stay in registers
     m, c = dtype.type(0.999), dtype.type(0.001)
     s = _best_s(lambda: fma_chains(values, FMA_STEPS, m, c))
-    return (values.size * FMA_STEPS / s, f"{values.size // FMA_CHAINS:,} lanes x {FMA_CHAINS} {dtype.name} "
-            f"multiply-add chains x {FMA_STEPS} steps, Numba's parallel loop (contracted to FMA), best of "
-            f"{TIMED} (wall time)")
+    return (values.size * FMA_STEPS / s, f"{values.size // FMA_LANES} blocks x {FMA_LANES} {dtype.name} "
+            f"multiply-add chains (SIMD lanes) x {FMA_STEPS} steps, Numba's parallel loop (contracted to FMA), "
+            f"best of {TIMED} (wall time)")
 
 
 def measure_fma_float32(backend, table_bytes: int = 0) -> tuple[float, str]:
