@@ -220,3 +220,25 @@ def test_chart_draws_the_ceiling_in_the_rows_unit(qtbot):
               rate_unit="G ops/s", verified="yes", ceiling="sector-reads", ceiling_rate=20e9, pct_of_ceiling=25.0)
     chart.points.append((row, 0))
     assert chart.ceiling_value() == (20.0, "sector-reads")
+
+
+@pytest.mark.slow  # compiles three parallel CPU functions (seconds on a 2-core machine)
+def test_cpu_twins_compute_what_the_kernels_compute():
+    from kernels.harness import ceiling_host as host
+
+    slots = np.random.default_rng(4).integers(0, 2**63, 37 * 4, dtype=np.uint64)
+    out = np.empty(70, np.uint64)
+    host.read_sectors(slots, np.uint64(37), 3, out)
+    assert out.tolist() == [int(np.bitwise_xor.reduce(np.concatenate([slots[4 * scatter(i, r, 37):][:4]
+                                                                       for r in range(3)]))) for i in range(70)]
+    table, won = np.zeros(50, np.uint64), np.empty(40, np.int64)
+    host.swap_slots(table, 4, won)
+    targeted = {scatter(i, r, 50) for i in range(40) for r in range(4)}
+    # no CAS on the CPU: two threads may both claim a slot, so only the slots filled are certain
+    assert set(np.flatnonzero(table).tolist()) == targeted and int(won.sum()) >= len(targeted)
+    values = np.random.default_rng(5).uniform(0.5, 1.5, 128).astype(np.float32)
+    expected = values.astype(np.float64)
+    host.fma_chains(values, 5, np.float32(0.75), np.float32(0.125))
+    for _ in range(5):
+        expected = expected * 0.75 + 0.125
+    np.testing.assert_allclose(values, expected, rtol=1e-6)
