@@ -36,6 +36,9 @@
 #   compilers (issue 51: scripts/compiler_overheads.py, then bench reduction, histogram, hashtable and spheres
 #   GPU variants with --compiler numba-cuda,numba-cuda-mlir, and inspect --compiler-compare of reduction best and
 #   histogram best / global-atomics; numba-cuda-mlir from the carried .mlir/mlir.tar.xz; logs $OUT/compilers*.log)
+#   ceilings (issue 52: every ceiling measured on this GPU, printed with how, then bench hashtable / spheres / julia /
+#   mandelbrot with % of ceiling and the renderers' rays, tests and iterations per second; N keys, default 2^26;
+#   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -427,6 +430,45 @@ print(','.join(v.name for v in by_name('$1').variants if v.kind == 'gpu'))"; }
       for v in "reduction best" "histogram best" "histogram global-atomics"; do
         timeout 25 python3 -m raytracer_app inspect $v --compiler-compare 2>&1 | tee -a "$OUT/compilers-inspect.log" \
           | tail -4
+      done ;;
+    ceilings)
+      # each ceiling alone (kernels/harness/ceilings.py), the sized ones over a 1 MiB table (L2-resident) and over
+      # the hash table of N keys at load 0.9; then the benches, whose rows carry %ceil and print what it is against.
+      # PARTS="measure hashtable spheres julia mandelbrot" (the default) or some of them: one call may not hold all
+      for part in ${PARTS:-measure hashtable spheres julia mandelbrot}; do
+        echo "--- ceilings $part" | tee -a "$OUT/session.log"
+        case $part in
+          measure)
+            timeout 300 python3 - "${N:-67108864}" <<'PY' 2>&1 | tee "$OUT/ceilings.log"
+import sys
+from kernels.backend import Backend
+from kernels.harness import ceilings
+from kernels.hashtable.layout import capacity_for
+from kernels.spheres import RAY_SPHERE
+backend = Backend("cuda", 0)
+backend.activate()
+table = 8 * capacity_for(int(sys.argv[1]), 0.9)
+for ceiling in (*ceilings.BUILT_IN, RAY_SPHERE):
+    for size in ((1 << 20, table) if ceiling.sized else (0,)):
+        print(ceilings.measure(ceiling, backend, size).text(), f"[table {size:,} bytes]" if size else "", flush=True)
+PY
+            ;;
+          hashtable)
+            timeout 590 python3 -m raytracer_app bench hashtable --backend cuda --n "${N:-67108864}" \
+              --op "${OPS:-insert,find,erase}" --load 0.9 --variants linear-probing,bucketed,two-choice,best --repeats 10 \
+              --csv "$OUT/ceilings-hashtable.csv" 2>&1 | tee "$OUT/ceilings-hashtable.log" ;;
+          spheres)
+            timeout 590 python3 -m raytracer_app bench spheres --backend cuda --sizes 20,2000,100000,1000000 \
+              --size 1024x1024 --repeats 10 --csv "$OUT/ceilings-spheres.csv" 2>&1 | tee "$OUT/ceilings-spheres.log" ;;
+          julia)
+            for size in 1024x1024 4096x4096; do
+              timeout 290 python3 -m raytracer_app bench julia --backend cuda --size $size --repeats 20 \
+                --csv "$OUT/ceilings-julia-$size.csv" 2>&1 | tee -a "$OUT/ceilings-julia.log"
+            done ;;
+          mandelbrot)
+            timeout 290 python3 -m raytracer_app bench mandelbrot --backend cuda --repeats 20 \
+              --csv "$OUT/ceilings-mandelbrot.csv" 2>&1 | tee "$OUT/ceilings-mandelbrot.log" ;;
+        esac
       done ;;
     *) echo "unknown stage $stage" ;;
   esac

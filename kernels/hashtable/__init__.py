@@ -27,6 +27,7 @@ from __future__ import annotations
 from kernels.backend.mlir_wrong_code import SHARED_ATOMIC_IN_DEVICE_FUNCTION
 from kernels.errors import InputError
 from kernels.harness.rows import Unit
+from kernels.harness.ceilings import CAS, SECTOR_READS, Judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
@@ -329,5 +330,9 @@ ALGORITHM = Algorithm(
     ),
     unit=Unit("G ops/s", lambda problem: problem.n / 1e9),
     memory=_memory,
+    # a find reads at least one random 32-byte sector per key, an insert, erase or insert-or-add swaps at least one
+    # 8-byte slot: each judged against that rate over a table of the row's size (kernels/harness/ceilings.py)
+    judge=Judge(ceiling=lambda problem, row: SECTOR_READS if problem.op == "find" else CAS,
+                work=lambda problem, row: problem.n, table_bytes=lambda problem: 8 * problem.capacity),
 )
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from kernels.backend.mlir_wrong_code import SHARED_ATOMIC_IN_DEVICE_FUNCTION
 from kernels.errors import InputError
+from kernels.harness.ceilings import copy_judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
@@ -162,4 +163,5 @@ ALGORITHM = Algorithm(
                     default="uniform"),),
     load_input=load_input, input_size=_input_size, input_help="any file: its bytes are counted instead of random data",
     memory=_memory, user=USER,
+    judge=copy_judge(),  # bandwidth-bound: the copy bandwidth is its ceiling
 )
