@@ -253,7 +253,12 @@ for stage in "$@"; do
       # (op, load), each design verified once per load; candidates.csv and hashmap-candidates.log in $OUT
       timeout 300 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" \
         --loads "${LOADS:-0.8,0.9,0.95}" ${DESIGNS:+--designs "$DESIGNS"} --repeats "${REPEATS:-10}" --out "$OUT" \
-        2>&1 | tee -a "$OUT/hashmap-candidates.log" ;;
+        2>&1 | tee -a "$OUT/hashmap-candidates.log"
+      # the same few at load 0.9 with the L2 fetching 32 bytes per miss (does a random read bring more?)
+      mkdir -p "$OUT/l2-fetch-32"
+      timeout 120 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" --loads 0.9 \
+        --designs best-b4,best-b8,rounds-b4-h4-f8,rounds-b8-h4-f8,linear --items 2 --blocks 128 --l2-fetch 32 \
+        --out "$OUT/l2-fetch-32" 2>&1 | tee -a "$OUT/hashmap-candidates.log" ;;
     hashmap-twice)
       # issue 52: best's tuning twice from an empty cache (two processes, --retune): the two runs' notes
       # ("tuned: bucket B slots, block K (tuned now; ahead by M%, noise X%[, a tie, chosen by preference])")

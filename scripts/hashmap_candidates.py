@@ -60,6 +60,9 @@ def main(argv=None) -> int:
     ap.add_argument("--items", default="2,4", help="a find's keys per group (thread) in flight")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--l2-fetch", type=int, choices=(32, 64, 128),
+                    help="set the context's L2 fetch granularity (bytes) first: whether a random 32-byte read "
+                         "brings more from memory than it asks for (the driver's default is printed)")
     args = ap.parse_args(argv)
     try:
         loads = [float(x) for x in args.loads.split(",")]
@@ -89,6 +92,8 @@ def main(argv=None) -> int:
         return 2
     os.makedirs(args.out, exist_ok=True)
     print(f"device: {backend.device_name}; n = {args.n:,}", flush=True)
+    if args.backend == "cuda":
+        print(l2_fetch(args.l2_fetch), flush=True)
     records, failed = [], False
     for load in loads:
         for op, absent in CASES:
@@ -138,6 +143,23 @@ def main(argv=None) -> int:
         writer.writeheader()
         writer.writerows(records)
     return 1 if failed else 0
+
+
+def l2_fetch(wanted: int | None) -> str:
+    """The current context's L2 fetch granularity, set to ``wanted`` bytes first where given (a hint the
+    driver may round); a sentence saying both."""
+    from cuda.bindings.driver import CUlimit
+
+    from kernels.backend import driver
+    from kernels.backend.compiler import cuda
+
+    cuda.current_context()  # numba's context is the current one: the limit is set on it
+    limit = CUlimit.CU_LIMIT_MAX_L2_FETCH_GRANULARITY
+    before = int(driver.call("cuCtxGetLimit", limit))
+    if wanted is None:
+        return f"L2 fetch granularity: {before} bytes (the driver's default)"
+    driver.call("cuCtxSetLimit", limit, wanted)
+    return f"L2 fetch granularity: {int(driver.call('cuCtxGetLimit', limit))} bytes (asked {wanted}, was {before})"
 
 
 if __name__ == "__main__":
