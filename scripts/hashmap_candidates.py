@@ -21,8 +21,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-DESIGNS = ("best-b4", "best-b8", "best-b16", "best-b4-f8", "best-b8-f8", "rounds-b4-h4", "rounds-b8-h4",
-           "rounds-b4-h4-f4", "rounds-b4-h4-f8", "rounds-b8-h4-f8", "rounds-b16-h4-f8", "rounds-b8-h3-f8", "linear")
+# today's best by bucket width; with first-step filters (bucketed-filter); in rounds (bucketed-rounds, and
+# BGHT's shape: buckets of 16, 3 hashes); linear probing
+DESIGNS = ("best-b4", "best-b8", "best-b16", "best-b4-f2", "best-b4-f4", "best-b4-f8", "best-b8-f4", "best-b8-f8",
+           "best-b16-f8", "rounds-b4-h4-f8", "rounds-b8-h4-f8", "rounds-b16-h3-f8", "linear")
 CASES = (("insert", 0.0), ("find", 0.0), ("find", 1.0))
 
 
@@ -94,7 +96,11 @@ def main(argv=None) -> int:
     print(f"device: {backend.device_name}; n = {args.n:,}", flush=True)
     if args.backend == "cuda":
         print(l2_fetch(args.l2_fetch), flush=True)
-    records, failed = [], False
+    failed = False
+    fields = ("op", "absent", "load", "design", "block", "items", "ms", "gops", "verified")
+    table = open(os.path.join(args.out, "candidates.csv"), "w", newline="")  # a row as soon as it is timed
+    writer = csv.DictWriter(table, fieldnames=fields)
+    writer.writeheader()
     for load in loads:
         for op, absent in CASES:
             options = ALGORITHM.options_for({"op": op, "load": load, "absent": absent}, backend)
@@ -127,9 +133,9 @@ def main(argv=None) -> int:
                             ok, why = problem.verify(out.result)
                             verdict = "verified" if ok else f"WRONG: {why}"
                             failed |= not ok
-                        records.append({"op": op, "absent": absent, "load": load, "design": design, "block": block,
-                                        "items": item, "ms": f"{ms:.5f}", "gops": f"{rate:.3f}",
-                                        "verified": verdict})
+                        writer.writerow({"op": op, "absent": absent, "load": load, "design": design, "block": block,
+                                         "items": item, "ms": f"{ms:.5f}", "gops": f"{rate:.3f}", "verified": verdict})
+                        table.flush()
                         if fastest is None or rate > fastest[0]:
                             fastest = (rate, design, block, item)
                         cells.append(f"i{item} b{block}: {rate:6.2f}" + (f" ({verdict})" if verify else ""))
@@ -138,10 +144,7 @@ def main(argv=None) -> int:
                 print(f"fastest: {fastest[1]}, block {fastest[2]}, items {fastest[3]}: {fastest[0]:.2f} G ops/s",
                       flush=True)
             del problem
-    with open(os.path.join(args.out, "candidates.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(records[0]) if records else ["op"])
-        writer.writeheader()
-        writer.writerows(records)
+    table.close()
     return 1 if failed else 0
 
 

@@ -23,11 +23,11 @@ from kernels.launch import Launch
 from raytracer_app.cli import main
 from tests.runs import plan
 
-OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best", "bucketed-rounds"]
+OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best", "bucketed-filter", "bucketed-rounds"]
 SCHEME = {"linear-probing": (1, 1), "bucketed": (None, 1), "two-choice": (None, 2), "best": (None, 4),
-          "bucketed-rounds": (None, 4),
+          "bucketed-filter": (None, 4), "bucketed-rounds": (None, 4),
           "cpu-two-choice": (None, 2)}  # (slots per bucket (None: --bucket), hash functions)
-FILTER_BITS = {"bucketed-rounds": 8}  # first-step flags per bucket where more than one (layout.py)
+FILTER_BITS = {"bucketed-filter": 8, "bucketed-rounds": 8}  # first-step flags per bucket where more than one (layout.py)
 OPS = hashtable.OPS
 LAUNCH = Launch(block=64)  # the simulator runs every thread as a Python thread: few blocks
 
@@ -211,8 +211,8 @@ def keys_in_buckets(count, nbuckets, bucket, choices=1, seed=0):
     return np.array(found[:count], np.uint32)
 
 
-@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "best", "bucketed-rounds",
-                                  "cpu-two-choice"])
+@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "best", "bucketed-filter",
+                                  "bucketed-rounds", "cpu-two-choice"])
 def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, name):
     # 20 keys whose home is the table's last bucket under every hash: that bucket fills, and the others wrap to
     # the table's first buckets
@@ -225,7 +225,7 @@ def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, n
     assert as_dict(inserted.last_slots) == expected_table("insert", keys)
     used = np.flatnonzero(np.asarray(inserted.last_slots) != SLOT_EMPTY)
     assert used.min() == 0 and (np.asarray(inserted.last_slots)[-bucket:] != SLOT_EMPTY).all()  # wrapped, full
-    if name in ("best", "bucketed-rounds"):  # overflow flags, two per bucket (layout.py): set where keys went past
+    if name in ("best", "bucketed-filter", "bucketed-rounds"):  # overflow flags, two per bucket (layout.py): set where keys went past
         bits = FILTER_BITS.get(name, 1)
         steps = flags_by_step(inserted.last_flags, nbuckets, bits)
         full = (np.asarray(inserted.last_slots).reshape(nbuckets, bucket) != SLOT_EMPTY).all(axis=1)
@@ -292,23 +292,29 @@ def test_the_check_reads_the_flag_of_the_step_a_find_is_at():
     assert codes(going) != [0]
 
 
-def reinsert_on_gpu(slots, keys, bucket, choices):
+def reinsert_on_gpu(slots, keys, bucket, choices, flags=None, filter_bits=1):
     """Inserts ``keys`` (value: position) into the table ``slots`` with the kernel of a bucketed or
-    linear-probing layout; returns the table."""
+    linear-probing layout (with its overflow ``flags``, updated in place, where it has them); returns the
+    table."""
     from kernels.hashtable.open_kernels import bucket_kernels, linear_kernels
 
     d_slots, status = memory.to_device(np.asarray(slots)), memory.zeros(1, np.int32)
     grid, nbuckets, d_keys = -(-keys.size * max(1, bucket // 2) // 64), np.int64(slots.size // bucket), memory.to_device(keys)
-    if bucket > 1:
-        flags = memory.zeros(1, np.uint32)  # not read: these tables have no overflow flags
-        bucket_kernels("insert", bucket, choices)[grid, 64](d_keys, d_slots, flags, nbuckets, status)
+    if flags is not None:
+        d_flags = memory.to_device(flags)
+        bucket_kernels("insert", bucket, choices, 1, True, filter_bits)[grid, 64](d_keys, d_slots, d_flags, nbuckets,
+                                                                                  status)
+        flags[:] = memory.to_host(d_flags)
+    elif bucket > 1:
+        no_flags = memory.zeros(1, np.uint32)  # not read: these tables have no overflow flags
+        bucket_kernels("insert", bucket, choices)[grid, 64](d_keys, d_slots, no_flags, nbuckets, status)
     else:
         linear_kernels("insert")[grid, 64](d_keys, d_slots, nbuckets, status)
     assert memory.to_host(status)[0] == 0
     return memory.to_host(d_slots)
 
 
-@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "cpu-two-choice"])
+@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "bucketed-filter", "cpu-two-choice"])
 def test_erase_then_reinsert(cuda_backend, cpu_backend, name):
     backend = cpu_backend if name == "cpu-two-choice" else cuda_backend
     problem = batch("erase", seed=5)
@@ -323,12 +329,16 @@ def test_erase_then_reinsert(cuda_backend, cpu_backend, name):
         from kernels.hashtable.open_cpu import insert_all
 
         assert insert_all(again, slots, bucket, choices, slots.size // bucket, False) == again.size
+    elif name in FILTER_BITS:  # the erase left the flags as they were; the reinsert sets more of them
+        flags = np.array(problem.last_flags, np.uint32)
+        slots = reinsert_on_gpu(slots, again, bucket, choices, flags, FILTER_BITS[name])
     else:
         slots = reinsert_on_gpu(slots, again, bucket, choices)
     want = expected_table("erase", problem.keys, problem.table_keys)
     want.update({k: i for i, k in enumerate(again.tolist())})
     assert as_dict(slots) == want
-    assert unreachable_keys(slots, bucket, choices) == 0  # every key where a find looks for it
+    flagged = (flags, FILTER_BITS[name]) if name in FILTER_BITS else ()
+    assert unreachable_keys(slots, bucket, choices, *flagged) == 0  # every key where a find looks for it
 
 
 @pytest.mark.parametrize("op", OPS)

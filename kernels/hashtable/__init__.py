@@ -30,8 +30,8 @@ from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
 from kernels.hashtable.chained import MAX_CHAIN
-from kernels.hashtable.layout import (BEST_CHOICES, BUCKET_WIDTHS, FILTER_BITS, MAX_SLOTS, ROUNDS_FILTER_BITS,
-                                      capacity_for, flag_words)
+from kernels.hashtable.layout import (BEST_CHOICES, BUCKET_WIDTHS, FILTER_BITS, FILTER_VARIANT_BITS, MAX_SLOTS,
+                                      ROUNDS_FILTER_BITS, capacity_for, flag_words)
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -194,6 +194,19 @@ VARIANTS = (
         inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True), DEFAULT_BUCKET // 2,
                               8 * DEFAULT_BUCKET, f"the insert at the untuned bucket width ({DEFAULT_BUCKET} slots), "
                               f"{BEST_CHOICES} hashes, overflow flags"),
+    ),
+    Variant(
+        "bucketed-filter",
+        f"best's table with {FILTER_VARIANT_BITS} first-step overflow flags per bucket instead of one, one per "
+        "fingerprint (the low bits of the key's first hash): an absent key's find goes past its full first bucket "
+        "only where a key of its fingerprint went past; best's inserts, find and erase otherwise; --bucket slots "
+        "per bucket",
+        "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_filtered"),
+        constraints="block a multiple of 32: a group of lanes never spans two warps",
+        inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True, FILTER_VARIANT_BITS),
+                              DEFAULT_BUCKET // 2, 8 * DEFAULT_BUCKET,
+                              f"the insert, buckets of {DEFAULT_BUCKET} slots, {BEST_CHOICES} hashes, "
+                              f"{FILTER_VARIANT_BITS}-bit first-step filters"),
     ),
     Variant(
         "bucketed-rounds",

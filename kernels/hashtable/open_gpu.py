@@ -20,8 +20,8 @@ from kernels.backend import memory
 from kernels.harness.rows import versions
 from kernels.harness.rows import Outcome
 from kernels.hashtable import BEST_FIND_ITEMS, BEST_KERNEL, VARIANT_BY_NAME
-from kernels.hashtable.layout import (BEST_CHOICES, BEST_FILTER_BITS, BEST_ROUNDS, BUCKET_WIDTHS, ROUNDS_FILTER_BITS,
-                                      SLOT_EMPTY, flag_words)
+from kernels.hashtable.layout import (BEST_CHOICES, BEST_FILTER_BITS, BEST_ROUNDS, BUCKET_WIDTHS, FILTER_VARIANT_BITS,
+                                      ROUNDS_FILTER_BITS, SLOT_EMPTY, flag_words)
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
 from kernels.hashtable.round_kernels import MET_TOMBSTONE, round_kernel
 from kernels.launch import MAX_GRID, Launch, tuning
@@ -97,6 +97,11 @@ def run_bucketed(problem, launch, backend, repeats):
 
 def run_two_choice(problem, launch, backend, repeats):
     return run_scheme("two-choice", Scheme(problem.bucket, 2, True), problem, launch, backend, repeats)
+
+
+def run_filtered(problem, launch, backend, repeats):
+    return run_scheme("bucketed-filter", best_scheme(problem.bucket, FILTER_VARIANT_BITS, False), problem, launch,
+                      backend, repeats)
 
 
 def run_rounds(problem, launch, backend, repeats):
