@@ -260,14 +260,14 @@ for stage in "$@"; do
         --designs best-b4,best-b8,rounds-b4-h4-f8,rounds-b8-h4-f8,linear --items 2 --blocks 128 --l2-fetch 32 \
         --out "$OUT/l2-fetch-32" 2>&1 | tee -a "$OUT/hashmap-candidates.log" ;;
     hashmap-twice)
-      # issue 52: best's tuning twice from an empty cache (two processes, --retune): the two runs' notes
+      # issue 52: best's tuning twice, each process with an empty tuning cache of its own: the two runs' notes
       # ("tuned: bucket B slots, block K (tuned now; ahead by M%, noise X%[, a tie, chosen by preference])")
       # should name the same layout; hashmap-twice.log in $OUT
-      export RAYTRACER_CACHE_DIR=$(mktemp -d)
       for run in 1 2; do
         echo "--- run $run" | tee -a "$OUT/hashmap-twice.log"
-        timeout 280 python3 -m raytracer_app bench hashtable --backend cuda --variants best --n "${N:-67108864}" \
-          --op insert,find --load "${LOADS:-0.9,0.95}" --repeats 5 --retune 2>&1 | tee -a "$OUT/hashmap-twice.log"
+        RAYTRACER_CACHE_DIR=$(mktemp -d) timeout 280 python3 -m raytracer_app bench hashtable --backend cuda \
+          --variants best --n "${N:-67108864}" --op insert,find --load "${LOADS:-0.9,0.95}" --repeats 5 2>&1 \
+          | tee -a "$OUT/hashmap-twice.log"
       done
       grep -o "tuned: [^;]*;[^)]*)" "$OUT/hashmap-twice.log" | tee -a "$OUT/hashmap-twice.log" ;;
     counters)

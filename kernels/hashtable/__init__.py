@@ -68,6 +68,10 @@ LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
+# best's candidates (bucketed-filter, bucketed-rounds) untuned: a find holds best's keys in flight, at the block
+# best's sweep chose most often (128; docs/measurements.md, the hash map's find knobs)
+CANDIDATE_LAUNCH = LaunchRule(block=128, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS,
+                              items=(BEST_FIND_ITEMS, 1, 8), grid_text=BUCKET_LAUNCH.grid_text)
 BEST_KERNEL = ("hashtable best: four-hash buckets with first- and later-step overflow flags read with their "
                "buckets, finds two keys in flight")  # the tuning key: a new kernel is tuned again
 
@@ -201,7 +205,7 @@ VARIANTS = (
         "fingerprint (the low bits of the key's first hash): an absent key's find goes past its full first bucket "
         "only where a key of its fingerprint went past; best's inserts, find and erase otherwise; --bucket slots "
         "per bucket",
-        "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_filtered"),
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_filtered"),
         constraints="block a multiple of 32: a group of lanes never spans two warps",
         inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True, FILTER_VARIANT_BITS),
                               DEFAULT_BUCKET // 2, 8 * DEFAULT_BUCKET,
@@ -215,7 +219,7 @@ VARIANTS = (
         f"in their first bucket (a find reads one); {ROUNDS_FILTER_BITS} first-step overflow flags per bucket, one per "
         "fingerprint, so an absent key goes past its full first bucket only where a key of its fingerprint went "
         "past; best's find and erase; inserts into tables without tombstones",
-        "gpu", launch=BUCKET_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_rounds"),
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_rounds"),
         constraints="block a multiple of 32: a group of lanes never spans two warps; inserts need a table without "
                     "erased slots",
         inspect=KernelDecl("kernels.hashtable.round_kernels", "round_kernel",

@@ -1,11 +1,13 @@
 """The host side of the open-addressing kernels (:mod:`.open_kernels`): the table in device memory, the
-launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-choice`` and ``best``.
+launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-choice``, ``best`` and best's
+candidates ``bucketed-filter`` (first-step filters) and ``bucketed-rounds`` (inserts in rounds, round_kernels.py).
 
 Timing: an insert (or insert-or-add) is timed into a table emptied before every repeat, an erase from a
 copy of the full table restored before every repeat (neither refill timed); a find times lookups in a table
 built once before the repeats, by the variant's own insert (untimed). ``best`` is the bucketed table with
 four hash functions and overflow flags, with its bucket width and block tuned per device, op, load and size on a
-GPU (kernels.launch.tuning's cache), or linear probing where its own sweep was faster.
+GPU (kernels.launch.tuning's cache: the sweep's leaders timed again alternated, a tie decided by a fixed
+preference), or linear probing where its own sweep was faster by more than the noise.
 """
 
 from __future__ import annotations
