@@ -94,7 +94,7 @@ def main(argv=None) -> int:
         return 2
     os.makedirs(args.out, exist_ok=True)
     print(f"device: {backend.device_name}; n = {args.n:,}", flush=True)
-    if args.backend == "cuda":
+    if backend.is_gpu:
         print(l2_fetch(args.l2_fetch), flush=True)
     failed = False
     fields = ("op", "absent", "load", "design", "block", "items", "ms", "gops", "verified")
