@@ -7,8 +7,8 @@ Why: an insert into the first bucket with room, all keys at once, lets a key tha
 later hash fill a bucket that keys of the first hash then find full. In rounds a bucket's slots go first to
 the keys whose first bucket it is, so the share of keys in their first bucket reaches its bound (a find of
 one of them reads one bucket), and fewer buckets overflow at the first step (an absent key's find stops
-after one more often). The table, its flags and the find are best's own (:mod:`.open_kernels`): a key
-placed at step s went past full buckets at steps 0..s-1, which stay full.
+after one more often). The table, its flags (with their first-step filters, layout.py) and the find are
+:mod:`.open_kernels`' own: a key placed at step s went past full buckets at steps 0..s-1, which stay full.
 
 ``state[i]`` (uint8) is the step key i tries next, DONE once placed: the launch of step 0 writes it for every
 key, each later one reads it. The rounds assume a table without tombstones (every insert of the lab starts
