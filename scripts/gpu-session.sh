@@ -23,6 +23,8 @@
 #   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
 #   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
+#   hashmap-candidates (issue 52: every candidate layout of best's table timed, DESIGNS= for some) and
+#   hashmap-twice (best's tuning twice from an empty cache: the two choices and their margins)
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
 #   table in $OUT/access-table.md for docs/measurements.md)
@@ -250,6 +252,30 @@ for stage in "$@"; do
       # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
       timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
         --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
+    hashmap-candidates)
+      # issue 52: every candidate layout of best's table (best-bB: first bucket with room; rounds-bB-hH: inserts
+      # in rounds by step; linear) by block and keys in flight, at N keys (default 2^26), LOADS (default
+      # 0.8,0.9,0.95), insert and find of present and absent keys: G ops/s per candidate, the fastest per
+      # (op, load), each design verified once per load; candidates.csv and hashmap-candidates.log in $OUT
+      timeout 300 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" \
+        --loads "${LOADS:-0.8,0.9,0.95}" ${DESIGNS:+--designs "$DESIGNS"} --repeats "${REPEATS:-10}" --out "$OUT" \
+        2>&1 | tee -a "$OUT/hashmap-candidates.log"
+      # the same few at load 0.9 with the L2 fetching 32 bytes per miss (does a random read bring more?)
+      mkdir -p "$OUT/l2-fetch-32"
+      timeout 120 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" --loads 0.9 \
+        --designs best-b4,best-b8,rounds-b4-h4-f8,rounds-b8-h4-f8,linear --items 2 --blocks 128 --l2-fetch 32 \
+        --out "$OUT/l2-fetch-32" 2>&1 | tee -a "$OUT/hashmap-candidates.log" ;;
+    hashmap-twice)
+      # issue 52: best's tuning twice, each process with an empty tuning cache of its own: the two runs' notes
+      # ("tuned: bucket B slots, block K (tuned now; ahead by M%, noise X%[, a tie, chosen by preference])")
+      # should name the same layout; hashmap-twice.log in $OUT
+      for run in 1 2; do
+        echo "--- run $run" | tee -a "$OUT/hashmap-twice.log"
+        RAYTRACER_CACHE_DIR=$(mktemp -d) timeout 280 python3 -m raytracer_app bench hashtable --backend cuda \
+          --variants best --n "${N:-67108864}" --op insert,find --load "${LOADS:-0.9,0.95}" --repeats 5 2>&1 \
+          | tee -a "$OUT/hashmap-twice.log"
+      done
+      grep -o "tuned: [^;]*;[^)]*)" "$OUT/hashmap-twice.log" | tee -a "$OUT/hashmap-twice.log" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do

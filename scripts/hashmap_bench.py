@@ -25,7 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 OPS = ("insert", "find", "erase", "insert-or-add")
-OURS = ("gpu-locks", "gpu-lockfree", "linear-probing", "bucketed", "two-choice", "best")
+OURS = ("gpu-locks", "gpu-lockfree", "linear-probing", "bucketed", "two-choice", "best", "bucketed-filter",
+        "bucketed-rounds")
 PEERS = ("torch-sorted-search", "cupy-sorted-search", "cuco-static-map")
 # issue 38's goals on an H100, 2^26 keys: (op, load, absent, G ops/s)
 GOALS = (("insert", 0.9, 0.0, 8.0), ("find", 0.9, 0.0, 16.0), ("find", 0.9, 1.0, 10.0),

@@ -42,6 +42,15 @@ SCRIPTS = (
            "hashmap-tune of gpu-session.sh)",
            ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
             "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
+    Script("hashmap_candidates.py", "issue 52: every candidate layout of best's hash map (best-bB[-fF], "
+           "rounds-bB[-hH][-fF], linear) by block and keys in flight, insert and find of present and absent keys "
+           "at several loads, G ops/s and the fastest per op and load (stage hashmap-candidates of gpu-session.sh)",
+           ("--backend", "sim", "--n", "64", "--loads", "0.9", "--designs", "best-b4-f4,rounds-b8-h3-f8",
+            "--blocks", "32", "--items", "2", "--repeats", "1", "--out", "{tmp}/candidates")),
+    Script("hashmap_probe_counts.py", "issue 52: buckets and 32-byte sectors a find (present, absent) and an insert "
+           "of best's table read, counted on the CPU twin by bucket width, hashes, filter bits and load: the "
+           "designs' proxy without a GPU (docs/measurements.md)",
+           ("--n", "2000", "--loads", "0.9", "--buckets", "4", "--choices", "4", "--filters", "1,8")),
     Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
            "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
            "made without a GPU (predicted only)", ("--example", "{tmp}")),

@@ -32,7 +32,8 @@ from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
 from kernels.hashtable.chained import MAX_CHAIN
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for, flag_words
+from kernels.hashtable.layout import (BEST_CHOICES, BUCKET_WIDTHS, FILTER_BITS, FILTER_VARIANT_BITS, MAX_SLOTS,
+                                      ROUNDS_FILTER_BITS, capacity_for, flag_words)
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -69,6 +70,10 @@ LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
+# best's candidates (bucketed-filter, bucketed-rounds) untuned: a find holds best's keys in flight, at the block
+# best's sweep chose most often (128; docs/measurements.md, the hash map's find knobs)
+CANDIDATE_LAUNCH = LaunchRule(block=128, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS,
+                              items=(BEST_FIND_ITEMS, 1, 8), grid_text=BUCKET_LAUNCH.grid_text)
 BEST_KERNEL = ("hashtable best: four-hash buckets with first- and later-step overflow flags read with their "
                "buckets, finds two keys in flight")  # the tuning key: a new kernel is tuned again
 
@@ -198,6 +203,36 @@ VARIANTS = (
                               f"{BEST_CHOICES} hashes, overflow flags"),
     ),
     Variant(
+        "bucketed-filter",
+        f"best's table with {FILTER_VARIANT_BITS} first-step overflow flags per bucket instead of one, one per "
+        "fingerprint (the low bits of the key's first hash): an absent key's find goes past its full first bucket "
+        "only where a key of its fingerprint went past; best's inserts, find and erase otherwise; --bucket slots "
+        "per bucket",
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_filtered"),
+        constraints="block a multiple of 32: a group of lanes never spans two warps",
+        inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True, FILTER_VARIANT_BITS),
+                              DEFAULT_BUCKET // 2, 8 * DEFAULT_BUCKET,
+                              f"the insert, buckets of {DEFAULT_BUCKET} slots, {BEST_CHOICES} hashes, "
+                              f"{FILTER_VARIANT_BITS}-bit first-step filters"),
+    ),
+    Variant(
+        "bucketed-rounds",
+        f"best's table ({BEST_CHOICES} hashes, buckets probed by groups of lanes) built in rounds, a launch per probe "
+        "step: every key tries its first bucket before any key takes a slot as its second choice, so more keys sit "
+        f"in their first bucket (a find reads one); {ROUNDS_FILTER_BITS} first-step overflow flags per bucket, one per "
+        "fingerprint, so an absent key goes past its full first bucket only where a key of its fingerprint went "
+        "past; best's find and erase; inserts into tables without tombstones",
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_rounds"),
+        constraints="block a multiple of 32: a group of lanes never spans two warps; inserts need a table without "
+                    "erased slots",
+        inspect=KernelDecl("kernels.hashtable.round_kernels", "round_kernel",
+                           ("insert", DEFAULT_BUCKET, BEST_CHOICES, ROUNDS_FILTER_BITS),
+                           "void(uint32[::1], uint64[::1], uint32[::1], uint8[::1], int64, int32, int32[::1])", (256,),
+                           no_dynamic_shared, _open_traffic(8 * DEFAULT_BUCKET), _INSPECT_N,
+                           grid=_INSPECT_N * (DEFAULT_BUCKET // 2) // 256,
+                           note=f"the first step's launch, buckets of {DEFAULT_BUCKET} slots"),
+    ),
+    Variant(
         "cpu-two-choice",
         "the two-choice table on the CPU (Numba): the same hash, layout and probe sequence; finds on all cores, "
         "inserts and erases one key after another", "cpu",
@@ -289,7 +324,7 @@ def _memory(n: int, options: dict) -> tuple[int, int]:
     # erase: the full table is restored before each repeat; cuco-static-map's table and read-out as much);
     # on the host the keys, their generation, the reference by key number and the check of the slots
     device = 4 * n * (2 if lookup else 1) + 4 * n * (op == "find") + 16 * slots
-    device += 4 * flag_words(slots // min(BUCKET_WIDTHS))  # best's flags, at its narrowest buckets
+    device += 4 * flag_words(slots // min(BUCKET_WIDTHS), max(FILTER_BITS))  # flags, at the narrowest buckets
     host = 120 * n + 24 * slots
     return max(chained[0], grouped[0], host), max(chained[1], grouped[1], device)
 
