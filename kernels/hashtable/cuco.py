@@ -8,7 +8,7 @@ line saying which.
 The map is static_map's defaults (linear probing, groups of 4 lanes, xxhash_32, one slot per bucket), as
 cuCollections' own find and insert benchmarks use it. Those benchmarks look the keys up in the order they
 were inserted; this row, like every row, looks them up in a random order, which makes a warp's slowest
-lookup slower at high load (docs/measurements.md, scripts/cuco_find_order.cu).
+lookup slower at high load (docs/measurements.md; scripts/cuco_bench.cu times both orders).
 """
 
 from __future__ import annotations
