@@ -4,8 +4,7 @@
 // cuco's own key_generator (0..N-1 shuffled, distribution::unique), the table asked for N / load slots, pairs
 // (key, 0). Built by scripts/peer_bench.py with nvcc against RAYTRACER_CUCO_DIR; no GPU needed to build it.
 //
-// Each op is timed two ways, as NVBench reports: hot (REPEATS launches back to back between two events, the
-// mean) and cold (L2 flushed before each launch, the median). A find is timed three ways:
+// Each op is timed hot and cold (peer_bench.cuh). A find is timed three ways:
 //   in order  the keys looked up in the order they were inserted (cuCollections' find benchmark)
 //   shuffled  the same keys in another random order (the app's rows: every variant gets these)
 //   absent    N keys none of which is in the table, shuffled
@@ -37,6 +36,8 @@ struct identity<void> {
 #include <cuco/static_map.cuh>
 #include <cuco/utility/key_generator.cuh>
 
+#include "peer_bench.cuh"
+
 #include <thrust/count.h>
 #include <thrust/device_vector.h>
 #include <thrust/random.h>
@@ -56,75 +57,6 @@ struct identity<void> {
 using key_type   = std::uint32_t;
 using value_type = std::uint32_t;
 using pair_type  = cuco::pair<key_type, value_type>;
-
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-struct timer {
-  cudaEvent_t start, stop;
-  thrust::device_vector<int> flush_buffer;
-  int repeats;
-
-  explicit timer(int r) : repeats(r)
-  {
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    int device = 0, l2 = 0;
-    CHECK(cudaGetDevice(&device));
-    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    flush_buffer.resize(std::max(2 * l2, 128 << 20) / sizeof(int));
-  }
-
-  float elapsed_ms()
-  {
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
-  }
-
-  // (hot: mean ms of back-to-back launches, cold: median ms with L2 flushed before each); before() runs
-  // ahead of every launch, outside the events (hot then times one launch at a time)
-  std::pair<double, double> operator()(std::function<void()> const& launch,
-                                       std::function<void()> const& before = {})
-  {
-    if (before) { before(); }
-    launch();  // warm-up
-    CHECK(cudaDeviceSynchronize());
-    double hot = 0;
-    if (before) {
-      for (int i = 0; i < repeats; ++i) {
-        before();
-        CHECK(cudaEventRecord(start));
-        launch();
-        CHECK(cudaEventRecord(stop));
-        hot += elapsed_ms();
-      }
-    } else {
-      CHECK(cudaEventRecord(start));
-      for (int i = 0; i < repeats; ++i) { launch(); }
-      CHECK(cudaEventRecord(stop));
-      hot = elapsed_ms();
-    }
-    std::vector<double> cold;
-    for (int i = 0; i < repeats; ++i) {
-      if (before) { before(); }
-      thrust::fill(flush_buffer.begin(), flush_buffer.end(), i);
-      CHECK(cudaEventRecord(start));
-      launch();
-      CHECK(cudaEventRecord(stop));
-      cold.push_back(elapsed_ms());
-    }
-    std::sort(cold.begin(), cold.end());
-    return {hot / repeats, cold[cold.size() / 2]};
-  }
-};
 
 struct is_sentinel {
   __host__ __device__ bool operator()(value_type v) const { return v == ~value_type{0}; }
@@ -174,25 +106,7 @@ void run(std::size_t n, double load, timer& time, thrust::device_vector<key_type
 
 int main(int argc, char** argv)
 {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s N LOADS REPEATS (e.g. 67108864 0.5,0.8,0.9,0.95 20)\n", argv[0]);
-    return 2;
-  }
-  std::size_t const n = std::strtoull(argv[1], nullptr, 10);
-  std::vector<double> loads;
-  std::stringstream list(argv[2]);
-  for (std::string item; std::getline(list, item, ',');) { loads.push_back(std::atof(item.c_str())); }
-  int const repeats = std::atoi(argv[3]);
-  if (n < 1 || n > (1ull << 31) || loads.empty() || repeats < 1) {
-    std::fprintf(stderr, "N from 1 to 2^31, loads in (0, 1), REPEATS at least 1\n");
-    return 2;
-  }
-  for (double load : loads) {
-    if (!(load > 0 && load < 1)) {
-      std::fprintf(stderr, "load %g is not between 0 and 1\n", load);
-      return 2;
-    }
-  }
+  auto const [n, loads, repeats] = parse_bench_args(argc, argv);
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("cuco_bench on %s: static_map<uint32_t, uint32_t>, %zu keys, %d repeats, CCCL %d\n", prop.name, n,

@@ -24,9 +24,10 @@
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
 #   RAYTRACER_CUCO_DIR names a cuCollections source folder, bght-bcht where RAYTRACER_BGHT_DIR names a BGHT one
 #   (carry them: their include/ folders are enough)
-#   hash-peers (both shims and scripts/cuco_bench.cu built with nvcc, cuco_bench run: cuCollections' own
-#   static_map benchmarks beside the app's workload at LOADS, $OUT/hash-peers.log; RAYTRACER_CUCO_DIR and
-#   RAYTRACER_BGHT_DIR default to .gpu/cuco and .gpu/bght where those exist, here and in hashmap-bench);
+#   hash-peers (both shims and the harnesses scripts/cuco_bench.cu and bght_bench.cu built with nvcc and run:
+#   cuCollections' and BGHT's own benchmarks beside the app's workload at LOADS, $OUT/hash-peers.log;
+#   RAYTRACER_CUCO_DIR and RAYTRACER_BGHT_DIR default to .gpu/cuco and .gpu/bght where those exist, here and in
+#   hashmap-bench);
 #   hashmap-bench takes VARIANTS (a comma list, default all), e.g. best,cuco-static-map,bght-bcht
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured

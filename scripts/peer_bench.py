@@ -1,8 +1,9 @@
 """The hash-table peers built with nvcc, outside the app: builds the `cuco-static-map` and `bght-bcht` shims
-and scripts/cuco_bench.cu (cuCollections' own static_map find and insert benchmarks without NVBench, beside
-the app's workload; see its header) for one GPU architecture, through the same build and cache as the rows
-(kernels/hashtable/shim_build.py), then runs cuco_bench. Each part whose folder variable is unset or whose
-build fails says so in one line and is skipped.
+and two stand-alone harnesses, scripts/cuco_bench.cu (cuCollections' own static_map find and insert benchmarks
+without NVBench) and scripts/bght_bench.cu (BGHT's own rates benchmark for bcht), each beside the app's
+workload (see their headers), for one GPU architecture, through the same build and cache as the rows
+(kernels/hashtable/shim_build.py), then runs both harnesses. Each part whose folder variable is unset or
+whose build fails says so in one line and is skipped.
 
     python3 scripts/peer_bench.py [--arch sm_90] [--n 67108864] [--loads 0.5,0.8,0.9,0.95] [--repeats 20]
         [--build-only]
@@ -63,21 +64,38 @@ def main(argv=None) -> int:
     for module in (cuco, bght):
         done = module.library(arch) if not args.build_only else shim_build.built(module.SHIM_BUILD, arch)
         print(done.text if isinstance(done, Skip) else f"{module.NAME}: built for {arch}", flush=True)
-    harness = shim_build.Shim("cuco_bench", cuco.CUCO_ENV, "cuco/static_map.cuh", ROOT / "scripts" / "cuco_bench.cu",
-                              "rt_cuco_bench", 0, lambda lib: None, program=True)
-    program = shim_build.built(harness, arch)
-    if isinstance(program, Skip):
-        print(program.text)
-        return 0
-    print(f"cuco_bench: built for {arch}: {program}", flush=True)
-    if args.build_only:
-        return 0
-    command = [str(program), str(args.n), ",".join(f"{x:g}" for x in loads), str(args.repeats)]
-    try:
-        return subprocess.run(command, timeout=RUN_TIMEOUT_S).returncode
-    except subprocess.TimeoutExpired:
-        print(f"peer_bench: cuco_bench ran past {RUN_TIMEOUT_S} s", file=sys.stderr)
-        return 1
+    failed = 0
+    for harness in harnesses():
+        program = shim_build.built(harness, arch)
+        if isinstance(program, Skip):
+            print(program.text, flush=True)
+            continue
+        print(f"{harness.name}: built for {arch}: {program}", flush=True)
+        if args.build_only:
+            continue
+        command = [str(program), str(args.n), ",".join(f"{x:g}" for x in loads), str(args.repeats)]
+        try:
+            failed |= subprocess.run(command, timeout=RUN_TIMEOUT_S).returncode != 0
+        except subprocess.TimeoutExpired:
+            print(f"peer_bench: {harness.name} ran past {RUN_TIMEOUT_S} s", file=sys.stderr)
+            failed = 1
+    return 1 if failed else 0
+
+
+def _harness(name: str, env: str, header: str):
+    from kernels.hashtable import shim_build
+
+    return shim_build.Shim(name, env, header, ROOT / "scripts" / f"{name}.cu", f"rt_{name}", 0, lambda lib: None,
+                           program=True, includes=(ROOT / "scripts" / "peer_bench.cuh",))
+
+
+def harnesses():
+    """The two stand-alone harnesses as builds (cuco_bench against RAYTRACER_CUCO_DIR, bght_bench against
+    RAYTRACER_BGHT_DIR)."""
+    from kernels.hashtable import bght, cuco
+
+    return (_harness("cuco_bench", cuco.CUCO_ENV, cuco.SHIM_BUILD.header),
+            _harness("bght_bench", bght.BGHT_ENV, bght.SHIM_BUILD.header))
 
 
 if __name__ == "__main__":

@@ -42,10 +42,10 @@ SCRIPTS = (
            "hashmap-tune of gpu-session.sh)",
            ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
             "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
-    Script("peer_bench.py", "the hash-table peers built with nvcc (cuco-static-map, bght-bcht) and cuCollections' "
-           "own static_map benchmarks without NVBench (scripts/cuco_bench.cu) beside the app's workload: why the "
-           "cuco row is slower than cuCollections' figures (stage hash-peers of gpu-session.sh); here the build "
-           "only, which names the unset folders", ("--build-only", "--arch", "sm_90")),
+    Script("peer_bench.py", "the hash-table peers built with nvcc (cuco-static-map, bght-bcht) and the libraries' "
+           "own benchmarks as stand-alone harnesses (scripts/cuco_bench.cu, scripts/bght_bench.cu) beside the "
+           "app's workload: why the cuco row is slower than cuCollections' figures (stage hash-peers of "
+           "gpu-session.sh); here the build only, which names the unset folders", ("--build-only", "--arch", "sm_90")),
     Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
            "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
            "made without a GPU (predicted only)", ("--example", "{tmp}")),

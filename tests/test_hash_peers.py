@@ -1,10 +1,11 @@
 """The hash table's library peers built with nvcc (kernels/hashtable/shim_build.py): BGHT's bcht
-(`bght-bcht`) and, where a source folder is named, both shims and cuCollections' benchmark harness
-(scripts/cuco_bench.cu) built offline for sm_90; the rows' skips and checks without a GPU. The row itself at
-a million keys is in tests/test_hashmap.py's GPU tests."""
+(`bght-bcht`) and, where a source folder is named, both shims and both stand-alone harnesses
+(scripts/cuco_bench.cu, scripts/bght_bench.cu) built offline for sm_90; the rows' skips and checks without a
+GPU. The rows themselves at a million keys are in tests/test_hashmap.py's GPU tests."""
 
 import ctypes
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -83,13 +84,12 @@ def test_bght_find_is_checked_against_the_problems_answers():
 
 # --- built offline for sm_90 where a source folder is named ----------------------------------------------
 
-HARNESS = shim_build.Shim("cuco_bench", cuco.CUCO_ENV, "cuco/static_map.cuh",
-                          ROOT / "scripts" / "cuco_bench.cu", "rt_cuco_bench", 0, lambda lib: None,
-                          program=True)
+sys.path.insert(0, str(ROOT / "scripts"))
+from peer_bench import harnesses  # noqa: E402
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shim", [cuco.SHIM_BUILD, bght.SHIM_BUILD, HARNESS], ids=lambda s: s.name)
+@pytest.mark.parametrize("shim", [cuco.SHIM_BUILD, bght.SHIM_BUILD, *harnesses()], ids=lambda s: s.name)
 def test_the_peer_builds_offline_for_sm_90(shim, monkeypatch, tmp_path):
     """nvcc (no GPU) builds the shim, or the harness, against the folder the variable names; the shims load
     and answer without touching a GPU."""

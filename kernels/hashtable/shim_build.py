@@ -32,7 +32,8 @@ class Shim:
     ``header`` (a file under its include/ that proves the folder), ``source`` (the .cu file), ``prefix``
     (of the library's functions and cached file names), ``api_version`` (what ``PREFIX_api_version``
     answers), ``declare`` (sets the functions' ctypes signatures), ``flags`` (more nvcc flags); ``program``:
-    a stand-alone executable (a timing harness) instead of a shared library, built only, never loaded."""
+    a stand-alone executable (a timing harness) instead of a shared library, built only, never loaded;
+    ``includes``: local headers the source includes (part of the build's key)."""
 
     name: str
     env: str
@@ -43,6 +44,7 @@ class Shim:
     declare: Callable[[object], None]
     flags: tuple[str, ...] = ()
     program: bool = False
+    includes: tuple[Path, ...] = ()
 
     def skip(self, text: str) -> Skip:
         return Skip(SkipKind.MISSING_LIBRARY, f"{self.name}: {text}")
@@ -118,8 +120,9 @@ def build(shim: Shim, include: Path, arch: str):
     digest = hashlib.sha256()
     from kernels.io.reader import read_bytes
 
-    source = read_bytes(shim.source, f"the {shim.name} shim", 1 << 20, "a C++ source file of the package")
-    for part in (source, " ".join(flags).encode(), version.encode(), _fingerprint(include)):
+    sources = [read_bytes(path, f"the {shim.name} source", 1 << 20, "a C++ source file of the package")
+               for path in (shim.source, *shim.includes)]
+    for part in (*sources, " ".join(flags).encode(), version.encode(), _fingerprint(include)):
         digest.update(part)
         digest.update(b"\0")
     target = _build_dir(shim.prefix) / f"{shim.prefix}-{digest.hexdigest()[:24]}{'' if shim.program else '.so'}"
