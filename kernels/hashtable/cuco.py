@@ -119,8 +119,12 @@ def run_cuco_static_map(problem, launch, backend, repeats):
 
         elapsed = time_kernel(backend, once, repeats, before=before)
         memory.synchronize()
+        also = ""
         if op == "find":
             result = problem.check_found(memory.to_host(answers))
+            also = shim_build.insertion_order_note(
+                problem, backend, repeats, lambda k, count, out: call(lib.rt_cuco_find, handle, k, out, count, stream),
+                "cuCollections")
         else:
             keys_out, values_out = memory.empty(capacity, np.uint32), memory.empty(capacity, np.uint32)
             count = lib.rt_cuco_retrieve(handle, _pointer(keys_out), _pointer(values_out), stream)
@@ -130,5 +134,5 @@ def run_cuco_static_map(problem, launch, backend, repeats):
     finally:
         lib.rt_cuco_free(handle)
     note = (f"{problem.describe()}; static_map asked for {problem.capacity:,} slots, made {capacity:,} "
-            f"(load {problem.distinct / capacity:.3f})")
+            f"(load {problem.distinct / capacity:.3f}){also}")
     return Outcome(result, elapsed, note=note)

@@ -1,5 +1,6 @@
 """Building a library peer's C interface with nvcc against a header-only source folder the user names
-(cuCollections for :mod:`.cuco`, BGHT for :mod:`.bght`), and loading it with ctypes.
+(cuCollections for :mod:`.cuco`, BGHT for :mod:`.bght`), loading it with ctypes, and the second figure both
+find rows give (:func:`insertion_order_note`).
 
 The build is cached in the app's cache folder (one subfolder per peer), keyed by the shim's source, the
 flags, nvcc's version, the GPU architecture and the library's headers (names, sizes, modification times); a
@@ -169,3 +170,27 @@ def _compile(nvcc: str, flags, source: Path, target: Path) -> str:
         return f"nvcc failed to build the shim ({len(errors)} errors), first: {first[:300]}"
     os.replace(partial, target)
     return ""
+
+
+def insertion_order_note(problem, backend, repeats: int, find_into, library: str) -> str:
+    """A find row's second figure: the table's own keys looked up in the order they were inserted, as
+    ``library``'s own benchmark looks them up (the row's lookups come in another order: docs/measurements.md),
+    timed like the row by ``find_into(keys pointer, count, answers pointer)`` and checked (each key answers
+    its position); '; ' and a sentence for the row's note, or '' where the table repeats keys."""
+    import numpy as np
+
+    from kernels.backend import memory
+    from kernels.timing import time_kernel
+
+    table = problem.device_table_keys()
+    if problem.distinct != table.size:
+        return ""
+    answers = memory.empty(table.size, np.uint32)
+    keys, out = (a.__cuda_array_interface__["data"][0] for a in (table, answers))
+    timing = time_kernel(backend, lambda: find_into(keys, table.size, out), repeats)
+    memory.synchronize()
+    wrong = int(np.count_nonzero(memory.to_host(answers) != np.arange(table.size, dtype=np.uint32)))
+    if wrong:
+        raise RuntimeError(f"the table's keys in insertion order: {wrong:,} of {table.size:,} wrong answers")
+    rate = table.size / (timing.median_ms * 1e-3) / 1e9
+    return f"; its keys looked up in insertion order, as {library}'s benchmark does: {rate:.2f} G/s"
