@@ -3,7 +3,8 @@
 // builds this file with nvcc against a BGHT source folder the user names (RAYTRACER_BGHT_DIR) and calls it
 // through ctypes with device pointers. Insert launches BGHT's own insert kernel as bcht::insert does, minus
 // the one-byte copy of its success flag to the host (that copy would wait for the kernel inside the
-// timing); whether every key went in is read afterwards by rt_bght_size. Find is bcht::find (no wait).
+// timing); whether every key went in is read afterwards by rt_bght_size. Find is bcht::find (no wait). BGHT
+// ends the process on a failed CUDA call: rt_bght_new makes a table only where it fits.
 // Returns: 0 (or a count) on success, -1 on failure with the reason in rt_bght_error().
 
 #include <bght/bcht.hpp>
@@ -69,8 +70,24 @@ char const* rt_bght_error() { return last_error.c_str(); }
 
 int rt_bght_bucket_size() { return map_type::bucket_size; }
 
+std::int64_t rt_bght_capacity(std::uint64_t capacity);
+
+// BGHT ends the process (std::terminate) on any failed CUDA call, an allocation included: the table is made
+// only where the device has room for it and a margin
 void* rt_bght_new(std::uint64_t capacity)
 {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cudaError_t status = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (status != cudaSuccess) {
+    last_error = cudaGetErrorString(status);
+    return nullptr;
+  }
+  auto const needed = static_cast<std::size_t>(rt_bght_capacity(capacity)) * sizeof(bght::pair<key_type, value_type>);
+  if (needed + (std::size_t{64} << 20) > free_bytes) {
+    last_error = "a table of " + std::to_string(needed >> 20) + " MiB does not fit in the device's " +
+                 std::to_string(free_bytes >> 20) + " MiB free (with 64 MiB to spare)";
+    return nullptr;
+  }
   try {
     return new map_type{capacity, empty_key, empty_value};
   } catch (std::exception const& e) {
