@@ -147,6 +147,14 @@ def summary(results, loads) -> None:
             if peer is not None and peer.ok and peer.rate:
                 line += f"; {name} {peer.rate:.2f} G/s, best is {best.rate / peer.rate:.2f}x"
         print(line)
+    # the library peers' own workload beside the row: their find rows' notes time the table's keys in insertion
+    # order, as cuCollections' and BGHT's benchmarks look them up
+    for name in LIBRARY_PEERS:
+        for load in loads:
+            r = groups.get(("find", 0.0), {}).get(name, {}).get(load)
+            if r is not None and r.ok and r.rate and "insertion order" in (r.note or ""):
+                print(f"  {name} find load {load}: {r.rate:.2f} G/s in the row's order; "
+                      f"{r.note[r.note.index('its keys looked up'):]}")
     for (op, absent), by_variant in groups.items():
         for load in loads:
             best = by_variant.get("best", {}).get(load)
