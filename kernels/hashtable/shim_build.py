@@ -193,4 +193,4 @@ def insertion_order_note(problem, backend, repeats: int, find_into, library: str
     if wrong:
         raise RuntimeError(f"the table's keys in insertion order: {wrong:,} of {table.size:,} wrong answers")
     rate = table.size / (timing.median_ms * 1e-3) / 1e9
-    return f"; its keys looked up in insertion order, as {library}'s benchmark does: {rate:.2f} G/s"
+    return f"; its keys looked up in insertion order, as the {library} benchmark does: {rate:.2f} G/s"
