@@ -22,7 +22,13 @@
 #   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
 #   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
-#   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
+#   RAYTRACER_CUCO_DIR names a cuCollections source folder, bght-bcht where RAYTRACER_BGHT_DIR names a BGHT one
+#   (carry them: their include/ folders are enough)
+#   hash-peers (both shims and the harnesses scripts/cuco_bench.cu and bght_bench.cu built with nvcc and run:
+#   cuCollections' and BGHT's own benchmarks beside the app's workload at LOADS, $OUT/hash-peers.log;
+#   RAYTRACER_CUCO_DIR and RAYTRACER_BGHT_DIR default to .gpu/cuco and .gpu/bght where those exist, here and in
+#   hashmap-bench);
+#   hashmap-bench takes VARIANTS (a comma list, default all), e.g. best,cuco-static-map,bght-bcht
 #   hashmap-candidates (issue 52: every candidate layout of best's table timed, DESIGNS= for some) and
 #   hashmap-twice (best's tuning twice from an empty cache: the two choices and their margins)
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
@@ -244,9 +250,19 @@ for stage in "$@"; do
       # every op at LOADS (default 0.5,0.8,0.9,0.95) with N keys (default 2^26) for every variant and peer: the
       # table of G ops/s, % of copy bandwidth for find, the goals; hashmap-OP.csv / .json in $OUT. All four ops
       # take longer than one command may: split them, e.g. OPS=insert,insert-or-add then OPS=find then OPS=erase
-      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" \
+      [ -z "${RAYTRACER_CUCO_DIR:-}" ] && [ -d .gpu/cuco/include ] && export RAYTRACER_CUCO_DIR=$PWD/.gpu/cuco
+      [ -z "${RAYTRACER_BGHT_DIR:-}" ] && [ -d .gpu/bght/include ] && export RAYTRACER_BGHT_DIR=$PWD/.gpu/bght
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" ${VARIANTS:+--variants "$VARIANTS"} \
         --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
         --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
+    hash-peers)
+      [ -z "${RAYTRACER_CUCO_DIR:-}" ] && [ -d .gpu/cuco/include ] && export RAYTRACER_CUCO_DIR=$PWD/.gpu/cuco
+      [ -z "${RAYTRACER_BGHT_DIR:-}" ] && [ -d .gpu/bght/include ] && export RAYTRACER_BGHT_DIR=$PWD/.gpu/bght
+      command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export PATH=$PATH:/usr/local/cuda/bin; }
+      { nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; } 2>&1 \
+        | tee -a "$OUT/hash-peers.log"
+      timeout 580 python3 scripts/peer_bench.py --n "${N:-67108864}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" \
+        --repeats "${REPEATS:-20}" 2>&1 | tee -a "$OUT/hash-peers.log" ;;
     hashmap-tune)
       # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
       # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best

@@ -51,6 +51,10 @@ SCRIPTS = (
            "of best's table read, counted on the CPU twin by bucket width, hashes, filter bits and load: the "
            "designs' proxy without a GPU (docs/measurements.md)",
            ("--n", "2000", "--loads", "0.9", "--buckets", "4", "--choices", "4", "--filters", "1,8")),
+    Script("peer_bench.py", "the hash-table peers built with nvcc (cuco-static-map, bght-bcht) and the libraries' "
+           "own benchmarks as stand-alone harnesses (scripts/cuco_bench.cu, scripts/bght_bench.cu) beside the "
+           "app's workload: why the cuco row is slower than cuCollections' figures (stage hash-peers of "
+           "gpu-session.sh); here the build only, which names the unset folders", ("--build-only", "--arch", "sm_90")),
     Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
            "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
            "made without a GPU (predicted only)", ("--example", "{tmp}")),

@@ -491,7 +491,7 @@ def test_cuco_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
 def test_every_op_at_a_million_keys_on_a_real_gpu(cuda_backend, op, load):
     problem = hashtable.make_problem((1 << 20) + 3, seed=21, op=op, load=load, absent=0.5,
                                      multiplicity=2.0 if op == "insert-or-add" else 1.0)
-    names = [*OPEN_GPU, "torch-sorted-search", "cupy-sorted-search", "cuco-static-map"]
+    names = [*OPEN_GPU, "torch-sorted-search", "cupy-sorted-search", "cuco-static-map", "bght-bcht"]
     rows = bench.run(plan(cuda_backend, 3, [Launch()], unit=hashtable.ALGORITHM.unit), [variant(n) for n in names], [problem])
     for row in rows:
         if row.skip is not None:

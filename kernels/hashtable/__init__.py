@@ -19,7 +19,8 @@ This module declares everything about the algorithm and imports no numba: the pr
 variants with their launch rules and inspector entries, the descriptor. The code runs from :mod:`.cpu`,
 :mod:`.gpu`, :mod:`.counting_sort` (the chained and grouped tables; :mod:`.chained` says which ops they take),
 :mod:`.open_kernels` with :mod:`.open_gpu`, :mod:`.device` and :mod:`.probing` (open addressing on the GPU),
-:mod:`.open_cpu` (its CPU twin), :mod:`.peers` and :mod:`.cuco`, imported when a variant first runs.
+:mod:`.open_cpu` (its CPU twin), :mod:`.peers`, :mod:`.cuco` and :mod:`.bght` (built by
+:mod:`.shim_build`), imported when a variant first runs.
 """
 
 from __future__ import annotations
@@ -262,6 +263,11 @@ VARIANTS = (
         "cuco-static-map", "cuCollections' static_map (linear probing, groups of 4 lanes) through our C interface, "
         "built with nvcc from the folder named by RAYTRACER_CUCO_DIR (cached); every op", "peer",
         run=entry("kernels.hashtable.cuco", "run_cuco_static_map"),
+    ),
+    Variant(
+        "bght-bcht", "BGHT's bucketed cuckoo table (bcht: buckets of 16 slots, three hashes) through our C "
+        "interface, built with nvcc from the folder named by RAYTRACER_BGHT_DIR (cached); insert and find", "peer",
+        run=entry("kernels.hashtable.bght", "run_bght_bcht"),
     ),
 )
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
