@@ -3,6 +3,7 @@ the kernel's launches, so a frame's kernels can be read side by side (what binds
 throughput, occupancy; scripts/gpu-session.sh's render-best stage).
 
     python scripts/ncu_limiters.py NCU_CSV
+    python scripts/ncu_limiters.py --example DIR   (writes a two-kernel example CSV there and reads it)
 
 A kernel is its short name (kernels/counters/report.py) and, for a float64 instance, ``(float64)``. Lines of the
 file that are not ncu's table (the profiled program's own output, ncu's ==PROF== lines) are skipped. Exit 2
@@ -63,9 +64,20 @@ def line_of(kernel: str, cols: dict[str, float]) -> str:
     return f"{kernel}: " + ", ".join(parts)
 
 
+EXAMPLE = """==PROF== Connected to process 1
+"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"
+"0","kernels::spheres::sorted::shade_sorted[abi:v1](Array<float>)","sm__throughput.avg.pct_of_peak_sustained_elapsed","%","61.5"
+"0","kernels::spheres::sorted::shade_sorted[abi:v1](Array<float>)","gpu__time_duration.sum","nsecond","123,456"
+"1","kernels::julia::gpu::render_julia_grouped_float64[abi:v2](double)","sm__warps_active.avg.pct_of_peak_sustained_active","%","88"
+"""
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--example":
+        argv = [str(Path(argv[1]) / "ncu-example.csv")]
+        Path(argv[0]).write_text(EXAMPLE)
     if len(argv) != 1:
-        print("usage: ncu_limiters.py NCU_CSV", file=sys.stderr)
+        print("usage: ncu_limiters.py NCU_CSV | --example DIR", file=sys.stderr)
         return 2
     path = Path(argv[0])
     if not path.is_file():

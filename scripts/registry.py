@@ -59,6 +59,11 @@ SCRIPTS = (
            ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1",
             "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
            needs=("distributed",)),
+    Script("render_proxies.py", "CPU-side proxies of the renderers' GPU work (issue 52): sphere tests per pixel and "
+           "per warp for binned and sorted tiles, the Julia set's iterations per pixel and per warp's slowest lane",
+           ("--spheres", "300", "--julia", "64", "--size", "64")),
+    Script("ncu_limiters.py", "one line of limiters per kernel (SM, DRAM, L1 throughput, occupancy, duration) from "
+           "ncu's CSV (stage render-best of gpu-session.sh); tried here on an example", ("--example", "{tmp}")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

@@ -2,7 +2,7 @@
 benchmarks draw. No GPU needed; the figures are design evidence for ``spheres-sorted`` and ``julia-grouped``
 until a GPU measures them.
 
-    python scripts/render_proxies.py [--spheres 100000,1000000] [--julia 1024,4096]
+    python scripts/render_proxies.py [--spheres 100000,1000000] [--julia 1024,4096] [--size 1024]
 
 Spheres (1024x1024, 16x16 tiles, the bench's scene of N spheres, seed 0): list entries per tile, and sphere
 tests per pixel and per warp of 16x2 pixels (a warp runs as long as its slowest lane) for ``spheres-binned``
@@ -102,10 +102,11 @@ def julia_iterations(size: int, iterations: int = 200) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spheres", default="100000,1000000")
-    parser.add_argument("--julia", default="1024,4096")
+    parser.add_argument("--julia", default="1024,4096", help="Julia image sides, multiples of 16")
+    parser.add_argument("--size", type=int, default=1024, help="the spheres' image side, a multiple of 16")
     args = parser.parse_args(argv)
     for n in (int(v) for v in args.spheres.split(",") if v):
-        for what, values in sphere_tests(n).items():
+        for what, values in sphere_tests(n, args.size).items():
             print(f"spheres {n:>9,}: {what}: " + ", ".join(f"{v:.4g}" for v in values))
     for size in (int(v) for v in args.julia.split(",") if v):
         for what, values in julia_iterations(size).items():
