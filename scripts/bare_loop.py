@@ -20,7 +20,7 @@ import time
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--memory", default="constant", help="global|constant|shared|binned (cuda only; default constant)")
+    parser.add_argument("--memory", default="constant", help="global|constant|shared|binned|sorted (cuda only; default constant)")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--size", default="1024x1024", help="WxH (default 1024x1024)")
     parser.add_argument("--spheres", type=int, default=20)
@@ -96,11 +96,12 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     host = HostFrames()
     count = np.int32(scene.count)
     grid = grid_for(width, height, block)
-    if memory == "binned":
+    if memory in ("binned", "sorted"):
         from kernels.spheres.binned import BinnedTiles
 
         spheres_dev = device_memory.to_device(pack_spheres(scene.spheres))
-        launch = BinnedTiles().prepare(spheres_dev, scene.count, False, image_dev, block)
+        launch = BinnedTiles(nearest_first=memory == "sorted").prepare(spheres_dev, scene.count, False, image_dev,
+                                                                        block)
     elif memory == "constant":
         kernel = gpu_kernel("constant")
         for offset, values in constant_values(scene.spheres):  # as the window's renderer writes them
@@ -109,7 +110,7 @@ def _cuda_frames(scene, width, height, memory, block, packed=False):
     else:
         kernel, spheres_dev = gpu_kernel(memory), device_memory.to_device(pack_spheres(scene.spheres))
         args = (spheres_dev, count, False, image_dev)
-    if memory != "binned":
+    if memory not in ("binned", "sorted"):
         launch = (packed and packed_launch(kernel, grid, block, args)) or (lambda: kernel[grid, block](*args))
 
     def draw():

@@ -7,6 +7,8 @@
 #   ROUNDS=R: each alternated with a run in R interleaved rounds)
 #   compare-processes (20 runs with --processes, rated; FIRST/LAST/BUDGET split them over several calls)
 #   cpu-twins user-variant lessons pack
+#   render-best (issue 52: spheres-binned against spheres-sorted at 100,000 and 1,000,000 spheres, julia-2d against
+#   julia-grouped at 1024x1024 and 4096x4096 in float32 and float64, their GPU tests, counters and ncu limiters)
 #   memory-seam (issue 34: the memory seam before, main at 0dbf0d9 exported to .base/, and after, with numba's
 #   arrays and with cuda.core's; result files and `compare`s in $OUT/memory-seam.tgz, verdicts in
 #   $OUT/memory-seam.log; PARTS="raytrace reduction whole-call" for some of them, CONTROL=1 also runs the
@@ -512,6 +514,42 @@ PY
               --csv "$OUT/ceilings-mandelbrot.csv" 2>&1 | tee "$OUT/ceilings-mandelbrot.log" ;;
         esac
       done ;;
+    render-best)
+      # issue 52 item 5: the renderers' old and new variants, kernel-time medians, every row verified against the
+      # CPU twin; the new variants' GPU tests; then what binds each kernel: the app's counters (bench --counters,
+      # the guided-analysis sentences) and one ncu summary per kernel with the limiters. Logs in $OUT/render-best*.
+      s=$EPOCHREALTIME
+      timeout 120 python3 -m pytest -q -rs -p no:cacheprovider -m gpu tests/test_spheres_sorted.py \
+        tests/test_julia_grouped.py 2>&1 | tee "$OUT/render-best-tests.log" | tail -5
+      timeout 200 python3 -m raytracer_app bench spheres --backend cuda --size 1024x1024 --sizes 100000,1000000 \
+        --variants spheres-binned,spheres-sorted --repeats 30 --csv "$OUT/render-best-spheres.csv" 2>&1 | tee "$OUT/render-best.log"
+      for size in 1024x1024 4096x4096; do
+        timeout 150 python3 -m raytracer_app bench julia --backend cuda --size $size --block 16x16,8x8 --repeats 30 \
+          --variants julia-2d,julia-grouped,julia-2d-float64,julia-grouped-float64 --csv "$OUT/render-best-julia-$size.csv" \
+          2>&1 | tee -a "$OUT/render-best.log"
+      done
+      echo "render-best benches: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$OUT/render-best.log"
+      if which ncu >/dev/null 2>&1; then
+        timeout 240 python3 -m raytracer_app bench spheres --backend cuda --size 1024x1024 --n 1000000 --counters \
+          --variants spheres-binned,spheres-sorted --repeats 3 2>&1 | tee -a "$OUT/render-best-counters.log"
+        timeout 200 python3 -m raytracer_app bench julia --backend cuda --size 4096x4096 --counters --repeats 3 \
+          --variants julia-2d,julia-grouped,julia-2d-float64,julia-grouped-float64 2>&1 | tee -a "$OUT/render-best-counters.log"
+        # one line of limiters per kernel (the median over its launches): SM, DRAM and L1/shared throughput % of
+        # peak, achieved occupancy, duration
+        limiters=sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+        limiters=$limiters,l1tex__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+        limiters=$limiters,smsp__inst_executed.sum,gpu__time_duration.sum
+        for what in "spheres --n 1000000 --variants spheres-binned,spheres-sorted" \
+                    "julia --size 4096x4096 --variants julia-2d,julia-grouped,julia-2d-float64,julia-grouped-float64"; do
+          timeout 240 ncu --clock-control none --target-processes all --csv --metrics $limiters \
+            python3 -m raytracer_app bench $what --backend cuda --repeats 2 > "$OUT/render-best-ncu.csv.tmp" 2>&1
+          python3 scripts/ncu_limiters.py "$OUT/render-best-ncu.csv.tmp" 2>&1 | tee -a "$OUT/render-best-ncu.log"
+          cat "$OUT/render-best-ncu.csv.tmp" >> "$OUT/render-best-ncu.raw"; rm -f "$OUT/render-best-ncu.csv.tmp"
+        done
+      else
+        echo "no ncu here: no counters" | tee -a "$OUT/render-best-ncu.log"
+      fi
+      echo "render-best: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$OUT/render-best.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -75,6 +75,11 @@ SCRIPTS = (
     Script("compiler_overheads.py", "issue 51's gates cold compile and launch overhead: each compiler in a fresh "
            "process, every declared kernel compiled and an empty kernel launched many times, side by side",
            ("--no-launch", "--compilers", "numba-cuda", "--kernels", "1")),
+    Script("render_proxies.py", "CPU-side proxies of the renderers' GPU work (issue 52): sphere tests per pixel and "
+           "per warp for binned and sorted tiles, the Julia set's iterations per pixel and per warp's slowest lane",
+           ("--spheres", "300", "--julia", "64", "--size", "64")),
+    Script("ncu_limiters.py", "one line of limiters per kernel (SM, DRAM, L1 throughput, occupancy, duration) from "
+           "ncu's CSV (stage render-best of gpu-session.sh); tried here on an example", ("--example", "{tmp}")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

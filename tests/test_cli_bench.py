@@ -35,13 +35,13 @@ def test_bench_raytrace_on_cuda_kernels_writes_csv(tmp_path, capsys, cuda_backen
                           "--sizes", "3,40", "--block", "8x8,16x4", "--repeats", "1", "--csv", str(out))
     assert code == 0, err
     rows = read_rows(out)
-    assert len(rows) == 2 * 2 * 8  # sphere counts x block shapes x variants
+    assert len(rows) == 2 * 2 * 9  # sphere counts x block shapes x variants
     ran = [r for r in rows if r["verified"] == "yes"]
     assert {r["variant"] for r in ran} >= {"spheres-global", "spheres-constant", "spheres-shared", "spheres-binned",
-                                           "spheres-cpu", "spheres-cpu-serial", "spheres-cpu-tiles"}
+                                           "spheres-sorted", "spheres-cpu", "spheres-cpu-serial", "spheres-cpu-tiles"}
     assert all(r["result"] == r["expected"] == "256" for r in ran)
     assert {r["block"] for r in ran if r["variant"] == "spheres-shared"} == {"8x8", "16x4"}
-    assert "progress: 8/32" in err
+    assert "progress: 8/36" in err
 
 
 @pytest.mark.slow

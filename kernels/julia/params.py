@@ -11,7 +11,7 @@ from kernels.errors import InputError, one_of, shown
 
 IMAGE_SIZE = (1000, 1000)  # the seed's image
 COLORMAPS = ("classic", "smooth")
-LAUNCHES = ("book", "2d")
+LAUNCHES = ("book", "2d", "grouped")  # grouped: 2-D blocks, the escape tested every few iterations
 PRECISIONS = ("float32", "float64")
 HOST_TWINS = ("simd", "scalar")  # the CPU code that draws on the host: the first is the renderer's default
 DTYPES = {"float32": np.float32, "float64": np.float64}

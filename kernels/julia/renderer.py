@@ -33,7 +33,7 @@ class JuliaRenderer:
         single frame with the kernel's shipped image where one runs on this GPU (kernels/launch/images.py)."""
         width, height, args = self._checked(params, size, launch, twin)
         drawn = None
-        if shipped_image and repeats == 1 and self.backend.is_gpu:
+        if shipped_image and repeats == 1 and self.backend.is_gpu and launch != "grouped":  # images: render_julia's
             drawn = self._render_image(params, width, height, launch, block, args)
         if drawn is not None:
             image, timing, frame_time, block, grid = drawn
@@ -110,7 +110,7 @@ class JuliaRenderer:
         self.backend.activate()
         if self._image_dev is None or self._image_dev.shape != (height, width):
             self._image_dev = memory.empty((height, width), np.uint32)
-        image_dev, kernel = self._image_dev, gpu_kernel(params.precision)
+        image_dev, kernel = self._image_dev, gpu_kernel(params.precision, launch)
         launch_kernel = self._launches(kernel, grid, block, (image_dev, *args))
         return launch_kernel, image_dev, self._host_frames.next_buffer(height, width), block, grid
 

@@ -33,6 +33,7 @@ def _julia(launch_kind: str, on_cpu: bool = False, precision: str = "float32", t
 
 
 run_book, run_2d, run_2d_float64 = _julia("book"), _julia("2d"), _julia("2d", precision="float64")
+run_grouped, run_grouped_float64 = _julia("grouped"), _julia("grouped", precision="float64")
 run_cpu, run_cpu_float64 = _julia("2d", on_cpu=True), _julia("2d", on_cpu=True, precision="float64")
 run_cpu_simd = _julia("2d", on_cpu=True, twin="simd")
 run_cpu_simd_float64 = _julia("2d", on_cpu=True, precision="float64", twin="simd")

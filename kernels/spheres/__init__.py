@@ -90,6 +90,10 @@ _INSPECT = {
                       100_000, module="kernels.spheres.binned", traffic=_binned_traffic,
                       note="the shading kernel, the one that grows with the image; binning runs three small kernels "
                            "before it (count per tile, a prefix sum, fill the lists)"),
+    "sorted": _kernel("shade_sorted", "void(float32[::1], int32, boolean, int64[::1], int32[::1], int32[::1], uint32[:, ::1])",
+                      1_000_000, module="kernels.spheres.sorted", traffic=_binned_traffic,
+                      note="the shading kernel (each tile's list sorted nearest first in shared memory, pixels stopping "
+                           "early); binning runs the binned variant's three small kernels before it"),
     "frame-to-host": _kernel("render_spheres_constant", _CONSTANT_SIG, 20,
                              note="the constant-memory kernel; the copy to the host is not a kernel"),
 }
@@ -116,6 +120,11 @@ VARIANTS: tuple[Variant, ...] = (
             "tiles (counts, a prefix sum, then lists), then each block shades its tile from its own list; binning is "
             "part of every frame", "gpu", "", "the block is the tile", launch=IMAGE_LAUNCH, run=_run("run_binned"),
             inspect=_INSPECT["binned"]),
+    Variant("spheres-sorted", "binned tiles sorted nearest first, the fastest at many spheres: each block sorts its "
+            "tile's list by the largest depth a hit can reach (a bitonic sort in shared memory) and each pixel stops "
+            "at the first sphere that cannot be nearer, so it tests the few spheres it can see, not all listed",
+            "gpu", "", "the block is the tile", launch=IMAGE_LAUNCH, run=_run("run_sorted"),
+            inspect=_INSPECT["sorted"]),
     Variant("spheres-frame-to-host", "whole frames as a viewer needs them: the constant-memory kernel plus the copy "
             "back into pinned host memory, wall time (1000 / ms = frames per second)",
             "gpu", "", "real GPU only", sim_skip="wall time of frames means nothing in the simulator",

@@ -175,10 +175,13 @@ def gpu_kernels():
 
 class BinnedTiles:
     """The tile counters, offsets and list of one renderer, kept between frames (grown, never shrunk).
-    ``lanes``: threads per sphere in the count and fill kernels, or None for :func:`lanes_for`'s choice."""
+    ``lanes``: threads per sphere in the count and fill kernels, or None for :func:`lanes_for`'s choice;
+    ``nearest_first``: shade with :mod:`.sorted`'s kernel (each tile's list sorted nearest first, pixels
+    stopping early) instead of :func:`shade_tiles`."""
 
-    def __init__(self, lanes: int | None = None):
+    def __init__(self, lanes: int | None = None, nearest_first: bool = False):
         self.lanes = lanes
+        self.nearest_first = nearest_first
         self.tile_counts = None  # int32 per tile; zero between frames
         self.tile_offsets = None  # int64, tiles + 1
         self.tile_list = None  # int32 sphere indices, tile after tile
@@ -199,6 +202,10 @@ class BinnedTiles:
             self.tile_counts = memory.zeros(tiles, np.int32)
             self.tile_offsets = memory.empty(tiles + 1, np.int64)
         count_k, scan_k, fill_k, shade_k = gpu_kernels()
+        if self.nearest_first:
+            from kernels.spheres.sorted import shade_kernel
+
+            shade_k = shade_kernel()
         counts, offsets = self.tile_counts, self.tile_offsets
         n = np.int32(count)
         shape = (np.int32(width), np.int32(height), np.int32(tile_w), np.int32(tile_h), np.int32(tiles_x))

@@ -33,6 +33,7 @@ class SphereRenderer:
         self._warm: set = set()
         self._host_frames = HostFrames()  # pinned, three in turn
         self._binned = None  # the binned-tiles kernel's buffers, made on first use
+        self._sorted = None  # the same for binned tiles sorted nearest first (memory 'sorted')
         # the last launch with its arguments converted once: less Python per continuous frame on the
         # worker, which shares the GIL with the window's repaint
         self._launches = LastLaunch()
@@ -151,13 +152,18 @@ class SphereRenderer:
         image_dev = self._image_dev
         grid = grid_for(width, height, block)
         count = np.int32(scene.count)
-        if memory == "binned":
+        if memory in ("binned", "sorted"):
             from kernels.spheres.binned import BinnedTiles
 
-            if self._binned is None:
-                self._binned = BinnedTiles()
+            tiles = self._binned if memory == "binned" else self._sorted
+            if tiles is None:
+                tiles = BinnedTiles(nearest_first=memory == "sorted")
+                if memory == "binned":
+                    self._binned = tiles
+                else:
+                    self._sorted = tiles
             spheres_dev = self._upload_global(scene.spheres)
-            launch = self._binned.prepare(spheres_dev, scene.count, staggered, image_dev, block)
+            launch = tiles.prepare(spheres_dev, scene.count, staggered, image_dev, block)
         elif memory in ("global", "shared"):
             kernel = gpu_kernel(memory)
             spheres_dev = self._upload_global(scene.spheres)

@@ -51,7 +51,8 @@ def run_frame_to_host(problem, launch, backend, repeats):
                    f"{grid[0]}x{grid[1]}")
 
 
-run_global, run_constant, run_shared, run_binned = (_spheres(m) for m in ("global", "constant", "shared", "binned"))
+run_global, run_constant, run_shared, run_binned, run_sorted = (
+    _spheres(m) for m in ("global", "constant", "shared", "binned", "sorted"))
 run_cpu = _spheres("global", on_cpu=True)
 run_cpu_tiles = _spheres("global", on_cpu=True, twin="tiles")
 run_cpu_serial = _spheres("global", on_cpu=True, twin="rows-serial")

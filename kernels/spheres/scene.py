@@ -22,7 +22,7 @@ CONSTANT_BYTES = 65536  # every CUDA GPU has 64 KiB of constant memory
 CONSTANT_CAPACITY = CONSTANT_BYTES // BYTES_PER_SPHERE  # 2340 spheres
 # Where the kernels read the spheres (kernels.spheres.MEMORIES is this tuple; it lives here, in a module
 # that does not import numba, so the command line can list it before choosing the simulator).
-MEMORIES = ("global", "constant", "shared", "binned")
+MEMORIES = ("global", "constant", "shared", "binned", "sorted")
 MAX_SPHERES = 1_000_000  # global memory, shared tiles and binned tiles: a scene's own limit
 BOOK_EXTENT = 1000.0  # the book's scene spans -500..500 on each axis
 BOOK_DENSITY_COUNT = 2000  # up to this many spheres the book's radii are kept; above, they shrink

@@ -31,6 +31,16 @@ def sphere_step(spheres, cold_at, i, index, ox, oy, r, g, b, maxz, nearest):
 
 
 @shared_jit
+def sphere_reach(spheres, i):
+    """The largest depth a hit on sphere row ``i`` can reach, ``z + sqrt(r*r)``: never below the ``dz + z`` that
+    :func:`sphere_step` computes for any ray (``r*r - dx*dx - dy*dy`` never rounds above ``r*r``, however the
+    compiler fuses it, and square root and addition round monotonically). The nearest-first kernels and twins
+    sort by it and stop a pixel at the first sphere whose reach lies below the depth it already has."""
+    radius = spheres[HOT * i + 2]
+    return spheres[HOT * i + 3] + np.float32(math.sqrt(radius * radius))
+
+
+@shared_jit
 def visit_spheres(spheres, cold_at, n, start, indices, ox, oy, r, g, b, maxz, nearest):
     """``sphere_step`` over rows 0..n-1 of ``spheres``, from row ``start`` on and wrapping around, a row's
     scene index being ``indices[row]``: the tiled kernels' loop over the spheres they staged."""

@@ -31,13 +31,11 @@ stops after the few nearest. Binning and ordering are part of every frame, as in
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
 from kernels.spheres.layout import COLD, HOT, MISS
-from kernels.spheres.shading import sphere_step, store_pixel, tile_span
+from kernels.spheres.shading import sphere_reach, sphere_step, store_pixel, tile_span
 from kernels.io.numba_cache import heal
 
 heal()  # a damaged entry of numba's cache is compiled again, not a failed run
@@ -56,8 +54,7 @@ def order_by_reach(spheres, count):
     a few milliseconds at a million spheres, and each parallel loop costs about a second of compile."""
     reach = np.empty(count, np.float32)
     for i in range(count):
-        radius = spheres[HOT * i + 2]
-        reach[i] = spheres[HOT * i + 3] + np.float32(math.sqrt(radius * radius))  # never below dz + z
+        reach[i] = sphere_reach(spheres, i)  # never below dz + z
     hi = np.float64(reach.max())
     span = hi - np.float64(reach.min())
     scale = (DEPTH_BUCKETS - 1) / span if span > 0 else 0.0

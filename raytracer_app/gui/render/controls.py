@@ -33,6 +33,8 @@ MEMORY_TIPS = {
     "shared": "each block keeps only the spheres that can touch its tile, staged in shared memory",
     "binned": "the spheres are first sorted into screen tiles, then each block shades its tile from its own "
               "list (how tiled GPU rasterisers work; interactive up to a million spheres)",
+    "sorted": "binned tiles whose lists are sorted nearest first: each pixel stops at the first sphere that "
+              "cannot be nearer (the fastest at many spheres)",
 }
 PRECISION_TIP = ("float32: fast, pixelates past a zoom of about 10^4; float64: exact to about 10^13 (half the "
                  "speed on an H100, 1/32 to 1/64 on consumer GPUs); auto: float64 once float32 no longer "
