@@ -4,8 +4,9 @@ worker started with ``CUDA_VISIBLE_DEVICES`` naming one GPU).
 
 Each row goes back the moment it finishes through ``Worker.log_event(topic, ...)`` (the client subscribes to
 the topic); a stop asked by the client is a ``distributed.Event`` that a thread here watches, so the run
-checks a local flag between rows. What the task returns is the whole piece again (rows, peak, device), so a
-row whose event was missed is still merged."""
+checks a local flag between rows and samples. What the task returns is the whole piece again (rows, peak,
+device), so a row whose event was missed is still merged. The problems a piece built stay for the sweep's
+next pieces on this worker (kernels/cluster/problem_cache.py) until the client says the sweep is over."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import threading
 import time
 
 _PEAKS: dict = {}  # backend kind -> the copy peak this worker process measured (one per sweep's worker)
+_PROBLEMS: list = []  # the one ProblemCache of the sweep this worker runs pieces of (its scope: the topic)
+_PROBLEMS_LOCK = threading.Lock()
 STOP_POLL_S = 0.2  # how often the watching thread asks the scheduler whether Stop was pressed
 
 
@@ -64,7 +67,8 @@ def _bench(job, worker, topic, stop) -> dict:
     with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:
         written = jobs.write_files(job, folder)
         request = BenchRequest.from_json({**job.request, "variant_files": written.paths}, backend)
-        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind))
+        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind),
+                        problem_cache=_problem_cache(topic, backend))
     if run.peak is not None and run.peak.gbps:
         _PEAKS.setdefault(backend.kind, run.peak)
     for r in run.rows:
@@ -77,6 +81,31 @@ def _bench(job, worker, topic, stop) -> dict:
     return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
             "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
             "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
+
+
+def _problem_cache(scope: str, backend):
+    """The sweep ``scope``'s problems on this worker (a new sweep's drops the last one's)."""
+    from kernels.cluster.problem_cache import ProblemCache, budget
+
+    with _PROBLEMS_LOCK:
+        if not _PROBLEMS or _PROBLEMS[0].scope != scope:
+            limit = budget()
+            free = backend.free_device_bytes() if backend.is_gpu else None
+            if free:  # the problems' device copies stay too: a share of the GPU's free memory at most
+                limit = min(limit, free // 4)
+            _PROBLEMS[:] = [ProblemCache(scope, limit)]
+        return _PROBLEMS[0]
+
+
+async def forget_problems(scope: str) -> int:
+    """Run on each worker when the sweep ``scope`` is over (a coroutine: ``Client.run`` does not wait for
+    it): its problems (host and device memory) go."""
+    with _PROBLEMS_LOCK:
+        if _PROBLEMS and _PROBLEMS[0].scope == scope:
+            kept = len(_PROBLEMS[0])
+            _PROBLEMS.clear()
+            return kept
+    return 0
 
 
 def gpu_facts() -> dict:
