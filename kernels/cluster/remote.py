@@ -467,16 +467,37 @@ def render(client, request, resources=None, workers=None) -> RemoteFrame:
     return RemoteFrame(out["frame"], out["worker_ms"], (time.perf_counter() - start) * 1e3, out["worker"])
 
 
-def call(client, function, *args, resources=None):
+def call(client, function, *args, resources=None, stop=None):
     """``function(*args)`` (one of kernels/cluster/worker_side.py's) on a worker with ``resources``: what it
     returns, an InputError as it was raised there (a GPU without Nsight Compute, say), any other failure as
-    one line."""
+    one line. ``stop`` (a callable, checked ten times a second): passed on to ``function`` as a Stop it
+    watches (its ``stop_name``, a distributed Event); stopped, what it returns by RESTART_AFTER_S later, else
+    None (the future cancelled)."""
+    from distributed import Event
+
+    event, kwargs = None, {}
+    if stop is not None:
+        name = f"raytracer-stop-{uuid.uuid4().hex[:12]}"
+        event, kwargs = Event(name, client=client), {"stop_name": name}
     try:
-        return client.submit(function, *args, resources=resources, pure=False).result()
+        future = client.submit(function, *args, resources=resources, pure=False, **kwargs)
+        asked = None
+        while stop is not None and not future.done():
+            if asked is None and stop():
+                event.set()
+                asked = time.monotonic()
+            if asked is not None and time.monotonic() - asked > RESTART_AFTER_S:
+                future.cancel()
+                return None
+            time.sleep(0.1)
+        return future.result()
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - the worker's failure, in one line
         raise ClusterError(f"{function.__name__} failed on the cluster: {one_line(exc)}") from None
+    finally:
+        if event is not None:
+            _quietly(event.clear)
 
 
 class LessonPlace:

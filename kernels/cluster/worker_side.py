@@ -141,12 +141,19 @@ def measure_access(job) -> tuple[dict, dict]:
     return measure(job, Backend("cuda", 0), lines_out=lines), lines
 
 
-def measure_lines(target: str, names: list, n: int | None, static: dict) -> dict:
-    """`inspect --lines --measured` on this worker's GPU: the variants' per-line counters, one ncu run."""
+def measure_lines(target: str, names: list, n: int | None, static: dict, stop_name: str | None = None) -> dict:
+    """`inspect --lines --measured` (and the window's Measure per line) on this worker's GPU: the variants'
+    per-line counters, one ncu run; ``stop_name``: the client's Stop (ncu's child ends within a second)."""
     from kernels.backend import Backend
     from kernels.inspector.lines import measure_lines as measure
 
-    return measure(target, names, Backend("cuda", 0), n, static=static)
+    stop = _StopWatch(stop_name) if stop_name else None
+    try:
+        return measure(target, names, Backend("cuda", 0), n, static=static,
+                       should_stop=stop.is_set if stop else None)
+    finally:
+        if stop:
+            stop.end()
 
 
 def end_worker_process() -> None:
@@ -183,22 +190,25 @@ def _stop_asked(name: str) -> bool:
 
 
 class _StopWatch:
-    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag."""
+    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag. The Event
+    is made here, on the task's thread, where Dask finds the worker's client (a thread of its own does not)."""
 
     def __init__(self, name: str):
+        from distributed import Event, get_client
+
         self._flag = threading.Event()
         self._done = threading.Event()
-        self._name = name  # run_job asked the Event before: a Stop from now on reaches the flag through the thread
+        try:
+            self._event = Event(name, client=get_client())
+        except Exception:  # noqa: BLE001 - the scheduler gone: nothing to stop, the task ends with the run
+            self._event = None
         self._thread = threading.Thread(target=self._watch, name="raytracer-stop-watch", daemon=True)
         self._thread.start()
 
     def _watch(self):
-        from distributed import Event
-
         try:
-            event = Event(self._name)
-            while not self._done.is_set():
-                if event.wait(timeout=STOP_POLL_S):
+            while self._event is not None and not self._done.is_set():
+                if self._event.wait(timeout=STOP_POLL_S):
                     self._flag.set()
                     return
         except Exception:  # noqa: BLE001 - the scheduler gone: the task ends with the run, nothing to stop
