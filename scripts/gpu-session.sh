@@ -33,6 +33,7 @@
 #   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
 #   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json); PARTS=gui (not
 #   in the default list): the window's figures per line, tests/test_gui_lines.py with its GPU test (needs .gpu)
+#   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -386,6 +387,10 @@ print(device_slug(backend.resolve('cuda').device_name))")
         esac
         log "lines part $part: $(since $s) s"
       done ;;
+    cluster-bench)
+      # issue 47: the reduction sweep here, on one GPU worker and on all (cold and warm), row and Stop latency,
+      # the remote frame rate; result files and cluster-bench.json in $OUT/cluster (needs the cluster extra)
+      timeout 590 python3 scripts/cluster_bench.py --out "$OUT/cluster" 2>&1 | tee "$OUT/cluster-bench.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
