@@ -92,6 +92,11 @@ def test_a_gpu_sweep_is_cut_only_where_whole_variants_would_leave_gpus_idle_and_
     assert pieces.take(big, {"best"}).variant == "numpy"  # not for a piece far shorter than the longest
     keys = [pieces.row_key(p, seq) for p in cut if p.variant in ("best", "numpy") for seq in range(len(p.size_indices))]
     assert sorted(keys) == [(i, 0, v) for i in range(5) for v in (names.index("best"), len(names))]
+    numpy = next(p for p in cut if p.variant == "numpy")  # its worker died after two rows: the other three again
+    again = pieces.rest(numpy, {pieces.row_key(numpy, seq): "row" for seq in range(2)}, 99)
+    assert (again.index, again.changes["sizes"], again.size_indices) == (99, list(sizes[2:]), (2, 3, 4))
+    assert [pieces.row_key(again, seq) for seq in range(3)] == [(i, 0, len(names)) for i in (2, 3, 4)]
+    assert pieces.rest(numpy, {pieces.row_key(numpy, seq): "row" for seq in range(5)}, 99) is None
 
 
 def test_a_workers_pieces_of_one_sweep_share_its_problems_as_a_local_runs_variants_do():
@@ -211,7 +216,7 @@ def test_a_worker_killed_mid_run_loses_no_finished_row(client):
     killed = []
 
     def progress(kind, value):
-        if kind == "row" and not killed:  # the worker that sent the first row dies at once
+        if kind == "row" and not killed and value.variant == "sequential":  # its worker dies mid-piece
             killed.append(value.worker)
             os.kill(pids[names[value.worker]], signal.SIGKILL)
 

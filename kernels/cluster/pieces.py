@@ -19,7 +19,7 @@ within the size, variant), which sorts into the local order."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernels.harness.estimate import relative_cost
 
@@ -33,7 +33,7 @@ class Piece:
     changes: dict  # what this piece changes in the request's JSON (sizes, variants)
     size_indices: tuple  # the request's sizes it runs (their indices), ascending
     variant_index: int  # its variant's place in a local run (0 for a piece of every variant)
-    rows_per_size: int | None = None  # its rows at each of its sizes, when it has several
+    rows_per_size: int | None = None  # its rows at each of its sizes (a piece of one variant and its sizes)
     cost: float = 1.0  # the estimate its order comes from (relative)
     variant: str | None = None  # the one variant it runs; None: every variant
 
@@ -65,7 +65,7 @@ def split(request: dict, spec, workers: int = 1) -> list[Piece]:
             changes = {"variants": [v.name]}
             if sized:
                 changes["sizes"] = [sizes[i] for i in run]
-            out.append(Piece(len(out), changes, tuple(run), j, per_size if len(run) > 1 else None,
+            out.append(Piece(len(out), changes, tuple(run), j, per_size,
                              _cost([sizes[i] for i in run] if sized else sizes[:1]), v.name))
     return out
 
@@ -127,6 +127,21 @@ def take(left: list, ran: set) -> Piece:
         if p.variant is not None and p.variant in ran:
             return left.pop(k)
     return left.pop(0)
+
+
+def rest(piece: Piece, keyed: dict, index: int) -> Piece | None:
+    """What is left of ``piece`` once the rows of ``keyed`` came (its worker died), numbered ``index``: its
+    sizes whose rows are not all here (a piece of every variant: the whole piece again; a row that comes twice
+    is kept once); None when every row came."""
+    sizes = piece.changes.get("sizes")
+    if not piece.rows_per_size or not sizes:
+        return replace(piece, index=index)
+    left = [(i, n) for i, n in zip(piece.size_indices, sizes)
+            if sum(k[0] == i and k[2] == piece.variant_index for k in keyed) < piece.rows_per_size]
+    if not left:
+        return None
+    return replace(piece, index=index, changes={**piece.changes, "sizes": [n for _, n in left]},
+                   size_indices=tuple(i for i, _ in left), cost=_cost([n for _, n in left]))
 
 
 def row_key(piece: Piece, seq: int) -> tuple:

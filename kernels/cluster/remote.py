@@ -3,9 +3,9 @@
 into pieces (kernels/cluster/pieces.py) handed to each worker as it is free, stream each row as it arrives
 (``Client.subscribe_topic``), stop on request (a ``distributed.Event`` the workers check between rows; a worker
 still busy 10 s later is restarted and the run reported as stopped), and merge the rows in a local run's
-order. A worker killed mid-run loses no finished row: the rows it sent are kept, and Dask runs its piece
-again on another worker (its rows already here are not repeated); when no worker can take it, the run stops
-with what it has."""
+order. A worker killed mid-run loses no finished row: the rows it sent are kept, and what is left of its
+piece (the sizes whose rows did not all come) is handed to another worker; when no worker can take the
+pieces left, the run stops with what it has."""
 
 from __future__ import annotations
 
@@ -273,13 +273,13 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
 
     def submit(piece, address):
         doc = jobs.to_json(jobs.Job(job.kind, {**job.request, **piece.changes}, job.files, piece.index))
-        # its worker named, loosely: a piece whose worker dies runs again on another (its rows here stay)
+        # on its worker only: when that worker dies, what is left of the piece is handed out again (_HandOut)
         future = client.submit(run_job, doc, topic, stop_name, key=f"raytracer-{run_id}-{piece.index}",
-                               resources=resources, workers=[address], allow_other_workers=True, pure=False)
+                               resources=resources, workers=[address], allow_other_workers=False, pure=False)
         future.add_done_callback(lambda _: got.queue.put((time.time(), None)))  # the loop wakes at once
         return future
 
-    hand = _HandOut(parts, submit)
+    hand = _HandOut(parts, submit, got.keyed)
     stop_at = None
     try:
         try:
@@ -334,7 +334,8 @@ class _HandOut:
     """The pieces not yet handed out (longest first) and those that were: each free worker gets one piece
     at a time, so the order holds to the end and the last pieces go to whichever worker is free first."""
 
-    def __init__(self, parts, submit):
+    def __init__(self, parts, submit, keyed: dict):
+        self.parts, self.keyed = parts, keyed  # every piece by its index (those made again too); the rows here
         self.left = pieces.longest_first(parts)
         self.submit = submit
         self.futures: dict = {}  # future -> its piece
@@ -358,6 +359,20 @@ class _HandOut:
             self.futures[future], self.where[future] = piece, address
             if piece.variant is not None:
                 self.ran[address].add(piece.variant)
+
+    def lost(self, live: list) -> None:
+        """Pieces whose worker is gone (killed, restarted with a new address): their rows that came stay;
+        what is left of each is handed out again, to the next free worker."""
+        for future, address in list(self.where.items()):
+            if future.done() or address in live:
+                continue
+            future.cancel()
+            piece = self.futures.pop(future)
+            del self.where[future]
+            again = pieces.rest(piece, self.keyed, len(self.parts))
+            if again is not None:
+                self.parts.append(again)  # the collector finds its rows' piece by this index
+                self.left = pieces.longest_first([*self.left, again])
 
     def done(self) -> bool:
         return (self.halted or not self.left) and all(f.done() for f in self.futures)
@@ -386,6 +401,9 @@ def _follow(client, hand: _HandOut, got: _Collector, should_stop, stop_event, el
             return stop_at
         if turn % 25 == 0:  # twice a second: workers that left or joined
             live = eligible.now()
+            if stop_at is None:
+                got.drain()  # the rows a dying worker sent before it went, then what is left of its pieces
+                hand.lost(live)
             orphaned_at = None if live else orphaned_at or time.monotonic()
             if orphaned_at is not None and time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
                 what = f"with {', '.join(eligible.resources)}" if eligible.resources else "of the run"
