@@ -18,7 +18,7 @@ are OUT/local-warm.json, OUT/one-gpu-cold.json, OUT/one-gpu-warm.json, OUT/all-g
 OUT/all-gpus-warm.json.
 
     python3 scripts/cluster_bench.py --out DIR [--backend cuda|cpu] [--sizes N,...] [--variants gpu|a,b]
-        [--repeats 20] [--no-local] [--frames-seconds 10] [--frame-size 1024x1024] [--port 8791]
+        [--repeats 20] [--no-local] [--no-cold] [--frames-seconds 10] [--frame-size 1024x1024] [--port 8791]
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--no-local", dest="local", action="store_false",
                    help="leave out the sweep in this process (cold and warm: two more sweeps)")
+    p.add_argument("--no-cold", dest="cold", action="store_false",
+                   help="leave out the cold sweeps (no worker restarts; the warm ones then include compiles)")
     p.add_argument("--frames-seconds", type=float, default=10.0)
     p.add_argument("--frame-size", default="1024x1024")
     p.add_argument("--port", type=int, default=8791, help="the scheduler's port (0: a free one)")
@@ -158,9 +160,10 @@ def _sweeps(client, backend, args, out: Path, local_s) -> dict:
     count = len(_chosen_workers(client, backend))
     timed = {}
     for label, take in (("one-gpu", 1), ("all-gpus", count)):
-        client.restart()  # fresh worker processes: nothing imported, compiled or kept
+        if args.cold:
+            client.restart()  # fresh worker processes: nothing imported, compiled or kept
         chosen = _chosen_workers(client, backend)[:take]  # (new addresses)
-        for phase in ("cold", "warm"):
+        for phase in ("cold", "warm") if args.cold else ("warm",):
             start = time.perf_counter()
             run = remote.run_bench(client, job, workers=chosen)
             timed[f"{label}-{phase}"] = (time.perf_counter() - start, run)
@@ -178,18 +181,20 @@ def _sweeps(client, backend, args, out: Path, local_s) -> dict:
         ran.setdefault(r.worker, set()).add(r.variant)
     figures = {"workers": count, "sweep_rows": len(every[1].rows), "one_gpu_s": round(one[0], 3),
                "all_gpus_s": round(every[0], 3), "ratio": round(every[0] / one[0], 3),
-               "one_gpu_cold_s": round(timed["one-gpu-cold"][0], 3),
-               "all_gpus_cold_s": round(timed["all-gpus-cold"][0], 3),
-               "ratio_cold": round(timed["all-gpus-cold"][0] / timed["one-gpu-cold"][0], 3),
+               "one_gpu_cold_s": round(timed["one-gpu-cold"][0], 3) if args.cold else None,
+               "all_gpus_cold_s": round(timed["all-gpus-cold"][0], 3) if args.cold else None,
+               "ratio_cold": round(timed["all-gpus-cold"][0] / timed["one-gpu-cold"][0], 3) if args.cold else None,
                "ratio_to_local": round(every[0] / local_s, 3) if local_s else None,
                "compare": counts, "variants_per_worker": {w: len(v) for w, v in sorted(ran.items())},
                "row_latency_ms_median": round(statistics.median(latency), 2) if latency else None,
                "row_latency_ms_max": round(max(latency), 2) if latency else None}
     print(f"sweep, warm: {figures['all_gpus_s']} s on {count} worker(s) against {figures['one_gpu_s']} s on one: "
           f"{figures['ratio']}x; compare: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
-    print(f"sweep, cold (fresh workers: CUDA's start, imports, compiles): {figures['all_gpus_cold_s']} s against "
-          f"{figures['one_gpu_cold_s']} s: {figures['ratio_cold']}x"
-          + (f"; warm against this process's run ({local_s} s): {figures['ratio_to_local']}x" if local_s else ""))
+    if args.cold:
+        print(f"sweep, cold (fresh workers: CUDA's start, imports, compiles): {figures['all_gpus_cold_s']} s "
+              f"against {figures['one_gpu_cold_s']} s: {figures['ratio_cold']}x")
+    if local_s:
+        print(f"sweep, warm, against this process's run ({local_s} s): {figures['ratio_to_local']}x")
     print(f"variants each worker ran: {figures['variants_per_worker']}")
     print(f"row latency (worker row end -> client): median {figures['row_latency_ms_median']} ms, max "
           f"{figures['row_latency_ms_max']} ms over {len(latency)} rows")
