@@ -115,8 +115,8 @@ def test_the_access_views_measure_per_line_runs_on_the_clusters_gpu_and_stop_rea
         qtbot.waitUntil(lambda: len(said) and said[-1].startswith("ncu: measuring per line on the cluster's"),
                         timeout=WAIT)
         figures.measure.stop()
-        qtbot.waitUntil(lambda: not figures.measure.running(), timeout=WAIT)
-        assert said[-1] == "per-line measurement stopped"
+        qtbot.waitUntil(lambda: said[-1] == "per-line measurement stopped", timeout=WAIT)
+        assert not figures.measure.running() and figures.measure.button.isEnabled()
         qtbot.waitUntil(lambda: CALLS[-1][0] == "stopped", timeout=WAIT)  # the worker's run heard the Stop
         assert CALLS[-1] == ("stopped", ["interleaved-strided"], None, True)
     finally:

@@ -78,6 +78,7 @@ class RunOn(QObject):
         self._drop_client()
         if self._thread is not None:
             self._thread.shutdown(15000)
+        self._connector = self._thread = None  # a later window connects on a thread of its own again
 
 
 class ClusterConnector(JobWorker):
