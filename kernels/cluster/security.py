@@ -156,8 +156,12 @@ def _with_openssl(host_names: list[str]) -> dict:
             run("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-out", f"{who}.pem",
                 "-days", days, "-sha256", "-set_serial", f"0x{secrets.token_hex(16)}", "-extfile", "openssl.cnf",
                 "-extensions", who)
-        return {who: ((work / f"{who}.pem").read_bytes(), (work / f"{who}-key.pem").read_bytes())
-                for who in (CA, SERVER, CLIENT)}
+        from kernels.io.reader import read_bytes
+
+        def pem(name):
+            return read_bytes(work / name, "openssl's output", 1 << 16, "a PEM certificate or key is small")
+
+        return {who: (pem(f"{who}.pem"), pem(f"{who}-key.pem")) for who in (CA, SERVER, CLIENT)}
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
