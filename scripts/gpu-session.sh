@@ -22,7 +22,15 @@
 #   hashmap (the hash tables of issue 38: hashmap-tests, hashmap-sanitizer and hashmap-bench in turn; each
 #   also a stage of its own) and hashmap-tune (best's knobs); hashmap-bench and hashmap-tune take
 #   N (keys, default 2^26), OPS and LOADS (comma lists), REPEATS; cuco-static-map runs where
-#   RAYTRACER_CUCO_DIR names a cuCollections source folder (carry it)
+#   RAYTRACER_CUCO_DIR names a cuCollections source folder, bght-bcht where RAYTRACER_BGHT_DIR names a BGHT one
+#   (carry them: their include/ folders are enough)
+#   hash-peers (both shims and the harnesses scripts/cuco_bench.cu and bght_bench.cu built with nvcc and run:
+#   cuCollections' and BGHT's own benchmarks beside the app's workload at LOADS, $OUT/hash-peers.log;
+#   RAYTRACER_CUCO_DIR and RAYTRACER_BGHT_DIR default to .gpu/cuco and .gpu/bght where those exist, here and in
+#   hashmap-bench);
+#   hashmap-bench takes VARIANTS (a comma list, default all), e.g. best,cuco-static-map,bght-bcht
+#   hashmap-candidates (issue 52: every candidate layout of best's table timed, DESIGNS= for some) and
+#   hashmap-twice (best's tuning twice from an empty cache: the two choices and their margins)
 #   access-measured (access --measured for every reduction, histogram, hashtable and spheres GPU variant the
 #   simulator runs, TARGETS=... for some targets only: JSON files in $OUT/access.tgz, the predicted-vs-measured
 #   table in $OUT/access-table.md for docs/measurements.md)
@@ -33,6 +41,12 @@
 #   a small real per-PC table for tests/data/lines/ ($OUT/lines/best-pcs-DEVICE.json), and the line-information
 #   timing check (bench with and without it, result files compared: $OUT/lines/lineinfo-*.json); PARTS=gui (not
 #   in the default list): the window's figures per line, tests/test_gui_lines.py with its GPU test (needs .gpu)
+#   compilers (issue 51: scripts/compiler_overheads.py, then bench reduction, histogram, hashtable and spheres
+#   GPU variants with --compiler numba-cuda,numba-cuda-mlir, and inspect --compiler-compare of reduction best and
+#   histogram best / global-atomics; numba-cuda-mlir from the carried .mlir/mlir.tar.xz; logs $OUT/compilers*.log)
+#   ceilings (issue 52: every ceiling measured on this GPU, printed with how, then bench hashtable / spheres / julia /
+#   mandelbrot with % of ceiling and the renderers' rays, tests and iterations per second; N keys, default 2^26;
+#   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
 #   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
@@ -237,14 +251,48 @@ for stage in "$@"; do
       # every op at LOADS (default 0.5,0.8,0.9,0.95) with N keys (default 2^26) for every variant and peer: the
       # table of G ops/s, % of copy bandwidth for find, the goals; hashmap-OP.csv / .json in $OUT. All four ops
       # take longer than one command may: split them, e.g. OPS=insert,insert-or-add then OPS=find then OPS=erase
-      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" \
+      [ -z "${RAYTRACER_CUCO_DIR:-}" ] && [ -d .gpu/cuco/include ] && export RAYTRACER_CUCO_DIR=$PWD/.gpu/cuco
+      [ -z "${RAYTRACER_BGHT_DIR:-}" ] && [ -d .gpu/bght/include ] && export RAYTRACER_BGHT_DIR=$PWD/.gpu/bght
+      timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" ${VARIANTS:+--variants "$VARIANTS"} \
         --ops "${OPS:-insert,find,erase,insert-or-add}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" --repeats "${REPEATS:-10}" \
         --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-bench.log" ;;
+    hash-peers)
+      [ -z "${RAYTRACER_CUCO_DIR:-}" ] && [ -d .gpu/cuco/include ] && export RAYTRACER_CUCO_DIR=$PWD/.gpu/cuco
+      [ -z "${RAYTRACER_BGHT_DIR:-}" ] && [ -d .gpu/bght/include ] && export RAYTRACER_BGHT_DIR=$PWD/.gpu/bght
+      command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export PATH=$PATH:/usr/local/cuda/bin; }
+      { nvcc --version | tail -2; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; } 2>&1 \
+        | tee -a "$OUT/hash-peers.log"
+      timeout 580 python3 scripts/peer_bench.py --n "${N:-67108864}" --loads "${LOADS:-0.5,0.8,0.9,0.95}" \
+        --repeats "${REPEATS:-20}" 2>&1 | tee -a "$OUT/hash-peers.log" ;;
     hashmap-tune)
       # G ops/s of best's table (4 hashes, overflow flags) for each bucket width (4-32 slots), block (128-512)
       # and, for find, keys per group in flight (1, 2, 4), at LOADS (default 0.9,0.95): which knob to set in best
       timeout 590 python3 scripts/hashmap_bench.py --backend cuda --n "${N:-67108864}" --ops "${OPS:-find,insert}" \
         --loads "${LOADS:-0.9,0.95}" --tune --out "$OUT" 2>&1 | tee -a "$OUT/hashmap-tune.log" ;;
+    hashmap-candidates)
+      # issue 52: every candidate layout of best's table (best-bB: first bucket with room; rounds-bB-hH: inserts
+      # in rounds by step; linear) by block and keys in flight, at N keys (default 2^26), LOADS (default
+      # 0.8,0.9,0.95), insert and find of present and absent keys: G ops/s per candidate, the fastest per
+      # (op, load), each design verified once per load; candidates.csv and hashmap-candidates.log in $OUT
+      timeout 300 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" \
+        --loads "${LOADS:-0.8,0.9,0.95}" ${DESIGNS:+--designs "$DESIGNS"} --repeats "${REPEATS:-10}" --out "$OUT" \
+        2>&1 | tee -a "$OUT/hashmap-candidates.log"
+      # the same few at load 0.9 with the L2 fetching 32 bytes per miss (does a random read bring more?)
+      mkdir -p "$OUT/l2-fetch-32"
+      timeout 120 python3 scripts/hashmap_candidates.py --backend cuda --n "${N:-67108864}" --loads 0.9 \
+        --designs best-b4,best-b8,rounds-b4-h4-f8,rounds-b8-h4-f8,linear --items 2 --blocks 128 --l2-fetch 32 \
+        --out "$OUT/l2-fetch-32" 2>&1 | tee -a "$OUT/hashmap-candidates.log" ;;
+    hashmap-twice)
+      # issue 52: best's tuning twice, each process with an empty tuning cache of its own: the two runs' notes
+      # ("tuned: bucket B slots, block K (tuned now; ahead by M%, noise X%[, a tie, chosen by preference])")
+      # should name the same layout; hashmap-twice.log in $OUT
+      for run in 1 2; do
+        echo "--- run $run" | tee -a "$OUT/hashmap-twice.log"
+        RAYTRACER_CACHE_DIR=$(mktemp -d) timeout 280 python3 -m raytracer_app bench hashtable --backend cuda \
+          --variants best --n "${N:-67108864}" --op insert,find --load "${LOADS:-0.9,0.95}" --repeats 5 2>&1 \
+          | tee -a "$OUT/hashmap-twice.log"
+      done
+      grep -o "tuned: [^;]*;[^)]*)" "$OUT/hashmap-twice.log" | tee -a "$OUT/hashmap-twice.log" ;;
     counters)
       { which ncu; ncu --version | tail -1; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv; } 2>&1 | tee -a "$OUT/counters.log"
       for t in reduction histogram; do
@@ -386,6 +434,84 @@ print(device_slug(backend.resolve('cuda').device_name))")
               --variants best,interleaved-strided --sizes 1048576,268435456 --repeats 40 2>&1 | tee -a "$OUT/lines.log" ;;
         esac
         log "lines part $part: $(since $s) s"
+      done ;;
+    compilers)
+      # issue 51: numba-cuda and numba-cuda-mlir side by side (docs/compilers.md). numba-cuda-mlir comes from the
+      # carried wheel's package dirs (.mlir/mlir.tar.xz), unpacked once into the bundle's site (BUNDLE_SITE)
+      site=${BUNDLE_SITE:-/tmp/site}
+      if ! python3 -c "import numba_cuda_mlir" 2> /dev/null; then
+        if [ ! -f .mlir/mlir.tar.xz ]; then
+          echo "compilers: numba-cuda-mlir is not importable and .mlir/mlir.tar.xz was not carried" \
+            | tee -a "$OUT/session.log"
+          continue
+        fi
+        mkdir -p "$site" && tar -xJf .mlir/mlir.tar.xz -C "$site"
+        case ":${PYTHONPATH:-}:" in *":$site:"*) ;; *) export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" ;; esac
+      fi
+      python3 -c "from importlib.metadata import version as v; print('numba-cuda', v('numba-cuda'), \
+        'numba-cuda-mlir', v('numba-cuda-mlir'))" 2>&1 | tee "$OUT/compilers.log"
+      # the gates "cold compile no slower, launch overhead no worse", each compiler in a fresh process, one run
+      timeout 50 python3 scripts/compiler_overheads.py --json "$OUT/compilers-overheads.json" 2>&1 \
+        | tee -a "$OUT/compilers.log"
+      gpu_variants() { python3 -c "from kernels.registry import by_name
+print(','.join(v.name for v in by_name('$1').variants if v.kind == 'gpu'))"; }
+      # about 3 minutes in all (each bench compiles its kernels cold under both); a timeout names what overran
+      sbs() {
+        t=$1; limit=$2; shift 2
+        timeout $limit python3 -m raytracer_app bench $t --backend cuda --variants "$(gpu_variants $t)" \
+          --compiler numba-cuda,numba-cuda-mlir "$@" > "$OUT/compilers-$t.log" 2>&1
+        echo "bench $t side by side: exit $? (FAILED rows and skips, then compare's verdicts)" \
+          | tee -a "$OUT/compilers.log"
+        grep -E "^== under|FAILED|numba-cuda-mlir (lacks|0\.6\.0 wrong code)|error" "$OUT/compilers-$t.log" \
+          | cut -c1-300 | tee -a "$OUT/compilers.log"
+        sed -n '/^== numba-cuda-mlir against/,$p' "$OUT/compilers-$t.log" | tee -a "$OUT/compilers.log"
+      }
+      sbs reduction 60 --n 100000000 --repeats 5
+      sbs histogram 40 --n 104857600 --repeats 5
+      sbs hashtable 50 --n 4194304 --repeats 3
+      sbs spheres 50 --sizes 20,2000 --repeats 5
+      for v in "reduction best" "histogram best" "histogram global-atomics"; do
+        timeout 25 python3 -m raytracer_app inspect $v --compiler-compare 2>&1 | tee -a "$OUT/compilers-inspect.log" \
+          | tail -4
+      done ;;
+    ceilings)
+      # each ceiling alone (kernels/harness/ceilings.py), the sized ones over a 1 MiB table (L2-resident) and over
+      # the hash table of N keys at load 0.9; then the benches, whose rows carry %ceil and print what it is against.
+      # PARTS="measure hashtable spheres julia mandelbrot" (the default) or some of them: one call may not hold all
+      for part in ${PARTS:-measure hashtable spheres julia mandelbrot}; do
+        echo "--- ceilings $part" | tee -a "$OUT/session.log"
+        case $part in
+          measure)
+            timeout 300 python3 - "${N:-67108864}" <<'PY' 2>&1 | tee "$OUT/ceilings.log"
+import sys
+from kernels.backend import Backend
+from kernels.harness import ceilings
+from kernels.hashtable.layout import capacity_for
+from kernels.spheres import RAY_SPHERE
+backend = Backend("cuda", 0)
+backend.activate()
+table = 8 * capacity_for(int(sys.argv[1]), 0.9)
+for ceiling in (*ceilings.BUILT_IN, RAY_SPHERE):
+    for size in ((1 << 20, table) if ceiling.sized else (0,)):
+        print(ceilings.measure(ceiling, backend, size).text(), f"[table {size:,} bytes]" if size else "", flush=True)
+PY
+            ;;
+          hashtable)
+            timeout 590 python3 -m raytracer_app bench hashtable --backend cuda --n "${N:-67108864}" \
+              --op "${OPS:-insert,find,erase}" --load 0.9 --variants linear-probing,bucketed,two-choice,best --repeats 10 \
+              --csv "$OUT/ceilings-hashtable.csv" 2>&1 | tee "$OUT/ceilings-hashtable.log" ;;
+          spheres)
+            timeout 590 python3 -m raytracer_app bench spheres --backend cuda --sizes 20,2000,100000,1000000 \
+              --size 1024x1024 --repeats 10 --csv "$OUT/ceilings-spheres.csv" 2>&1 | tee "$OUT/ceilings-spheres.log" ;;
+          julia)
+            for size in 1024x1024 4096x4096; do
+              timeout 290 python3 -m raytracer_app bench julia --backend cuda --size $size --repeats 20 \
+                --csv "$OUT/ceilings-julia-$size.csv" 2>&1 | tee -a "$OUT/ceilings-julia.log"
+            done ;;
+          mandelbrot)
+            timeout 290 python3 -m raytracer_app bench mandelbrot --backend cuda --repeats 20 \
+              --csv "$OUT/ceilings-mandelbrot.csv" 2>&1 | tee "$OUT/ceilings-mandelbrot.log" ;;
+        esac
       done ;;
     cluster-bench)
       # issue 47: the reduction sweep here, on one GPU worker and on all (cold and warm), row and Stop latency,

@@ -123,7 +123,7 @@ def measure(args, folder: str) -> int:
     # pause in the frames (not while they come, which it would slow): when numba's kernel drew, if it did
     numba_s = next((t for f, t in zip(shown, shown_at) if not _from_image(f)), None)
     if backend.is_gpu and numba_s is None and any(_from_image(f) for f in shown):
-        wait_until(lambda: window.worker._gpu_ready, deadline)  # compiled in the pause that follows the count
+        wait_until(lambda: window.worker.gpu_kernels_ready, deadline)  # compiled in the pause that follows the count
         window.request_render(force=True)
         wait_until(lambda: any(not _from_image(f) for f in shown), deadline)
         numba_s = next((t for f, t in zip(shown, shown_at) if not _from_image(f)), None)

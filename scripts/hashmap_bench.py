@@ -3,7 +3,7 @@ every op at several load factors for every chosen variant and peer (the chained 
 factor, at the first load only), verified, with CSV and JSON per op under
 --out (each row with its load and absent fraction), then a table of G ops/s per variant and load, the % of
 the copy bandwidth a find reaches (GB/s counts its keys, answers and one 32-byte sector of the table per
-key), and the issue's goals for best, beside cuco-static-map where it ran.
+key), and the issue's goals for best, beside cuco-static-map and bght-bcht where they ran.
 
 --tune instead sweeps the knobs of best's table (bucket width, keys per group in flight for a find, block) at
 each load, timing only (the bench mode verifies), and prints G ops/s for each.
@@ -25,8 +25,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 OPS = ("insert", "find", "erase", "insert-or-add")
-OURS = ("gpu-locks", "gpu-lockfree", "linear-probing", "bucketed", "two-choice", "best")
-PEERS = ("torch-sorted-search", "cupy-sorted-search", "cuco-static-map")
+OURS = ("gpu-locks", "gpu-lockfree", "linear-probing", "bucketed", "two-choice", "best", "bucketed-filter",
+        "bucketed-rounds")
+PEERS = ("torch-sorted-search", "cupy-sorted-search", "cuco-static-map", "bght-bcht")
+LIBRARY_PEERS = ("cuco-static-map", "bght-bcht")  # the hash tables built with nvcc where their folders are named
 # issue 38's goals on an H100, 2^26 keys: (op, load, absent, G ops/s)
 GOALS = (("insert", 0.9, 0.0, 8.0), ("find", 0.9, 0.0, 16.0), ("find", 0.9, 1.0, 10.0),
          ("insert", 0.95, 0.0, 5.0), ("find", 0.95, 0.0, 10.0))
@@ -141,16 +143,27 @@ def summary(results, loads) -> None:
             continue
         line = f"  {op} load {load}" + (f" absent {absent:g}" if op == "find" else "") + \
             f": best {best.rate:.2f} G/s, goal {goal:g}: {'met' if best.rate >= goal else 'MISSED'}"
-        cuco = by_variant.get("cuco-static-map", {}).get(load)
-        if cuco is not None and cuco.ok and cuco.rate:
-            line += f"; cuco-static-map {cuco.rate:.2f} G/s, best is {best.rate / cuco.rate:.2f}x"
+        for name in LIBRARY_PEERS:
+            peer = by_variant.get(name, {}).get(load)
+            if peer is not None and peer.ok and peer.rate:
+                line += f"; {name} {peer.rate:.2f} G/s, best is {best.rate / peer.rate:.2f}x"
         print(line)
+    # the library peers' own workload beside the row: their find rows' notes time the table's keys in insertion
+    # order, as cuCollections' and BGHT's benchmarks look them up
+    for name in LIBRARY_PEERS:
+        for load in loads:
+            r = groups.get(("find", 0.0), {}).get(name, {}).get(load)
+            if r is not None and r.ok and r.rate and "insertion order" in (r.note or ""):
+                print(f"  {name} find load {load}: {r.rate:.2f} G/s in the row's order; "
+                      f"{r.note[r.note.index('its keys looked up'):]}")
     for (op, absent), by_variant in groups.items():
         for load in loads:
-            best, cuco = by_variant.get("best", {}).get(load), by_variant.get("cuco-static-map", {}).get(load)
-            if best and cuco and best.ok and cuco.ok and best.rate and cuco.rate and best.rate < 0.97 * cuco.rate:
-                print(f"  behind cuco-static-map by more than 3%: {op} absent {absent:g} load {load} "
-                      f"({best.rate:.2f} vs {cuco.rate:.2f} G/s)")
+            best = by_variant.get("best", {}).get(load)
+            for name in LIBRARY_PEERS:
+                peer = by_variant.get(name, {}).get(load)
+                if best and peer and best.ok and peer.ok and best.rate and peer.rate and best.rate < 0.97 * peer.rate:
+                    print(f"  behind {name} by more than 3%: {op} absent {absent:g} load {load} "
+                          f"({best.rate:.2f} vs {peer.rate:.2f} G/s)")
 
 
 def tune(backend, ops, loads, n: int) -> int:

@@ -4,8 +4,9 @@ with NVIDIA's compiler packages (the test extras), and ptxas makes a cubin of ea
 
     python scripts/kernel_images.py [--check] [--images NAME,...]
 
-Writes, next to each image's algorithm, ``images/<name>.json`` (entry name, parameters, the source files and
-their key, numba-cuda's version, the compiler), ``<name>.<arch>.ptx`` and ``<name>.<arch>.cubin``. With
+Writes, next to each image's algorithm, ``images/<name>.json`` (entry name, parameters and their layout
+(numba-cuda's: the loader packs it), the source files and their key, numba-cuda's version, the compiler),
+``<name>.<arch>.ptx`` and ``<name>.<arch>.cubin``. With
 ``--check`` it writes nothing and exits 1 naming each image that no longer matches its kernel (run it
 without ``--check`` then, and commit what it wrote).
 """
@@ -82,7 +83,7 @@ def build(image) -> dict:
 
     from kernels.backend.numba_private import numba_cuda_version, ptx_for_each, target_device
     from kernels.inspector import toolchain
-    from kernels.launch.images import ARCHS, arch_name, source_key
+    from kernels.launch.images import ARCHS, LAYOUT, PARAM_BYTES, arch_name, signature_widths, source_key
 
     fn = getattr(importlib.import_module(image.module), image.function)
     fn = getattr(fn, "py_func", fn)
@@ -94,12 +95,14 @@ def build(image) -> dict:
         raise SystemExit(f"{image.name}: the architectures' PTX name or take parameters differently")
     (entry, params), = entries
     params = list(params)
+    if [PARAM_BYTES.get(p) for p in params] != signature_widths(image.signature, LAYOUT):
+        raise SystemExit(f"{image.name}: its parameters {params} are not {LAYOUT}'s layout of {image.signature}")
     files = {}
     for cc, ptx in zip(ARCHS, ptxes):
         files[f"{image.name}.{arch_name(cc)}.ptx"] = ptx
         files[f"{image.name}.{arch_name(cc)}.cubin"] = toolchain.assemble(ptx, arch_name(cc), lineinfo=False).cubin
     manifest = {"name": image.name, "module": image.module, "function": image.function,
-                "signature": image.signature, "entry": entry, "params": params, "sources": sources,
+                "signature": image.signature, "entry": entry, "params": params, "layout": LAYOUT, "sources": sources,
                 "source_key": source_key(sources), "numba_cuda": numba_cuda_version(),
                 "compiler": compiler_of(ptxes[0]), "archs": [list(cc) for cc in ARCHS],
                 "cubins_sha256": {arch: hashlib.sha256(files[f"{image.name}.{arch}.cubin"]).hexdigest()

@@ -42,6 +42,19 @@ SCRIPTS = (
            "hashmap-tune of gpu-session.sh)",
            ("--backend", "cpu", "--n", "2000", "--ops", "insert,find", "--loads", "0.5,0.9", "--variants",
             "cpu,cpu-two-choice", "--repeats", "1", "--out", "{tmp}/hashmap")),
+    Script("hashmap_candidates.py", "issue 52: every candidate layout of best's hash map (best-bB[-fF], "
+           "rounds-bB[-hH][-fF], linear) by block and keys in flight, insert and find of present and absent keys "
+           "at several loads, G ops/s and the fastest per op and load (stage hashmap-candidates of gpu-session.sh)",
+           ("--backend", "sim", "--n", "64", "--loads", "0.9", "--designs", "best-b4-f4,rounds-b8-h3-f8",
+            "--blocks", "32", "--items", "2", "--repeats", "1", "--out", "{tmp}/candidates")),
+    Script("hashmap_probe_counts.py", "issue 52: buckets and 32-byte sectors a find (present, absent) and an insert "
+           "of best's table read, counted on the CPU twin by bucket width, hashes, filter bits and load: the "
+           "designs' proxy without a GPU (docs/measurements.md)",
+           ("--n", "2000", "--loads", "0.9", "--buckets", "4", "--choices", "4", "--filters", "1,8")),
+    Script("peer_bench.py", "the hash-table peers built with nvcc (cuco-static-map, bght-bcht) and the libraries' "
+           "own benchmarks as stand-alone harnesses (scripts/cuco_bench.cu, scripts/bght_bench.cu) beside the "
+           "app's workload: why the cuco row is slower than cuCollections' figures (stage hash-peers of "
+           "gpu-session.sh); here the build only, which names the unset folders", ("--build-only", "--arch", "sm_90")),
     Script("access_table.py", "the access trace's predicted-against-measured table (docs/measurements.md) from "
            "`access --measured --json` files, stage access-measured of gpu-session.sh; tried here on one trace "
            "made without a GPU (predicted only)", ("--example", "{tmp}")),
@@ -59,6 +72,9 @@ SCRIPTS = (
            ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1", "--no-local", "--no-cold",
             "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
            needs=("distributed",)),
+    Script("compiler_overheads.py", "issue 51's gates cold compile and launch overhead: each compiler in a fresh "
+           "process, every declared kernel compiled and an empty kernel launched many times, side by side",
+           ("--no-launch", "--compilers", "numba-cuda", "--kernels", "1")),
     Script("constant_proof.py", "the constant-memory kernel's PTX, symbol-write time against a recompile",
            ("--writes", "2"), needs_gpu=True),
     Script("gpu_peers_steps.py", "the benchmarks of scripts/gpu_peers.sh against CUB, Triton, PyTorch and CuPy, "

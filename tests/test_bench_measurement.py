@@ -105,8 +105,11 @@ def test_new_columns_are_appended_after_the_old_ones():
     assert CSV_COLUMNS[29:32] == ("registers", "shared_bytes", "occupancy_pct")  # bench --resources
     from kernels.counters.columns import CLOCK_COLUMNS, COUNTER_COLUMNS
 
-    assert CSV_COLUMNS[32:-1] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
-    assert CSV_COLUMNS[-1] == "axes"  # the swept options' values
+    end = 32 + len(COUNTER_COLUMNS + CLOCK_COLUMNS)
+    assert CSV_COLUMNS[32:end] == COUNTER_COLUMNS + CLOCK_COLUMNS  # bench --counters, then NVML's clocks
+    assert CSV_COLUMNS[end] == "axes"  # the swept options' values
+    assert CSV_COLUMNS[end + 1:] == ("ceiling", "ceiling_rate", "pct_of_ceiling", "rays_per_s", "tests_per_s",
+                                     "all_tests_per_s", "iterations_per_s")  # kernels/harness/ceilings.py
 
 
 def test_row_writes_noise_cold_and_spec():

@@ -323,3 +323,26 @@ def test_a_variant_file_is_numba_cuda_code_and_refused_under_numba_cuda_mlir(mon
     monkeypatch.setattr(compiler, "simulator_active", lambda: False)
     with pytest.raises(InputError, match="a variant file is numba-cuda code .* run it with --compiler numba-cuda"):
         loader.load(str(tmp_path / "mine.py"), backend=None)
+
+
+def test_the_overheads_table_puts_the_compilers_side_by_side():
+    """scripts/compiler_overheads.py (the gates cold compile and launch overhead, measured in one run): a row per
+    figure, a column per compiler, a figure one of them lacks as '-', and the kernels one did not compile named."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "compiler_overheads.py"
+    spec = importlib.util.spec_from_file_location("compiler_overheads", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    text = script.table([
+        {"compiler": "numba-cuda", "import_s": 1.25, "kernels": 30, "compile_s": 5.3, "first_compile_s": 0.8,
+         "failed": [], "launch_us": 5.94, "launch_sync_us": 12.0, "first_launch_s": 0.4},
+        {"compiler": "numba-cuda-mlir", "import_s": 1.5, "kernels": 29, "compile_s": 8.7, "first_compile_s": 2.1,
+         "failed": ["spheres/spheres-shared: TypingError"], "launch_us": 3.0, "launch_sync_us": None,
+         "first_launch_s": 0.9}])
+    lines = text.splitlines()
+    assert lines[0].split() == ["numba-cuda", "numba-cuda-mlir"]
+    assert lines[3].split()[-2:] == ["5.30", "8.70"] and lines[3].startswith("cold compile, all (s)")
+    assert lines[6].split()[-2:] == ["5.94", "3.00"] and lines[7].split()[-2:] == ["12.00", "-"]
+    assert lines[-1] == "numba-cuda-mlir did not compile spheres/spheres-shared: TypingError"

@@ -23,9 +23,11 @@ from kernels.launch import Launch
 from raytracer_app.cli import main
 from tests.runs import plan
 
-OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best"]
+OPEN_GPU = ["linear-probing", "bucketed", "two-choice", "best", "bucketed-filter", "bucketed-rounds"]
 SCHEME = {"linear-probing": (1, 1), "bucketed": (None, 1), "two-choice": (None, 2), "best": (None, 4),
+          "bucketed-filter": (None, 4), "bucketed-rounds": (None, 4),
           "cpu-two-choice": (None, 2)}  # (slots per bucket (None: --bucket), hash functions)
+FILTER_BITS = {"bucketed-filter": 8, "bucketed-rounds": 8}  # first-step flags per bucket where more than one (layout.py)
 OPS = hashtable.OPS
 LAUNCH = Launch(block=64)  # the simulator runs every thread as a Python thread: few blocks
 
@@ -209,7 +211,8 @@ def keys_in_buckets(count, nbuckets, bucket, choices=1, seed=0):
     return np.array(found[:count], np.uint32)
 
 
-@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "best", "cpu-two-choice"])
+@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "best", "bucketed-filter",
+                                  "bucketed-rounds", "cpu-two-choice"])
 def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, name):
     # 20 keys whose home is the table's last bucket under every hash: that bucket fills, and the others wrap to
     # the table's first buckets
@@ -222,8 +225,9 @@ def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, n
     assert as_dict(inserted.last_slots) == expected_table("insert", keys)
     used = np.flatnonzero(np.asarray(inserted.last_slots) != SLOT_EMPTY)
     assert used.min() == 0 and (np.asarray(inserted.last_slots)[-bucket:] != SLOT_EMPTY).all()  # wrapped, full
-    if name == "best":  # overflow flags, two per bucket (layout.py): set where keys went past
-        steps = flags_by_step(inserted.last_flags, nbuckets)
+    if name in ("best", "bucketed-filter", "bucketed-rounds"):  # overflow flags, two per bucket (layout.py): set where keys went past
+        bits = FILTER_BITS.get(name, 1)
+        steps = flags_by_step(inserted.last_flags, nbuckets, bits)
         full = (np.asarray(inserted.last_slots).reshape(nbuckets, bucket) != SLOT_EMPTY).all(axis=1)
         # the last bucket is every hash of these keys: passed at their first step and later ones; the full
         # first buckets only at later steps (walking on after the hashes), and nothing else
@@ -232,29 +236,37 @@ def test_all_keys_in_one_bucket_wrap_around_the_end(cuda_backend, cpu_backend, n
         # the check reads the flags per step: without either of the last bucket's, a find stops there
         from kernels.hashtable.problem import unreachable_keys
 
-        assert unreachable_keys(inserted.last_slots, bucket, choices, inserted.last_flags) == 0
+        assert unreachable_keys(inserted.last_slots, bucket, choices, inserted.last_flags, bits) == 0
         for step in range(2):
             flags = np.array(inserted.last_flags, np.uint32)
-            word, bit = flag_at(nbuckets - 1, step, nbuckets)
-            flags[word] &= ~np.uint32(1 << bit)
-            assert unreachable_keys(inserted.last_slots, bucket, choices, flags) == 20 - bucket, step
+            for fingerprint in range(bits if step == 0 else 1):
+                word, bit = flag_at(nbuckets - 1, step, nbuckets, bits, fingerprint)
+                flags[word] &= ~np.uint32(1 << bit)
+            assert unreachable_keys(inserted.last_slots, bucket, choices, flags, bits) == 20 - bucket, step
     looked_up = HashProblem(np.concatenate([keys, keys_in_buckets(5, nbuckets, nbuckets - 1, seed=1)[::-1]]),
                             op="find", table_keys=keys, bucket=8, capacity=64)
     run(name, looked_up, backend)
     assert_like_a_dict(looked_up)
 
 
-def flag_at(bucket: int, step: int, nbuckets: int) -> tuple[int, int]:
-    """(word, bit) of a bucket's overflow flag for a probe step, as layout.py describes them: a bit per
-    bucket for the first step, then as many words again for the later steps."""
-    return (bucket // 32 + (-(-nbuckets // 32) if step else 0)), bucket % 32
+def flag_at(bucket: int, step: int, nbuckets: int, bits: int = 1, fingerprint: int = 0) -> tuple[int, int]:
+    """(word, bit) of a bucket's overflow flag for a probe step, as layout.py describes them: ``bits`` per
+    bucket for the first step (the one of ``fingerprint``), then a bit per bucket for the later steps."""
+    if step:
+        return -(-nbuckets * bits // 32) + bucket // 32, bucket % 32
+    return (bucket * bits + fingerprint) // 32, (bucket * bits + fingerprint) % 32
 
 
-def flags_by_step(flags, nbuckets: int) -> np.ndarray:
-    """(nbuckets, 2) bools: each bucket's overflow flag for the first step and for the later ones."""
+def flags_by_step(flags, nbuckets: int, bits: int = 1) -> np.ndarray:
+    """(nbuckets, 2) bools: whether any of each bucket's overflow flags for the first step is set, and its
+    flag for the later ones."""
     words = np.asarray(flags, np.uint32)
-    return np.array([[bool(words[w] >> np.uint32(bit) & 1) for w, bit in (flag_at(b, s, nbuckets) for s in range(2))]
-                     for b in range(nbuckets)])
+
+    def flag(b, s, f):
+        w, bit = flag_at(b, s, nbuckets, bits, f)
+        return bool(words[w] >> np.uint32(bit) & 1)
+
+    return np.array([[any(flag(b, 0, f) for f in range(bits)), flag(b, 1, 0)] for b in range(nbuckets)])
 
 
 def test_the_check_reads_the_flag_of_the_step_a_find_is_at():
@@ -280,23 +292,29 @@ def test_the_check_reads_the_flag_of_the_step_a_find_is_at():
     assert codes(going) != [0]
 
 
-def reinsert_on_gpu(slots, keys, bucket, choices):
+def reinsert_on_gpu(slots, keys, bucket, choices, flags=None, filter_bits=1):
     """Inserts ``keys`` (value: position) into the table ``slots`` with the kernel of a bucketed or
-    linear-probing layout; returns the table."""
+    linear-probing layout (with its overflow ``flags``, updated in place, where it has them); returns the
+    table."""
     from kernels.hashtable.open_kernels import bucket_kernels, linear_kernels
 
     d_slots, status = memory.to_device(np.asarray(slots)), memory.zeros(1, np.int32)
     grid, nbuckets, d_keys = -(-keys.size * max(1, bucket // 2) // 64), np.int64(slots.size // bucket), memory.to_device(keys)
-    if bucket > 1:
-        flags = memory.zeros(1, np.uint32)  # not read: these tables have no overflow flags
-        bucket_kernels("insert", bucket, choices)[grid, 64](d_keys, d_slots, flags, nbuckets, status)
+    if flags is not None:
+        d_flags = memory.to_device(flags)
+        bucket_kernels("insert", bucket, choices, 1, True, filter_bits)[grid, 64](d_keys, d_slots, d_flags, nbuckets,
+                                                                                  status)
+        flags[:] = memory.to_host(d_flags)
+    elif bucket > 1:
+        no_flags = memory.zeros(1, np.uint32)  # not read: these tables have no overflow flags
+        bucket_kernels("insert", bucket, choices)[grid, 64](d_keys, d_slots, no_flags, nbuckets, status)
     else:
         linear_kernels("insert")[grid, 64](d_keys, d_slots, nbuckets, status)
     assert memory.to_host(status)[0] == 0
     return memory.to_host(d_slots)
 
 
-@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "cpu-two-choice"])
+@pytest.mark.parametrize("name", ["linear-probing", "bucketed", "two-choice", "bucketed-filter", "cpu-two-choice"])
 def test_erase_then_reinsert(cuda_backend, cpu_backend, name):
     backend = cpu_backend if name == "cpu-two-choice" else cuda_backend
     problem = batch("erase", seed=5)
@@ -311,12 +329,16 @@ def test_erase_then_reinsert(cuda_backend, cpu_backend, name):
         from kernels.hashtable.open_cpu import insert_all
 
         assert insert_all(again, slots, bucket, choices, slots.size // bucket, False) == again.size
+    elif name in FILTER_BITS:  # the erase left the flags as they were; the reinsert sets more of them
+        flags = np.array(problem.last_flags, np.uint32)
+        slots = reinsert_on_gpu(slots, again, bucket, choices, flags, FILTER_BITS[name])
     else:
         slots = reinsert_on_gpu(slots, again, bucket, choices)
     want = expected_table("erase", problem.keys, problem.table_keys)
     want.update({k: i for i, k in enumerate(again.tolist())})
     assert as_dict(slots) == want
-    assert unreachable_keys(slots, bucket, choices) == 0  # every key where a find looks for it
+    flagged = (flags, FILTER_BITS[name]) if name in FILTER_BITS else ()
+    assert unreachable_keys(slots, bucket, choices, *flagged) == 0  # every key where a find looks for it
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -469,7 +491,7 @@ def test_cuco_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
 def test_every_op_at_a_million_keys_on_a_real_gpu(cuda_backend, op, load):
     problem = hashtable.make_problem((1 << 20) + 3, seed=21, op=op, load=load, absent=0.5,
                                      multiplicity=2.0 if op == "insert-or-add" else 1.0)
-    names = [*OPEN_GPU, "torch-sorted-search", "cupy-sorted-search", "cuco-static-map"]
+    names = [*OPEN_GPU, "torch-sorted-search", "cupy-sorted-search", "cuco-static-map", "bght-bcht"]
     rows = bench.run(plan(cuda_backend, 3, [Launch()], unit=hashtable.ALGORITHM.unit), [variant(n) for n in names], [problem])
     for row in rows:
         if row.skip is not None:

@@ -3,6 +3,8 @@ are made from, packed as numba packs a kernel's parameters, refused where they d
 drawing what numba's kernel and the numpy reference draw, with no numba loaded."""
 
 import hashlib
+import importlib.util
+import re
 
 import numpy as np
 import pytest
@@ -172,7 +174,7 @@ def test_gpu_the_windows_worker_draws_from_the_image_until_numba_has_compiled_th
         assert "shipped image" in worker.loading(request)
         first = worker._start_frame(request)()
         assert first.kernel.method.startswith("cuda-events, shipped sm_")
-        qtbot.waitUntil(lambda: ("spheres", "global", cuda_backend) in worker._gpu_ready, timeout=120_000)
+        qtbot.waitUntil(lambda: ("spheres", "global", cuda_backend) in worker.gpu_kernels_ready, timeout=120_000)
         second = worker._start_frame(request)()
         assert second.kernel.method == "cuda-events"
         np.testing.assert_array_equal(first.image, second.image)
@@ -271,6 +273,68 @@ def test_numbas_background_compile_waits_for_a_pause_in_the_frames(monkeypatch, 
             time.sleep(worker_module.IDLE_POLL_S / 2)
         assert compiled == []
         qtbot.waitUntil(lambda: compiled == [request], timeout=5000)  # a pause: the compile runs
-        assert ("spheres", "global", "a GPU") in worker._gpu_ready
+        assert ("spheres", "global", "a GPU") in worker.gpu_kernels_ready
     finally:
         worker.end_children()
+
+
+@pytest.mark.parametrize("image", IMAGES, ids=lambda i: i.name)
+def test_each_shipped_image_takes_numba_cudas_argument_layout_the_loader_packs(image):
+    """The images are numba-cuda's (scripts/kernel_images.py builds them under it whatever RAYTRACER_COMPILER
+    says): a 1-D array is 7 parameters, not numba-cuda-mlir's 5."""
+    manifest = images.read_manifest(image)
+    assert manifest["layout"] == images.LAYOUT == images.NUMBA_CUDA_LAYOUT
+    widths = [images.PARAM_BYTES[p] for p in manifest["params"]]
+    assert widths == images.signature_widths(manifest["signature"], images.NUMBA_CUDA_LAYOUT)
+    assert widths != images.signature_widths(manifest["signature"], images.MLIR_LAYOUT)
+
+
+def test_an_image_made_in_another_compilers_layout_is_refused_with_the_reason(monkeypatch):
+    image = IMAGES[0]
+    manifest = images.read_manifest(image)
+    images._checked.cache_clear()
+    try:
+        monkeypatch.setattr(images, "read_manifest", lambda im: {**manifest, "layout": images.MLIR_LAYOUT})
+        assert images._checked(image, (9, 0)) == ("made for numba-cuda-mlir's argument layout; the images launch "
+                                                  "with numba-cuda's")
+        images._checked.cache_clear()
+        mlir_params = ["u64"] * len(images.signature_widths(manifest["signature"], images.MLIR_LAYOUT))
+        monkeypatch.setattr(images, "read_manifest", lambda im: {**manifest, "params": mlir_params})
+        assert "parameters are not numba-cuda's layout of" in images._checked(image, (9, 0))
+        images._checked.cache_clear()
+        monkeypatch.setattr(images, "read_manifest", lambda im: {k: v for k, v in manifest.items() if k != "layout"})
+        assert isinstance(images._checked(image, (9, 0)), tuple)  # a manifest before the key: numba-cuda's
+    finally:
+        images._checked.cache_clear()
+
+
+def test_numba_cuda_mlir_takes_an_array_as_a_memref():
+    """Allocated and aligned pointers, offset, shape, strides in elements: 5 parameters for a 1-D array."""
+    packed = images.parameters((np.zeros(21, np.float32), np.int32(20), images.Output((3, 5), np.uint32)),
+                               (0x1000, 0, 0x2000), images.MLIR_LAYOUT)
+    values = [int.from_bytes(raw, "little") for _, raw in packed]
+    assert [w for w, _ in packed] == [8] * 5 + [4] + [8] * 7
+    assert values == [0x1000, 0x1000, 0, 21, 1, 20, 0x2000, 0x2000, 0, 3, 5, 5, 1]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba_cuda_mlir") is None,
+                    reason="numba-cuda-mlir is not installed (the mlir extra)")
+@pytest.mark.parametrize("signature", ["void(uint8[::1], int64, uint32[::1])",
+                                       "void(float32[::1], int32, boolean, uint32[:, ::1])"])
+def test_numba_cuda_mlirs_kernels_take_the_memref_layout(signature):
+    """Offline: the PTX parameters numba-cuda-mlir gives a kernel are what the loader packs in its layout."""
+    from numba_cuda_mlir import cuda
+
+    from kernels.backend.mlir_private import target_cc
+
+    def kernel_1d(a, n, out):
+        out[0] = n
+
+    def kernel_2d(a, n, flag, out):
+        out[0, 0] = n
+
+    kernel = kernel_1d if signature.count(",") == 2 else kernel_2d
+    with target_cc((9, 0)):
+        ptx, _ = cuda.compile_ptx(kernel, signature, cc=(9, 0))
+    params = re.findall(r"\.param\s+\.(\w+)\s+\S+_param_\d+", ptx)
+    assert [images.PARAM_BYTES[p] for p in params] == images.signature_widths(signature, images.MLIR_LAYOUT)

@@ -541,12 +541,12 @@ def test_a_short_tool_past_its_time_is_ended_with_its_group(tmp_path):
 
 def test_render_writes_its_image_though_its_scene_cannot_be_saved(tmp_path, capsys, monkeypatch):
     from kernels.io.writer import WriteFailed
-    from kernels.spheres import scene
+    from kernels.spheres import render_kind
 
     def fail(*args, **kwargs):
         raise WriteFailed("cannot write --save-scene: No space left on device")
 
-    monkeypatch.setattr(scene, "save_scene", fail)
+    monkeypatch.setattr(render_kind, "save_scene", fail)
     out = tmp_path / "frame.png"
     code, _, err = run(capsys, "render", "spheres", "--backend", "cpu", "--size", "16x16", "--spheres", "2",
                        "--repeats", "1", "--out", out, "--save-scene", tmp_path / "scene.json")

@@ -119,6 +119,7 @@ class SkipKind(enum.Enum):
     NOT_APPLICABLE = "does not apply"
     TOO_LONG = "estimated far past --max-seconds"
     NOT_UNDER_COMPILER = "a feature this process's compiler lacks"
+    COMPILER_WRONG_CODE = "this process's compiler makes wrong code of it that would end the CUDA context"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,10 @@ class Facts:
     gbps: float | None = None
     copy_peak_gbps: float | None = None
     model_bytes: float | None = None  # the traffic model's DRAM bytes for this launch
+    # the ceiling the row is judged against, measured in the same run (kernels/harness/ceilings.py)
+    ceiling: str = ""
+    ceiling_rate: float | None = None  # per second
+    pct_of_ceiling: float | None = None
 
 
 def _pct(x) -> str:
@@ -194,7 +198,23 @@ def hottest_line(f: Facts):
     return stall_line(k.lines, f" of {k.name}" if len(f.measured.kernels) > 1 else "")
 
 
-RULES = (memory_bound, latency_bound, occupancy_limit, occupancy_gap, bank_conflicts, divergence, atomics,
+CEILING_WORDS = {"sector-reads": "random 32-byte sector reads", "cas": "random 8-byte compare-and-swaps",
+                 "fma-float32": "float32 FMAs", "fma-float64": "float64 FMAs", "ray-sphere": "ray-sphere tests",
+                 "copy": "copy bandwidth"}
+
+
+def measured_ceiling(f: Facts):
+    """Where the row stands against its own ceiling, measured in this run (the copy peak's sentences say the
+    copy bandwidth's)."""
+    if f.pct_of_ceiling is None or not f.ceiling or f.ceiling == "copy" or not f.ceiling_rate:
+        return None
+    what = f"{CEILING_WORDS.get(f.ceiling, f.ceiling)} at {f.ceiling_rate / 1e9:.3g} G/s, measured in this run"
+    if f.pct_of_ceiling >= 80:
+        return f"At its ceiling: {_pct(f.pct_of_ceiling)} of {what}."
+    return f"At {_pct(f.pct_of_ceiling)} of its ceiling ({what}): {100 / f.pct_of_ceiling:.1f}x below it."
+
+
+RULES = (measured_ceiling, memory_bound, latency_bound, occupancy_limit, occupancy_gap, bank_conflicts, divergence, atomics,
          launch_overhead, l2_resident, traffic_model, top_stall, hottest_line)
 
 

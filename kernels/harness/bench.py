@@ -8,13 +8,14 @@ variant becomes a row that says so; it never stops the others. The rows as text 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
 from kernels.backend import Skip
 from kernels.errors import one_line
 from kernels.harness import estimate
 from kernels.harness import rounds as interleave
+from kernels.harness.ceilings import judge_row
 from kernels.harness.peak import Peak
 from kernels.harness.rows import ERROR, FAILED, PASSED, SKIPPED, Problem, Row, Unit, show_block, show_value
 from kernels.launch import Launch
@@ -37,7 +38,9 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
     rounds keeps only the rows of earlier problems). ``problem_cache``: the request's problems are taken from
     it where it keeps them (a cluster worker's, between the pieces of one sweep)."""
     backend, launches, repeats, rounds = request.backend, request.launches, request.repeats, request.rounds
-    policy, cold, unit = request.policy, request.cold, request.unit
+    policy, cold = request.policy, request.cold
+    spec = getattr(request, "spec", None)
+    rates = Rates(peak, request.unit, getattr(spec, "judge", None), backend, bool(getattr(request, "wants_ceiling", False)))
     device = backend.device_name
     rows: list[Row] = []
     if problems is None:
@@ -58,9 +61,9 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
             rest(cooldown, should_stop)
         skip = too_long.skip(v.name, launch, problem.n)
         if skip is not None:  # a row that would take minutes: said with its estimate, not run
-            row = _run_one(problem, v, launch, backend, share, device, peak, unit, skip)
+            row = _run_one(problem, v, launch, backend, share, device, rates, skip)
         else:
-            row = _run_measured(problem, v, launch, backend, share, device, peak, unit, policy, cold)
+            row = _run_measured(problem, v, launch, backend, share, device, rates, policy, cold)
             too_long.record(row, launch)
         done += 1
         if on_progress:
@@ -74,13 +77,13 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
 
     try:
         with stopping(should_stop):  # Stop is heard between samples, not only between rows
-            _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, peak, unit)
+            _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, rates)
     except Stopped:  # the row in progress is dropped; the finished ones are kept
         pass
     return rows
 
 
-def _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, peak, unit) -> None:
+def _measure_all(problems, pairs, rounds, shares, repeats, measure, report, should_stop, rates) -> None:
     """Every row of :func:`run` in its order (rounds interleaved), each reported once whole."""
     for problem in problems:
         if rounds == 1:  # each row is whole as soon as it is measured
@@ -98,7 +101,7 @@ def _measure_all(problems, pairs, rounds, shares, repeats, measure, report, shou
         for parts in taken:
             row = join_rows(parts)
             if row.ok:
-                _set_rates(row, problem, peak, unit)
+                _set_rates(row, problem, rates)
             report(row)
 
 
@@ -135,7 +138,7 @@ def join_rows(parts: list[Row], by_process: bool = False) -> Row:
                    clocks=Clocks(before.before, after.after) if before is not None and after is not None else None)
 
 
-def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit, policy, cold: bool) -> Row:
+def _run_measured(problem, variant, launch, backend, repeats, device, rates, policy, cold: bool) -> Row:
     """One row under the timing ``policy``, plus the cold run's timing when asked (real GPU only)."""
     from kernels import timing
     from kernels.counters import clocks
@@ -143,14 +146,14 @@ def _run_measured(problem, variant, launch, backend, repeats, device, peak, unit
     gpu = backend.is_gpu and not variant.runs_on_host
     before = clocks.snapshot(backend.device) if gpu else None
     with timing.measurement(replace(policy, cold=False)):
-        row = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
+        row = _run_one(problem, variant, launch, backend, repeats, device, rates)
     after = clocks.snapshot(backend.device) if before is not None else None
     if after is not None and row.timing is not None:
         row.clocks = clocks.Clocks(before, after)
     mark_memory_facts(row, problem, backend, host=variant.runs_on_host)
     if cold and backend.is_gpu and row.timing is not None and not variant.runs_on_host:
         with timing.measurement(replace(policy, cold=True)):
-            again = _run_one(problem, variant, launch, backend, repeats, device, peak, unit)
+            again = _run_one(problem, variant, launch, backend, repeats, device, rates)
         if again.timing is not None and again.ok:
             row.cold_timing = again.timing
     return row
@@ -174,8 +177,8 @@ def mark_memory_facts(row: Row, problem, backend, host: bool = False) -> None:
         row.pct_of_spec = 100.0 * row.gbps / row.spec_gbps
 
 
-def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, peak: Peak | None,
-             unit: Unit | None = None, skip: Skip | None = None) -> Row:
+def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: str, rates: Rates,
+             skip: Skip | None = None) -> Row:
     row = Row(
         variant=variant.name, op=problem.op, dtype=problem.dtype, n=problem.n, backend=backend.kind,
         device=device, block=show_block(launch.block), repeats=repeats, expected=show_value(problem.expected),
@@ -198,12 +201,26 @@ def _run_one(problem, variant, launch: Launch, backend, repeats: int, device: st
     ok, note = problem.verify(out.result)
     row.verified = PASSED if ok else FAILED
     row.note = "; ".join(x for x in (out.note, note, backend.timing_note) if x)
-    _set_rates(row, problem, peak, unit)
+    _set_rates(row, problem, rates)
     return row
 
 
-def _set_rates(row: Row, problem, peak: Peak | None, unit: Unit | None) -> None:
-    """GB/s, % of the copy peak (and of the spec figure, once known) and the unit's rate from the median."""
+@dataclass(frozen=True)
+class Rates:
+    """What a row's rates are figured against: the copy ``peak``, the algorithm's ``unit``, its ``judge``
+    (kernels/harness/ceilings.py) and whether its ceiling is measured (``ceilings``: else only the figures)."""
+
+    peak: Peak | None = None
+    unit: Unit | None = None
+    judge: object = None
+    backend: object = None
+    ceilings: bool = False
+
+
+def _set_rates(row: Row, problem, rates: Rates) -> None:
+    """GB/s, % of the copy peak (and of the spec figure, once known), the unit's rate and % of the ceiling
+    (kernels/harness/ceilings.py) from the median."""
+    peak, unit = rates.peak, rates.unit
     seconds = row.timing.median_ms * 1e-3
     row.gbps = row.pct_of_peak = row.rate = row.pct_of_spec = None
     if seconds > 0 and problem.bytes_read:
@@ -214,3 +231,5 @@ def _set_rates(row: Row, problem, peak: Peak | None, unit: Unit | None) -> None:
             row.pct_of_spec = 100.0 * row.gbps / row.spec_gbps
     if seconds > 0 and unit is not None:
         row.rate, row.rate_unit = unit.work(problem) / seconds, unit.label
+    if rates.judge is not None:
+        judge_row(row, problem, rates.judge, rates.backend, rates.ceilings)

@@ -105,6 +105,8 @@ class Algorithm:
     options: tuple[Option, ...] = ()
     unit: Unit | None = None  # a rate beside GB/s (inserts/s, pixels/s)
     measures_copy_peak: bool = True  # GB/s is its figure of merit, so the copy bandwidth is its ceiling
+    # what its rows are judged against and the work a row does (kernels/harness/ceilings.py): % of its ceiling
+    judge: object = None
     load_input: Callable[[str], object] | None = None  # --input FILE -> data for make_problem
     # (path, option) -> (the n a file gives, the host bytes loading it holds beside the run's own), from its
     # size or header before a byte of data is read: every algorithm with load_input declares it

@@ -55,8 +55,10 @@ def _merge_row(parts: list, peak_gbps: float | None):
     # every rate is work over the median time (no problem here to recompute it from): scale the first
     # process's by its median over the joined one
     scale = first.timing.median_ms / row.timing.median_ms if row.timing.median_ms > 0 else None
-    for name in ("gbps", "rate", "pct_of_spec"):
+    for name in ("gbps", "rate", "pct_of_spec", "pct_of_ceiling"):
         value = getattr(first, name)
         setattr(row, name, value * scale if value is not None and scale is not None else None)
+    if first.figures and scale is not None:
+        row.figures = {k: v * scale for k, v in first.figures.items()}
     row.pct_of_peak = 100.0 * row.gbps / peak_gbps if row.gbps is not None and peak_gbps else None
     return row

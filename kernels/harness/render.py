@@ -14,10 +14,31 @@ from typing import Callable
 
 import numpy as np
 
+from kernels.harness.ceilings import FMA32, FMA64, Judge
 from kernels.harness.rows import Row, Unit
+from kernels.lazy import entry
 from kernels.harness.rows import Outcome
 
 PIXELS_UNIT = Unit("Mpixels/s", lambda problem: problem.pixels / 1e6)
+
+
+def row_precision(row) -> str:
+    """The precision a render row's variant draws in: float64 where its name says so."""
+    return "float64" if "float64" in row.variant else "float32"
+
+
+def escape_time_judge(count_module: str, fp_ops_per_iteration: int) -> Judge:
+    """The escape-time renderers' (Julia, Mandelbrot) ceiling, the FMA issue rate in the row's precision,
+    against their iterations (``count_module``'s ``iterations(params, size, precision)``) times the FP
+    operations one iteration issues; their rows report primary rays (pixels) and iterations per second."""
+    counted = entry(count_module, "iterations")
+
+    def iterations(problem, row) -> int:
+        return counted(problem.subject, problem.size, row_precision(row))
+
+    return Judge(ceiling=lambda problem, row: FMA64 if row_precision(row) == "float64" else FMA32,
+                 work=lambda problem, row: iterations(problem, row) * fp_ops_per_iteration,
+                 figures=lambda problem, row: {"rays": problem.pixels, "iterations": iterations(problem, row)})
 
 
 @dataclass

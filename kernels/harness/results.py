@@ -31,7 +31,8 @@ ROW_OPTIONAL = (
     ("result", (str, int, float), ""), ("expected", (str, int, float), ""),
     ("registers", (int, str), ""), ("shared_bytes", (int, str), ""), ("occupancy_pct", (int, float, str), ""),
     ("counters", (dict,), None), ("counters_note", _TEXT, ""), ("clocks", (dict,), None), ("axes", (dict,), None),
-    ("worker", _TEXT, ""),
+    ("worker", _TEXT, ""), ("ceiling", _TEXT, ""), ("ceiling_rate", _NUM, None), ("pct_of_ceiling", _NUM, None),
+    ("figures", (dict,), None),
 )
 
 
@@ -120,6 +121,11 @@ def device_info(backend, peak: Peak | None) -> dict:
     info["spec_gbps"] = devices.spec_bandwidth_gbps(backend.device_name) if backend.is_gpu else None
     info["copy_peak_gbps"] = peak.gbps if peak else None
     info["copy_peak_how"] = peak.how if peak else ""
+    from dataclasses import asdict
+
+    from kernels.harness.ceilings import measured_on
+
+    info["ceilings"] = [asdict(f) for f in measured_on(backend)]  # each row's ceiling, measured in the run
     return info
 
 

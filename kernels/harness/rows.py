@@ -24,7 +24,13 @@ CSV_COLUMNS = (
     # bench --counters (Nsight Compute, kernels/counters) and NVML's clocks around every GPU row
 ) + COUNTER_COLUMNS + CLOCK_COLUMNS + (
     "axes",  # the swept options' values (e.g. load=0.9), empty when nothing is swept
-)
+    # the ceiling the row is judged against (kernels/harness/ceilings.py), its measured rate per second and the
+    # row's percent of it; the renderers' work per second (primary rays, sphere tests performed and all pixel x
+    # sphere tests, escape-time iterations)
+    "ceiling", "ceiling_rate", "pct_of_ceiling",
+) + tuple(f"{name}_per_s" for name in ("rays", "tests", "all_tests", "iterations"))
+
+FIGURES = ("rays", "tests", "all_tests", "iterations")  # Row.figures' keys, each a '<name>_per_s' column
 
 # verified column values
 PASSED, FAILED, SKIPPED, ERROR = "yes", "FAILED", "skipped", "error"
@@ -100,6 +106,10 @@ class Row:
     counters_note: str = ""  # why a GPU row has no counters
     clocks: object = None  # NVML's clocks, power and throttle reasons before and after the timed repeats
     axes: dict | None = None  # the swept options' values that identify the row beyond n, e.g. {'load': 0.9}
+    ceiling: str = ""  # the name of the ceiling it is judged against ('' before it is measured)
+    ceiling_rate: float | None = None  # that ceiling's measured rate, per second
+    pct_of_ceiling: float | None = None
+    figures: dict | None = None  # {FIGURES name: units per second}: a renderer's rays, tests, iterations
     worker: str = ""  # the cluster worker (HOST-gpuI) that ran the row; '' for a row run in this process
 
     @property
@@ -119,6 +129,8 @@ class Row:
             "noise": _num(t.noise if t else None, 4), "pct_of_spec": _num(self.pct_of_spec, 1),
             "cold_median_ms": _num(self.cold_timing.median_ms if self.cold_timing else None),
             "spec_gbps": _num(self.spec_gbps, 1), "axes": axes_text(self.axes),
+            "ceiling_rate": _num(self.ceiling_rate, 1), "pct_of_ceiling": _num(self.pct_of_ceiling, 1),
+            **{f"{k}_per_s": _num((self.figures or {}).get(k), 1) for k in FIGURES},
         }
         from kernels.counters.columns import cells
 

@@ -40,6 +40,9 @@ class Variant:
     constraints: str = ""  # what its launch rule cannot say, e.g. "32 KiB shared memory per block"
     sim_skip: str = ""  # non-empty: the simulator cannot run it, and this says why
     mlir_lacks: str = ""  # non-empty: the feature numba-cuda-mlir lacks for it (docs/compilers.md): skipped under it
+    # non-empty: the name of numba-cuda-mlir's known wrong code (kernels/backend/mlir_wrong_code.py) that would end
+    # the CUDA context if it ran: skipped under it, naming the bug
+    mlir_wrong_code: str = ""
     run: Callable[..., object] | None = None  # run(problem, launch, backend, repeats) -> Outcome | Skip
     launch: LaunchRule | None = None  # GPU variants: default launch and the block sizes it accepts
     inspect: KernelDecl | None = None  # GPU variants: what the inspector compiles (kernels.inspector)
@@ -59,11 +62,16 @@ class Variant:
         reason = backend.skip_reason(self.kind)
         if reason is None and self.sim_skip and backend.is_simulator:
             return Skip(SkipKind.NOT_IN_SIMULATOR, self.sim_skip)
-        if reason is None and self.mlir_lacks and not backend.is_simulator and not self.runs_on_host:
+        if reason is None and (self.mlir_lacks or self.mlir_wrong_code) and not backend.is_simulator \
+                and not self.runs_on_host:
             from kernels.backend.compiler import uses_mlir
 
-            if uses_mlir():
+            if uses_mlir() and self.mlir_lacks:
                 return Skip(SkipKind.NOT_UNDER_COMPILER, f"numba-cuda-mlir lacks {self.mlir_lacks}")
+            if uses_mlir():
+                from kernels.backend.mlir_wrong_code import skip_text
+
+                return Skip(SkipKind.COMPILER_WRONG_CODE, skip_text(self.mlir_wrong_code))
         return reason
 
     def resolve(self, launch: Launch, limits, n: int | None = None) -> Resolved:

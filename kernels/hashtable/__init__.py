@@ -19,18 +19,22 @@ This module declares everything about the algorithm and imports no numba: the pr
 variants with their launch rules and inspector entries, the descriptor. The code runs from :mod:`.cpu`,
 :mod:`.gpu`, :mod:`.counting_sort` (the chained and grouped tables; :mod:`.chained` says which ops they take),
 :mod:`.open_kernels` with :mod:`.open_gpu`, :mod:`.device` and :mod:`.probing` (open addressing on the GPU),
-:mod:`.open_cpu` (its CPU twin), :mod:`.peers` and :mod:`.cuco`, imported when a variant first runs.
+:mod:`.open_cpu` (its CPU twin), :mod:`.peers`, :mod:`.cuco` and :mod:`.bght` (built by
+:mod:`.shim_build`), imported when a variant first runs.
 """
 
 from __future__ import annotations
 
+from kernels.backend.mlir_wrong_code import SHARED_ATOMIC_IN_DEVICE_FUNCTION
 from kernels.errors import InputError
 from kernels.harness.rows import Unit
+from kernels.harness.ceilings import CAS, SECTOR_READS, Judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, whole_number
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
 from kernels.hashtable.chained import MAX_CHAIN
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, MAX_SLOTS, capacity_for, flag_words
+from kernels.hashtable.layout import (BEST_CHOICES, BUCKET_WIDTHS, FILTER_BITS, FILTER_VARIANT_BITS, MAX_SLOTS,
+                                      ROUNDS_FILTER_BITS, capacity_for, flag_words)
 from kernels.hashtable.problem import (DEFAULT_BUCKET, DEFAULT_LOAD, OPS, SEED_BUCKETS, SEED_KEYS, HashProblem,
                                        check_fraction, check_load, make_problem, ops_per_second, rate_note,
                                        verify_table)
@@ -67,6 +71,10 @@ LINEAR_LAUNCH = LaunchRule(block=256, grid_sm=8, items=FIND_ITEMS,
 BUCKET_LAUNCH = LaunchRule(block=256, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS, items=FIND_ITEMS,
                            grid_text="n x bucket / 2 / (block x items) (a group of bucket / 2 lanes per key; a find: "
                                      "per items keys)")
+# best's candidates (bucketed-filter, bucketed-rounds) untuned: a find holds best's keys in flight, at the block
+# best's sweep chose most often (128; docs/measurements.md, the hash map's find knobs)
+CANDIDATE_LAUNCH = LaunchRule(block=128, grid_sm=8, min_block=32, block_rule=BLOCK_WHOLE_WARPS,
+                              items=(BEST_FIND_ITEMS, 1, 8), grid_text=BUCKET_LAUNCH.grid_text)
 BEST_KERNEL = ("hashtable best: four-hash buckets with first- and later-step overflow flags read with their "
                "buckets, finds two keys in flight")  # the tuning key: a new kernel is tuned again
 
@@ -146,6 +154,7 @@ VARIANTS = (
         "gpu", constraints=f"shared-memory counters up to {SHARED_BUCKETS} buckets (4 bytes each), global atomics "
         f"per key above; the scan runs its own {SCAN_THREADS}-thread blocks",
         launch=COUNTING_LAUNCH, run=entry("kernels.hashtable.counting_sort", "run_counting_sort"),
+        mlir_wrong_code=SHARED_ATOMIC_IN_DEVICE_FUNCTION.name,  # count_shared's per_bucket, in count_block_keys
         inspect=KernelDecl(
             "kernels.hashtable.counting_sort", "counting_sort_kernels", (), "void(uint32[::1], uint32[::1], int32[::1], uint32)",
             (512,), lambda threads: 4 * 1024, _counting_scatter_traffic, _INSPECT_N, item=5, grid=4 * _H100_SMS,
@@ -195,6 +204,36 @@ VARIANTS = (
                               f"{BEST_CHOICES} hashes, overflow flags"),
     ),
     Variant(
+        "bucketed-filter",
+        f"best's table with {FILTER_VARIANT_BITS} first-step overflow flags per bucket instead of one, one per "
+        "fingerprint (the low bits of the key's first hash): an absent key's find goes past its full first bucket "
+        "only where a key of its fingerprint went past; best's inserts, find and erase otherwise; --bucket slots "
+        "per bucket",
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_filtered"),
+        constraints="block a multiple of 32: a group of lanes never spans two warps",
+        inspect=_open_inspect("bucket_kernels", ("insert", DEFAULT_BUCKET, BEST_CHOICES, 1, True, FILTER_VARIANT_BITS),
+                              DEFAULT_BUCKET // 2, 8 * DEFAULT_BUCKET,
+                              f"the insert, buckets of {DEFAULT_BUCKET} slots, {BEST_CHOICES} hashes, "
+                              f"{FILTER_VARIANT_BITS}-bit first-step filters"),
+    ),
+    Variant(
+        "bucketed-rounds",
+        f"best's table ({BEST_CHOICES} hashes, buckets probed by groups of lanes) built in rounds, a launch per probe "
+        "step: every key tries its first bucket before any key takes a slot as its second choice, so more keys sit "
+        f"in their first bucket (a find reads one); {ROUNDS_FILTER_BITS} first-step overflow flags per bucket, one per "
+        "fingerprint, so an absent key goes past its full first bucket only where a key of its fingerprint went "
+        "past; best's find and erase; inserts into tables without tombstones",
+        "gpu", launch=CANDIDATE_LAUNCH, run=entry("kernels.hashtable.open_gpu", "run_rounds"),
+        constraints="block a multiple of 32: a group of lanes never spans two warps; inserts need a table without "
+                    "erased slots",
+        inspect=KernelDecl("kernels.hashtable.round_kernels", "round_kernel",
+                           ("insert", DEFAULT_BUCKET, BEST_CHOICES, ROUNDS_FILTER_BITS),
+                           "void(uint32[::1], uint64[::1], uint32[::1], uint8[::1], int64, int32, int32[::1])", (256,),
+                           no_dynamic_shared, _open_traffic(8 * DEFAULT_BUCKET), _INSPECT_N,
+                           grid=_INSPECT_N * (DEFAULT_BUCKET // 2) // 256,
+                           note=f"the first step's launch, buckets of {DEFAULT_BUCKET} slots"),
+    ),
+    Variant(
         "cpu-two-choice",
         "the two-choice table on the CPU (Numba): the same hash, layout and probe sequence; finds on all cores, "
         "inserts and erases one key after another", "cpu",
@@ -224,6 +263,11 @@ VARIANTS = (
         "cuco-static-map", "cuCollections' static_map (linear probing, groups of 4 lanes) through our C interface, "
         "built with nvcc from the folder named by RAYTRACER_CUCO_DIR (cached); every op", "peer",
         run=entry("kernels.hashtable.cuco", "run_cuco_static_map"),
+    ),
+    Variant(
+        "bght-bcht", "BGHT's bucketed cuckoo table (bcht: buckets of 16 slots, three hashes) through our C "
+        "interface, built with nvcc from the folder named by RAYTRACER_BGHT_DIR (cached); insert and find", "peer",
+        run=entry("kernels.hashtable.bght", "run_bght_bcht"),
     ),
 )
 VARIANT_BY_NAME = {v.name: v for v in VARIANTS}
@@ -286,7 +330,7 @@ def _memory(n: int, options: dict) -> tuple[int, int]:
     # erase: the full table is restored before each repeat; cuco-static-map's table and read-out as much);
     # on the host the keys, their generation, the reference by key number and the check of the slots
     device = 4 * n * (2 if lookup else 1) + 4 * n * (op == "find") + 16 * slots
-    device += 4 * flag_words(slots // min(BUCKET_WIDTHS))  # best's flags, at its narrowest buckets
+    device += 4 * flag_words(slots // min(BUCKET_WIDTHS), max(FILTER_BITS))  # flags, at the narrowest buckets
     host = 120 * n + 24 * slots
     return max(chained[0], grouped[0], host), max(chained[1], grouped[1], device)
 
@@ -327,5 +371,9 @@ ALGORITHM = Algorithm(
     ),
     unit=Unit("G ops/s", lambda problem: problem.n / 1e9),
     memory=_memory,
+    # a find reads at least one random 32-byte sector per key, an insert, erase or insert-or-add swaps at least one
+    # 8-byte slot: each judged against that rate over a table of the row's size (kernels/harness/ceilings.py)
+    judge=Judge(ceiling=lambda problem, row: SECTOR_READS if problem.op == "find" else CAS,
+                work=lambda problem, row: problem.n, table_bytes=lambda problem: 8 * problem.capacity),
 )
 

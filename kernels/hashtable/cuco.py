@@ -1,131 +1,45 @@
 """cuCollections' ``static_map`` as a peer (``cuco-static-map``): our C interface (``cuco_shim.cu``, shipped
 with this package) built with nvcc against the cuCollections source folder named by ``RAYTRACER_CUCO_DIR``
 (header-only: its ``include/cuco/static_map.cuh``), loaded with ctypes and called with the same device
-arrays as our kernels, timed by the same CUDA events.
+arrays as our kernels, timed by the same CUDA events. How it is built and cached: :mod:`.shim_build`
+(the ``cuco/`` cache folder). Without the variable, nvcc or a successful build the row is skipped with one
+line saying which.
 
-The build is cached in the app's cache folder (``cuco/``), keyed by the shim's source, the flags, nvcc's
-version, the GPU architecture and the cuCollections headers (names, sizes, modification times); a folder
-that cannot be used means building into a temporary one for this process. Without the variable, nvcc or a
-successful build the row is skipped with one line saying which.
+The map is static_map's defaults (linear probing, groups of 4 lanes, xxhash_32, one slot per bucket), as
+cuCollections' own find and insert benchmarks use it. Those benchmarks look the keys up in the order they
+were inserted; this row, like every row, looks them up in a random order, which makes a warp's slowest
+lookup slower at high load (docs/measurements.md; scripts/cuco_bench.cu times both orders).
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from kernels.backend import watchdog
-from kernels.backend import Skip, SkipKind, memory, not_applicable
-from kernels.errors import shown
+from kernels.backend import Skip, memory, not_applicable
 from kernels.harness.rows import Outcome
+from kernels.hashtable import shim_build
 from kernels.timing import time_kernel
 
 CUCO_ENV = "RAYTRACER_CUCO_DIR"
 SHIM = Path(__file__).with_name("cuco_shim.cu")
-NVCC_FLAGS = ("-std=c++17", "-O3", "--expt-extended-lambda", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
-              "-shared")
-BUILD_TIMEOUT_S = 900
 API_VERSION = 1
 NAME = "cuco-static-map"
-
-
-def _skip(text: str) -> Skip:
-    return Skip(SkipKind.MISSING_LIBRARY, f"{NAME}: {text}")
 
 
 def library(arch: str):
     """The loaded shim for GPU architecture ``arch`` (e.g. 'sm_90'), or a Skip saying why there is none."""
     folder = os.environ.get(CUCO_ENV, "").strip()
-    if not folder:
-        return _skip(f"set {CUCO_ENV} to a cuCollections source folder (the one holding include/cuco/"
-                     f"static_map.cuh) to build this peer with nvcc")
-    return _library(folder, arch)
+    return _library(folder, arch) if folder else shim_build.library(SHIM_BUILD, arch)
 
 
 @functools.lru_cache(maxsize=None)
 def _library(folder: str, arch: str):
-    include = Path(folder).expanduser() / "include"
-    if not (include / "cuco" / "static_map.cuh").is_file():
-        return _skip(f"{CUCO_ENV}={shown(folder)} holds no include/cuco/static_map.cuh")
-    nvcc = shutil.which("nvcc") or _in_cuda_home("nvcc")
-    if nvcc is None:
-        return _skip("nvcc was not found (on PATH or in $CUDA_HOME/bin): the shim cannot be built")
-    try:
-        version = watchdog.run([nvcc, "--version"], 60, capture_output=True, text=True).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        return _skip(f"nvcc --version failed: {exc}")
-    flags = (*NVCC_FLAGS, f"-arch={arch}", f"-I{include}")
-    digest = hashlib.sha256()
-    from kernels.io.reader import read_bytes
-
-    shim = read_bytes(SHIM, "the cuCollections shim", 1 << 20, "a C++ source file of the package")
-    for part in (shim, " ".join(flags).encode(), version.encode(), _fingerprint(include / "cuco")):
-        digest.update(part)
-        digest.update(b"\0")
-    target = _build_dir() / f"rt_cuco-{digest.hexdigest()[:24]}.so"
-    if not target.is_file():
-        why = _build(nvcc, flags, target)
-        if why:
-            return _skip(why)
-    try:
-        lib = ctypes.CDLL(str(target))
-    except OSError as exc:
-        return _skip(f"the built shim does not load: {exc}")
-    _declare(lib)
-    if lib.rt_cuco_api_version() != API_VERSION:
-        return _skip(f"the built shim speaks version {lib.rt_cuco_api_version()}, not {API_VERSION}")
-    return lib
-
-
-def _in_cuda_home(tool: str) -> str | None:
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    path = Path(home) / "bin" / tool
-    return str(path) if path.is_file() else None
-
-
-def _fingerprint(folder: Path) -> bytes:
-    """The headers' names, sizes and modification times: a changed cuCollections builds again."""
-    lines = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
-            st = path.stat()
-            lines.append(f"{path.relative_to(folder)} {st.st_size} {st.st_mtime_ns}")
-    return "\n".join(lines).encode()
-
-
-def _build_dir() -> Path:
-    from kernels.io.cache import cache_root, usable_dir
-
-    folder = usable_dir(cache_root() / "cuco", "cuCollections build cache")
-    return folder if folder is not None else Path(tempfile.mkdtemp(prefix="rt-cuco-"))
-
-
-def _build(nvcc: str, flags, target: Path) -> str:
-    """Builds the shim into ``target`` (written beside it, then renamed: no half-written library is ever
-    loaded); '' on success, else the reason in one line."""
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        proc = watchdog.run([nvcc, *flags, "-o", str(partial), str(SHIM)], BUILD_TIMEOUT_S, capture_output=True,
-                            text=True)
-    except subprocess.TimeoutExpired:
-        return f"nvcc took more than {BUILD_TIMEOUT_S} s to build the shim"
-    except OSError as exc:
-        return f"nvcc could not run: {exc}"
-    if proc.returncode != 0:
-        errors = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if "error" in ln.lower()]
-        first = errors[0] if errors else (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        partial.unlink(missing_ok=True)
-        return f"nvcc failed to build the shim ({len(errors)} errors), first: {first[:300]}"
-    os.replace(partial, target)
-    return ""
+    return shim_build.load(SHIM_BUILD, folder, arch)
 
 
 def _declare(lib) -> None:
@@ -140,6 +54,9 @@ def _declare(lib) -> None:
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, list(argtypes)
+
+
+SHIM_BUILD = shim_build.Shim(NAME, CUCO_ENV, "cuco/static_map.cuh", SHIM, "rt_cuco", API_VERSION, _declare)
 
 
 def _pointer(device_array) -> int:
@@ -202,8 +119,12 @@ def run_cuco_static_map(problem, launch, backend, repeats):
 
         elapsed = time_kernel(backend, once, repeats, before=before)
         memory.synchronize()
+        also = ""
         if op == "find":
             result = problem.check_found(memory.to_host(answers))
+            also = shim_build.insertion_order_note(
+                problem, backend, repeats, lambda k, count, out: call(lib.rt_cuco_find, handle, k, out, count, stream),
+                "cuCollections")
         else:
             keys_out, values_out = memory.empty(capacity, np.uint32), memory.empty(capacity, np.uint32)
             count = lib.rt_cuco_retrieve(handle, _pointer(keys_out), _pointer(values_out), stream)
@@ -213,5 +134,5 @@ def run_cuco_static_map(problem, launch, backend, repeats):
     finally:
         lib.rt_cuco_free(handle)
     note = (f"{problem.describe()}; static_map asked for {problem.capacity:,} slots, made {capacity:,} "
-            f"(load {problem.distinct / capacity:.3f})")
+            f"(load {problem.distinct / capacity:.3f}){also}")
     return Outcome(result, elapsed, note=note)

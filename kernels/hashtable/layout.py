@@ -20,6 +20,13 @@ halves of a bit per bucket: the first step's (bucket b: bit b % 32 of word b // 
 (bit b % 32 of word first_flag_words + b // 32). Every find reads a first-step word with its first bucket,
 and each later bucket's word with that bucket; a table of 2^26 keys has about 2 MB of each half, which stay
 in L2.
+
+First-step filters (a knob of the candidates, ``filter_bits`` F of 2, 4 or 8): the first step's half holds F
+bits per bucket instead of one (bucket b's are bits b x F .. b x F + F - 1 of the half, little-endian in its
+words), and a key that goes past its first bucket sets only the one its fingerprint names (the low bits of
+its first hash, murmur3's finaliser of the key, whose high bits chose the bucket). A find of an absent key
+then goes on past its full first bucket only when a key with its fingerprint went past: with F bits and
+one or two keys gone past, about 1 / F to 2 / F of the time. F = 1 is the layout above.
 """
 
 EMPTY = -1  # chained tables: the end of a chain, or an empty bucket
@@ -40,18 +47,26 @@ MAX_SLOTS = 2**31  # slot and bucket indices stay below 2^31; the bucket of a ha
 HASH_STEP = 0x9E3779B9
 BEST_CHOICES = 4  # best's hash functions: four buckets to try before walking on (with its overflow flags)
 FLAG_STEPS = 2  # the overflow flags of a bucket: for the first probe step, and for the later ones
+FILTER_BITS = (1, 2, 4, 8)  # first-step flags per bucket (1: one flag; more: a filter by fingerprint)
+# best's layout beyond its tuned bucket width and block: first-step flags per bucket, and whether its inserts
+# run in rounds (round_kernels.py); a change here is a new tuning key (open_gpu._tuning_key)
+BEST_FILTER_BITS = 1
+BEST_ROUNDS = False
+ROUNDS_FILTER_BITS = 8  # bucketed-rounds' filter: an absent key's find reads 1.16 buckets at load 0.9, not 1.72
+FILTER_VARIANT_BITS = 8  # bucketed-filter's: 1.17 buckets per absent find at load 0.9 (best: 1.81), 1.51 at 0.95
 # murmur3's fmix32 constants
 MIX_1, MIX_2 = 0x85EBCA6B, 0xC2B2AE35
 
 
-def first_flag_words(nbuckets: int) -> int:
-    """uint32 words of each half of a table's overflow flags (the first step's, the later steps')."""
-    return -(-nbuckets // 32)
+def first_flag_words(nbuckets: int, filter_bits: int = 1) -> int:
+    """uint32 words of the first step's half of a table's overflow flags (``filter_bits`` per bucket), and of
+    the later steps' half (one per bucket)."""
+    return -(-nbuckets * filter_bits // 32)
 
 
-def flag_words(nbuckets: int) -> int:
+def flag_words(nbuckets: int, filter_bits: int = 1) -> int:
     """uint32 words of a table's overflow flags: the first step's, then the later steps'."""
-    return FLAG_STEPS * first_flag_words(nbuckets)
+    return first_flag_words(nbuckets, filter_bits) + first_flag_words(nbuckets)
 
 
 def capacity_for(distinct: int, load: float) -> int:

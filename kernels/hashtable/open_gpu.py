@@ -1,11 +1,13 @@
 """The host side of the open-addressing kernels (:mod:`.open_kernels`): the table in device memory, the
-launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-choice`` and ``best``.
+launch, the timing and the check, for ``linear-probing``, ``bucketed``, ``two-choice``, ``best`` and best's
+candidates ``bucketed-filter`` (first-step filters) and ``bucketed-rounds`` (inserts in rounds, round_kernels.py).
 
 Timing: an insert (or insert-or-add) is timed into a table emptied before every repeat, an erase from a
 copy of the full table restored before every repeat (neither refill timed); a find times lookups in a table
 built once before the repeats, by the variant's own insert (untimed). ``best`` is the bucketed table with
 four hash functions and overflow flags, with its bucket width and block tuned per device, op, load and size on a
-GPU (kernels.launch.tuning's cache), or linear probing where its own sweep was faster.
+GPU (kernels.launch.tuning's cache: the sweep's leaders timed again alternated, a tie decided by a fixed
+preference), or linear probing where its own sweep was faster by more than the noise.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from kernels.backend import memory
 from kernels.harness.rows import versions
 from kernels.harness.rows import Outcome
 from kernels.hashtable import BEST_FIND_ITEMS, BEST_KERNEL, VARIANT_BY_NAME
-from kernels.hashtable.layout import BEST_CHOICES, BUCKET_WIDTHS, SLOT_EMPTY, flag_words
+from kernels.hashtable.layout import (BEST_CHOICES, BEST_FILTER_BITS, BEST_ROUNDS, BUCKET_WIDTHS, FILTER_VARIANT_BITS,
+                                      ROUNDS_FILTER_BITS, SLOT_EMPTY, flag_words)
 from kernels.hashtable.open_kernels import bucket_kernels, fill_kernel, linear_kernels
+from kernels.hashtable.round_kernels import MET_TOMBSTONE, round_kernel
 from kernels.launch import MAX_GRID, Launch, tuning
 
 FILL_BLOCK = 256
@@ -37,6 +41,8 @@ class Scheme:
     choices: int
     grouped: bool
     flagged: bool = False
+    rounds: bool = False  # inserts in rounds, a launch per probe step (round_kernels.py); flagged buckets only
+    filter_bits: int = 1  # first-step overflow flags per bucket (layout.py: more than one is a filter)
 
     @property
     def lanes(self) -> int:
@@ -46,18 +52,41 @@ class Scheme:
         items = items if op == "find" else 1  # only a find holds several keys in flight
         if not self.grouped:
             return linear_kernels(op, items)
-        return bucket_kernels(op, self.bucket, self.choices, items, self.flagged)
+        return bucket_kernels(op, self.bucket, self.choices, items, self.flagged, self.filter_bits)
 
     def describe(self) -> str:
         hashes = f"{self.choices} hash" + ("es" if self.choices > 1 else "")
-        return f"buckets of {self.bucket} slots, {hashes}" + (", overflow flags" if self.flagged else "")
+        return (f"buckets of {self.bucket} slots, {hashes}" + (", overflow flags" if self.flagged else "")
+                + (f", {self.filter_bits}-bit first-step filters" if self.filter_bits > 1 else "")
+                + (", inserts in rounds by step" if self.rounds else ""))
+
+    def inserter(self, op: str, grid: int, block: int, n: int):
+        """A callable(keys, slots, flags, nbuckets, status) inserting (``op``: insert or insert-or-add) a
+        batch of ``n`` keys: one launch, or with ``rounds`` one per step (its state array allocated here)."""
+        if not self.rounds:
+            kernel = self.kernel(op)[grid, block]
+            return kernel if self.grouped else (lambda keys, slots, flags, nbuckets, status:
+                                                kernel(keys, slots, nbuckets, status))
+        place = round_kernel(op, self.bucket, self.choices, self.filter_bits)[grid, block]
+        state = memory.empty(max(1, n), np.uint8)
+
+        def insert(keys, slots, flags, nbuckets, status):
+            for step in range(self.choices + 1):
+                place(keys, slots, flags, state, nbuckets, np.int32(step), status)
+
+        return insert
 
 
 LINEAR = Scheme(1, 1, False)
 
 
-def best_scheme(bucket: int) -> Scheme:
-    return Scheme(bucket, BEST_CHOICES, True, True)
+def best_scheme(bucket: int, filter_bits: int = BEST_FILTER_BITS, rounds: bool = BEST_ROUNDS) -> Scheme:
+    return Scheme(bucket, BEST_CHOICES, True, True, rounds=rounds, filter_bits=filter_bits)
+
+
+def rounds_scheme(bucket: int, choices: int = BEST_CHOICES, filter_bits: int = ROUNDS_FILTER_BITS) -> Scheme:
+    """best's table built in rounds (round_kernels.py)."""
+    return Scheme(bucket, choices, True, True, rounds=True, filter_bits=filter_bits)
 
 
 def run_linear_probing(problem, launch, backend, repeats):
@@ -72,6 +101,15 @@ def run_two_choice(problem, launch, backend, repeats):
     return run_scheme("two-choice", Scheme(problem.bucket, 2, True), problem, launch, backend, repeats)
 
 
+def run_filtered(problem, launch, backend, repeats):
+    return run_scheme("bucketed-filter", best_scheme(problem.bucket, FILTER_VARIANT_BITS, False), problem, launch,
+                      backend, repeats)
+
+
+def run_rounds(problem, launch, backend, repeats):
+    return run_scheme("bucketed-rounds", rounds_scheme(problem.bucket), problem, launch, backend, repeats)
+
+
 def run_best(problem, launch, backend, repeats):
     """Buckets with four hash functions and overflow flags at the user's launch (bucket width from --bucket),
     or on a GPU with no launch given the table tuned for this device, op, load and size: those buckets at the
@@ -81,14 +119,21 @@ def run_best(problem, launch, backend, repeats):
         return run_scheme("best", best_scheme(problem.bucket), problem, launch, backend, repeats)
     choice, source = tuned(problem, backend)
     linear, linear_source = tuned_linear(problem, backend)
-    if linear.median_ms < choice.median_ms:
+    if prefers_linear(choice, linear):
         scheme, run_launch = LINEAR, Launch(block=linear.block)
-        note = f"tuned: linear probing, block {linear.block} ({linear_source})"
+        note = f"tuned: linear probing, block {linear.block} ({linear_source}{linear.confirmation()})"
     else:
         scheme, run_launch = best_scheme(choice.items), _best_launch(problem, choice.block)
-        note = f"tuned: bucket {choice.items} slots, block {choice.block} ({source})"
+        note = f"tuned: bucket {choice.items} slots, block {choice.block} ({source}{choice.confirmation()})"
     out = run_scheme("best", scheme, problem, run_launch, backend, repeats)
     return dataclasses.replace(out, note=f"{note}; {out.note}")
+
+
+def prefers_linear(buckets: tuning.Choice, linear: tuning.Choice) -> bool:
+    """Whether best runs linear probing: only where its tuned time is ahead of the buckets' by more than
+    either tuning's noise (a tie keeps the buckets, so that two runs choose alike)."""
+    noise = max(buckets.noise or 0.0, linear.noise or 0.0)
+    return linear.median_ms * (1 + noise) < buckets.median_ms
 
 
 def _best_launch(problem, block: int) -> Launch:
@@ -105,7 +150,8 @@ def tuned(problem, backend):
             return None
         return _sweep_time(best_scheme(bucket), problem, _best_launch(problem, block), backend)
 
-    return tuning.choose(_tuning_key(problem, backend), measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)))
+    return tuning.choose(_tuning_key(problem, backend), measure, items_range=(min(BUCKET_WIDTHS), max(BUCKET_WIDTHS)),
+                         items=BUCKET_WIDTHS, confirm_top=tuning.CONFIRM_TOP)
 
 
 def tuned_linear(problem, backend):
@@ -116,7 +162,8 @@ def tuned_linear(problem, backend):
     def measure(items: int, block: int):
         return _sweep_time(LINEAR, problem, Launch(block=block), backend) if items == first else None
 
-    return tuning.choose(_tuning_key(problem, backend, " linear probing"), measure)
+    return tuning.choose(_tuning_key(problem, backend, " linear probing"), measure, items=(first,),
+                         confirm_top=tuning.CONFIRM_TOP)
 
 
 def _sweep_time(scheme: Scheme, problem, launch: Launch, backend) -> float | None:
@@ -133,7 +180,10 @@ def _sweep_time(scheme: Scheme, problem, launch: Launch, backend) -> float | Non
 
 
 def _tuning_key(problem, backend, layout: str = "") -> str:
-    what = f"{problem.op} load {problem.load:g}" + (f" absent {problem.absent:g}" if problem.op in ("find", "erase")
+    # "confirmed": choices made by re-timing the sweep's leaders alternated (kernels.launch.tuning.confirm);
+    # older entries, from a single sweep, are tuned again
+    layout_knobs = f"filter {BEST_FILTER_BITS}" + (" rounds" if BEST_ROUNDS else "")
+    what = f"confirmed, {layout_knobs} | {problem.op} load {problem.load:g}" + (f" absent {problem.absent:g}" if problem.op in ("find", "erase")
                                                      else f" multiplicity {problem.multiplicity:g}")
     return tuning.cache_key(backend.device_name, versions()["numba_cuda"], what + layout, problem.dtype,
                             problem.n, kernel=BEST_KERNEL)
@@ -155,7 +205,7 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
     fill = fill_kernel()[_fill_grid(problem.capacity, backend), FILL_BLOCK]
     empty = np.uint64(SLOT_EMPTY)
     # the table's overflow flags, two bits per bucket (a word that is never read where the table has none)
-    flags = memory.zeros(flag_words(int(nbuckets)) if scheme.flagged else 1, np.uint32)
+    flags = memory.zeros(flag_words(int(nbuckets), scheme.filter_bits) if scheme.flagged else 1, np.uint32)
     fill_flags = fill_kernel()[_fill_grid(flags.size, backend), FILL_BLOCK]
     with_flags = (flags,) if scheme.grouped else ()  # linear probing's kernels take none
 
@@ -164,19 +214,20 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
         if scheme.flagged:
             fill_flags(flags, np.uint32(0))
 
-    insert = scheme.kernel("insert")[grid, block]
     op = problem.op
     before = None
     if op in ("insert", "insert-or-add"):
-        kernel = scheme.kernel(op)[grid, block]
+        kernel = scheme.inserter(op, grid, block, problem.n)
         keys = problem.device_keys()
         before = empty_table
 
         def launch_once():
-            kernel(keys, slots, *with_flags, nbuckets, status)
+            kernel(keys, slots, flags, nbuckets, status)
     else:
         empty_table()
-        insert(problem.device_table_keys(), slots, *with_flags, nbuckets, status)  # the table the batch starts from
+        table_keys = problem.device_table_keys()
+        insert = scheme.inserter("insert", grid, block, table_keys.size)
+        insert(table_keys, slots, flags, nbuckets, status)  # the table the batch starts from
         _check_room(status, "building the table")
         kernel = scheme.kernel(op, items)[grid, block]
         keys = problem.device_keys()
@@ -203,7 +254,7 @@ def run_scheme(name: str, scheme: Scheme, problem, launch, backend, repeats, che
         result = problem.check_found(memory.to_host(answers))
     else:
         result = problem.check_open(memory.to_host(slots), scheme.bucket, scheme.choices,
-                                    memory.to_host(flags) if scheme.flagged else None)
+                                    memory.to_host(flags) if scheme.flagged else None, scheme.filter_bits)
     layout = scheme.describe()
     if op == "find":
         layout += f", {items} key{'s' if items > 1 else ''} per {'group' if scheme.grouped else 'thread'} in flight"
@@ -216,5 +267,8 @@ def _fill_grid(slots: int, backend) -> int:
 
 
 def _check_room(status, what: str) -> None:
-    if memory.to_host(status)[0]:
+    code = memory.to_host(status)[0]
+    if code == MET_TOMBSTONE:
+        raise RuntimeError(f"{what}: the inserts in rounds met an erased slot (they build tables without any)")
+    if code:
         raise RuntimeError(f"{what}: the table ran out of slots (tombstones filled its empty ones)")

@@ -28,10 +28,10 @@ from kernels.hashtable.probing import KEY_EMPTY32, KEY_ERASED32, ONE_VALUE, VALU
 # The 64-bit operands of a compare-and-swap are written in the kernels as ~np.uint64(0) (SLOT_EMPTY64) and
 # ~np.uint64(1) (SLOT_ERASED64): numba-cuda-mlir 0.6.0 fails (std::bad_cast) on a uint64 global above 2^63 there.
 # probing's shared @numba.jit math as the kernels call it (numba-cuda-mlir needs them as its device functions)
-bucket_of, flag_place, key_of, next_bucket, pack, smaller_value, value_of = (
+bucket_of, filter_place, flag_place, key_of, next_bucket, pack, smaller_value, value_of = (
     for_kernels(f, takes_arrays=False)
-    for f in (probing.bucket_of, probing.flag_place, probing.key_of, probing.next_bucket, probing.pack,
-              probing.smaller_value, probing.value_of))
+    for f in (probing.bucket_of, probing.filter_place, probing.flag_place, probing.key_of, probing.next_bucket,
+              probing.pack, probing.smaller_value, probing.value_of))
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,13 +174,15 @@ def linear_kernels(op: str, items: int = 1):
 
 
 @functools.lru_cache(maxsize=None)
-def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: bool = False):
+def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: bool = False, filter_bits: int = 1):
     """The kernel of ``op`` for buckets of ``bucket`` slots probed by groups of bucket / 2 lanes, with
     ``choices`` hash functions; a find holds ``items`` keys per group in flight. ``flagged``: the table keeps
     overflow flags (layout.py) in ``flags``, two per bucket: an insert sets the flag of each full bucket it
     goes past for the step it was at there (its first, or a later one), a find or erase stops at a full
-    bucket whose flag for its own step there is clear (else ``flags`` is not used).
+    bucket whose flag for its own step there is clear (else ``flags`` is not used); ``filter_bits`` > 1: the
+    first step's flags are a filter of that many bits per bucket, by the key's fingerprint (layout.py).
     Launch whole warps: a group never spans two."""
+    filtered = filter_bits > 1
     lanes = bucket // 2
     group_bits = np.uint32((1 << lanes) - 1)
     width = np.uint32(bucket)
@@ -196,12 +198,12 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
         return rank, np.uint32(group_bits << base), base
 
     @cuda.jit(device=True)
-    def stops_here(flags, b, step, nbuckets):
-        """Whether a find may stop at full bucket ``b``, reached at probe step ``step``: no key that came
-        there at that step went past it (tables with flags)."""
+    def stops_here(flags, key, b, step, nbuckets):
+        """Whether a find of ``key`` may stop at full bucket ``b``, reached at probe step ``step``: no key
+        that came there at that step (with its fingerprint, where filtered) went past it (tables with flags)."""
         if not flagged:
             return False
-        word, bit = flag_place(b, step, nbuckets)
+        word, bit = filter_place(key, b, step, nbuckets, filter_bits) if filtered else flag_place(b, step, nbuckets)
         return (flags[word] & bit) == 0
 
     @cuda.jit
@@ -258,7 +260,8 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                             continue  # another key took the slot: read this bucket again
                         break
                     if flagged and rank == 0:  # a key goes past this full bucket at this step
-                        word, bit = flag_place(b, probe, nbuckets)
+                        word, bit = (filter_place(key, b, probe, nbuckets, filter_bits) if filtered
+                                     else flag_place(b, probe, nbuckets))
                         cuda.atomic.or_(flags, word, bit)
                     probe += 1
                     if probe >= nbuckets + choices:
@@ -278,7 +281,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
         whose pair of slots in this lane is (s0, s1) and whose first-step flag word (tables with flags) is
         ``word``, read with the bucket. Each bucket's flag word is read with the bucket, so a key absent
         from a full bucket needs no second round trip before the find knows whether to go on."""
-        bit = flag_place(b, 0, nbuckets)[1]
+        bit = (filter_place(key, b, 0, nbuckets, filter_bits) if filtered else flag_place(b, 0, nbuckets))[1]
         for probe in range(1, nbuckets + choices + 1):
             k0 = key_of(s0)
             k1 = key_of(s1)
@@ -295,7 +298,8 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
             b = next_bucket(key, probe, b, choices, nbuckets)
             s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
             if flagged:
-                at_word, bit = flag_place(b, probe, nbuckets)
+                at_word, bit = (filter_place(key, b, probe, nbuckets, filter_bits) if filtered
+                                else flag_place(b, probe, nbuckets))
                 word = flags[at_word]
         return False, False, VALUE_ABSENT32
 
@@ -317,7 +321,11 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                     b = bucket_of(key, 0, nbuckets)
                     s0, s1 = load_pair(slots, np.uint32(b * width + rank * np.uint32(2)))
                     held_key[j], held_bucket[j], held_0[j], held_1[j] = key, b, s0, s1
-                    held_word[j] = flags[flag_place(b, 0, nbuckets)[0]] if flagged else np.uint32(0)
+                    if flagged:
+                        held_word[j] = flags[(filter_place(key, b, 0, nbuckets, filter_bits) if filtered
+                                              else flag_place(b, 0, nbuckets))[0]]
+                    else:
+                        held_word[j] = np.uint32(0)
             for j in range(items):
                 i = start + j * groups
                 if i < keys.size:
@@ -346,7 +354,7 @@ def bucket_kernels(op: str, bucket: int, choices: int, items: int = 1, flagged: 
                     elif k1 == key:
                         cuda.atomic.cas(slots, np.uint32(at + np.uint32(1)), s1, ~np.uint64(1))  # SLOT_ERASED64
                     break
-                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, b, probe - 1, nbuckets):
+                if ballot(mask, k0 == KEY_EMPTY32 or k1 == KEY_EMPTY32) != 0 or stops_here(flags, key, b, probe - 1, nbuckets):
                     break
                 b = next_bucket(key, probe, b, choices, nbuckets)
 

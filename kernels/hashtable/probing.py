@@ -96,6 +96,20 @@ def flag_place(bucket, step, nbuckets):
 
 
 @numba.jit(nopython=True)
+def filter_place(key, bucket, step, nbuckets, filter_bits):
+    """(word, bit) of the overflow flag of ``bucket`` that a ``key`` at probe step ``step`` sets or reads,
+    with ``filter_bits`` first-step flags per bucket (layout.py): at the first step the one the key's
+    fingerprint (the low bits of its first hash) names; at later steps the bucket's one. 1: flag_place's."""
+    b = np.uint32(bucket)
+    first_words = np.uint32((np.uint64(nbuckets) * np.uint64(filter_bits) + np.uint64(31)) >> np.uint64(5))
+    if step != 0:
+        return np.uint32(first_words + (b >> np.uint32(5))), np.uint32(np.uint32(1) << (b & np.uint32(31)))
+    fingerprint = np.uint32(mix32(key) & np.uint32(filter_bits - 1))
+    at = np.uint64(np.uint64(b) * np.uint64(filter_bits) + np.uint64(fingerprint))
+    return np.uint32(at >> np.uint64(5)), np.uint32(np.uint32(1) << np.uint32(at & np.uint64(31)))
+
+
+@numba.jit(nopython=True)
 def chain_answer(key, pool_keys, pool_next, heads, empty):
     """A chained table's answer for ``key``: the smallest entry holding it (its first occurrence, whose index
     is its value) on its bucket's whole chain, or VALUE_ABSENT; ``empty`` ends a chain. The seed's tables'

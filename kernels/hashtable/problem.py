@@ -20,7 +20,7 @@ import numpy as np
 
 from kernels.errors import InputError
 from kernels.hashtable import keys as keygen
-from kernels.hashtable.layout import (FLAG_STEPS, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, VALUE_ABSENT,
+from kernels.hashtable.layout import (FLAG_STEPS, KEY_EMPTY, KEY_ERASED, MAX_SLOTS, MIX_1, MIX_2, VALUE_ABSENT,
                                       BUCKET_WIDTHS, capacity_for, first_flag_words)
 from kernels.timing import Timing
 
@@ -176,10 +176,11 @@ class HashProblem:
         self._verdict = (not problems, "; ".join(problems))
         return int(np.count_nonzero(~wrong))
 
-    def check_open(self, slots, bucket: int, choices: int, flags=None) -> int:
+    def check_open(self, slots, bucket: int, choices: int, flags=None, filter_bits: int = 1) -> int:
         """Checks an open-addressing table (host uint64 slots) built with buckets of ``bucket`` slots and
         ``choices`` hash functions (and ``flags``, its overflow flags, when it has them): every expected key
-        once with its value, nothing else, each where a find looks for it. Returns the entries that are right."""
+        once with its value, nothing else, each where a find looks for it (``filter_bits`` first-step flags per
+        bucket, layout.py). Returns the entries that are right."""
         slots = np.asarray(slots, np.uint64).ravel()
         self.last_slots, self.last_flags = slots, flags
         if slots.size != self.capacity or slots.size % bucket:
@@ -188,8 +189,11 @@ class HashProblem:
         keys = (slots & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         used = np.flatnonzero(keys < KEY_ERASED)
         values = (slots[used] >> np.uint64(32)).astype(np.int64)
-        return self._check_entries(keys[used], values, used // bucket, stopping_buckets(keys, bucket, flags),
-                                   choices)
+        at = used // bucket
+        missed = None if filter_bits == 1 or flags is None else \
+            filter_misses(keys[used], at, flags, slots.size // bucket, filter_bits)
+        return self._check_entries(keys[used], values, at, stopping_buckets(keys, bucket, flags, filter_bits),
+                                   choices, missed)
 
     def check_pairs(self, keys, values) -> int:
         """Checks the (key, value) pairs a table holds (a library's table, read out in any order): every
@@ -200,12 +204,14 @@ class HashProblem:
             return 0
         return self._check_entries(keys.astype(np.uint32), np.asarray(values).ravel().astype(np.int64))
 
-    def _check_entries(self, stored, values, at=None, full=None, choices=0) -> int:
+    def _check_entries(self, stored, values, at=None, full=None, choices=0, missed=None) -> int:
         from kernels.hashtable.checks import FOREIGN, STRAY, UNREACHABLE, WRONG_VALUE
 
         ref = self.reference()
         t = self._numbering.numbers(stored, missing=-1)
         codes = _codes(stored, values, t, ref, at, full, choices)
+        if missed is not None:  # past its first bucket, whose filter does not name its fingerprint
+            codes[missed] |= UNREACHABLE
         twice = np.bincount(t[t >= 0], minlength=ref.size)
         duplicated = int(np.count_nonzero(twice > 1))
         missing = int(np.count_nonzero((ref >= 0) & (twice == 0)))
@@ -407,31 +413,55 @@ class _Ranks:
 # --- the probe sequence (the check's own, kernels.hashtable.checks; the kernels' is kernels.hashtable.probing)
 
 
-def unreachable_keys(slots, bucket: int, choices: int, flags=None) -> int:
-    """How many keys of the open-addressing table ``slots`` a find cannot reach where they are."""
+def unreachable_keys(slots, bucket: int, choices: int, flags=None, filter_bits: int = 1) -> int:
+    """How many keys of the open-addressing table ``slots`` a find cannot reach where they are (``filter_bits``
+    first-step flags per bucket, layout.py)."""
     from kernels.hashtable.checks import UNREACHABLE
 
     keys = (np.asarray(slots, np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     used = np.flatnonzero(keys < KEY_ERASED)
     codes = _codes(keys[used], np.zeros(used.size, np.int64), np.zeros(used.size, np.int64), np.zeros(1, np.int64),
-                   used // bucket, stopping_buckets(keys, bucket, flags), choices)
+                   used // bucket, stopping_buckets(keys, bucket, flags, filter_bits), choices)
+    if filter_bits > 1 and flags is not None:
+        codes[filter_misses(keys[used], used // bucket, flags, keys.size // bucket, filter_bits)] |= UNREACHABLE
     return int(np.count_nonzero(codes & UNREACHABLE))
 
 
-def stopping_buckets(keys: np.ndarray, bucket: int, flags=None) -> np.ndarray:
+def stopping_buckets(keys: np.ndarray, bucket: int, flags=None, filter_bits: int = 1) -> np.ndarray:
     """For each bucket of a table (its slots' keys, uint32), whether a find may go on past it at the first
     step of its probe sequence (column 0) and at a later one (column 1): no empty slot in it (a tombstone
     does not stop a find) and, with overflow ``flags`` (uint32 words: the first step's, a bit per bucket,
-    then the later steps'; layout.py), its flag for that step set."""
+    then the later steps'; layout.py), its flag for that step set; with ``filter_bits`` first-step flags
+    per bucket, any of them (which one a key needs, :func:`filter_misses` checks)."""
     nbuckets = keys.size // bucket
     full = ~(keys.reshape(nbuckets, bucket) == KEY_EMPTY).any(axis=1)
     going = np.repeat(full[:, None], FLAG_STEPS, axis=1)
     if flags is not None:
-        words, half = np.asarray(flags, np.uint32), first_flag_words(nbuckets)
-        for step in range(FLAG_STEPS):  # bit b of a half's little-endian words is bucket b's
-            bits = np.unpackbits(words[step * half:(step + 1) * half].view(np.uint8), bitorder="little")
-            going[:, step] &= bits[:nbuckets].astype(bool)
+        words = np.asarray(flags, np.uint32)
+        first = first_flag_words(nbuckets, filter_bits)
+        # bit i of a half's little-endian words is flag i: bucket b's first-step flags are b x F .. b x F + F - 1
+        bits = np.unpackbits(words[:first].view(np.uint8), bitorder="little")[:nbuckets * filter_bits]
+        going[:, 0] &= bits.reshape(nbuckets, filter_bits).any(axis=1)
+        later = np.unpackbits(words[first:first + first_flag_words(nbuckets)].view(np.uint8), bitorder="little")
+        going[:, 1] &= later[:nbuckets].astype(bool)
     return going
+
+
+def filter_misses(stored, at, flags, nbuckets: int, filter_bits: int) -> np.ndarray:
+    """Which stored keys lie past their first bucket (``at``: their bucket) while that bucket's first-step
+    filter lacks the flag of their fingerprint (layout.py: the low bits of the first hash, murmur3's
+    finaliser, whose high bits times nbuckets chose the bucket), written here from the layout with numpy."""
+    h = np.asarray(stored, np.uint32).astype(np.uint64)
+    h ^= h >> 16
+    h = (h * MIX_1) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * MIX_2) & 0xFFFFFFFF
+    h ^= h >> 16
+    first = (h * np.uint64(nbuckets)) >> np.uint64(32)
+    flag = first * np.uint64(filter_bits) + (h & np.uint64(filter_bits - 1))
+    words = np.asarray(flags, np.uint32)
+    named = (words[(flag >> np.uint64(5)).astype(np.int64)] >> (flag & np.uint64(31)).astype(np.uint32)) & 1
+    return (first.astype(np.int64) != np.asarray(at, np.int64)) & (named == 0)
 
 
 def _codes(stored, values, numbers, reference, at, full, choices) -> np.ndarray:

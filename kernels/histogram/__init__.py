@@ -12,7 +12,9 @@ import os
 
 import numpy as np
 
+from kernels.backend.mlir_wrong_code import SHARED_ATOMIC_IN_DEVICE_FUNCTION
 from kernels.errors import InputError
+from kernels.harness.ceilings import copy_judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
 from kernels.harness.variants import Variant
@@ -103,6 +105,7 @@ VARIANTS = (
         "in flight", "gpu", constraints="32 KiB shared memory per block; items_per_thread = 4-byte words per thread per "
         "round, read 4 at a time",
         launch=BEST_LAUNCH, run=entry("kernels.histogram.gpu", "run_best"),
+        mlir_wrong_code=SHARED_ATOMIC_IN_DEVICE_FUNCTION.name,  # count_byte's atomics on the shared sub-histograms
         inspect=KernelDecl("kernels.histogram.gpu", "best_kernel", (BEST_WORDS_PER_THREAD,),
                            "void(uint32[::1], uint8[::1], int64, uint32[::1])", (1024,), no_dynamic_shared,
                            _traffic(False), _N, grid=2 * _H100_SMS),
@@ -160,4 +163,5 @@ ALGORITHM = Algorithm(
                     default="uniform"),),
     load_input=load_input, input_size=_input_size, input_help="any file: its bytes are counted instead of random data",
     memory=_memory, user=USER,
+    judge=copy_judge(),  # bandwidth-bound: the copy bandwidth is its ceiling
 )

@@ -37,6 +37,7 @@ class HistogramProblem:
         self.last_mismatch = ""
         self._device_bytes = None
         self._device_counts = None
+        self._device_guarded_counts = None
 
     def device_bytes(self):
         """The data on the GPU, copied once, zero-padded to a multiple of 4 bytes so that kernels can
@@ -48,10 +49,26 @@ class HistogramProblem:
         return self._device_bytes
 
     def device_counts(self):
-        """The GPU variants' 256 output counters, allocated once and zeroed by each timed launch."""
+        """The GPU variants' 256 output counters, allocated once and zeroed by each timed launch. They sit
+        after 256 guard words of their own allocation: a compiler that sign-extends a byte index
+        (numba-cuda-mlir 0.6.0, docs/compilers.md) counts bytes 128..255 there, not in another array."""
         if self._device_counts is None:
-            self._device_counts = memory.empty(BINS, np.uint32)
+            self._device_guarded_counts = memory.zeros(2 * BINS, np.uint32)
+            self._device_counts = self._device_guarded_counts[BINS:]
         return self._device_counts
+
+    def device_guard(self):
+        """The guard words below :meth:`device_counts` (zeroed before a variant runs, read after)."""
+        self.device_counts()
+        return self._device_guarded_counts[:BINS]
+
+    def note_stray_counts(self, guard) -> None:
+        """Adds to the mismatch how many counts landed below the counters (a negative index), given the
+        guard words read back after a run."""
+        stray = int(np.asarray(guard, dtype=np.int64).sum())
+        if stray:
+            self.last_mismatch += (f"{'; ' if self.last_mismatch else ''}{stray} counts landed in the {BINS} "
+                                   f"words below the counters (a negative index)")
 
     def score(self, counts) -> int:
         """Number of bins of ``counts`` that equal the reference; remembers what differed."""

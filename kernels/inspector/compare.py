@@ -82,15 +82,39 @@ def by_compiler(reports: dict[str, KernelReport]) -> tuple[KernelReport, KernelR
 
 
 def compiler_sentence(a: KernelReport, b: KernelReport) -> str:
-    """:func:`sentence`, and where the second compiler emits fewer warp shuffles than the first for the same
-    source, the known wrong code that explains it (docs/compilers.md)."""
+    """:func:`sentence`, and where the second compiler's PTX shows a known wrong code of numba-cuda-mlir
+    (kernels/backend/mlir_wrong_code.py) for the same source, that bug in words (docs/compilers.md)."""
+    from kernels.backend.mlir_private import CHECKED_ON
+
     text = sentence(a, b)
     shuffles = [len(re.findall(r"\bshfl\.sync", r.ptx)) for r in (a, b)]
     if shuffles[1] < shuffles[0]:
         text += (f" {b.variant} emits {shuffles[1]} warp shuffles where {a.variant} emits {shuffles[0]}: "
-                 f"numba-cuda-mlir 0.6.0 truncates a 64-bit shfl_*_sync to 32 bits, so a 64-bit result "
+                 f"numba-cuda-mlir {CHECKED_ON} truncates a 64-bit shfl_*_sync to 32 bits, so a 64-bit result "
                  f"shuffled here is wrong under it (docs/compilers.md).")
+    signed = [len(_NARROW_SIGNED_LOAD.findall(r.ptx)) for r in (a, b)]
+    if signed[1] > signed[0]:
+        text += (f" {b.variant} loads {signed[1] - signed[0]} narrow value(s) sign-extended (ld.*.s8 / .s16) where "
+                 f"{a.variant} loads them unsigned: numba-cuda-mlir {CHECKED_ON} sign-extends an unsigned index "
+                 f"narrower than 64 bits, so a uint8 of 128..255 indexes 128 to 1 elements below the array "
+                 f"(docs/compilers.md).")
+    stray = [zero_based_global_atomics(r.ptx) for r in (a, b)]
+    if stray[1] > stray[0]:
+        text += (f" {b.variant} has {stray[1]} global atomics at address 0 + offset: numba-cuda-mlir {CHECKED_ON} "
+                 f"emits an atomic on a shared array passed to a device function as atom.global on no base, an "
+                 f"illegal address on a GPU (docs/compilers.md).")
     return text
+
+
+# a signed byte or half-word load into a 64-bit or 32-bit register: how a sign-extended index shows in PTX
+_NARROW_SIGNED_LOAD = re.compile(r"\bld\.(?:global|shared|local|const)(?:\.\w+)*\.s(?:8|16)\s")
+
+
+def zero_based_global_atomics(ptx: str) -> int:
+    """Global atomics whose address is ``0 + offset`` (``add.s64 %rdA, 0, %rdB`` then ``atom.global... [%rdA]``):
+    no array's base at all, which is how numba-cuda-mlir 0.6.0 addresses a shared array inside a device function."""
+    zero_based = set(re.findall(r"\badd\.s64\s+(%rd\d+),\s*0,", ptx))
+    return sum(1 for reg in re.findall(r"\batom\.global[\w.]*\s+%\w+,\s*\[(%rd\d+)\]", ptx) if reg in zero_based)
 
 
 def compiler_rows(a: KernelReport, b: KernelReport) -> list[tuple[str, str, str]]:

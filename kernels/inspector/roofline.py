@@ -20,9 +20,13 @@ class Ceilings:
     clock_ghz: float
     lanes_per_sm: dict  # 'fp32' / 'fp64' / 'int32' -> operations per clock per SM
     bandwidth_gbs: float
+    measured_ops: tuple = ()  # (kind, operations per second) measured on the device: replace the formula's
 
     def peak_ops(self, kind: str) -> float:
         """Operations per second of ``kind`` ('fp32', 'fp64', 'int32')."""
+        measured = dict(self.measured_ops).get(kind)
+        if measured:
+            return measured
         fma = 2 if kind.startswith("fp") else 1
         return self.sm_count * self.lanes_per_sm[kind] * fma * self.clock_ghz * 1e9
 
@@ -56,6 +60,26 @@ def ceilings_for_device(arch: str, name: str, sm_count: int, clock_ghz: float, c
     lanes = published(arch).lanes_per_sm
     return Ceilings(f"{name}: {sm_count} SMs at {clock_ghz:g} GHz, measured copy bandwidth", sm_count, clock_ghz,
                     dict(lanes), copy_bandwidth_gbs)
+
+
+def with_measured_ceilings(ceilings: Ceilings, measured: dict) -> Ceilings:
+    """``ceilings`` with the ceilings a run measured on this device (kernels/harness/ceilings.py, {name: rate per
+    second}): the FMA issue rates replace the compute peaks (an FMA is two operations), random 32-byte sector
+    reads the memory roof (32 bytes each: what a hash table's traffic model counts per key)."""
+    import dataclasses
+
+    ops = dict(ceilings.measured_ops)
+    for name, kind in (("fma-float32", "fp32"), ("fma-float64", "fp64")):
+        if measured.get(name):
+            ops[kind] = 2 * measured[name]
+    said = [w for n, w in (("fma-float32", "float32 FMA"), ("fma-float64", "float64 FMA"),
+                           ("sector-reads", "random 32-byte sectors")) if measured.get(n)]
+    if not said:
+        return ceilings
+    sectors = measured.get("sector-reads")
+    return dataclasses.replace(ceilings, measured_ops=tuple(sorted(ops.items())),
+                               bandwidth_gbs=32 * sectors / 1e9 if sectors else ceilings.bandwidth_gbs,
+                               label=f"measured in the run: {', '.join(said)}; {ceilings.label}")
 
 
 @dataclass(frozen=True)

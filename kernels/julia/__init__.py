@@ -30,7 +30,7 @@ from __future__ import annotations
 from kernels.harness.descriptor import Algorithm, Option
 from kernels.harness.frames import SIM_IMAGE_SIZE
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
-from kernels.harness.render import PIXELS_UNIT
+from kernels.harness.render import PIXELS_UNIT, escape_time_judge
 from kernels.harness.renderable import Control, Renderable
 from kernels.harness.variants import Variant
 from kernels.julia.params import (COLORMAPS, DTYPES, IMAGE_SIZE, LAUNCHES, MAX_ITERATIONS, PRECISIONS, JuliaParams,
@@ -100,6 +100,9 @@ VARIANTS: tuple[Variant, ...] = (
             run=_run("run_cpu_simd_float64")),
 )
 
+# z^2 + c and |z|^2 per iteration: 3 multiplies, 3 FMAs, 2 adds, each one FP-pipe issue
+FP_OPS_PER_ITERATION = 8
+
 ALGORITHM = Algorithm(
     name="julia", title="Julia set",
     summary="the Julia set of seed 003: the book's one-thread blocks against 2-D blocks, and the CPU twins",
@@ -108,6 +111,9 @@ ALGORITHM = Algorithm(
     options=(Option("size", "image size WxH", default={**{k: IMAGE_SIZE for k in ("cuda", "cpu")},
                                                         "sim": SIM_IMAGE_SIZE}, parse=parse_size),),
     unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+    # judged against the FMA issue rate in the row's precision: iterations (counted by kernels/julia/work.py)
+    # times FP_OPS_PER_ITERATION
+    judge=escape_time_judge("kernels.julia.work", FP_OPS_PER_ITERATION),
 )
 
 

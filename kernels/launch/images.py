@@ -13,10 +13,14 @@ kernel's parameter layout), the same source files byte for byte, a cubin this GP
 architecture, minor at least the image's) and ``RAYTRACER_KERNEL_IMAGES`` not 0. Anything else, and any
 driver error, leaves the frame to numba (:class:`ImageUnavailable` says why).
 
-A numba kernel takes each array as its model's fields, each a parameter of its own: meminfo and parent
+A numba-cuda kernel takes each array as its model's fields, each a parameter of its own: meminfo and parent
 (null here), item count, item size, data pointer, then the shape and the strides in bytes (64-bit each);
-scalars take their own width. :func:`parameters` builds them; a launch whose widths differ from the image's
-is refused, never made.
+scalars take their own width. numba-cuda-mlir passes an array as an MLIR memref instead: allocated and
+aligned pointers, offset, then the shape and the strides in elements (a 1-D array is 5 parameters, not 7).
+:func:`parameters` builds either (``layout``). The images are built by numba-cuda only
+(``scripts/kernel_images.py``), whatever ``RAYTRACER_COMPILER`` says, so they launch with its layout; an image
+whose manifest names another layout, or whose parameters are not its signature in that layout, is refused, and
+a launch whose widths differ from the image's is refused, never made.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ ARCHS = ((8, 0), (9, 0))  # what scripts/kernel_images.py builds: A100 and its l
 PARAM_BYTES = {"u8": 1, "s8": 1, "b8": 1, "u16": 2, "s16": 2, "b16": 2, "u32": 4, "s32": 4, "b32": 4, "f32": 4,
                "u64": 8, "s64": 8, "b64": 8, "f64": 8}
 MAX_IMAGE_BYTES = 16 << 20  # a kernel's cubin is tens of kilobytes; the bound only keeps a read finite
+NUMBA_CUDA_LAYOUT, MLIR_LAYOUT = "numba-cuda", "numba-cuda-mlir"  # how each compiler passes an array
+LAYOUT = NUMBA_CUDA_LAYOUT  # the layout of the shipped images (a manifest without "layout" predates the key)
+# the width of each scalar type a kernel signature names, as its PTX parameter
+_SCALAR_BYTES = {"boolean": 1, "bool_": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+                 "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "intp": 8, "uintp": 8}
 
 
 class ImageUnavailable(RuntimeError):
@@ -126,6 +135,13 @@ def _checked(image: KernelImage, cc: tuple[int, int]) -> tuple[dict, str] | str:
         if release_line(manifest["numba_cuda"]) != release_line(installed_numba_cuda()):
             return (f"made with numba-cuda {manifest['numba_cuda']}, installed {installed_numba_cuda()} (a "
                     f"kernel's parameters may differ between release lines)")
+        layout = manifest.get("layout", NUMBA_CUDA_LAYOUT)
+        if layout != LAYOUT:
+            return f"made for {layout}'s argument layout; the images launch with {LAYOUT}'s"
+        expected = signature_widths(manifest["signature"], LAYOUT)
+        if [PARAM_BYTES.get(p) for p in manifest["params"]] != expected:
+            return (f"its {len(manifest['params'])} parameters are not {LAYOUT}'s layout of {manifest['signature']} "
+                    f"({len(expected)}): made by another compiler?")
         if source_key(manifest["sources"]) != manifest["source_key"]:
             return f"its sources changed since it was made ({', '.join(manifest['sources'])})"
         arch = runnable_arch(cc, [tuple(a) for a in manifest["archs"]])
@@ -201,25 +217,48 @@ class Output:
     dtype: object
 
 
-def array_fields(pointer: int, array_shape, itemsize: int) -> list[tuple[int, int]]:
-    """(width, value) of each parameter a numba kernel takes for a C-contiguous array at ``pointer``."""
+def array_fields(pointer: int, array_shape, itemsize: int, layout: str = NUMBA_CUDA_LAYOUT) -> list[tuple[int, int]]:
+    """(width, value) of each parameter a kernel takes for a C-contiguous array at ``pointer``: numba-cuda's
+    array model, or numba-cuda-mlir's memref (``layout``)."""
     shape = tuple(int(s) for s in array_shape)
-    strides, step = [], itemsize
+    strides, step = [], 1
     for extent in reversed(shape):
         strides.insert(0, step)
         step *= extent
+    if layout == MLIR_LAYOUT:  # allocated pointer, aligned pointer, offset, shape, strides in elements
+        return [(8, v) for v in (pointer, pointer, 0, *shape, *strides)]
     nitems = int(np.prod(shape, dtype=np.int64))
-    return [(8, v) for v in (0, 0, nitems, itemsize, pointer, *shape, *strides)]
+    return [(8, v) for v in (0, 0, nitems, itemsize, pointer, *shape, *(s * itemsize for s in strides))]
 
 
-def parameters(args, pointers) -> list[tuple[int, bytes]]:
-    """(width, bytes) of every kernel parameter: arrays (host inputs or Outputs, at ``pointers[i]``) as their
-    fields, numpy scalars as themselves."""
+def signature_widths(signature: str, layout: str) -> list[int]:
+    """The parameter widths a kernel of numba ``signature`` ('void(int32, uint32[:, ::1])') takes in ``layout``."""
+    inside = signature[signature.index("(") + 1:signature.rindex(")")]
+    widths, depth, word = [], 0, ""
+    for ch in inside + ",":
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            word = word.strip()
+            if "[" in word:
+                ndim = word[word.index("[") + 1:word.index("]")].count(",") + 1
+                widths += [w for w, _ in array_fields(0, (1,) * ndim, 1, layout)]
+            elif word:
+                widths.append(_SCALAR_BYTES[word])
+            word = ""
+        else:
+            word += ch
+    return widths
+
+
+def parameters(args, pointers, layout: str = NUMBA_CUDA_LAYOUT) -> list[tuple[int, bytes]]:
+    """(width, bytes) of every kernel parameter in ``layout``: arrays (host inputs or Outputs, at ``pointers[i]``)
+    as their fields, numpy scalars as themselves."""
     packed: list[tuple[int, bytes]] = []
     for arg, pointer in zip(args, pointers):
         if isinstance(arg, (np.ndarray, Output)):
             itemsize = np.dtype(arg.dtype).itemsize
-            packed += [(w, int(v).to_bytes(w, "little")) for w, v in array_fields(pointer, arg.shape, itemsize)]
+            packed += [(w, int(v).to_bytes(w, "little"))
+                       for w, v in array_fields(pointer, arg.shape, itemsize, layout)]
         else:
             raw = np.asarray(arg).tobytes()
             packed.append((len(raw), raw))
@@ -320,7 +359,7 @@ def _draw(loaded: _Loaded, image: KernelImage, device: int, grid, block, args, c
             pointers.append(KEPT.buffer((image, device, index), int(np.prod(arg.shape)) * np.dtype(arg.dtype).itemsize))
         else:
             pointers.append(0)
-    packed = parameters(args, pointers)
+    packed = parameters(args, pointers, LAYOUT)
     widths = [PARAM_BYTES.get(p) for p in loaded.params]
     if [w for w, _ in packed] != widths:
         raise ImageUnavailable(f"kernel image {image.name} takes parameters {list(loaded.params)}; the "

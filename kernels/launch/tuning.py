@@ -46,9 +46,21 @@ class Choice:
     block: int
     median_ms: float
     configurations: int  # how many the sweep timed
+    # with a confirmation (:func:`confirm`): the runner-up's margin over the choice, the re-timings' noise
+    # (both relative), and whether the choice fell to the preference order (margin within the noise)
+    margin: float | None = None
+    noise: float | None = None
+    by_preference: bool = False
 
     def note(self, source: str) -> str:
-        return f"tuned: items {self.items}, block {self.block} ({source})"
+        return f"tuned: items {self.items}, block {self.block} ({source}{self.confirmation()})"
+
+    def confirmation(self) -> str:
+        """'; ahead by 3.1%, noise 0.8%' (or '...: a tie, by preference'), or '' without a confirmation."""
+        if self.margin is None:
+            return ""
+        how = ", a tie, chosen by preference" if self.by_preference else ""
+        return f"; ahead by {self.margin:.1%}, noise {self.noise:.1%}{how}"
 
 
 def cache_path() -> Path:
@@ -103,8 +115,9 @@ def validate(entry, items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_
     if not isinstance(entry, dict):
         raise ValueError("not an object")
     fields = {"items", "block", "median_ms", "configurations"}
-    if set(entry) != fields:
-        raise ValueError(f"fields {sorted(entry)}, expected {sorted(fields)}")
+    optional = {"margin", "noise", "by_preference"}
+    if not fields <= set(entry) <= fields | optional:
+        raise ValueError(f"fields {sorted(entry)}, expected {sorted(fields)} (and optionally {sorted(optional)})")
 
     def whole(name):
         value = entry[name]
@@ -123,7 +136,17 @@ def validate(entry, items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_
         raise ValueError(f"median_ms {median!r} is not a time")
     if configurations <= 0:
         raise ValueError(f"configurations {configurations} is not positive")
-    return Choice(items=items, block=block, median_ms=float(median), configurations=configurations)
+    extra = {}
+    for name in ("margin", "noise"):
+        value = entry.get(name)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} {value!r} is not a relative difference")
+            extra[name] = float(value)
+    if not isinstance(entry.get("by_preference", False), bool):
+        raise ValueError(f"by_preference {entry['by_preference']!r} is not true or false")
+    return Choice(items=items, block=block, median_ms=float(median), configurations=configurations,
+                  by_preference=entry.get("by_preference", False), **extra)
 
 
 LOCK_WAIT_S = 10.0  # a store waits this long for another process's (a merge takes milliseconds)
@@ -180,25 +203,91 @@ def retune_requested() -> bool:
     return _RETUNE.get()
 
 
-def sweep(measure: Callable[[int, int], float | None], items=SWEEP_ITEMS, blocks=SWEEP_BLOCKS) -> Choice:
+def sweep(measure: Callable[[int, int], float | None], items=SWEEP_ITEMS, blocks=SWEEP_BLOCKS,
+          confirm_top: int = 0) -> Choice:
     """Time every (items, block) with ``measure`` (median ms, or None when that launch cannot run or gives a
-    wrong result) and return the fastest."""
-    best, timed = None, 0
+    wrong result) and return the fastest; with ``confirm_top`` (2 or more), the fastest few are timed again
+    alternated and :func:`decide` picks among them (a sweep's single timings of launches a few percent apart
+    order them by chance)."""
+    timed = []
     for i in items:
         for b in blocks:
             ms = measure(i, b)
-            if ms is None:
-                continue
-            timed += 1
-            if best is None or ms < best[0]:
-                best = (ms, i, b)
-    if best is None:
+            if ms is not None:
+                timed.append((ms, items.index(i), blocks.index(b), i, b))
+    if not timed:
         raise RuntimeError("the tuning sweep found no launch that runs and verifies")
-    return Choice(items=best[1], block=best[2], median_ms=best[0], configurations=timed)
+    timed.sort()
+    ms, _, _, i, b = timed[0]
+    if confirm_top < 2 or len(timed) < 2:
+        return Choice(items=i, block=b, median_ms=ms, configurations=len(timed))
+    # the leaders in the sweep's own order (items, then block), which is also the preference on a tie
+    leaders = sorted(timed[:confirm_top], key=lambda t: (t[1], t[2]))
+    candidates = [(t[3], t[4]) for t in leaders]
+    retimed = confirm(candidates, lambda c: measure(*c))
+    decision = decide(retimed, candidates)
+    if decision is None:  # none of them ran again: the sweep's fastest
+        return Choice(items=i, block=b, median_ms=ms, configurations=len(timed))
+    (i, b), median, margin, noise, by_preference = decision
+    return Choice(items=i, block=b, median_ms=median, configurations=len(timed), margin=margin, noise=noise,
+                  by_preference=by_preference)
+
+
+CONFIRM_TOP = 3  # the sweep's leaders timed again
+CONFIRM_ROUNDS = 4  # each timed this often, alternated: A B C A B C ...
+
+
+def confirm(candidates: list, measure: Callable, rounds: int = CONFIRM_ROUNDS) -> dict:
+    """{candidate: [ms, ...]}: each candidate timed ``rounds`` times, alternated (A B C A B C ...), so that a
+    drift of the device's clocks or temperature during the re-timing falls on all of them alike; a timing of
+    None (the launch failed this time) is left out."""
+    times = {c: [] for c in candidates}
+    for _ in range(rounds):
+        for c in candidates:
+            ms = measure(c)
+            if ms is not None:
+                times[c].append(float(ms))
+    return times
+
+
+def decide(times: dict, preference: list):
+    """(candidate, its median ms, margin, noise, by preference) from alternated re-timings ``times``
+    ({candidate: [ms, ...]}), or None when none has a timing. The margin is how much slower the runner-up's
+    median is than the leader's, the noise the largest relative spread ((max - min) / median) of either's
+    timings. Where the margin is above the noise the leader is chosen; else every candidate within the noise
+    of the leader ties, and the first of them in ``preference`` is chosen, so that two runs on one machine
+    choose alike whichever the noise put ahead."""
+    medians = {c: _median(t) for c, t in times.items() if t}
+    if not medians:
+        return None
+    ranked = sorted(medians, key=lambda c: (medians[c], preference.index(c)))
+    leader = ranked[0]
+    if len(ranked) == 1:
+        return leader, medians[leader], 0.0, _spread(times[leader]), False
+    runner_up = ranked[1]
+    margin = medians[runner_up] / medians[leader] - 1 if medians[leader] > 0 else 0.0
+    noise = max(_spread(times[leader]), _spread(times[runner_up]))
+    if margin > noise:
+        return leader, medians[leader], margin, noise, False
+    tied = [c for c in ranked if medians[c] <= medians[leader] * (1 + noise)]
+    chosen = min(tied, key=preference.index)
+    return chosen, medians[chosen], margin, noise, True
+
+
+def _median(values) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _spread(values) -> float:
+    m = _median(values)
+    return (max(values) - min(values)) / m if m > 0 else 0.0
 
 
 def choose(key: str, measure: Callable[[int, int], float | None], path: Path | None = None,
-           items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_ITEMS))) -> tuple[Choice, str]:
+           items_range: tuple[int, int] = (min(SWEEP_ITEMS), max(SWEEP_ITEMS)), items=SWEEP_ITEMS,
+           confirm_top: int = 0) -> tuple[Choice, str]:
     """The cached choice for ``key`` ('cached'), or a fresh sweep's, stored ('tuned now'); ``--retune``
     always sweeps. An entry that is not a valid launch for ``items_range`` (the variant's rule) is tuned
     again after one warning; a cache folder that cannot be used means no cache (one warning)."""
@@ -214,7 +303,7 @@ def choose(key: str, measure: Callable[[int, int], float | None], path: Path | N
             return validate(entry, items_range), "cached"
         except ValueError as exc:
             warn_once(f"tuning cache {path}: the entry for {key} is damaged ({exc}); tuning again")
-    choice = sweep(measure)
+    choice = sweep(measure, items, confirm_top=confirm_top)
     if retune_requested():
         _RETUNED_HERE.add(key)
     if folder is None:

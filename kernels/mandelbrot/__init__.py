@@ -18,7 +18,7 @@ from __future__ import annotations
 from kernels.harness.descriptor import Algorithm, Option
 from kernels.harness.frames import SIM_IMAGE_SIZE, parse_size
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
-from kernels.harness.render import PIXELS_UNIT
+from kernels.harness.render import PIXELS_UNIT, escape_time_judge
 from kernels.harness.renderable import Control, Renderable
 from kernels.harness.variants import Variant
 from kernels.launch import DEFAULT_BLOCK_2D, LaunchRule
@@ -68,6 +68,9 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(f"{NAME}-cpu-float64", "the CPU twin in float64", "cpu", run=_run("run_cpu_float64")),
 )
 
+# per iteration: two squares, their sum, 2 zr zi + y0, zr^2 - zi^2 + x0: 8 FP-pipe issues
+FP_OPS_PER_ITERATION = 8
+
 ALGORITHM = Algorithm(
     name=NAME, title="Mandelbrot set",
     summary="the Mandelbrot set's escape time: 2-D blocks in float32 and float64, and the CPU twin",
@@ -76,6 +79,9 @@ ALGORITHM = Algorithm(
     options=(Option("size", "image size WxH", default={"cuda": IMAGE_SIZE, "cpu": IMAGE_SIZE, "sim": SIM_IMAGE_SIZE},
                     parse=parse_size),),
     unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+    # judged against the FMA issue rate in the row's precision: iterations (counted by kernels/mandelbrot/work.py)
+    # times FP_OPS_PER_ITERATION
+    judge=escape_time_judge("kernels.mandelbrot.work", FP_OPS_PER_ITERATION),
 )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kernels.harness.ceilings import copy_judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis, UserTarget
 from kernels.harness.kernel_decl import KernelDecl, Traffic
 from kernels.harness.variants import NO_WARP_SHUFFLES, Variant
@@ -301,4 +302,5 @@ ALGORITHM = Algorithm(
     load_input=load_input, input_size=input_size,
     input_help="a .npy array of numbers (1-D) to reduce instead of random data",
     memory=_memory, user=USER,
+    judge=copy_judge(),  # bandwidth-bound: the copy bandwidth is its ceiling
 )

@@ -14,7 +14,7 @@ import dataclasses
 import sys
 from dataclasses import dataclass, field
 
-from kernels.harness import bench
+from kernels.harness import bench, ceilings
 from kernels.harness.peak import Peak, copy_peak
 from kernels.service.bench_request import BenchRequest
 
@@ -28,6 +28,7 @@ class BenchRun:
 
     rows: list = field(default_factory=list)
     peak: Peak | None = None
+    ceilings: list = field(default_factory=list)  # the ceilings measured for its rows (kernels.harness.ceilings)
     stopped: bool = False
     bad_files: list = field(default_factory=list)
 
@@ -110,6 +111,7 @@ def _run_here(request, send, should_stop, lock, known_peak=None, problem_cache=N
             out.rows = bench.run(request, variants, peak=out.peak, on_row=lambda row: send("row", row),
                                  on_progress=lambda done, total: send("progress", (done, total)),
                                  should_stop=should_stop, problem_cache=problem_cache)
+        out.ceilings = ceilings.measured_on(backend)
         out.stopped = should_stop()
         out.bad_files = [u.run.bad_file for u in users if u.run.bad_file]
         return out

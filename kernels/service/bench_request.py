@@ -319,6 +319,11 @@ class BenchRequest:
     def wants_peak(self) -> bool:
         return self.peak and self.spec.measures_copy_peak
 
+    @property
+    def wants_ceiling(self) -> bool:
+        """Whether each row's ceiling (kernels/harness/ceilings.py) is measured: with the copy peak's line."""
+        return bool(self.peak and self.spec.judge is not None)
+
     def settings_text(self) -> str:
         """The run-wide settings declared for a run's header, as the line above its table says them:
         'repeats 10, rounds 1, warm-up 1, processes 1, cooldown 0 s'."""

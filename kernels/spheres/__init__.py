@@ -28,6 +28,7 @@ imported when first used.
 from __future__ import annotations
 
 from kernels.backend import Backend
+from kernels.harness.ceilings import Ceiling, Judge
 from kernels.harness.descriptor import Algorithm, Option, SizeAxis
 from kernels.harness.frames import SIM_IMAGE_SIZE
 from kernels.harness.kernel_decl import KernelDecl, Traffic, no_dynamic_shared
@@ -130,6 +131,26 @@ VARIANTS: tuple[Variant, ...] = (
             "image (the window's CPU path)", "cpu", run=_run("run_cpu_tiles")),
 )
 
+# --- the ceiling: ray-sphere tests per second in a tight loop of the spheres' own hit test (.ceiling) -------------
+
+RAY_SPHERE = Ceiling("ray-sphere", "ray-sphere tests in a tight loop of the spheres' own hit test, spheres in shared "
+                     "memory", "G tests/s", 1e9, entry("kernels.spheres.ceiling", "measure"),
+                     entry("kernels.spheres.ceiling", "measure"))
+_work = entry("kernels.spheres.work", "tests_performed")
+_all_tests = entry("kernels.spheres.work", "all_tests")
+
+
+def _tests(problem, row) -> int:
+    """Ray-sphere tests a frame of the row's variant performs (with its culling: .work)."""
+    return _work(problem.subject.spheres, problem.size, row.variant, row.block)
+
+
+# rows report primary rays (pixels), tests performed and every pixel x sphere test per second, and are judged
+# by the tests they perform
+JUDGE = Judge(ceiling=lambda problem, row: RAY_SPHERE, work=_tests,
+              figures=lambda problem, row: {"rays": problem.pixels, "tests": _tests(problem, row),
+                                            "all_tests": _all_tests(problem.subject.spheres, problem.size)})
+
 ALGORITHM = Algorithm(
     name="spheres", title="Ray tracer",
     summary="the ray-traced spheres of seed 001: global, constant and shared-tile memory, frames to the host",
@@ -145,7 +166,7 @@ ALGORITHM = Algorithm(
         Option("size", "image size WxH", default={**{k: IMAGE_SIZE for k in ("cuda", "cpu")},
                                                   "sim": SIM_IMAGE_SIZE}, parse=parse_size),
     ),
-    unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True,
+    unit=PIXELS_UNIT, measures_copy_peak=False, panel=False, block_shape_2d=True, judge=JUDGE,
 )
 
 

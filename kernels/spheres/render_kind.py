@@ -6,8 +6,7 @@ from __future__ import annotations
 from kernels.errors import InputError
 from kernels.spheres.layout import HOST_TWINS
 from kernels.spheres.params import DEFAULT_COUNT, SphereParams
-from kernels.spheres import scene as scenes
-from kernels.spheres.scene import cap_reason, generate_scene, load_scene, memory_cap, sphere_cap
+from kernels.spheres.scene import cap_reason, generate_scene, load_scene, memory_cap, save_scene, sphere_cap
 
 QUICK_TWIN, DEFAULT_TWIN = "rows-serial", HOST_TWINS[0]
 TWIN_FUNCTIONS = {"tiles": ("kernels.spheres.tiles", ("bin_spheres", "shade_tiles_cpu")),
@@ -92,7 +91,7 @@ def outputs(params: SphereParams, size, out: str, values: dict) -> list:
     from kernels.errors import printable
 
     def write_scene():
-        written = scenes.save_scene(params.scene, values["save_scene"], "--save-scene",
+        written = save_scene(params.scene, values["save_scene"], "--save-scene",
                                     [("--out", out), ("--scene", values.get("scene"))])
         print(f"saved scene to {printable(values['save_scene'])}{written.kept()}")
 

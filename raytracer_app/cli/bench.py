@@ -11,7 +11,7 @@ from kernels import signals
 from kernels.errors import InputError
 from kernels.harness.rows import ERROR, FAILED, SKIPPED
 from kernels.launch import Launch
-from kernels.harness.table import csv_text, table_header, table_line, write_csv
+from kernels.harness.table import ceiling_lines, csv_text, table_header, table_line, write_csv
 from kernels.harness.summary import summary_lines
 from kernels.registry import by_name
 from kernels.service.bench import run_bench
@@ -177,6 +177,8 @@ def bench_command(args, backend) -> int:
     rows = run.rows if run is not None else finished
     peak = run.peak if run is not None else None
     if run is not None:
+        for line in ceiling_lines(run.ceilings):  # what %ceil is against, measured in this run
+            print(line)
         _after_rows(args, request, rows, peak, counted)
     partial = run is None
     # each output written even when another failed: a failure to write one never loses the others

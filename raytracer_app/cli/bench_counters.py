@@ -94,7 +94,8 @@ def print_counters(rows, variants, peak) -> None:
         if r.counters is None:
             continue
         facts = Facts(r.counters, n=r.n, median_ms=r.timing.median_ms if r.timing else None, gbps=r.gbps,
-                      copy_peak_gbps=peak.gbps if peak else None, model_bytes=_model_bytes(by_name[r.variant], r))
+                      copy_peak_gbps=peak.gbps if peak else None, model_bytes=_model_bytes(by_name[r.variant], r),
+                      ceiling=r.ceiling, ceiling_rate=r.ceiling_rate, pct_of_ceiling=r.pct_of_ceiling)
         clock = clock_text(r.clocks)
         print(f"{r.variant} (n={r.n}):" + (f" {clock}" if clock else ""))
         for sentence in analyse(facts):

@@ -14,8 +14,8 @@ from raytracer_app.gui.common.charts import row_value
 from raytracer_app.gui.benchmarks.panel_results import DELTA_TIP, VERDICT_TIP
 
 # what a reader looks for first comes first; launch details and the note go to the right
-TABLE_COLUMNS = ("variant", "source", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW", "min ms",
-                 "max ms", "block", "grid", "note")
+TABLE_COLUMNS = ("variant", "source", "n", "median ms", "Δ%", "verdict", "GB/s", "verified", "% copy BW",
+                 "% ceiling", "min ms", "max ms", "block", "grid", "note")
 MEASURED = "this run"
 GHOST = "reference"  # the data (UserRole) of a ghost row's items
 PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the chart: a device-to-device copy on a "
@@ -23,6 +23,10 @@ PCT_TIP = ("percent of this device's copy bandwidth (the dashed line on the char
            "no error: a copy reads and writes every byte, so a read-only kernel (a reduction, a histogram) moves "
            "half the copy's traffic per byte of input and can pass it (the reason at large N); and an input that "
            "fits in the L2 cache (marked \"in cache\") is read from the cache, not memory.")
+CEILING_TIP = ("percent of the ceiling this algorithm's rows are judged against, measured in this run (the dotted "
+               "line on the chart): the copy bandwidth for a reduction or a histogram; random 32-byte sector reads "
+               "(find) or 8-byte compare-and-swaps (insert, erase, insert-or-add) over a table of the row's size for "
+               "a hash table. docs/measurements.md says what each measures.")
 IN_CACHE_TIP = ("\nThis row's input fits in the cache (the GPU's L2, or the CPU's last-level cache for host code): "
                 "its GB/s measure the cache, not memory.")
 FAILED_BG, SKIPPED_FG = QColor(255, 190, 190), QColor(120, 120, 120)
@@ -39,6 +43,13 @@ def verified_text(row) -> str:
 
 def _fmt(x, digits=4):
     return "" if x is None else f"{x:.{digits}f}"
+
+
+def _ceiling_tip(row) -> str:
+    name, rate = getattr(row, "ceiling", ""), getattr(row, "ceiling_rate", None)
+    if not name:
+        return CEILING_TIP
+    return f"against {name}: {rate / 1e9:.4g} G/s measured in this run\n{CEILING_TIP}" if rate else CEILING_TIP
 
 
 def is_ghost(item) -> bool:
@@ -59,7 +70,7 @@ class ResultsTable(QTableWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setMinimumWidth(120)  # columns scroll inside the table: its contents never widen the panel
-        tips = {"% copy BW": PCT_TIP, "Δ%": DELTA_TIP, "verdict": VERDICT_TIP,
+        tips = {"% copy BW": PCT_TIP, "% ceiling": CEILING_TIP, "Δ%": DELTA_TIP, "verdict": VERDICT_TIP,
                 "verified": "yes: the result matches an independent reference; FAILED / skipped / error say why",
                 "source": f"{MEASURED}: measured here; DEVICE reference (grey, italic): a GPU's shipped result, shown "
                           "by the panel's reference choice, never exported with Export CSV unless you ask"}
@@ -92,7 +103,7 @@ class ResultsTable(QTableWidget):
         in_cache = row.cache_resident == "yes"  # then GB/s measures the cache, not memory: say so beside %
         pct = _fmt(row.pct_of_peak, 1) + (" (in cache)" if in_cache and row.pct_of_peak is not None else "")
         return (row.variant, source, row.n, _fmt(t and t.median_ms), "", "", _fmt(rate[0] if rate else row.gbps, 2),
-                verified_text(row), pct, _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
+                verified_text(row), pct, _fmt(getattr(row, "pct_of_ceiling", None), 1), _fmt(t and t.min_ms), _fmt(t and t.max_ms), row.block, row.grid, row.note)
 
     def _fill(self, r: int, row, source: str, ghost: bool) -> None:
         in_cache = row.cache_resident == "yes"
@@ -100,7 +111,8 @@ class ResultsTable(QTableWidget):
             item = QTableWidgetItem(str(v))
             column = TABLE_COLUMNS[c]
             item.setToolTip(verified_text(row) if column == "verified" else
-                            PCT_TIP + (IN_CACHE_TIP if in_cache else "") if column == "% copy BW" else str(v))
+                            PCT_TIP + (IN_CACHE_TIP if in_cache else "") if column == "% copy BW" else
+                            _ceiling_tip(row) if column == "% ceiling" else str(v))
             if ghost:
                 font = item.font()
                 font.setItalic(True)

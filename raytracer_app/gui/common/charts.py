@@ -260,6 +260,9 @@ class BenchChart(pg.PlotWidget):
         self.reference_points = 0
         self.peak_line = pg.InfiniteLine(angle=0, movable=False,
                                          pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine))
+        # the ceiling the rows are judged against in their own unit (kernels/harness/ceilings.py), dotted
+        self.ceiling_line = pg.InfiniteLine(angle=0, movable=False,
+                                            pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DotLine))
         self.showGrid(x=False, y=True, alpha=0.3)
         plot = self.getPlotItem()
         for side in ("left", "bottom"):
@@ -502,6 +505,7 @@ class BenchChart(pg.PlotWidget):
             plot.addItem(self.peak_line, ignoreBounds=far)
             label = f"copy bandwidth {self.peak_gbps:.1f} GB/s" + (" (above the chart)" if far else "")
             self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DashLine)), label)
+        self._draw_ceiling(plot, top)
         if not self.points and not self.reference_points and not self.ghost_points:
             self.empty.show(plot, self.empty_text)  # not 0..1 axes: what to do
             return
@@ -510,6 +514,28 @@ class BenchChart(pg.PlotWidget):
         if sweep:
             plot.getViewBox().setDefaultPadding(0.06)  # the first point clear of the y axis
 
+
+    def ceiling_value(self) -> tuple[float, str] | None:
+        """(the ceiling in the chart's metric, its name) from the rows that carry one: a row's rate over its
+        fraction of the ceiling (the largest where a sweep's table sizes give several); None for GB/s (the
+        copy line is its ceiling), milliseconds, or rows without one."""
+        if self.metric in ("GB/s", "ms"):
+            return None
+        found = [(v[0] * 100.0 / r.pct_of_ceiling, r.ceiling) for r, _ in self.points
+                 if getattr(r, "pct_of_ceiling", None) and (v := row_value(r, self.metric)) is not None]
+        return max(found) if found else None
+
+    def _draw_ceiling(self, plot, top: float) -> None:
+        ceiling = self.ceiling_value()
+        if ceiling is None:
+            return
+        value, name = ceiling
+        far = top > 0 and value > FAR_BELOW * top and not self.log_y
+        self.ceiling_line.setPos(float(self._y(value)))
+        self.ceiling_line.setToolTip(f"ceiling: {name}, measured in this run")
+        plot.addItem(self.ceiling_line, ignoreBounds=far)
+        label = f"ceiling ({name}) {value:.4g} {self.metric}" + (" (above the chart)" if far else "")
+        self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(**PEAK_PEN, style=pg.QtCore.Qt.PenStyle.DotLine)), label)
 
     def key_text(self) -> str:
         """'1 name  2 name ...' when the bars are numbered, in lines that fit the chart ('' otherwise)."""

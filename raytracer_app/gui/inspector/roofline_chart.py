@@ -70,6 +70,8 @@ class RooflineChart(QWidget):
         self.arch = arch
         self.current_target = target or (lambda: self.target)
         self.peaks: dict[str, MeasuredPeak] = {}  # target -> the copy bandwidth its panel measured
+        # (target, arch) -> {ceiling name: rate per second} its rows carried, measured on a GPU of that arch
+        self.row_ceilings: dict[str, dict[str, float]] = {}
         self.points: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes from the traffic model
         self.measured: dict[str, list] = {}  # target -> [(variant, RooflinePoint)], bytes and time from ncu
         self.left_out: dict[str, dict[str, int]] = {}  # target -> {reason: rows not plotted}
@@ -107,10 +109,15 @@ class RooflineChart(QWidget):
         peak = self.peaks.get(target)
         # a CPU's or the simulator's copy bandwidth (21 GB/s) under an H100's compute peak drew one diagonal
         # and no roof: only a GPU of this architecture's own measurement replaces the published figure
-        if base is None or peak is None or not peak.gbps or getattr(peak, "arch", None) != arch:
+        if base is not None and peak is not None and peak.gbps and getattr(peak, "arch", None) == arch:
+            base = dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
+                                       label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
+        measured = self.row_ceilings.get((target, arch))
+        if base is None or not measured:
             return base
-        return dataclasses.replace(base, bandwidth_gbs=float(peak.gbps),
-                                   label=f"measured copy bandwidth {peak.gbps:.0f} GB/s; compute: {base.label}")
+        from kernels.inspector.roofline import with_measured_ceilings
+
+        return with_measured_ceilings(base, measured)
 
     def add_row(self, target: str, row) -> bool:
         """Place a benchmark row (a GPU variant timed on a GPU); False, with the reason kept for the note,
@@ -129,6 +136,8 @@ class RooflineChart(QWidget):
                 counts[why] = counts.get(why, 0) + 1
                 self.draw()
             return False
+        if getattr(row, "ceiling", "") and getattr(row, "ceiling_rate", None):  # measured in the run, on this GPU
+            self.row_ceilings.setdefault((target, gpu_arch(backend)), {})[row.ceiling] = row.ceiling_rate
         ceilings = self.ceilings(target)
         try:
             point = place_run(target, row.variant, int(row.n), threads, blocks, row.timing.median_ms / 1e3,

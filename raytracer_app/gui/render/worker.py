@@ -229,6 +229,12 @@ class RenderWorker(QObject):
 
         threading.Thread(target=compile_kernel, name="kernel-compile", daemon=True).start()
 
+    @property
+    def gpu_kernels_ready(self) -> frozenset:
+        """(kind, memory or precision, backend) whose numba kernel this process has compiled or loaded: from
+        the next frame on, numba's kernel draws them rather than a shipped image."""
+        return frozenset(self._gpu_ready)
+
     def loading(self, r) -> str:
         """What the first frame of ``r``'s kind waits for, in words for the status line ('' once a kernel frame
         of it was drawn): compiling, with "first run only" when numba's cache does not hold it, or loading."""
