@@ -58,7 +58,8 @@ def test_a_sweep_splits_by_variant_and_merges_in_a_local_runs_order():
     parts = pieces.split(request, spec, workers=2)
     assert [p.changes for p in parts] == [{"variants": ["numpy"], "sizes": [100, 200, 300]},  # descriptor order
                                           {"variants": ["cpu-parallel"], "sizes": [100, 200, 300]}]
-    keyed = {pieces.row_key(p, seq): (n, p.variant) for p in reversed(parts) for seq, n in enumerate(p.changes["sizes"])}
+    keyed = {pieces.row_key(p, seq): (n, p.variant)
+             for p in reversed(parts) for seq, n in enumerate(p.changes["sizes"])}
     assert pieces.merged(keyed) == [(n, v) for n in (100, 200, 300) for v in ("numpy", "cpu-parallel")]
     rounds = BenchRequest("reduction", CPU, sizes=(100, 200), variants="numpy,cpu-parallel", repeats=4,
                           rounds=2).to_json()
