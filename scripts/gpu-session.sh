@@ -49,6 +49,7 @@
 #   ceilings (issue 52: every ceiling measured on this GPU, printed with how, then bench hashtable / spheres / julia /
 #   mandelbrot with % of ceiling and the renderers' rays, tests and iterations per second; N keys, default 2^26;
 #   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
+#   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -550,6 +551,10 @@ PY
         echo "no ncu here: no counters" | tee -a "$OUT/render-best-ncu.log"
       fi
       echo "render-best: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$OUT/render-best.log" ;;
+    cluster-bench)
+      # issue 47: the reduction sweep here, on one GPU worker and on all (cold and warm), row and Stop latency,
+      # the remote frame rate; result files and cluster-bench.json in $OUT/cluster (needs the cluster extra)
+      timeout 590 python3 scripts/cluster_bench.py --out "$OUT/cluster" 2>&1 | tee "$OUT/cluster-bench.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -66,10 +66,10 @@ SCRIPTS = (
     Script("kernel_images.py", "the kernel images shipped for a GPU's first frames (kernels/launch/images.py): "
            "builds them from the kernels with NVIDIA's compiler packages, or checks that they are current",
            ("--check",)),
-    Script("cluster_bench.py", "a Dask cluster of this host's GPUs (issue 47, docs/cluster.md): a reduction sweep on "
-           "one GPU worker against every GPU worker (result files compared), row and Stop latency, the remote "
-           "render's frame rate at 1024x1024; tried here on two cpu workers",
-           ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1",
+    Script("cluster_bench.py", "a Dask cluster of this host's GPUs (issue 47, docs/cluster.md): a reduction sweep in "
+           "this process, on one GPU worker and on every GPU worker, cold and warm (result files compared), row "
+           "and Stop latency, the remote render's frame rate at 1024x1024; tried here on two cpu workers",
+           ("--backend", "cpu", "--sizes", "4096,8192", "--variants", "numpy", "--repeats", "1", "--no-local", "--no-cold",
             "--frames-seconds", "0.3", "--frame-size", "64x64", "--port", "0", "--out", "{tmp}/cluster"),
            needs=("distributed",)),
     Script("compiler_overheads.py", "issue 51's gates cold compile and launch overhead: each compiler in a fresh "

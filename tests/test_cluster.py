@@ -46,21 +46,81 @@ def test_a_job_round_trips_through_json_with_its_variant_files_text(tmp_path):
         jobs.from_json({**jobs.to_json(job), "kind": "shell"})
 
 
-def test_a_sweep_splits_by_size_and_variant_and_merges_in_a_local_runs_order():
+def test_a_sweep_splits_by_variant_and_merges_in_a_local_runs_order():
+    """A piece is one variant with all its sizes (its kernels compile on one worker); each row's key sorts it
+    into a local run's order (size, launch, variant); rounds keep a problem's rows together: by size."""
     from kernels.cluster import pieces
     from kernels.registry import by_name
 
     spec = by_name("reduction")
-    request = BenchRequest("reduction", CPU, sizes=(100, 200, 300), variants="cpu-parallel,numpy").to_json()
-    parts = pieces.split(request, spec)
-    assert [p.changes for p in parts[:3]] == [{"sizes": [100], "variants": ["numpy"]},  # the descriptor's order
-                                             {"sizes": [100], "variants": ["cpu-parallel"]},
-                                             {"sizes": [200], "variants": ["numpy"]}]
-    keyed = {pieces.row_key(p, 0): (p.changes["sizes"][0], p.changes["variants"][0]) for p in reversed(parts)}
+    request = BenchRequest("reduction", CPU, sizes=(100, 200, 300), variants="cpu-parallel,numpy",
+                           launches=()).to_json()
+    parts = pieces.split(request, spec, workers=2)
+    assert [p.changes for p in parts] == [{"variants": ["numpy"], "sizes": [100, 200, 300]},  # descriptor order
+                                          {"variants": ["cpu-parallel"], "sizes": [100, 200, 300]}]
+    keyed = {pieces.row_key(p, seq): (n, p.variant)
+             for p in reversed(parts) for seq, n in enumerate(p.changes["sizes"])}
     assert pieces.merged(keyed) == [(n, v) for n in (100, 200, 300) for v in ("numpy", "cpu-parallel")]
     rounds = BenchRequest("reduction", CPU, sizes=(100, 200), variants="numpy,cpu-parallel", repeats=4,
                           rounds=2).to_json()
-    assert [p.changes for p in pieces.split(rounds, spec)] == [{"sizes": [100]}, {"sizes": [200]}]
+    assert [p.changes for p in pieces.split(rounds, spec, workers=2)] == [{"sizes": [100]}, {"sizes": [200]}]
+
+
+def test_a_gpu_sweep_is_cut_only_where_whole_variants_would_leave_gpus_idle_and_goes_out_longest_first():
+    from kernels.backend.devices import DeviceLimits
+    from kernels.cluster import pieces, remote
+    from kernels.registry import by_name
+
+    spec = by_name("reduction")
+    gpu = remote.RemoteGpu("cuda", 0, "", "NVIDIA H200", DeviceLimits(name="NVIDIA H200", sm_count=132), 100 << 30)
+    names = [v.name for v in spec.variants if v.kind == "gpu"]  # 14 kernels
+    sizes = tuple(1 << k for k in range(20, 30, 2))
+    kernels_only = BenchRequest("reduction", gpu, sizes=sizes, variants=",".join(names)).to_json()
+    whole = pieces.split(kernels_only, spec, workers=2)  # 14 whole variants over 2 GPUs: 7 each
+    assert [p.variant for p in whole] == names and all(p.size_indices == (0, 1, 2, 3, 4) for p in whole)
+    request = BenchRequest("reduction", gpu, sizes=sizes, variants=",".join(names + ["numpy"])).to_json()
+    cut = pieces.split(request, spec, workers=4)  # 15 over 4 GPUs: 4, 4, 4, 3 whole; the largest rows alone
+    assert [(p.variant, p.changes["sizes"]) for p in cut if p.variant == "best"] == [("best", list(sizes[:4])),
+                                                                                   ("best", [sizes[4]])]
+    assert [p.changes["sizes"] for p in cut if p.variant == "numpy"] == [list(sizes)]  # host code stays whole
+    order = pieces.longest_first(cut)
+    assert order[0].variant == "numpy" and {p.changes["sizes"][-1] for p in order[1:15]} == {sizes[4]}
+    whole = pieces.split(request, spec, workers=1)
+    assert len(whole) == 15 and pieces.spread([p.cost for p in cut], 4) < pieces.spread([p.cost for p in whole], 4)
+    left = [p for p in order if p.changes["sizes"] == list(sizes[:4])]
+    assert pieces.take(left, {"best"}).variant == "best" and left[0].variant == names[0]  # its own kernels first
+    big = pieces.longest_first(cut)
+    assert pieces.take(big, {"best"}).variant == "numpy"  # not for a piece far shorter than the longest
+    keys = [pieces.row_key(p, seq) for p in cut if p.variant in ("best", "numpy") for seq in range(len(p.size_indices))]
+    assert sorted(keys) == [(i, 0, v) for i in range(5) for v in (names.index("best"), len(names))]
+    numpy = next(p for p in cut if p.variant == "numpy")  # its worker died after two rows: the other three again
+    again = pieces.rest(numpy, {pieces.row_key(numpy, seq): "row" for seq in range(2)}, 99)
+    assert (again.index, again.changes["sizes"], again.size_indices) == (99, list(sizes[2:]), (2, 3, 4))
+    assert [pieces.row_key(again, seq) for seq in range(3)] == [(i, 0, len(names)) for i in (2, 3, 4)]
+    assert pieces.rest(numpy, {pieces.row_key(numpy, seq): "row" for seq in range(5)}, 99) is None
+
+
+def test_a_workers_pieces_of_one_sweep_share_its_problems_as_a_local_runs_variants_do():
+    """Two one-variant pieces run one after another on a worker build each problem once (a local run builds
+    it once for every variant), and give the rows a run without the cache gives; the budget bounds it."""
+    from kernels.cluster.problem_cache import ProblemCache, problem_bytes
+
+    cache = ProblemCache("sweep", 1 << 30)
+    sizes = (4096, 8192)
+    rows = []
+    for _ in range(2):  # a piece of one variant, then another's (the same here: numpy compiles nothing)
+        rows += run_bench(BenchRequest("reduction", CPU, sizes=sizes, variants="numpy", repeats=1),
+                          problem_cache=cache).rows
+    assert (cache.misses, cache.hits, len(cache)) == (2, 2, 2)
+    plain = run_bench(BenchRequest("reduction", CPU, sizes=sizes, variants="numpy", repeats=1)).rows
+    assert [(r.n, r.result, r.verified) for r in rows] == [(r.n, r.result, r.verified) for r in plain] * 2
+    assert all(r.verified == "yes" for r in rows)
+    kept = next(iter(BenchRequest("reduction", CPU, sizes=(8192,), repeats=1).problems(cache)))
+    assert problem_bytes(kept) >= 8192 * 4 and cache.hits == 3
+    small = ProblemCache("sweep", 40_000)  # one 8192-element int32 input fits, not two
+    for n in (8192, 8192 + 1, 8192):
+        next(iter(BenchRequest("reduction", CPU, sizes=(n,), repeats=1).problems(small)))
+    assert (small.misses, small.hits, len(small)) == (3, 0, 1)
 
 
 # --- on a LocalCluster of two worker processes --------------------------------------------------------------
@@ -109,8 +169,10 @@ def test_a_cluster_gives_a_local_runs_verified_rows_in_its_order(client, backend
     assert [r.result for r in there.rows] == [r.result for r in here.rows]
     assert {r.worker for r in there.rows} <= {"0", "1"} and all(r.worker for r in there.rows)
     assert sorted(map(_key, arrived)) == sorted(map(_key, there.rows))
-    if backend == "sim":  # the 1024 piece runs on while the first rows come (cpu rows take microseconds)
+    if backend == "sim":  # a piece of sequential runs on while numpy's first rows come (cpu rows: microseconds)
         assert running_at_first_row[0] > 0
+        ran = {v: {r.worker for r in there.rows if r.variant == v} for v in ("numpy", "sequential")}
+        assert all(len(w) == 1 for w in ran.values())  # a variant's rows (its kernels' compile) on one worker
 
 
 @pytest.mark.slow
@@ -155,7 +217,7 @@ def test_a_worker_killed_mid_run_loses_no_finished_row(client):
     killed = []
 
     def progress(kind, value):
-        if kind == "row" and not killed:  # the worker that sent the first row dies at once
+        if kind == "row" and not killed and value.variant == "sequential":  # its worker dies mid-piece
             killed.append(value.worker)
             os.kill(pids[names[value.worker]], signal.SIGKILL)
 
@@ -491,3 +553,56 @@ def test_a_rows_clocks_read_back_print_as_a_timed_rows_do():
     back = row_from_dict(row_dict(row))
     assert back.clocks == row.clocks
     assert "[THROTTLED: power cap]" in table_line(back)
+
+
+@pytest.mark.parametrize("maker", ["openssl", "cryptography"])
+def test_certificates_made_either_way_pass_a_mutual_tls_handshake_of_pythons_ssl(tmp_path, maker):
+    """Dask's TLS is the stdlib's ssl: the server and client certificates, by the cryptography package or by
+    the openssl command (a laptop without the package), each verified against the CA, both ways."""
+    import shutil
+    import socket
+    import ssl
+    import threading
+
+    if maker == "openssl" and shutil.which("openssl") is None:
+        pytest.skip("no openssl command here")
+    if maker == "cryptography":
+        pytest.importorskip("cryptography")
+    from kernels.cluster import security
+
+    security.make_certificates(tmp_path, maker=maker)
+    assert oct((tmp_path / "server-key.pem").stat().st_mode & 0o777) == "0o600"
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(tmp_path / "server.pem", tmp_path / "server-key.pem")
+    server.load_verify_locations(tmp_path / "ca.pem")
+    server.verify_mode = ssl.CERT_REQUIRED
+    client = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))  # checks the name: localhost
+    client.load_cert_chain(tmp_path / "client.pem", tmp_path / "client-key.pem")
+    seen = []
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        def serve():
+            conn, _ = listener.accept()
+            with server.wrap_socket(conn, server_side=True) as tls:
+                seen.append(tls.getpeercert()["subject"])
+                tls.sendall(b"ok")
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        with socket.create_connection(listener.getsockname(), timeout=10) as raw:
+            with client.wrap_socket(raw, server_hostname="localhost") as tls:
+                assert tls.recv(2) == b"ok"
+        thread.join(10)
+    assert seen == [((("commonName", "raytracer-app cluster client"),),)]
+
+
+def test_cluster_certs_without_cryptography_or_openssl_says_what_to_install_in_one_line(tmp_path, capsys,
+                                                                                     monkeypatch):
+    from kernels.cluster import security
+    from raytracer_app.cli import main
+
+    monkeypatch.setattr(security, "_has_cryptography", lambda: False)
+    monkeypatch.setattr(security.shutil, "which", lambda name: None)
+    assert main(["cluster", "certs", str(tmp_path / "certs")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install -e '.[cluster-certs]'" in err[0]
+    assert not (tmp_path / "certs").exists()

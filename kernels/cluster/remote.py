@@ -1,11 +1,11 @@
 """The client's side of a cluster run: connect (one line for a bad or unreachable address), choose the workers
 (``on``: a GPU model such as H200, 'any-gpu', or every worker for the cpu and sim backends), split a sweep
-into pieces (kernels/cluster/pieces.py) submitted to them at once, stream each row as it arrives
+into pieces (kernels/cluster/pieces.py) handed to each worker as it is free, stream each row as it arrives
 (``Client.subscribe_topic``), stop on request (a ``distributed.Event`` the workers check between rows; a worker
 still busy 10 s later is restarted and the run reported as stopped), and merge the rows in a local run's
-order. A worker killed mid-run loses no finished row: the rows it sent are kept, and Dask runs its piece
-again on another worker (its rows already here are not repeated); when no worker can take it, the run stops
-with what it has."""
+order. A worker killed mid-run loses no finished row: the rows it sent are kept, and what is left of its
+piece (the sizes whose rows did not all come) is handed to another worker; when no worker can take the
+pieces left, the run stops with what it has."""
 
 from __future__ import annotations
 
@@ -254,33 +254,41 @@ class _Collector:
 
 def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, workers=None) -> RemoteRun:
     """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any), or
-    over the worker addresses ``workers`` alone."""
+    over the worker addresses ``workers`` alone: each free worker is handed the next piece (longest first,
+    its own variants preferred: kernels/cluster/pieces.py) the moment it is free."""
     from distributed import Event
 
     from kernels.cluster.worker_side import run_job
     from kernels.registry import by_name
 
     spec = by_name(job.request["algorithm"])
-    parts = pieces.split(job.request, spec)
+    eligible = _Eligible(client, resources, workers)
+    parts = pieces.split(job.request, spec, max(1, len(eligible.now())))
     out = RemoteRun()
     got = _Collector(parts, progress or (lambda kind, value: None), _expected_rows(job.request, spec), out)
     run_id = uuid.uuid4().hex[:12]
     topic, stop_name = f"raytracer-rows-{run_id}", f"raytracer-stop-{run_id}"
     client.subscribe_topic(topic, got.arrived)
     stop_event = Event(stop_name, client=client)
-    futures = {client.submit(run_job, jobs.to_json(jobs.Job(job.kind, {**job.request, **p.changes}, job.files,
-                                                            p.index)),
-                             topic, stop_name, key=f"raytracer-{run_id}-{p.index}", resources=resources,
-                             workers=workers, allow_other_workers=False, pure=False,
-                             priority=(p.changes.get("sizes") or [0])[0]): p for p in parts}  # largest first
+
+    def submit(piece, address):
+        doc = jobs.to_json(jobs.Job(job.kind, {**job.request, **piece.changes}, job.files, piece.index))
+        # on its worker only: when that worker dies, what is left of the piece is handed out again (_HandOut)
+        future = client.submit(run_job, doc, topic, stop_name, key=f"raytracer-{run_id}-{piece.index}",
+                               resources=resources, workers=[address], allow_other_workers=False, pure=False)
+        future.add_done_callback(lambda _: got.queue.put((time.time(), None)))  # the loop wakes at once
+        return future
+
+    hand = _HandOut(parts, submit, got.keyed)
+    stop_at = None
     try:
         try:
-            stop_at = _follow(client, futures, got, stop or (lambda: False), stop_event, resources)
+            stop_at = _follow(client, hand, got, stop or (lambda: False), stop_event, eligible)
         except KeyboardInterrupt:  # Ctrl-C here: the workers stop too; the rows that came stay with the caller
             _quietly(stop_event.set)
             raise
         got.drain()
-        for future, piece in sorted(futures.items(), key=lambda fp: fp[1].index):
+        for future, piece in sorted(hand.futures.items(), key=lambda fp: fp[1].index):
             if future.status == "finished":
                 got.finished(piece, future.result())
             elif future.status == "error":
@@ -291,43 +299,127 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
                 out.messages.append(f"a piece of the run failed on the cluster: {one_line(exc)}")
             else:
                 out.stopped = True
+        out.stopped |= bool(hand.left)  # pieces never handed out: Stop, a failure, no worker left
     finally:
         client.unsubscribe_topic(topic)
-        for future in futures:
+        for future in hand.futures:
             if not future.done():
                 future.cancel()
         _quietly(stop_event.clear)
+        _forget_problems(client, topic, set(hand.where.values()) & set(eligible.now()))
     out.stopped |= stop_at is not None
     out.rows = pieces.merged(got.keyed)
     return out
 
 
-def _follow(client, futures, got: _Collector, should_stop, stop_event, resources):
-    """Take rows as they come until every piece is done, a stop is over, or no worker can take the pieces
-    left; returns when Stop was asked (None if it was not)."""
+class _Eligible:
+    """The workers a run may use, now: those with ``resources`` (None: any), or of the addresses ``chosen``."""
+
+    def __init__(self, client, resources, chosen):
+        self.client, self.resources, self.chosen = client, resources, chosen
+        self.last: list = []
+
+    def now(self) -> list[str]:
+        try:
+            found = workers(self.client)
+        except Exception:  # noqa: BLE001 - the scheduler not answering: the workers seen last
+            return self.last
+        self.last = [w.address for w in found
+                     if (self.chosen is None or w.address in self.chosen)
+                     and all(w.resources.get(r, 0) >= n for r, n in (self.resources or {}).items())]
+        return self.last
+
+
+class _HandOut:
+    """The pieces not yet handed out (longest first) and those that were: each free worker gets one piece
+    at a time, so the order holds to the end and the last pieces go to whichever worker is free first."""
+
+    def __init__(self, parts, submit, keyed: dict):
+        self.parts, self.keyed = parts, keyed  # every piece by its index (those made again too); the rows here
+        self.left = pieces.longest_first(parts)
+        self.submit = submit
+        self.futures: dict = {}  # future -> its piece
+        self.where: dict = {}  # future -> the worker it was handed to
+        self.ran: dict = {}  # worker -> the variants it was handed (their kernels compiled there)
+        self.halted = False
+
+    def fill(self, live: list) -> None:
+        if any(f.status == "error" for f in self.futures):
+            self.halted = True  # a failed piece: the run ends with what it has (an InputError is raised)
+        if self.halted:
+            return
+        busy = {w for f, w in self.where.items() if not f.done()}
+        for address in live:
+            if not self.left:
+                return
+            if address in busy:
+                continue
+            piece = pieces.take(self.left, self.ran.setdefault(address, set()))
+            future = self.submit(piece, address)
+            self.futures[future], self.where[future] = piece, address
+            if piece.variant is not None:
+                self.ran[address].add(piece.variant)
+
+    def lost(self, live: list) -> None:
+        """Pieces whose worker is gone (killed, restarted with a new address): their rows that came stay;
+        what is left of each is handed out again, to the next free worker."""
+        for future, address in list(self.where.items()):
+            if future.done() or address in live:
+                continue
+            future.cancel()
+            piece = self.futures.pop(future)
+            del self.where[future]
+            again = pieces.rest(piece, self.keyed, len(self.parts))
+            if again is not None:
+                self.parts.append(again)  # the collector finds its rows' piece by this index
+                self.left = pieces.longest_first([*self.left, again])
+
+    def done(self) -> bool:
+        return (self.halted or not self.left) and all(f.done() for f in self.futures)
+
+
+def _follow(client, hand: _HandOut, got: _Collector, should_stop, stop_event, eligible: _Eligible):
+    """Hand out pieces and take rows as they come until every piece is done, a stop is over, or no worker
+    can take the pieces left; returns when Stop was asked (None if it was not)."""
     out = got.out
     stop_at = orphaned_at = None
+    live = eligible.now()
     turn = 0
     while True:
         turn += 1
-        got.drain(wait=0.02)  # a row is taken the moment it comes
-        if all(f.done() for f in futures):
+        if stop_at is None:
+            hand.fill(live)
+        got.drain(wait=0.02)  # a row is taken the moment it comes; a piece's end wakes it too
+        if hand.done():
             return stop_at
         if stop_at is None and should_stop():
             stop_event.set()
             stop_at = time.monotonic()
+            hand.halted = True
         if stop_at is not None and time.monotonic() - stop_at > RESTART_AFTER_S:
-            _restart_busy(client, futures, out)
+            _restart_busy(client, hand.futures, out)
             return stop_at
-        if resources and turn % 25 == 0 and not _any_worker_has(client, resources):  # twice a second
-            orphaned_at = orphaned_at or time.monotonic()
-            if time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
-                out.messages.append(f"no worker with {', '.join(resources)} is left: the run stopped with "
-                                    f"{len(got.keyed)} rows")
+        if turn % 25 == 0:  # twice a second: workers that left or joined
+            live = eligible.now()
+            if stop_at is None:
+                got.drain()  # the rows a dying worker sent before it went, then what is left of its pieces
+                hand.lost(live)
+            orphaned_at = None if live else orphaned_at or time.monotonic()
+            if orphaned_at is not None and time.monotonic() - orphaned_at > ORPHAN_AFTER_S:
+                what = f"with {', '.join(eligible.resources)}" if eligible.resources else "of the run"
+                out.messages.append(f"no worker {what} is left: the run stopped with {len(got.keyed)} rows")
                 out.stopped = True
                 return stop_at
-        elif turn % 25 == 0:
-            orphaned_at = None
+
+
+def _forget_problems(client, topic: str, addresses) -> None:
+    """The run's problems kept on its workers (their host and GPU memory) go (only live workers are asked: the
+    scheduler would wait 30 s on a dead one)."""
+    from kernels.cluster.worker_side import forget_problems
+
+    if addresses:
+        _quietly(lambda: client.run(forget_problems, topic, workers=sorted(addresses), wait=False,
+                                    on_error="ignore"))
 
 
 def _expected_rows(request: dict, spec) -> int:
@@ -337,18 +429,7 @@ def _expected_rows(request: dict, spec) -> int:
         return 0
     names = request.get("variants") or ["all"]
     count = len(spec.variants) if names == ["all"] else len(names)
-    swept = 1
-    for option in spec.options:
-        if option.sweep:
-            swept *= max(1, len((request.get("options") or {}).get(option.name) or [None]))
-    return max(1, len(request.get("sizes") or [])) * swept * max(1, len(request.get("launches") or [])) * count
-
-
-def _any_worker_has(client, resources: dict) -> bool:
-    try:
-        return any(all(w.resources.get(r, 0) >= n for r, n in resources.items()) for w in workers(client))
-    except Exception:  # noqa: BLE001 - the scheduler not answering: the next turn asks again
-        return True
+    return max(1, len(request.get("sizes") or [])) * pieces.rows_per_size(request, spec, count)
 
 
 def _restart_busy(client, futures, out) -> None:
@@ -404,16 +485,37 @@ def render(client, request, resources=None, workers=None) -> RemoteFrame:
     return RemoteFrame(out["frame"], out["worker_ms"], (time.perf_counter() - start) * 1e3, out["worker"])
 
 
-def call(client, function, *args, resources=None):
+def call(client, function, *args, resources=None, stop=None):
     """``function(*args)`` (one of kernels/cluster/worker_side.py's) on a worker with ``resources``: what it
     returns, an InputError as it was raised there (a GPU without Nsight Compute, say), any other failure as
-    one line."""
+    one line. ``stop`` (a callable, checked ten times a second): passed on to ``function`` as a Stop it
+    watches (its ``stop_name``, a distributed Event); stopped, what it returns by RESTART_AFTER_S later, else
+    None (the future cancelled)."""
+    from distributed import Event
+
+    event, kwargs = None, {}
+    if stop is not None:
+        name = f"raytracer-stop-{uuid.uuid4().hex[:12]}"
+        event, kwargs = Event(name, client=client), {"stop_name": name}
     try:
-        return client.submit(function, *args, resources=resources, pure=False).result()
+        future = client.submit(function, *args, resources=resources, pure=False, **kwargs)
+        asked = None
+        while stop is not None and not future.done():
+            if asked is None and stop():
+                event.set()
+                asked = time.monotonic()
+            if asked is not None and time.monotonic() - asked > RESTART_AFTER_S:
+                future.cancel()
+                return None
+            time.sleep(0.1)
+        return future.result()
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - the worker's failure, in one line
         raise ClusterError(f"{function.__name__} failed on the cluster: {one_line(exc)}") from None
+    finally:
+        if event is not None:
+            _quietly(event.clear)
 
 
 class LessonPlace:

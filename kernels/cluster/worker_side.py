@@ -4,8 +4,9 @@ worker started with ``CUDA_VISIBLE_DEVICES`` naming one GPU).
 
 Each row goes back the moment it finishes through ``Worker.log_event(topic, ...)`` (the client subscribes to
 the topic); a stop asked by the client is a ``distributed.Event`` that a thread here watches, so the run
-checks a local flag between rows. What the task returns is the whole piece again (rows, peak, device), so a
-row whose event was missed is still merged."""
+checks a local flag between rows and samples. What the task returns is the whole piece again (rows, peak,
+device), so a row whose event was missed is still merged. The problems a piece built stay for the sweep's
+next pieces on this worker (kernels/cluster/problem_cache.py) until the client says the sweep is over."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import threading
 import time
 
 _PEAKS: dict = {}  # backend kind -> the copy peak this worker process measured (one per sweep's worker)
+_PROBLEMS: list = []  # the one ProblemCache of the sweep this worker runs pieces of (its scope: the topic)
+_PROBLEMS_LOCK = threading.Lock()
 STOP_POLL_S = 0.2  # how often the watching thread asks the scheduler whether Stop was pressed
 
 
@@ -64,7 +67,8 @@ def _bench(job, worker, topic, stop) -> dict:
     with tempfile.TemporaryDirectory(prefix="raytracer-job-") as folder:
         written = jobs.write_files(job, folder)
         request = BenchRequest.from_json({**job.request, "variant_files": written.paths}, backend)
-        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind))
+        run = run_bench(request, send, stop.is_set, known_peak=_PEAKS.get(backend.kind),
+                        problem_cache=_problem_cache(topic, backend))
     if run.peak is not None and run.peak.gbps:
         _PEAKS.setdefault(backend.kind, run.peak)
     for r in run.rows:
@@ -77,6 +81,31 @@ def _bench(job, worker, topic, stop) -> dict:
     return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
             "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
             "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
+
+
+def _problem_cache(scope: str, backend):
+    """The sweep ``scope``'s problems on this worker (a new sweep's drops the last one's)."""
+    from kernels.cluster.problem_cache import ProblemCache, budget
+
+    with _PROBLEMS_LOCK:
+        if not _PROBLEMS or _PROBLEMS[0].scope != scope:
+            limit = budget()
+            free = backend.free_device_bytes() if backend.is_gpu else None
+            if free:  # the problems' device copies stay too: a share of the GPU's free memory at most
+                limit = min(limit, free // 4)
+            _PROBLEMS[:] = [ProblemCache(scope, limit)]
+        return _PROBLEMS[0]
+
+
+async def forget_problems(scope: str) -> int:
+    """Run on each worker when the sweep ``scope`` is over (a coroutine: ``Client.run`` does not wait for
+    it): its problems (host and device memory) go."""
+    with _PROBLEMS_LOCK:
+        if _PROBLEMS and _PROBLEMS[0].scope == scope:
+            kept = len(_PROBLEMS[0])
+            _PROBLEMS.clear()
+            return kept
+    return 0
 
 
 def gpu_facts() -> dict:
@@ -112,12 +141,19 @@ def measure_access(job) -> tuple[dict, dict]:
     return measure(job, Backend("cuda", 0), lines_out=lines), lines
 
 
-def measure_lines(target: str, names: list, n: int | None, static: dict) -> dict:
-    """`inspect --lines --measured` on this worker's GPU: the variants' per-line counters, one ncu run."""
+def measure_lines(target: str, names: list, n: int | None, static: dict, stop_name: str | None = None) -> dict:
+    """`inspect --lines --measured` (and the window's Measure per line) on this worker's GPU: the variants'
+    per-line counters, one ncu run; ``stop_name``: the client's Stop (ncu's child ends within a second)."""
     from kernels.backend import Backend
     from kernels.inspector.lines import measure_lines as measure
 
-    return measure(target, names, Backend("cuda", 0), n, static=static)
+    stop = _StopWatch(stop_name) if stop_name else None
+    try:
+        return measure(target, names, Backend("cuda", 0), n, static=static,
+                       should_stop=stop.is_set if stop else None)
+    finally:
+        if stop:
+            stop.end()
 
 
 def end_worker_process() -> None:
@@ -154,22 +190,25 @@ def _stop_asked(name: str) -> bool:
 
 
 class _StopWatch:
-    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag."""
+    """The client's Stop as a local flag: a thread waits on the distributed Event and sets the flag. The Event
+    is made here, on the task's thread, where Dask finds the worker's client (a thread of its own does not)."""
 
     def __init__(self, name: str):
+        from distributed import Event, get_client
+
         self._flag = threading.Event()
         self._done = threading.Event()
-        self._name = name  # run_job asked the Event before: a Stop from now on reaches the flag through the thread
+        try:
+            self._event = Event(name, client=get_client())
+        except Exception:  # noqa: BLE001 - the scheduler gone: nothing to stop, the task ends with the run
+            self._event = None
         self._thread = threading.Thread(target=self._watch, name="raytracer-stop-watch", daemon=True)
         self._thread.start()
 
     def _watch(self):
-        from distributed import Event
-
         try:
-            event = Event(self._name)
-            while not self._done.is_set():
-                if event.wait(timeout=STOP_POLL_S):
+            while self._event is not None and not self._done.is_set():
+                if self._event.wait(timeout=STOP_POLL_S):
                     self._flag.set()
                     return
         except Exception:  # noqa: BLE001 - the scheduler gone: the task ends with the run, nothing to stop

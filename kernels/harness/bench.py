@@ -24,7 +24,7 @@ from kernels.timing.policy import Stopped, stopping
 
 def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, *, peak: Peak | None = None,
         on_row: Callable[[Row], None] | None = None, on_progress: Callable[[int, int], None] | None = None,
-        should_stop: Callable[[], bool] | None = None) -> list[Row]:
+        should_stop: Callable[[], bool] | None = None, problem_cache=None) -> list[Row]:
     """Run ``variants`` on every problem and launch of ``request``; returns the rows (also streamed to
     ``on_row`` as each is done), those finished so far when ``should_stop()`` turns true.
 
@@ -35,7 +35,8 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
     a GPU each timed variant runs a second time with L2 flushed before every repeat (the row keeps both
     medians); ``rounds``: each row's repeats spread over this many rounds through the problem's rows
     (:mod:`kernels.harness.rounds`), a problem's rows reported once its last round is done (a stop between
-    rounds keeps only the rows of earlier problems)."""
+    rounds keeps only the rows of earlier problems). ``problem_cache``: the request's problems are taken from
+    it where it keeps them (a cluster worker's, between the pieces of one sweep)."""
     backend, launches, repeats, rounds = request.backend, request.launches, request.repeats, request.rounds
     policy, cold = request.policy, request.cold
     spec = getattr(request, "spec", None)
@@ -43,7 +44,8 @@ def run(request, variants: Sequence, problems: Iterable[Problem] | None = None, 
     device = backend.device_name
     rows: list[Row] = []
     if problems is None:
-        problems, problem_count = request.problems(), request.problem_count
+        problems = request.problems() if problem_cache is None else request.problems(problem_cache)
+        problem_count = request.problem_count
     else:
         problems = list(problems)
         problem_count = len(problems)

@@ -12,6 +12,12 @@ from kernels.backend import Skip, SkipKind
 FAR_PAST = 2.0  # one call estimated past this many times --max-seconds: skipped
 
 
+def relative_cost(n: int | None) -> float:
+    """A row's cost at size ``n`` relative to another's: linear in n, the one model of this module (a cluster
+    orders a sweep's pieces by it, kernels/cluster/pieces.py). No size (a target without one): 1."""
+    return float(n) if n else 1.0
+
+
 class Guard:
     """Remembers each (variant, launch)'s last timed call and says which rows to skip."""
 
@@ -25,7 +31,7 @@ class Guard:
         if seen is None or n <= seen[0]:
             return None
         n0, ms = seen
-        estimate_s = ms * (n / n0) / 1e3
+        estimate_s = ms * (relative_cost(n) / relative_cost(n0)) / 1e3
         if estimate_s <= FAR_PAST * self.max_seconds:
             return None
         return Skip(SkipKind.TOO_LONG, f"estimated {estimate_s:,.3g} s a call at n {n:,} ({ms:,.3g} ms at n {n0:,}, "

@@ -34,12 +34,13 @@ class BenchRun:
 
 
 def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None, lock=None,
-              known_peak: Peak | None = None) -> BenchRun:
+              known_peak: Peak | None = None, problem_cache=None) -> BenchRun:
     """Run ``request``. A simulator run goes to the simulator's child process ``simulator`` when one is given
     (so that a Stop ends it at once), and to one started and ended here when this process cannot run the
     simulator. ``lock``: held around each compute call (the window's, so its renders and runs never launch
     at once). ``known_peak``: the copy bandwidth this process measured before (a cluster worker's pieces of
-    one sweep), used instead of measuring it again."""
+    one sweep), used instead of measuring it again; ``problem_cache``: its problems built before, kept for the
+    sweep's next pieces (kernels/cluster/problem_cache.py)."""
     from kernels.backend import simulator_active
 
     send = progress or (lambda kind, value: None)
@@ -51,7 +52,7 @@ def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None
         return BenchRun(rows, peak, stopped)
     if request.backend.is_simulator and (simulator is not None or not simulator_active()):
         return _in_simulator_child(request, send, should_stop, simulator)
-    return _run_here(request, send, should_stop, lock, known_peak)
+    return _run_here(request, send, should_stop, lock, known_peak, problem_cache)
 
 
 def bench_job(payload: dict, send) -> BenchRun:
@@ -85,7 +86,7 @@ def _in_simulator_child(request, send, should_stop, simulator) -> BenchRun:
             child.end()
 
 
-def _run_here(request, send, should_stop, lock, known_peak=None) -> BenchRun:
+def _run_here(request, send, should_stop, lock, known_peak=None, problem_cache=None) -> BenchRun:
     from kernels.launch import tuning
 
     backend = request.backend
@@ -109,7 +110,7 @@ def _run_here(request, send, should_stop, lock, known_peak=None) -> BenchRun:
         with tuning.retuning(request.retune):
             out.rows = bench.run(request, variants, peak=out.peak, on_row=lambda row: send("row", row),
                                  on_progress=lambda done, total: send("progress", (done, total)),
-                                 should_stop=should_stop)
+                                 should_stop=should_stop, problem_cache=problem_cache)
         out.ceilings = ceilings.measured_on(backend)
         out.stopped = should_stop()
         out.bad_files = [u.run.bad_file for u in users if u.run.bad_file]

@@ -281,14 +281,26 @@ class BenchRequest:
     def problem_count(self) -> int:
         return max(1, len(self.sizes)) * len(self._sweep_values())
 
-    def problems(self) -> Iterator:
+    def problems(self, cache=None) -> Iterator:
         """The problems in run order (size by size, each swept combination in turn), each built when its turn
-        comes: a problem's input can be large."""
+        comes: a problem's input can be large. ``cache`` (a cluster worker's, kernels/cluster/problem_cache.py):
+        a problem of the same algorithm, size, options, seed and input as one it keeps is that one."""
         spec, options = self.spec, dict(self.options)
-        data = spec.load_input(self.input) if self.input is not None else None
+        data: list = []  # the input file's data, read for the first problem built
+
+        def build(n, chosen):
+            if self.input is not None and not data:
+                data.append(spec.load_input(self.input))
+            return spec.make_problem(n, chosen, self.seed, *data)
+
         for n in self.sizes or (None,):
             for values in self._sweep_values():
-                yield spec.make_problem(n, {**options, **values}, self.seed, *(() if data is None else (data,)))
+                chosen = {**options, **values}
+                if cache is None:
+                    yield build(n, chosen)
+                else:
+                    key = (self.algorithm, n, repr(sorted(chosen.items())), self.seed, self.input)
+                    yield cache.get(key, lambda n=n, chosen=chosen: build(n, chosen))
 
     @property
     def policy(self):

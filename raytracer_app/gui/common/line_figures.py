@@ -2,7 +2,9 @@
 view's source column show them: the figures a picker offers, a cell's text, how hot a line is, a line's
 figures in words, the sentence naming the hottest line; and the measurement itself (Nsight Compute's source
 counters, kernels.inspector.lines.measure_lines) on a worker thread, with its button disabled, the reason as
-its tooltip, where counters cannot be read. No widget is held here but that button."""
+its tooltip, where counters cannot be read; with *Run on* a cluster (run_on.py), on the cluster's GPU (the
+compile for the inlined-at chains here, for its architecture; ncu's run there). No widget is held here but
+that button."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from PyQt6.QtWidgets import QPushButton
 
 from kernels.counters import lines_text
 from kernels.counters.lines import COLUMNS, KINDS, MEASURED, OWN, PREDICTED, REFERENCE, STATIC, WITH_INLINED
+from raytracer_app.gui.common.run_on import resources_for, run_on
 from raytracer_app.gui.common.workers import JobWorker, WorkerThread, describe
 
 KIND_WORDS = {STATIC: "static", PREDICTED: "predicted", MEASURED: "measured", REFERENCE: "reference"}
@@ -123,12 +126,13 @@ def fill_reference_box(box, references, what: str) -> None:
 @dataclass(frozen=True)
 class LinesJob:
     """A per-line measurement: variants of one target on a GPU backend, at size ``n`` (None: the
-    declaration's)."""
+    declaration's); ``client``: a cluster's (Run on), whose GPU measures them instead."""
 
     target: str
     variants: tuple
     backend: object
     n: int | None = None
+    client: object = None
 
 
 class LinesWorker(JobWorker):
@@ -145,19 +149,37 @@ class LinesWorker(JobWorker):
 
         got = {}
         try:
-            static = self._static(job)
-            if not self._stop.is_set():
-                got = measure_lines(job.target, list(job.variants), job.backend, job.n,
-                                    on_progress=lambda d, t, text: self.progress.emit(f"ncu: {text}"),
-                                    should_stop=self._stop.is_set, static=static)
+            if job.client is not None:  # Run on a cluster: its GPU measures
+                got = self._on_cluster(job)
+            else:
+                static = self._static(job)
+                if not self._stop.is_set():
+                    got = measure_lines(job.target, list(job.variants), job.backend, job.n,
+                                        on_progress=lambda d, t, text: self.progress.emit(f"ncu: {text}"),
+                                        should_stop=self._stop.is_set, static=static)
         except Exception as exc:  # noqa: BLE001 - CannotMeasure's one line, or what broke
             self.failed.emit(job, describe(exc))
         finally:
             self._running.clear()
         self.done.emit(job, got, self._stop.is_set())
 
-    def _static(self, job: LinesJob) -> dict:
-        """{variant: KernelReport} for the GPU's architecture; {} without the compiler packages or a compile."""
+    def _on_cluster(self, job: LinesJob) -> dict:
+        """The one ncu run on a GPU worker of the cluster (its model with the most GPUs); Stop reaches it."""
+        from kernels.backend import Backend
+        from kernels.cluster import remote, worker_side
+
+        resources = resources_for(job.client, Backend("cuda"))
+        gpu = remote.remote_gpu(job.client, resources)
+        static = self._static(job, gpu.remote_arch)
+        if self._stop.is_set():
+            return {}
+        self.progress.emit(f"ncu: measuring per line on the cluster's {gpu.device_name}…")
+        return remote.call(job.client, worker_side.measure_lines, job.target, list(job.variants), job.n, static,
+                           resources=resources, stop=self._stop.is_set) or {}
+
+    def _static(self, job: LinesJob, arch: str | None = None) -> dict:
+        """{variant: KernelReport} for the GPU's architecture (``arch``: a cluster's); {} without the compiler
+        packages or a compile."""
         from kernels.inspector import toolchain
 
         if toolchain.missing():
@@ -167,7 +189,7 @@ class LinesWorker(JobWorker):
 
         self.progress.emit("compiling for this GPU's architecture (the line chains of inlined code)…")
         try:
-            reports = inspect_many([(job.target, v) for v in job.variants], device_arch(job.backend))
+            reports = inspect_many([(job.target, v) for v in job.variants], arch or device_arch(job.backend))
         except Exception:  # noqa: BLE001 - measured without chains: call lines show their own instructions
             return {}
         return {v: r for (_, v), r in reports.items() if not isinstance(r, Exception)}
@@ -197,10 +219,16 @@ class LinesMeasure(QObject):
         self.worker.failed.connect(lambda job, text: self.said.emit(f"per-line measurement failed: {text}"))
         self.worker.done.connect(self._done)
         self.thread.start()
+        run_on().changed.connect(self._where_changed)
         self.refresh()
 
     def reason(self) -> str:
-        """'' where counters can be read on the window's backend, else the one line saying why not."""
+        """'' where counters can be tried (the window's backend, or Run on a cluster with a GPU: ncu is
+        checked there), else the one line saying why not."""
+        where = run_on()
+        if where.remote:
+            return "" if where.models else ("counters cannot be read: needs a CUDA GPU, and the cluster's workers "
+                                            "(Run on) have none")
         from kernels.counters.tool import why_not
 
         return why_not(self.backend_of())
@@ -208,7 +236,13 @@ class LinesMeasure(QObject):
     def refresh(self) -> None:
         self.why = why = self.reason()
         self.button.setEnabled(not why and not self.running())
-        self.button.setToolTip(why or MEASURE_TIP)
+        models = run_on().models if run_on().remote else []
+        tip = MEASURE_TIP.replace("on this GPU", f"on the cluster's {models[0]} (Run on)") if models else MEASURE_TIP
+        self.button.setToolTip(why or tip)
+
+    @pyqtSlot(str)
+    def _where_changed(self, _state: str) -> None:
+        self.refresh()
 
     def running(self) -> bool:
         return self.worker.running()
@@ -221,12 +255,13 @@ class LinesMeasure(QObject):
             return False
         if self.running() or not variants:
             return False
-        backend = self.backend_of()
-        self.worker.start(LinesJob(target, tuple(variants), backend, n))
+        backend, where = self.backend_of(), run_on()
+        self.worker.start(LinesJob(target, tuple(variants), backend, n, where.client))
         self.refresh()
         self.running_changed.emit(True)
-        self.said.emit(f"measuring {', '.join(variants)} per line with Nsight Compute on "
-                       f"{getattr(backend, 'device_name', '') or 'this GPU'}…")
+        place = (f"the cluster's {where.models[0]}" if where.remote else
+                 getattr(backend, "device_name", "") or "this GPU")
+        self.said.emit(f"measuring {', '.join(variants)} per line with Nsight Compute on {place}…")
         return True
 
     def stop(self) -> None:

@@ -25,6 +25,7 @@ class RunOn(QObject):
     def __init__(self):
         super().__init__()
         self.client = None
+        self.models: list = []  # the connected cluster's GPU models (its workers' resources), [] for none
         self.address: str | None = None
         self.state = "this machine"
         self._lock = threading.Lock()
@@ -53,10 +54,10 @@ class RunOn(QObject):
         self._say(f"connecting to {address} ...")
         self._connector.start((address, certs))
 
-    @pyqtSlot(object, str)
-    def _connected(self, client, summary: str) -> None:
+    @pyqtSlot(object, str, object)
+    def _connected(self, client, summary: str, models) -> None:
         with self._lock:
-            self.client = client
+            self.client, self.models = client, list(models)
         self._say(summary)
 
     @pyqtSlot(str)
@@ -65,7 +66,7 @@ class RunOn(QObject):
 
     def _drop_client(self) -> None:
         with self._lock:
-            client, self.client = self.client, None
+            client, self.client, self.models = self.client, None, []
         if client is not None:
             threading.Thread(target=client.close, name="cluster-close", daemon=True).start()  # never waits here
 
@@ -77,12 +78,13 @@ class RunOn(QObject):
         self._drop_client()
         if self._thread is not None:
             self._thread.shutdown(15000)
+        self._connector = self._thread = None  # a later window connects on a thread of its own again
 
 
 class ClusterConnector(JobWorker):
     """Connects to a cluster and lists its workers, on its own thread."""
 
-    connected = pyqtSignal(object, str)  # the client, a summary of its workers
+    connected = pyqtSignal(object, str, object)  # the client, a summary of its workers, its GPU models
     failed = pyqtSignal(str)
 
     @pyqtSlot(object)
@@ -95,7 +97,7 @@ class ClusterConnector(JobWorker):
             found = remote.workers(client)
             models = sorted({w.model for w in found if w.model})
             kinds = ", ".join(models) if models else "cpu and sim"
-            self.connected.emit(client, f"{client.scheduler.address}: {len(found)} worker(s) ({kinds})")
+            self.connected.emit(client, f"{client.scheduler.address}: {len(found)} worker(s) ({kinds})", models)
         except Exception as exc:  # noqa: BLE001 - a bad or unreachable address: the state line says it
             self.failed.emit(describe(exc))
         finally:

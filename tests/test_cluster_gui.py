@@ -1,0 +1,123 @@
+"""The Inspector's and the Access view's measured runs (Measure per line) go where the window's *Run on* control
+says (docs/cluster.md): with a cluster connected, on its GPU worker, even though this machine has none; Stop
+reaches the worker; back on this machine, the local reason. An in-process cluster of one worker declaring a
+GPU (its GPU's facts and Nsight Compute's run are stand-ins, run by the worker). pytest-qt, offscreen."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("distributed", reason="the cluster extra is not installed")
+pytest.importorskip("pytestqt")
+
+from tests.test_gui_lines import fake_measurement, reason_starts
+
+WAIT = 30_000
+CALLS: list = []  # what the worker's stand-in measured: (target, variants, n, the worker's name)
+
+
+def gpu_facts() -> dict:
+    import dataclasses
+
+    from kernels.backend.devices import DeviceLimits
+
+    return {"name": "NVIDIA H200", "limits": dataclasses.asdict(DeviceLimits(name="NVIDIA H200", sm_count=132)),
+            "free": 100 << 30, "arch": "sm_90"}
+
+
+def measure_lines(target, names, n, static, stop_name=None):
+    from distributed import get_worker
+
+    CALLS.append((target, list(names), n, get_worker().name))
+    return fake_measurement(names[0], [])(target, names, None, n, on_progress=lambda *a: None)
+
+
+def measure_until_stopped(target, names, n, static, stop_name=None):
+    from kernels.cluster.worker_side import _StopWatch
+
+    stop, give_up = _StopWatch(stop_name), time.monotonic() + 30
+    try:
+        while not stop.is_set() and time.monotonic() < give_up:  # ncu's child runs until Stop ends it
+            time.sleep(0.01)
+    finally:
+        stop.end()
+    CALLS.append(("stopped", list(names), n, stop.is_set()))
+    return {}
+
+
+@pytest.fixture
+def gpu_cluster(qtbot, monkeypatch):
+    """Run on: a connected cluster whose one worker has the resources GPU=1, H200=1."""
+    from distributed import LocalCluster
+
+    from kernels.cluster import worker_side
+    from raytracer_app.gui.common.run_on import run_on
+
+    monkeypatch.setattr(worker_side, "gpu_facts", gpu_facts)
+    monkeypatch.setattr(worker_side, "measure_lines", measure_lines)
+    monkeypatch.setattr("raytracer_app.gui.common.line_figures.LinesWorker._static", lambda self, job, arch=None: {})
+    CALLS.clear()
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                      resources={"GPU": 1, "H200": 1}, dashboard_address=None) as cluster:
+        where = run_on()
+        where.use_cluster(cluster.scheduler_address)
+        qtbot.waitUntil(lambda: where.remote, timeout=WAIT)
+        try:
+            yield where
+        finally:
+            where.use_here()
+
+
+def test_the_inspectors_measure_per_line_runs_on_the_clusters_gpu(qtbot, gpu_cluster):
+    from raytracer_app.gui.inspector.line_figures import SourceFigures
+
+    figures = SourceFigures()
+    qtbot.addWidget(figures)
+    said = []
+    figures.said.connect(said.append)
+    try:
+        figures.set_variant("reduction", "interleaved-strided")
+        assert gpu_cluster.models == ["H200"]
+        assert figures.measure.button.isEnabled(), figures.measure.button.toolTip()  # no GPU here; one there
+        assert "on the cluster's H200 (Run on)" in figures.measure.button.toolTip()
+        figures.measure.button.click()
+        qtbot.waitUntil(lambda: isinstance(figures.measured, list) and not figures.measure.running(), timeout=WAIT)
+        assert CALLS == [("reduction", ["interleaved-strided"], None, CALLS[0][3])] and CALLS[0][3] is not None
+        assert figures.measured[0].labels["measured"] == "measured on a stand-in GPU with ncu 0.0"
+        assert any("on the cluster's H200" in line for line in said)
+        gpu_cluster.use_here()  # this machine again: its own reason, at once
+        assert not figures.measure.button.isEnabled() and reason_starts(figures.measure.button.toolTip())
+    finally:
+        assert figures.shutdown()
+
+
+def test_the_access_views_measure_per_line_runs_on_the_clusters_gpu_and_stop_reaches_it(qtbot, gpu_cluster,
+                                                                                       monkeypatch):
+    from kernels.backend import Backend
+    from kernels.cluster import worker_side
+    from raytracer_app.gui.access.line_figures import PaneFigures
+
+    figures = PaneFigures(lambda: Backend("cpu"), "test-pane")
+    said = []
+    figures.said.connect(said.append)
+    ask = SimpleNamespace(target="reduction", variant="interleaved-strided", label="reduction interleaved-strided")
+    try:
+        figures.set_traced(ask, {}, [], [])
+        assert figures.measure.button.isEnabled(), figures.measure.button.toolTip()
+        assert figures.start_measure(1 << 20)
+        qtbot.waitUntil(lambda: isinstance(figures.measured, list) and not figures.measure.running(), timeout=WAIT)
+        assert CALLS[-1][:3] == ("reduction", ["interleaved-strided"], 1 << 20)
+        monkeypatch.setattr(worker_side, "measure_lines", measure_until_stopped)
+        assert figures.start_measure()
+        qtbot.waitUntil(lambda: len(said) and said[-1].startswith("ncu: measuring per line on the cluster's"),
+                        timeout=WAIT)
+        figures.measure.stop()
+        qtbot.waitUntil(lambda: said[-1] == "per-line measurement stopped", timeout=WAIT)
+        assert not figures.measure.running() and figures.measure.button.isEnabled()
+        qtbot.waitUntil(lambda: CALLS[-1][0] == "stopped", timeout=WAIT)  # the worker's run heard the Stop
+        assert CALLS[-1] == ("stopped", ["interleaved-strided"], None, True)
+    finally:
+        assert figures.shutdown()
