@@ -49,7 +49,7 @@ def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None
         from kernels.service.bench_processes import run_in_processes
 
         rows, peak, stopped = run_in_processes(request, send, should_stop)
-        return BenchRun(rows, peak, stopped)
+        return BenchRun(rows, peak, stopped=stopped)
     if request.backend.is_simulator and (simulator is not None or not simulator_active()):
         return _in_simulator_child(request, send, should_stop, simulator)
     return _run_here(request, send, should_stop, lock, known_peak, problem_cache)
