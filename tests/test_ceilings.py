@@ -242,3 +242,23 @@ def test_cpu_twins_compute_what_the_kernels_compute():
     for _ in range(5):
         expected = expected * 0.75 + 0.125
     np.testing.assert_allclose(values, expected, rtol=1e-6)
+
+
+def test_the_panel_shows_percent_of_ceiling_only_where_it_is_not_the_copy_bandwidth(qtbot):
+    """A reduction's ceiling is the copy bandwidth: its "% ceiling" would repeat "% copy BW", so the column
+    shows once a row is judged against another ceiling (a hash table's find against sector reads)."""
+    from kernels.harness.rows import Row
+    from kernels.timing import Timing
+    from raytracer_app.gui.benchmarks.panel_table import ResultsTable
+
+    table = ResultsTable("GB/s")
+    qtbot.addWidget(table)
+    column = table.columns.index("% ceiling")
+    copy_row = Row("best", "sum", "int32", 1024, "cpu", "cpu", timing=Timing((1.0,), "wall"), verified="yes",
+                   ceiling="copy", ceiling_rate=20e9, pct_of_ceiling=40.0)
+    table.add_measured(copy_row)
+    assert table.isColumnHidden(column)
+    find_row = Row("best", "find", "uint32", 1024, "cpu", "cpu", timing=Timing((1.0,), "wall"), rate=5.0,
+                   rate_unit="G ops/s", verified="yes", ceiling="sector-reads", ceiling_rate=20e9, pct_of_ceiling=25.0)
+    table.add_measured(find_row)
+    assert not table.isColumnHidden(column) and table.item(1, column).text() == "25.0"

@@ -9,6 +9,7 @@ from PyQt6.QtCore import Qt
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from kernels.harness.ceilings import COPY
 from kernels.harness.rows import ERROR, FAILED, SKIPPED
 from raytracer_app.gui.common.charts import row_value
 from raytracer_app.gui.benchmarks.panel_results import DELTA_TIP, VERDICT_TIP
@@ -82,6 +83,8 @@ class ResultsTable(QTableWidget):
         # rows below this run's, 3 rows showed at 1366x768)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setMinimumHeight(self.min_height())
+        # a copy-bound algorithm's ceiling is the copy bandwidth: its "% ceiling" would repeat "% copy BW"
+        self.setColumnHidden(self.columns.index("% ceiling"), True)
 
     MIN_ROWS = 8
 
@@ -107,6 +110,8 @@ class ResultsTable(QTableWidget):
 
     def _fill(self, r: int, row, source: str, ghost: bool) -> None:
         in_cache = row.cache_resident == "yes"
+        if getattr(row, "ceiling", "") not in ("", COPY.name):
+            self.setColumnHidden(self.columns.index("% ceiling"), False)
         for c, v in enumerate(self._values(row, source)):
             item = QTableWidgetItem(str(v))
             column = TABLE_COLUMNS[c]
