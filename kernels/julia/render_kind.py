@@ -3,15 +3,13 @@ docstring), for the CLI's `render julia`, the window's tab and the service. Impo
 
 from __future__ import annotations
 
-import math
-
+from kernels.harness import escape_kind
+from kernels.harness.escape_kind import PREVIEW_WORK, checked, gpu_kernel_key, tiny  # noqa: F401 - hooks
 from kernels.julia.params import HOST_TWINS, JuliaParams, launch_block as _launch_block
 
 QUICK_TWIN, DEFAULT_TWIN = "scalar", HOST_TWINS[0]
 TWIN_FUNCTIONS = {"simd": ("kernels.julia.simd", ("render_julia_simd",)),
                   "scalar": ("kernels.julia.cpu", ("render_julia_cpu",))}
-PREVIEW_WORK = 1.5e7  # sampled pixels x iterations the preview may cost (about 0.1 s of numpy)
-MAX_PREVIEW_STEP = 16  # coarser than 16x16-pixel blocks is no picture: no preview then
 
 
 def make_params(values: dict, backend, words: dict) -> JuliaParams:
@@ -19,10 +17,6 @@ def make_params(values: dict, backend, words: dict) -> JuliaParams:
     if "c" in given:
         given["c"] = complex(*given["c"])
     return JuliaParams(**given).checked("--")
-
-
-def checked(params: JuliaParams, backend, words: dict) -> JuliaParams:
-    return params.checked()
 
 
 def launch_block(params: JuliaParams, block) -> tuple[int, int]:
@@ -38,17 +32,8 @@ def renderer(backend):
 def preview(params: JuliaParams, size):
     from kernels.julia import reference
 
-    width, height = size
-    step = max(1, math.ceil(math.sqrt(width * height * params.iterations / PREVIEW_WORK)))
-    if step > MAX_PREVIEW_STEP:
-        return None
-    meta = {"kind": "julia", "c": f"{params.c.real!r},{params.c.imag!r}", "zoom": params.zoom,
-            "iterations": params.iterations, "precision": params.precision, "preview_step": step}
-    return reference.render(params, (width, height), step), meta
-
-
-def gpu_kernel_key(params: JuliaParams):
-    return params.precision
+    return escape_kind.preview(reference.render, params, size, "julia", {"c": f"{params.c.real!r},{params.c.imag!r}"},
+                               PREVIEW_WORK)
 
 
 def compile_gpu_kernel(key) -> None:
@@ -57,14 +42,9 @@ def compile_gpu_kernel(key) -> None:
     gpu_kernel(key)
 
 
-def tiny(params: JuliaParams) -> JuliaParams:
-    return params
-
-
 def row(meta: dict, size) -> tuple[str, int, str]:
     """(op, n, what) of a frame's row: 'julia' and the pixel count."""
-    return ("julia", size[0] * size[1],
-            f"c={meta.get('c')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    return escape_kind.row("julia", meta, size, f"c={meta.get('c')}")
 
 
 HOST_VARIANTS = {"simd": "julia-cpu-simd", "scalar": "julia-cpu"}

@@ -34,10 +34,10 @@ def count_iterations(width, height, cr, ci, cx, cy, scale, half, iterations):
 @functools.lru_cache(maxsize=32)
 def iterations(params, size, precision: str) -> int:
     """Loop trips of every pixel of ``params`` at ``size`` (W, H) in ``precision``, summed."""
-    from kernels.julia.params import DTYPES
+    from dataclasses import replace
 
-    f = DTYPES[precision]
+    from kernels.julia.renderer import kernel_args
+
     width, height = int(size[0]), int(size[1])
-    return int(count_iterations(width, height, f(params.c.real), f(params.c.imag), f(params.center[0]),
-                                f(params.center[1]), f(params.scale / params.zoom), f(min(width, height) // 2),
-                                np.int32(params.iterations)))
+    *args, _colormap = kernel_args(replace(params, precision=precision), width, height)  # the count needs no colours
+    return int(count_iterations(width, height, *args))

@@ -3,19 +3,13 @@ its docstring), for the CLI's `render mandelbrot`, the window's tab and the serv
 
 from __future__ import annotations
 
-import math
-
+from kernels.harness import escape_kind
+from kernels.harness.escape_kind import PREVIEW_WORK, checked, gpu_kernel_key, tiny  # noqa: F401 - hooks
 from kernels.mandelbrot.params import MandelbrotParams
 from kernels.mandelbrot.renderer import HOST_TWINS
 
 QUICK_TWIN = DEFAULT_TWIN = HOST_TWINS[0]
 TWIN_FUNCTIONS = {"scalar": ("kernels.mandelbrot.cpu", ("render_mandelbrot_cpu",))}
-PREVIEW_WORK = 1.5e7  # sampled pixels x iterations the preview may cost (about 0.1 s of numpy)
-MAX_PREVIEW_STEP = 16  # coarser than 16x16-pixel blocks is no picture: no preview then
-
-
-def checked(params: MandelbrotParams, backend, words: dict) -> MandelbrotParams:
-    return params.checked()
 
 
 def launch_block(params: MandelbrotParams, block) -> tuple[int, int]:
@@ -31,16 +25,8 @@ def renderer(backend):
 def preview(params: MandelbrotParams, size):
     from kernels.mandelbrot import reference
 
-    step = max(1, math.ceil(math.sqrt(size[0] * size[1] * params.iterations / PREVIEW_WORK)))
-    if step > MAX_PREVIEW_STEP:
-        return None
-    meta = {"kind": "mandelbrot", "center": f"{params.center[0]!r},{params.center[1]!r}", "zoom": params.zoom,
-            "iterations": params.iterations, "precision": params.precision, "preview_step": step}
-    return reference.render(params, size, step), meta
-
-
-def gpu_kernel_key(params: MandelbrotParams):
-    return params.precision
+    return escape_kind.preview(reference.render, params, size, "mandelbrot",
+                               {"center": f"{params.center[0]!r},{params.center[1]!r}"}, PREVIEW_WORK)
 
 
 def compile_gpu_kernel(key) -> None:
@@ -49,14 +35,9 @@ def compile_gpu_kernel(key) -> None:
     gpu_kernel(key)
 
 
-def tiny(params: MandelbrotParams) -> MandelbrotParams:
-    return params
-
-
 def row(meta: dict, size) -> tuple[str, int, str]:
     """(op, n, what) of a frame's row: 'mandelbrot' and the pixel count."""
-    return ("mandelbrot", size[0] * size[1],
-            f"centre {meta.get('center')}, zoom {meta.get('zoom')}, {meta.get('iterations')} iterations")
+    return escape_kind.row("mandelbrot", meta, size, f"centre {meta.get('center')}")
 
 
 def variant(meta: dict) -> str:
