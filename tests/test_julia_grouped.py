@@ -83,3 +83,23 @@ def test_gpu_grouped_kernel_is_the_cpu_twin_pixel_for_pixel(cuda_backend, cpu_ba
         params = JuliaParams(precision=precision)
         gpu = JuliaRenderer(cuda_backend).render(params, size, launch="grouped").image
         np.testing.assert_array_equal(gpu, JuliaRenderer(cpu_backend).render(params, size).image)
+
+
+def test_each_launchs_kernel_is_warmed_up_once(cuda_backend, monkeypatch):
+    """The 2-D and grouped launches are two kernels: the first frame of each gets its warm-up call (a compile
+    left out of the timing), the next frame of either none."""
+    from kernels.harness import image_renderer
+
+    warmups = []
+    real = image_renderer.time_frames
+
+    def counting(backend, launch, image_dev, host, repeats, warmup, *rest):
+        warmups.append(warmup)
+        return real(backend, launch, image_dev, host, repeats, warmup, *rest)
+
+    monkeypatch.setattr(image_renderer, "time_frames", counting)
+    renderer = JuliaRenderer(cuda_backend)
+    params = JuliaParams(iterations=8)
+    for launch in ("2d", "grouped", "2d", "grouped"):
+        renderer.render(params, (8, 8), launch, (8, 8))
+    assert warmups == [1, 1, 0, 0]

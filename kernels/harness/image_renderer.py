@@ -64,7 +64,7 @@ class ImageRenderer:
             return self._frame(image, timing, frame_time, params, launch, twin, block, grid)
         if self.backend.runs_cuda_kernels:
             launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
-            warm_key = params.precision
+            warm_key = self._kernel_key(params, launch)  # each kernel warms once (Julia's launches are two)
             warmup = 0 if warm_key in self._warm else 1
             timing, frame_time = time_frames(self.backend, launch_kernel, image_dev, host, repeats, warmup, timed)
             image = rgba_view(host)
@@ -83,7 +83,8 @@ class ImageRenderer:
     def _start(self, params, size, launch, block, repeats: int, twin: str, timed: bool, shipped_image: bool):
         """Begin one frame; calling the result completes it (see SphereRenderer.start: a single untimed
         frame of a warm kernel on a GPU is queued here, anything else drawn by the call)."""
-        if shipped_image or timed or repeats != 1 or not self.backend.is_gpu or params.precision not in self._warm:
+        if (shipped_image or timed or repeats != 1 or not self.backend.is_gpu
+                or self._kernel_key(params, launch) not in self._warm):
             return lambda: self._render(params, size, launch, block, repeats, twin, timed, shipped_image)
         width, height, args = self._checked(params, size, launch, twin)
         launch_kernel, image_dev, host, block, grid = self._prepare_gpu(params, width, height, launch, block, args)
