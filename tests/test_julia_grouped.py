@@ -103,3 +103,17 @@ def test_each_launchs_kernel_is_warmed_up_once(cuda_backend, monkeypatch):
     for launch in ("2d", "grouped", "2d", "grouped"):
         renderer.render(params, (8, 8), launch, (8, 8))
     assert warmups == [1, 1, 0, 0]
+
+
+def test_the_grouped_launch_is_compiled_ahead_as_its_own_kernel_with_no_shipped_image(monkeypatch):
+    """A cold start on a GPU draws from a shipped image while numba compiles the frame's kernel: the grouped
+    launch has its own kernel, which no image ships, so none may stand in for it."""
+    from kernels.julia import RENDERABLE, gpu, render_kind
+
+    compiled = []
+    monkeypatch.setattr(gpu, "gpu_kernel", lambda precision, launch="2d": compiled.append((precision, launch)))
+    for launch, precision in (("2d", "float32"), ("book", "float64"), ("grouped", "float64")):
+        key = render_kind.gpu_kernel_key(JuliaParams(launch=launch, precision=precision))
+        render_kind.compile_gpu_kernel(key)
+        assert (RENDERABLE.images.get(key) is not None) == (launch != "grouped")
+    assert compiled == [("float32", "2d"), ("float64", "2d"), ("float64", "grouped")]

@@ -4,7 +4,7 @@ docstring), for the CLI's `render julia`, the window's tab and the service. Impo
 from __future__ import annotations
 
 from kernels.harness import escape_kind
-from kernels.harness.escape_kind import PREVIEW_WORK, checked, gpu_kernel_key, tiny  # noqa: F401 - hooks
+from kernels.harness.escape_kind import PREVIEW_WORK, checked, tiny  # noqa: F401 - hooks
 from kernels.julia.params import HOST_TWINS, JuliaParams, launch_block as _launch_block
 
 QUICK_TWIN, DEFAULT_TWIN = "scalar", HOST_TWINS[0]
@@ -36,10 +36,17 @@ def preview(params: JuliaParams, size):
                                PREVIEW_WORK)
 
 
-def compile_gpu_kernel(key) -> None:
+def gpu_kernel_key(params: JuliaParams) -> str:
+    """The precision for the kernel the book's and the 2-D launches share (the shipped images are keyed so),
+    'PRECISION-grouped' for the grouped launch's own kernel, which no image ships."""
+    return params.precision if params.launch != "grouped" else f"{params.precision}-grouped"
+
+
+def compile_gpu_kernel(key: str) -> None:
     from kernels.julia.gpu import gpu_kernel
 
-    gpu_kernel(key)
+    precision, _, launch = key.partition("-")
+    gpu_kernel(precision, launch or "2d")
 
 
 def row(meta: dict, size) -> tuple[str, int, str]:
