@@ -157,6 +157,21 @@ def measure_lines(target: str, names: list, n: int | None, static: dict, stop_na
             stop.end()
 
 
+def measure_counters(request: dict, stop_name: str | None = None) -> dict:
+    """A benchmark panel's Measure on this worker's GPU: Nsight Compute's counters for the variants of
+    ``request`` (a BenchRequest's JSON of one problem and one launch), one ncu run; ``stop_name``: the client's
+    Stop (ncu's child ends within a second)."""
+    from kernels.backend import Backend
+    from kernels.counters.measure import measure
+
+    stop = _StopWatch(stop_name) if stop_name else None
+    try:
+        return measure(request, Backend("cuda", 0), should_stop=stop.is_set if stop else None)
+    finally:
+        if stop:
+            stop.end()
+
+
 def end_worker_process() -> None:
     """Run on a worker that did not stop (a kernel that does not return): its process ends now, whatever it
     runs, and its nanny starts a fresh worker in its place."""
