@@ -149,8 +149,8 @@ def counters_until_stopped(request, stop_name=None):
     return {}
 
 
-def cpu_panel(qtbot):
-    """A Reduction panel of a window whose backend is this machine's CPU (no GPU here)."""
+def cpu_panel(qtbot, algorithm: str = "reduction"):
+    """A panel of a window whose backend is this machine's CPU (no GPU here)."""
     from PyQt6.QtCore import QObject, pyqtSignal
 
     from kernels.backend import Backend
@@ -167,7 +167,7 @@ def cpu_panel(qtbot):
             super().__init__()
             self.backend, self.limits, self.device_label = cpu, cpu.limits, "CPU"
 
-    panel = BenchPanel(by_name("reduction"), Model(), TimingLog())
+    panel = BenchPanel(by_name(algorithm), Model(), TimingLog())
     qtbot.addWidget(panel)
     return panel
 
@@ -200,5 +200,24 @@ def test_a_benchmark_panels_measure_runs_on_the_clusters_gpu_and_stop_reaches_it
         assert CALLS[-1] == ("stopped", ["two-kernel", "best"], [panel.n.value()], True)
         gpu_cluster.use_here()  # this machine again: its own reason, at once
         assert not measure.button.isEnabled() and measure.button.toolTip().startswith("counters cannot be read")
+    finally:
+        panel.shutdown()
+
+
+def test_a_panels_run_on_the_cluster_saves_the_ceilings_its_worker_measured(qtbot, gpu_cluster):
+    """The run's result file (the panel saves it; Export JSON writes it) lists the ceiling the rows were judged
+    against, measured by the worker that ran them, not this process's."""
+    panel = cpu_panel(qtbot, "hashtable")
+    try:
+        panel.set_variants(["cpu"])
+        panel.show_peak.setChecked(True)  # with the copy peak's line: the ceilings are measured
+        panel.n.setValue(1000)
+        panel.repeats.setValue(1)
+        assert panel.run()
+        qtbot.waitUntil(lambda: not panel.busy() and panel.results.last is not None, timeout=WAIT)
+        (row,) = [r for r, _ in panel.rows if r.variant == "cpu"]
+        (figure,) = panel.results.last.device["ceilings"]
+        assert row.worker and figure["by"] == f"worker {row.worker}"
+        assert figure["ceiling"] == row.ceiling == "cas" and figure["rate"] == row.ceiling_rate > 0
     finally:
         panel.shutdown()
