@@ -254,7 +254,11 @@ class _Collector:
         from kernels.harness.ceilings import Figure
 
         worker = f"worker {result['worker']}"
-        self.measured.append((worker, [Figure.from_json(d, f"{worker}'s ceiling") for d in result.get("ceilings", [])]))
+        try:
+            self.measured.append((worker, [Figure.from_json(d, f"{worker}'s ceiling")
+                                           for d in result.get("ceilings", [])]))
+        except ValueError as exc:  # its rows stay; the figures they were judged against are not known here
+            out.messages.append(str(exc))
         if result["worker"] not in out.workers:
             out.workers.append(result["worker"])
 
