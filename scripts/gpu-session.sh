@@ -50,6 +50,8 @@
 #   mandelbrot with % of ceiling and the renderers' rays, tests and iterations per second; N keys, default 2^26;
 #   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
 #   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
+#   ceilings-spread (the ceilings of a --processes run and of a --cluster run on every GPU of the host: their
+#   ceiling lines name who measured each figure; logs and result files $OUT/ceilings-spread*)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
 #   the CSVs into csv.tgz, since only 8 files come back from the device machine)
 set -uo pipefail
@@ -555,6 +557,17 @@ PY
       # issue 47: the reduction sweep here, on one GPU worker and on all (cold and warm), row and Stop latency,
       # the remote frame rate; result files and cluster-bench.json in $OUT/cluster (needs the cluster extra)
       timeout 590 python3 scripts/cluster_bench.py --out "$OUT/cluster" 2>&1 | tee "$OUT/cluster-bench.log" ;;
+    ceilings-spread)
+      # a --processes run (process 1 measures) and a run on a cluster of this host's GPUs (each worker measures
+      # for its rows): the same ceiling lines as a run in one process, each naming who measured it
+      find=(bench hashtable --backend cuda --op find --variants best,bucketed --repeats 10)
+      timeout 300 python3 -m raytracer_app "${find[@]}" --n $((1 << 24)) --processes 2 \
+        --json "$OUT/ceilings-spread-processes.json" 2>&1 | tee "$OUT/ceilings-spread.log"
+      app cluster start --listen 127.0.0.1:8792 2>&1 | tee -a "$OUT/ceilings-spread.log"
+      timeout 300 python3 -m raytracer_app "${find[@]}" --sizes $((1 << 22)),$((1 << 24)) \
+        --cluster 127.0.0.1:8792 --json "$OUT/ceilings-spread-cluster.json" 2>&1 | tee -a "$OUT/ceilings-spread.log"
+      app cluster stop 2>&1 | tee -a "$OUT/ceilings-spread.log"
+      grep '^ceiling ' "$OUT/ceilings-spread.log" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done

@@ -156,6 +156,43 @@ def row_capacity(keys: int) -> int:
     return capacity_for(keys, DEFAULT_LOAD)
 
 
+def test_figures_of_several_places_are_each_kept_once_naming_who_measured_them():
+    def fig(rate, table=1024, name="cas"):
+        return ceilings.Figure(name, rate, "G CAS/s", 1e9, "a stand-in", table)
+
+    got = ceilings.gathered([("worker a", [fig(2e9), fig(None, 0, "fma-float32")]),
+                             ("worker b", [fig(3e9), fig(2e9, 2048)]),
+                             ("worker c", [fig(2e9)]), ("worker a", [fig(2e9)])])
+    # one ceiling and table size together, in the order first seen; equal figures once, naming each place once
+    assert [(f.ceiling, f.table_bytes, f.rate, f.by) for f in got] == [
+        ("cas", 1024, 2e9, "worker a, worker c"), ("cas", 1024, 3e9, "worker b"),
+        ("fma-float32", 0, None, "worker a"), ("cas", 2048, 2e9, "worker b")]
+    assert got[0].text() == "cas: 2 G CAS/s (a stand-in; measured by worker a, worker c)"
+    assert got[2].text() == "fma-float32: not measured (a stand-in; measured by worker a)"
+    assert [ceilings.Figure.from_json(json.loads(json.dumps(f.to_json()))) for f in got] == got
+    with pytest.raises(ValueError, match="process 2's ceiling is not a measured ceiling"):
+        ceilings.Figure.from_json({"ceiling": "cas", "rate": "fast"}, "process 2's ceiling")
+
+
+@pytest.mark.slow  # two new interpreters
+def test_processes_bring_back_the_ceiling_their_rows_are_judged_against(cpu_backend, capsys, tmp_path):
+    from raytracer_app.cli import main
+
+    rc = main(["bench", "hashtable", "--backend", "cpu", "--n", "4096", "--op", "find", "--variants", "cpu",
+               "--repeats", "2", "--processes", "2", "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    (line,) = [x for x in out.splitlines() if x.startswith("ceiling ")]
+    assert line.startswith("ceiling sector-reads: ") and line.endswith("; measured by process 1)")
+    result = json.loads((tmp_path / "r.json").read_text())
+    (row,) = [r for r in result["rows"] if r["variant"] == "cpu"]
+    (figure,) = result["device"]["ceilings"]  # the first process alone measures, as a run in one process does
+    assert figure["ceiling"] == row["ceiling"] == "sector-reads" and figure["by"] == "process 1"
+    assert figure["rate"] == row["ceiling_rate"] > 0 and figure["table_bytes"] == 8 * row_capacity(4096)
+    assert row["pct_of_ceiling"] == pytest.approx(100 * 4096 / (row["median_ms"] * 1e-3) / row["ceiling_rate"],
+                                                  rel=1e-6)
+
+
 def test_each_algorithm_declares_its_ceiling():
     from kernels.registry import ALGORITHMS
 

@@ -309,6 +309,27 @@ def test_bench_with_cluster_prints_rows_with_their_worker_and_writes_a_result_fi
     assert "worker" in printed.splitlines()[1]
 
 
+def test_bench_with_cluster_brings_back_each_workers_ceilings_with_its_rows(client, tmp_path, capsys):
+    """A row's % of its ceiling is against its worker's figure: the figures come back, each naming its worker,
+    printed and written as a local run's are (a sized ceiling: one figure per table size)."""
+    from kernels.harness.results_read import read_result
+    from raytracer_app.cli import main
+
+    out = tmp_path / "r.json"
+    code = main(["bench", "hashtable", "--backend", "cpu", "--sizes", "1000,2000", "--variants", "cpu",
+                 "--repeats", "1", "--cluster", client.scheduler.address, "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    result = read_result(out, "--json")
+    figures = result.device["ceilings"]
+    assert len({f["table_bytes"] for f in figures}) == 2 == len(figures)  # one table per size
+    for r in result.rows:  # each row judged against the figure its own worker measured for its size
+        (f,) = [f for f in figures if f["rate"] == r.ceiling_rate]
+        assert f["ceiling"] == r.ceiling == "cas" and f["by"] == f"worker {r.worker}"
+    lines = [x for x in printed.splitlines() if x.startswith("ceiling cas: ")]
+    assert len(lines) == 2 and all("; measured by worker " in x for x in lines)
+
+
 def test_cluster_commands_refuse_bad_input_in_one_line(tmp_path, capsys, monkeypatch):
     from raytracer_app.cli import main
 

@@ -121,3 +121,103 @@ def test_the_access_views_measure_per_line_runs_on_the_clusters_gpu_and_stop_rea
         assert CALLS[-1] == ("stopped", ["interleaved-strided"], None, True)
     finally:
         assert figures.shutdown()
+
+
+# --- a benchmark panel's Measure (Nsight Compute's counters) -------------------------------------------------
+
+
+def measure_counters(request, stop_name=None):
+    from distributed import get_worker
+
+    from tests.test_gui_measure import _recorded
+
+    CALLS.append(("counters", list(request["variants"]), request["sizes"], get_worker().name))
+    _, recorded = _recorded()
+    return {name: recorded[name] for name in request["variants"]}
+
+
+def counters_until_stopped(request, stop_name=None):
+    from kernels.cluster.worker_side import _StopWatch
+
+    stop, give_up = _StopWatch(stop_name), time.monotonic() + 30
+    try:
+        while not stop.is_set() and time.monotonic() < give_up:  # ncu's child runs until Stop ends it
+            time.sleep(0.01)
+    finally:
+        stop.end()
+    CALLS.append(("stopped", list(request["variants"]), request["sizes"], stop.is_set()))
+    return {}
+
+
+def cpu_panel(qtbot, algorithm: str = "reduction"):
+    """A panel of a window whose backend is this machine's CPU (no GPU here)."""
+    from PyQt6.QtCore import QObject, pyqtSignal
+
+    from kernels.backend import Backend
+    from kernels.registry import by_name
+    from raytracer_app.gui.benchmarks.panel import BenchPanel
+    from raytracer_app.gui.shell.timing_log import TimingLog
+
+    cpu = Backend("cpu")
+
+    class Model(QObject):  # what a panel reads of the window's model
+        changed = pyqtSignal(str)
+
+        def __init__(self):
+            super().__init__()
+            self.backend, self.limits, self.device_label = cpu, cpu.limits, "CPU"
+
+    panel = BenchPanel(by_name(algorithm), Model(), TimingLog())
+    qtbot.addWidget(panel)
+    return panel
+
+
+def test_a_benchmark_panels_measure_runs_on_the_clusters_gpu_and_stop_reaches_it(qtbot, gpu_cluster, monkeypatch):
+    from kernels.cluster import worker_side
+
+    monkeypatch.setattr(worker_side, "measure_counters", measure_counters)
+    panel = cpu_panel(qtbot)
+    measure = panel.measure
+    try:
+        panel.set_variants(["best", "two-kernel", "numpy"])  # GPU variants, though this machine runs none
+        assert measure.button.isEnabled(), measure.button.toolTip()
+        assert "on the cluster's H200 (Run on)" in measure.button.toolTip()
+        with qtbot.waitSignal(measure.measured, timeout=WAIT) as got:
+            measure.button.click()
+            assert "with ncu on the cluster's H200" in panel.status.text()
+        assert CALLS == [("counters", ["two-kernel", "best"], [panel.n.value()], CALLS[0][3])]  # the panel's order
+        assert got.args[:2] == ["reduction", panel.n.value()] and set(got.args[2]) == {"best", "two-kernel"}
+        assert "counters for 2 of 2 variant(s)" in panel.status.text()
+        assert panel.run_button.isEnabled() and not panel.stop_button.isEnabled()
+        monkeypatch.setattr(worker_side, "measure_counters", counters_until_stopped)
+        measure.button.click()
+        qtbot.waitUntil(lambda: panel.status.text().startswith("ncu: measuring on the cluster's H200"), timeout=WAIT)
+        assert panel.stop_button.isEnabled()
+        panel.stop()
+        qtbot.waitUntil(lambda: not measure.running, timeout=WAIT)
+        assert panel.status.text() == "measuring stopped" and measure.button.isEnabled()
+        qtbot.waitUntil(lambda: CALLS[-1][0] == "stopped", timeout=WAIT)  # the worker's run heard the Stop
+        assert CALLS[-1] == ("stopped", ["two-kernel", "best"], [panel.n.value()], True)
+        gpu_cluster.use_here()  # this machine again: its own reason, at once
+        assert not measure.button.isEnabled() and measure.button.toolTip().startswith("counters cannot be read")
+    finally:
+        panel.shutdown()
+
+
+def test_a_panels_run_on_the_cluster_saves_the_ceilings_its_worker_measured(qtbot, gpu_cluster):
+    """The run's result file (the panel saves it; Export JSON writes it) lists the ceiling the rows were judged
+    against, measured by the worker that ran them, not this process's."""
+    panel = cpu_panel(qtbot, "hashtable")
+    try:
+        panel.set_variants(["cpu"])
+        panel.show_peak.setChecked(True)  # with the copy peak's line: the ceilings are measured
+        panel.n.setValue(1000)
+        panel.repeats.setValue(1)
+        assert panel.run()
+        qtbot.waitUntil(lambda: not panel.busy() and panel.results.last is not None, timeout=WAIT)
+        (row,) = [r for r, _ in panel.rows if r.variant == "cpu"]
+        (figure,) = panel.results.last.device["ceilings"]
+        assert row.worker and figure["by"] == f"worker {row.worker}"
+        assert figure["ceiling"] == row.ceiling == "cas" and figure["rate"] == row.ceiling_rate > 0
+    finally:
+        panel.shutdown()

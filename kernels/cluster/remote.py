@@ -176,13 +176,15 @@ def remote_gpu(client, resources: dict):
 @dataclass
 class RemoteRun:
     """A cluster run's rows in a local run's order (each saying its worker), the peak, and whether it stopped
-    early; ``device``: the result file header's device, as a worker of the run recorded it."""
+    early; ``device``: the result file header's device, as a worker of the run recorded it; ``ceilings``:
+    what each worker measured for its rows (kernels.harness.ceilings.gathered: equal figures once)."""
 
     rows: list = field(default_factory=list)
     peak: object = None
     stopped: bool = False
     bad_files: list = field(default_factory=list)
     device: dict = field(default_factory=dict)
+    ceilings: list = field(default_factory=list)  # Figures, each naming the worker(s) that measured it
     workers: list = field(default_factory=list)
     messages: list = field(default_factory=list)
     latency_ms: list = field(default_factory=list)  # each streamed row: its worker's send to its arrival here
@@ -197,6 +199,7 @@ class _Collector:
 
         self.parts, self.send, self.expected, self.out = parts, send, expected, out
         self.keyed: dict = {}
+        self.measured: list = []  # (worker, [Figure]) of each finished piece
         self.queue: queue.Queue = queue.Queue()
         self._row = row_from_dict
 
@@ -248,6 +251,14 @@ class _Collector:
         if result["peak"] is not None:
             self.peak(result["peak"]["gbps"], result["peak"]["how"])
         out.device = out.device or result["device"]
+        from kernels.harness.ceilings import Figure
+
+        worker = f"worker {result['worker']}"
+        try:
+            self.measured.append((worker, [Figure.from_json(d, f"{worker}'s ceiling")
+                                           for d in result.get("ceilings", [])]))
+        except ValueError as exc:  # its rows stay; the figures they were judged against are not known here
+            out.messages.append(str(exc))
         if result["worker"] not in out.workers:
             out.workers.append(result["worker"])
 
@@ -309,6 +320,9 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
         _forget_problems(client, topic, set(hand.where.values()) & set(eligible.now()))
     out.stopped |= stop_at is not None
     out.rows = pieces.merged(got.keyed)
+    from kernels.harness.ceilings import gathered
+
+    out.ceilings = gathered(got.measured)
     return out
 
 
@@ -541,9 +555,11 @@ class LessonPlace:
 
 def result_of(out: RemoteRun, job: jobs.Job, address: str, command=None):
     """A result file (kernels/harness/results.py) of a cluster run: its rows in a local run's order, each with
-    its worker, and the device as the run's first worker recorded it, with the cluster's address."""
+    its worker, and the device as the run's first worker recorded it, with the cluster's address and the
+    ceilings every worker measured."""
     from kernels.harness import results
 
-    device = {**(out.device or {"name": "?"}), "cluster": address}
+    device = {**(out.device or {"name": "?"}), "cluster": address,
+              "ceilings": [f.to_json() for f in out.ceilings]}  # every worker's, not the first one's alone
     return results.Result(target=job.request["algorithm"], rows=list(out.rows), device=device,
                           request=results._plain(job.request), partial=out.stopped, **results.provenance(command))

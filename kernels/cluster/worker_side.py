@@ -5,7 +5,7 @@ worker started with ``CUDA_VISIBLE_DEVICES`` naming one GPU).
 Each row goes back the moment it finishes through ``Worker.log_event(topic, ...)`` (the client subscribes to
 the topic); a stop asked by the client is a ``distributed.Event`` that a thread here watches, so the run
 checks a local flag between rows and samples. What the task returns is the whole piece again (rows, peak,
-device), so a row whose event was missed is still merged. The problems a piece built stay for the sweep's
+the ceilings its rows are judged against, device), so a row whose event was missed is still merged. The problems a piece built stay for the sweep's
 next pieces on this worker (kernels/cluster/problem_cache.py) until the client says the sweep is over."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def run_job(doc: dict, topic: str, stop_name: str) -> dict:
         return _render(job, worker.name)
     if _stop_asked(stop_name):  # a piece that starts after Stop: none of it runs (its set-up alone, once per
         # queued piece, made a stopped sweep on one H200 take 10 s)
-        return {"piece": job.piece, "rows": [], "stopped": True, "peak": None, "bad_files": [], "device": {},
-                "worker": str(worker.name)}
+        return {"piece": job.piece, "rows": [], "stopped": True, "peak": None, "ceilings": [], "bad_files": [],
+                "device": {}, "worker": str(worker.name)}
     stop = _StopWatch(stop_name)
     try:
         return _bench(job, worker, topic, stop)
@@ -73,13 +73,14 @@ def _bench(job, worker, topic, stop) -> dict:
         _PEAKS.setdefault(backend.kind, run.peak)
     for r in run.rows:
         r.worker = str(worker.name)
-    device = results.device_info(backend, run.peak)
+    device = results.device_info(backend, run.peak, run.ceilings)
     if backend.is_gpu:  # --on each compares models: the driver and power limit too, where NVML says them
         from kernels.counters.clocks import board
 
         device.update(board(backend.device))
     return {"piece": job.piece, "rows": [results.row_dict(r) for r in run.rows], "stopped": run.stopped,
             "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
+            "ceilings": [f.to_json() for f in run.ceilings],  # measured by this worker for these rows
             "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
 
 
@@ -151,6 +152,21 @@ def measure_lines(target: str, names: list, n: int | None, static: dict, stop_na
     try:
         return measure(target, names, Backend("cuda", 0), n, static=static,
                        should_stop=stop.is_set if stop else None)
+    finally:
+        if stop:
+            stop.end()
+
+
+def measure_counters(request: dict, stop_name: str | None = None) -> dict:
+    """A benchmark panel's Measure on this worker's GPU: Nsight Compute's counters for the variants of
+    ``request`` (a BenchRequest's JSON of one problem and one launch), one ncu run; ``stop_name``: the client's
+    Stop (ncu's child ends within a second)."""
+    from kernels.backend import Backend
+    from kernels.counters.measure import measure
+
+    stop = _StopWatch(stop_name) if stop_name else None
+    try:
+        return measure(request, Backend("cuda", 0), should_stop=stop.is_set if stop else None)
     finally:
         if stop:
             stop.end()

@@ -16,6 +16,7 @@ on the first measurement. The simulator measures nothing (its rates mean nothing
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
@@ -45,11 +46,29 @@ class Figure:
     scale: float
     how: str
     table_bytes: int = 0
+    by: str = ""  # who measured it, in a run of several processes or workers ('process 1', 'worker gpu-0')
 
     def text(self) -> str:
+        how = f"{self.how}; measured by {self.by}" if self.by else self.how
         if self.rate is None:
-            return f"{self.ceiling}: not measured ({self.how})"
-        return f"{self.ceiling}: {self.rate / self.scale:.4g} {self.unit} ({self.how})"
+            return f"{self.ceiling}: not measured ({how})"
+        return f"{self.ceiling}: {self.rate / self.scale:.4g} {self.unit} ({how})"
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, doc, label: str = "a ceiling") -> "Figure":
+        """A figure as :meth:`to_json` wrote it (a child's result file, a worker's answer); ValueError naming
+        ``label`` for anything else."""
+        try:
+            rate = doc["rate"]
+            if rate is not None:
+                rate = float(rate)
+            return cls(str(doc["ceiling"]), rate, str(doc["unit"]), float(doc["scale"]), str(doc["how"]),
+                       int(doc.get("table_bytes", 0)), str(doc.get("by", "")))
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{label} is not a measured ceiling: {exc}") from None
 
 
 _GPU = "kernels.harness.ceiling_kernels"
@@ -107,6 +126,27 @@ def measured_on(backend) -> list[Figure]:
     """Every ceiling this process measured on ``backend``, in the order measured (a result file's header)."""
     with _LOCK:
         return [f for (c, kind, device, _), f in _MEASURED.items() if (kind, device) == (backend.kind, backend.device)]
+
+
+def used_by(figures, rows) -> list[Figure]:
+    """Those of ``figures`` that some row of ``rows`` is judged against (a process measures once for all its
+    runs: a window's or a cluster worker's later runs are judged against what it measured before)."""
+    wanted = {(r.ceiling, r.ceiling_rate) for r in rows if getattr(r, "ceiling", "")}
+    return [f for f in figures if (f.ceiling, f.rate) in wanted]
+
+
+def gathered(sources) -> list[Figure]:
+    """The figures of a run measured in several places: ``sources`` is [(who, [Figure])] ('process 1',
+    'worker gpu-0'), in order. Each distinct figure is kept once, ``by`` naming every place that measured it
+    (equal figures are one); figures of one ceiling and table size stay together, so a spread shows as
+    adjacent lines. Nothing is averaged: each row was judged against its own place's figure."""
+    groups: dict = {}  # (ceiling, table bytes) -> {the figure without who: [who]}
+    for who, figures in sources:
+        for f in figures:
+            whos = groups.setdefault((f.ceiling, f.table_bytes), {}).setdefault(dataclasses.replace(f, by=""), [])
+            if who not in whos:
+                whos.append(who)
+    return [dataclasses.replace(f, by=", ".join(whos)) for group in groups.values() for f, whos in group.items()]
 
 
 def _measure(ceiling: Ceiling, backend, table_bytes: int) -> Figure:

@@ -104,8 +104,9 @@ def project_dirty(root: Path | None = None) -> bool | None:
     return {0: False, 1: True}.get(done.returncode)
 
 
-def device_info(backend, peak: Peak | None) -> dict:
-    """The header's device: what is cheap to know; a clock the driver does not give is left out."""
+def device_info(backend, peak: Peak | None, ceilings=None) -> dict:
+    """The header's device: what is cheap to know; a clock the driver does not give is left out. ``ceilings``:
+    the run's measured ceilings (Figures; by default every one this process measured on ``backend``)."""
     from kernels.backend import devices, driver
 
     info = {"name": backend.device_name, "backend": backend.kind}
@@ -121,11 +122,11 @@ def device_info(backend, peak: Peak | None) -> dict:
     info["spec_gbps"] = devices.spec_bandwidth_gbps(backend.device_name) if backend.is_gpu else None
     info["copy_peak_gbps"] = peak.gbps if peak else None
     info["copy_peak_how"] = peak.how if peak else ""
-    from dataclasses import asdict
+    if ceilings is None:
+        from kernels.harness.ceilings import measured_on
 
-    from kernels.harness.ceilings import measured_on
-
-    info["ceilings"] = [asdict(f) for f in measured_on(backend)]  # each row's ceiling, measured in the run
+        ceilings = measured_on(backend)
+    info["ceilings"] = [f.to_json() for f in ceilings]  # each row's ceiling, measured in the run
     return info
 
 
@@ -142,9 +143,10 @@ def provenance(command=None) -> dict:
             "command": list(command) if command else None}
 
 
-def make_result(request, rows, peak: Peak | None, command=None) -> Result:
-    """The result of ``request`` (a BenchRequest: its algorithm, backend and JSON go into the header)."""
-    return Result(target=request.algorithm, rows=list(rows), device=device_info(request.backend, peak),
+def make_result(request, rows, peak: Peak | None, command=None, ceilings=None) -> Result:
+    """The result of ``request`` (a BenchRequest: its algorithm, backend and JSON go into the header);
+    ``ceilings``: the run's measured ceilings (:func:`device_info`)."""
+    return Result(target=request.algorithm, rows=list(rows), device=device_info(request.backend, peak, ceilings),
                   request=_plain(request.to_json()), **provenance(command))
 
 

@@ -23,8 +23,9 @@ BENCH_JOB = "kernels.service.bench:bench_job"  # the simulator child's entry for
 
 @dataclass
 class BenchRun:
-    """What a run leaves: its rows (those finished, when it was stopped), the copy peak it measured, and the
-    variant files that loaded but failed to compile (bad input the CLI exits 2 on)."""
+    """What a run leaves: its rows (those finished, when it was stopped), the copy peak it measured, the
+    ceilings its rows are judged against (where several processes measured, each says which: ``Figure.by``),
+    and the variant files that loaded but failed to compile (bad input the CLI exits 2 on)."""
 
     rows: list = field(default_factory=list)
     peak: Peak | None = None
@@ -48,8 +49,8 @@ def run_bench(request: BenchRequest, progress=None, stop=None, *, simulator=None
     if request.processes > 1:
         from kernels.service.bench_processes import run_in_processes
 
-        rows, peak, stopped = run_in_processes(request, send, should_stop)
-        return BenchRun(rows, peak, stopped=stopped)
+        rows, peak, measured, stopped = run_in_processes(request, send, should_stop)
+        return BenchRun(rows, peak, measured, stopped=stopped)
     if request.backend.is_simulator and (simulator is not None or not simulator_active()):
         return _in_simulator_child(request, send, should_stop, simulator)
     return _run_here(request, send, should_stop, lock, known_peak, problem_cache)
@@ -111,7 +112,7 @@ def _run_here(request, send, should_stop, lock, known_peak=None, problem_cache=N
             out.rows = bench.run(request, variants, peak=out.peak, on_row=lambda row: send("row", row),
                                  on_progress=lambda done, total: send("progress", (done, total)),
                                  should_stop=should_stop, problem_cache=problem_cache)
-        out.ceilings = ceilings.measured_on(backend)
+        out.ceilings = ceilings.used_by(ceilings.measured_on(backend), out.rows)
         out.stopped = should_stop()
         out.bad_files = [u.run.bad_file for u in users if u.run.bad_file]
         return out
@@ -168,7 +169,8 @@ def main(argv: list[str]) -> int:
         watchdog.say_started()  # the parent's start-up deadline ends here
         with watchdog.beats_to(watchdog.beat_on_stderr):  # from the work: each timed call, row, simulated block
             run = run_bench(request, lambda kind, value: watchdog.beat())
-        results.write_result(result_path, results.make_result(request, run.rows, run.peak), "--json")
+        results.write_result(result_path, results.make_result(request, run.rows, run.peak, ceilings=run.ceilings),
+                             "--json")
     except InputError as exc:
         print(f"raytracer-app: error: {printable(exc)}", file=sys.stderr)
         return 2

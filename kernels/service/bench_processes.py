@@ -30,17 +30,20 @@ STARTED = watchdog.STARTED
 CHILD_MODULE = "kernels.service.bench"
 
 
-def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
-    """(the joined rows, the first process's copy peak, whether it was stopped): a stopped run keeps no rows,
-    since those of some processes only would be judged as if they were the whole run."""
+def run_in_processes(request, send, should_stop) -> tuple[list, object, list, bool]:
+    """(the joined rows, the first process's copy peak, the ceilings measured, whether it was stopped): a
+    stopped run keeps no rows, since those of some processes only would be judged as if they were the whole
+    run. The first process alone measures the peak and the ceilings (as a run in one process does, once), and
+    the joined rows are judged against them; each ceiling says so ('measured by process 1')."""
     from kernels.backend.simulator import SIM_ENV
     from kernels.errors import InputError
+    from kernels.harness.ceilings import Figure, gathered
     from kernels.harness.peak import Peak
     from kernels.harness.processes import check_processes, merge_processes
     from kernels.harness.results_read import read_result
 
     shares = check_processes(request.processes, request.repeats, request.rounds)
-    runs, peak, stopped = [], None, False
+    runs, peak, stopped, measured = [], None, False, []
     env = dict(os.environ)
     if request.backend.is_simulator:
         env[SIM_ENV] = "1"  # before the child imports numba
@@ -76,6 +79,11 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
                 raise InputError(text) if code == 2 else RuntimeError(text)
             result = read_result(result_path, f"process {i}'s result file")
             runs.append(result.rows)
+            try:
+                measured.append((f"process {i}", [Figure.from_json(d, f"process {i}'s ceiling")
+                                                  for d in result.device.get("ceilings") or []]))
+            except ValueError as exc:
+                raise RuntimeError(str(exc)) from None
             if i == 1 and result.device.get("copy_peak_gbps"):
                 peak = Peak(result.device["copy_peak_gbps"], result.device.get("copy_peak_how", ""))
                 send("peak", peak)
@@ -83,11 +91,11 @@ def run_in_processes(request, send, should_stop) -> tuple[list, object, bool]:
                             f"{time.perf_counter() - start:.1f} s")
             send("progress", (i, len(shares)))
     if stopped:
-        return [], peak, True
+        return [], peak, [], True
     rows = merge_processes(runs, peak.gbps if peak else None)
     for row in rows:
         send("row", row)
-    return rows, peak, False
+    return rows, peak, gathered(measured), False
 
 
 LOG_TAIL_BYTES = watchdog.LOG_TAIL_BYTES  # what is kept of a child's stderr: its last lines

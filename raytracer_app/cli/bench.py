@@ -183,7 +183,8 @@ def bench_command(args, backend) -> int:
     partial = run is None
     # each output written even when another failed: a failure to write one never loses the others
     wrote_csv = not csv_path or _write_csv(rows, csv_path, request.input)
-    wrote_json = not json_path or _write_json(rows, json_path, args, request, peak, partial)
+    wrote_json = not json_path or _write_json(rows, json_path, args, request, peak, partial,
+                                              run.ceilings if run is not None else None)
     if not (wrote_csv and wrote_json):
         return 1
     if partial:
@@ -347,12 +348,13 @@ def _check_outputs(args):
     return paths["--csv"], paths["--json"]
 
 
-def _write_json(rows, path, args, request, peak, partial: bool = False) -> bool:
-    """The result file for `compare`; when it cannot be written the table above still has the rows."""
+def _write_json(rows, path, args, request, peak, partial: bool = False, ceilings=None) -> bool:
+    """The result file for `compare`; when it cannot be written the table above still has the rows.
+    ``ceilings``: the run's (its processes' with --processes), else those this process measured."""
     from kernels.harness import results
     from kernels.io.writer import WriteFailed
 
-    result = results.make_result(request, rows, peak, getattr(args, "argv", None))
+    result = results.make_result(request, rows, peak, getattr(args, "argv", None), ceilings)
     result.partial = partial
     try:
         results.write_result(path, result, "--json", [("--input", request.input), ("--csv", args.csv)])

@@ -12,7 +12,7 @@ from kernels import signals
 from kernels.errors import InputError
 from kernels.harness.rows import ERROR, FAILED
 from kernels.harness.summary import summary_lines
-from kernels.harness.table import table_header, table_line, write_csv
+from kernels.harness.table import ceiling_lines, table_header, table_line, write_csv
 
 
 def run(args, fields: dict, labels: dict) -> int:
@@ -68,17 +68,19 @@ def _one(args, client, job, resources, csv_path, json_path) -> int:
         out = remote.run_bench(client, job, progress, resources=resources)
     except KeyboardInterrupt as exc:
         stopped = signals.say_stopped(exc, len(finished))
-        _write(args, job, finished, {}, None, csv_path, json_path, partial=True)
+        _write(args, job, remote.RemoteRun(rows=finished, stopped=True), csv_path, json_path)
         return stopped
     for line in out.messages:
         print(line, file=sys.stderr)
     if out.peak is not None:
         print(f"peak: {out.peak.gbps:.1f} GB/s measured with a {out.peak.how}" if out.peak.gbps else
               f"peak: not measured ({out.peak.how})")
+    for line in ceiling_lines(out.ceilings):  # what %ceil is against: each worker's, naming it
+        print(line)
     for line in summary_lines(out.rows, out.peak, by_name(job.request["algorithm"]).variants):
         print(line)
     print(f"workers: {', '.join(out.workers) or 'none'}" + ("  (stopped: the rows that finished)" if out.stopped else ""))
-    if not _write(args, job, out.rows, out.device, out.peak, csv_path, json_path, partial=out.stopped):
+    if not _write(args, job, out, csv_path, json_path):
         return 1
     if out.bad_files:
         for line in out.bad_files:
@@ -107,17 +109,18 @@ def _per_model(path, model: str):
     return str(p.with_name(f"{p.stem}-{model}{p.suffix or '.json'}"))
 
 
-def _write(args, job, rows, device, peak, csv_path, json_path, partial: bool) -> bool:
+def _write(args, job, run, csv_path, json_path) -> bool:
+    """``run`` (a RemoteRun; stopped: partial) to --csv and --json."""
     from kernels.cluster import remote
     from kernels.harness import results
     from kernels.io.writer import WriteFailed
 
+    rows, partial = run.rows, run.stopped
     try:
         if csv_path:
             write_csv(rows, csv_path, "--csv")
             print(f"wrote {len(rows)} rows to {csv_path}")
         if json_path:
-            run = remote.RemoteRun(rows=list(rows), peak=peak, stopped=partial, device=device)
             results.write_result(json_path, remote.result_of(run, job, args.cluster, getattr(args, "argv", None)),
                                  "--json")
             print(f"wrote {len(rows)} rows with their samples to {json_path}" + (" (partial)" if partial else ""))

@@ -81,6 +81,7 @@ class BenchPanel(QWidget):
         self.worker.rowReady.connect(self._row)
         self.worker.progress.connect(self._progress)
         self.worker.failed.connect(self._failed)
+        self.worker.ceilingsReady.connect(self._ceilings)
         self.worker.finished.connect(self._finished)
         self.thread.start()
 
@@ -437,6 +438,7 @@ class BenchPanel(QWidget):
             "simulator: timings meaningless for a GPU" if self.model.backend.is_simulator else ""))
         self.chart.set_peak(None)
         self.results.peak = None
+        self.results.ceilings = []
         names = request.variants
         # as bench.run counts them: a row per round
         steps = request.problem_count * len(request.launches) * len(names) * request.rounds
@@ -482,6 +484,10 @@ class BenchPanel(QWidget):
     def _peak(self, peak) -> None:
         self.results.peak = peak
         self.chart.set_peak(peak.gbps, peak.how)
+
+    def _ceilings(self, figures) -> None:
+        """The run's measured ceilings, for its result file (before ``_finished`` saves it)."""
+        self.results.ceilings = list(figures)
 
     def _show_elapsed(self) -> None:
         if self.busy():

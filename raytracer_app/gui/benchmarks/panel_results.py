@@ -56,6 +56,7 @@ class PanelResults:
         self.last_path = None
         self.baseline_path = ""
         self.peak = None
+        self.ceilings: list = []  # the last run's measured ceilings (here, or each by its cluster worker)
 
     # ------------------------------------------------------------------ the baseline
     def match(self, row):
@@ -115,7 +116,7 @@ class PanelResults:
     def result_of_run(self, stopped: bool) -> results.Result:
         """The run as a result file: its request in the header, marked partial when it was stopped."""
         panel = self.panel
-        result = results.make_result(panel.job, [r for r, _ in panel.rows], self.peak)
+        result = results.make_result(panel.job, [r for r, _ in panel.rows], self.peak, ceilings=self.ceilings)
         result.partial = stopped
         return result
 

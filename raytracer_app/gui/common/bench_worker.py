@@ -21,6 +21,7 @@ class BenchWorker(JobWorker):
     peakReady = pyqtSignal(object)  # bench.Peak
     rowReady = pyqtSignal(object)  # bench.Row
     progress = pyqtSignal(int, int)  # done, total
+    ceilingsReady = pyqtSignal(object)  # the run's measured ceilings (kernels.harness.ceilings.Figure), before finished
     finished = pyqtSignal(object, bool)  # rows, stopped
     failed = pyqtSignal(str)
 
@@ -39,16 +40,18 @@ class BenchWorker(JobWorker):
     @pyqtSlot(object)
     def _run(self, request) -> None:
         rows: list = []
+        measured: list = []  # what the rows are judged against: measured here, or by the cluster's workers
         try:
             self.started.emit(request)
             client = run_on().client
             if client is not None:  # *Run on* a cluster: the same request on its workers, rows as they come
                 from kernels.cluster import jobs, remote
 
-                rows = remote.run_bench(client, jobs.bench_job(request), self._relay, self._stop.is_set,
-                                        resources=resources_for(client, request.backend)).rows
+                run = remote.run_bench(client, jobs.bench_job(request), self._relay, self._stop.is_set,
+                                       resources=resources_for(client, request.backend))
             else:  # a simulator run goes to this worker's child process, so that Stop ends it at once
-                rows = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK).rows
+                run = run_bench(request, self._relay, self._stop.is_set, simulator=self.sim, lock=COMPUTE_LOCK)
+            rows, measured = run.rows, run.ceilings
         except Exception as exc:  # noqa: BLE001 - a bad value (InputError naming the constraint) or a broken module
             if not isinstance(exc, InputError):
                 traceback.print_exc()
@@ -56,4 +59,5 @@ class BenchWorker(JobWorker):
         finally:
             stopped = self._stop.is_set()
             self._running.clear()
+            self.ceilingsReady.emit(measured)
             self.finished.emit(rows, stopped)
