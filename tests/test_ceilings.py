@@ -299,3 +299,23 @@ def test_the_panel_shows_percent_of_ceiling_only_where_it_is_not_the_copy_bandwi
                    rate_unit="G ops/s", verified="yes", ceiling="sector-reads", ceiling_rate=20e9, pct_of_ceiling=25.0)
     table.add_measured(find_row)
     assert not table.isColumnHidden(column) and table.item(1, column).text() == "25.0"
+
+
+def test_a_result_file_lists_the_ceilings_its_rows_are_judged_against_not_the_processs_others(monkeypatch,
+                                                                                                cpu_backend):
+    """A window (or a lesson) measures each ceiling once per process: a reduction's result file made after a
+    hash table's run must not list the hash table's sector reads."""
+    from kernels.harness import ceilings
+    from kernels.harness.results import make_result
+    from kernels.harness.rows import Row
+    from kernels.service.bench_request import BenchRequest
+    from kernels.timing import Timing
+
+    sectors = ceilings.Figure("sector-reads", 2e9, "G sectors/s", 1e9, "earlier hash table run", 1 << 20)
+    copy = ceilings.Figure("copy", 20e9, "GB/s", 1e9, "numpy copy")
+    monkeypatch.setattr(ceilings, "_MEASURED", {("s", "cpu", 0, 1 << 20): sectors, ("c", "cpu", 0, 0): copy})
+    row = Row("numpy", "sum", "int32", 1024, "cpu", "cpu", timing=Timing((1.0,), "wall"), verified="yes",
+              ceiling="copy", ceiling_rate=20e9, pct_of_ceiling=1.0)
+    request = BenchRequest("reduction", cpu_backend, sizes=[1024], variants=["numpy"])
+    listed = make_result(request, [row], None).device["ceilings"]
+    assert [f["ceiling"] for f in listed] == ["copy"]

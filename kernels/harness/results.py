@@ -145,7 +145,12 @@ def provenance(command=None) -> dict:
 
 def make_result(request, rows, peak: Peak | None, command=None, ceilings=None) -> Result:
     """The result of ``request`` (a BenchRequest: its algorithm, backend and JSON go into the header);
-    ``ceilings``: the run's measured ceilings (:func:`device_info`)."""
+    ``ceilings``: the run's measured ceilings (:func:`device_info`); by default those this process measured
+    that its rows are judged against (a window's or a lesson's earlier runs measured others)."""
+    if ceilings is None:
+        from kernels.harness.ceilings import measured_on, used_by
+
+        ceilings = used_by(measured_on(request.backend), rows)
     return Result(target=request.algorithm, rows=list(rows), device=device_info(request.backend, peak, ceilings),
                   request=_plain(request.to_json()), **provenance(command))
 

@@ -172,12 +172,14 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     how = ("timed on the GPU (CUDA events), verified" if measured else
            "verified in the CUDA simulator; not timed: the simulator's timings say nothing about a GPU")
     how_counters = f"Nsight Compute (ncu --clock-control {counters_of.CLOCK_CONTROL})" if counters else ""
+    from kernels.harness.ceilings import measured_on, used_by
     from kernels.harness.results import device_info
 
     out = LessonRun(lesson, backend.label, backend.device_name, measured, how, arch, peak, results, note,
                     how_counters)
-    try:
-        out.device_info = device_info(backend, peak)
+    try:  # the ceilings its steps are judged against, not those of the window's earlier runs
+        rows = [r.row for r in results if r.row is not None]
+        out.device_info = device_info(backend, peak, used_by(measured_on(backend), rows))
     except AttributeError:  # a backend stand-in without the driver's figures: the name alone (result files)
         out.device_info = {"name": backend.device_name, "backend": backend.kind}
     return out
