@@ -135,7 +135,8 @@ class AccessPane(QWidget):
         self.table.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.table.currentCellChanged.connect(lambda row, *_: self._line_chosen(row))
-        self.table.setMinimumHeight(8 * self.table.verticalHeader().defaultSectionSize() + 30)  # 8 lines at least
+        # 6 lines at least: at 1366x768 the 32 lanes below come first (more lines where the screen is taller)
+        self.table.setMinimumHeight(6 * self.table.verticalHeader().defaultSectionSize() + 30)
 
         self.warp_box = QComboBox()
         self.warp_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
