@@ -159,6 +159,9 @@ def test_bench_counters_on_a_cluster_without_a_gpu_worker_is_one_line(capsys):
         assert main(["bench", "reduction", "--counters", "--cluster", cluster.scheduler_address]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "has no GPU worker" in err[0]
+        assert main(["lesson", "reduction", "--counters", "--cluster", cluster.scheduler_address]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "has no GPU worker" in err[0]
     with pytest.raises(InputError):
         remote.parse_address("no-port")
 
@@ -226,3 +229,23 @@ def test_a_lessons_steps_are_split_over_the_gpu_workers(gpus, stubbed, monkeypat
                                                             for s in REDUCTION.steps]
     assert sorted(place.workers) == ["0", "1"]  # both GPUs ran steps
     assert {r.row.worker for r in out.results} == {"0", "1"}
+
+
+def test_a_lessons_counters_are_read_on_the_gpu_workers_each_ncu_run_a_piece(gpus, stubbed, monkeypatch):
+    from kernels.cluster import remote, worker_side
+    from kernels.lessons import run as lesson_run
+    from kernels.lessons.reduction_ladder import REDUCTION
+
+    monkeypatch.setattr(worker_side, "_bench", step_row)
+    monkeypatch.setattr(worker_side, "copy_peak", lambda kind: {"gbps": 4000.0, "how": "a stand-in copy"})
+    monkeypatch.setattr(lesson_run.evidence, "collect", lambda target, wanted, arch, cache=None: ({}, ""))
+    said = []
+    out = lesson_run.run_lesson(REDUCTION, remote.remote_gpu(gpus, {"H200": 1}), sizes=[4096], repeats=1,
+                                arch="sm_90", place=remote.LessonPlace(gpus, {"H200": 1}), counters=True,
+                                on_counters=said.append)
+    steps = [s.variant for s in REDUCTION.steps]
+    ran = [c for c in CALLS if c[1] == [4096]]
+    assert sorted(v for c in ran for v in c[0]) == sorted(set(steps))  # each variant measured once
+    assert {c[3] for c in ran} == {"0", "1"}  # the ncu runs split over both GPUs
+    assert all(r.counters is not None and r.counters.kernels[0].name in steps for r in out.results)
+    assert [r.counters.kernels[0].name for r in out.results] == steps and len(said) == len(ran)

@@ -593,6 +593,33 @@ class LessonPlace:
                         parts=pieces.of_requests(docs), on_key=lambda key, row: arrived(key[0], row))
         self.workers += [w for w in out.workers if w not in self.workers]
 
+    def measure_steps(self, lesson, sizes, backend, on_progress=None, should_stop=None) -> dict:
+        """`lesson --counters` here: each ncu run of kernels.lessons.measured (a size, a launch and the steps'
+        variants) a counters piece, split over the workers at once; {(n, step index): Measured or reason}.
+        A worker that cannot read counters raises CannotMeasure; a failed piece, MeasureFailed."""
+        from kernels.counters.tool import MeasureFailed
+        from kernels.lessons import measured
+
+        plan = measured.batch_requests(lesson, sizes, backend)
+        if not plan:
+            return {}
+        docs = [r.to_json() for r, _ in plan]
+        out: dict = {}
+
+        def arrived(key, record):
+            request, steps = plan[key[0]]
+            measured.take(out, lesson, request.sizes[0], steps, record.measured)
+            if on_progress:
+                on_progress(f"{', '.join(record.measured)} read on worker {record.worker} (n = "
+                            f"{request.sizes[0]:,})")
+
+        run = run_bench(self.client, jobs.Job("counters", docs[0], clock_control=measured.CLOCK_CONTROL),
+                        stop=should_stop, resources=self.resources, parts=pieces.of_requests(docs), on_key=arrived)
+        self.workers += [w for w in run.workers if w not in self.workers]
+        if run.messages and not (should_stop and should_stop()):
+            raise MeasureFailed("; ".join(run.messages))
+        return out
+
     def copy_peak(self, backend):
         from kernels.cluster.worker_side import copy_peak
         from kernels.harness.peak import Peak

@@ -126,7 +126,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     # without a GPU a step is verified, not timed: one call after the warm-up says all its repeats would
     repeats = run_backend.caps.check_repeats(repeats if repeats is not None or backend.is_gpu else 1)
     arch = check_arch(arch or device_arch(backend))
-    if counters:
+    remote_counters = place is not None and hasattr(place, "measure_steps")  # ncu on the cluster's workers
+    if counters and not remote_counters:
         counters_of.check(backend)
     measured = backend.is_gpu
     peak = (place.copy_peak if place is not None else copy_peak)(backend) \
@@ -138,7 +139,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
         simulator = SimulatorProcess()
     stop = should_stop or (lambda: False)
     # before the timed runs, as `bench --counters` does: ncu's replays must not heat the GPU between them
-    read = counters_of.measure_steps(lesson, sizes, backend, on_counters, stop) if counters else {}
+    read = (place.measure_steps if remote_counters else counters_of.measure_steps)(
+        lesson, sizes, backend, on_counters, stop) if counters else {}
     results: list[StepResult] = []
 
     def done(result: StepResult) -> None:
