@@ -51,7 +51,7 @@
 #   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
 #   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
 #   cluster-counters (issue 47 item 4: bench reduction --counters here and on a cluster of every GPU of the host,
-#   each with its wall time, then the reduction lesson's steps there; logs and JSON $OUT/cluster-counters*)
+#   each with its wall time, then the reduction lesson's steps and counters there; logs and JSON $OUT/cluster-counters*)
 #   ceilings-spread (the ceilings of a --processes run and of a --cluster run on every GPU of the host: their
 #   ceiling lines name who measured each figure; logs and result files $OUT/ceilings-spread*)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
@@ -573,7 +573,7 @@ PY
         --cluster 127.0.0.1:8793 --json "$OUT/cluster-counters.json" 2>&1 | tee -a "$log"
       echo "counters on the cluster: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$log"
       s=$EPOCHREALTIME
-      timeout 300 python3 -m raytracer_app lesson reduction --cluster 127.0.0.1:8793 \
+      timeout 300 python3 -m raytracer_app lesson reduction --counters --cluster 127.0.0.1:8793 \
         --json "$OUT/cluster-counters-lesson.json" 2>&1 | tee -a "$log"
       echo "lesson on the cluster: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$log"
       app cluster stop 2>&1 | tee -a "$log"
