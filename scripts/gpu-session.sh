@@ -50,6 +50,8 @@
 #   mandelbrot with % of ceiling and the renderers' rays, tests and iterations per second; N keys, default 2^26;
 #   PARTS="measure hashtable spheres julia mandelbrot" for some of them, OPS for the hash table's ops)
 #   cluster-bench (issue 47: scripts/cluster_bench.py on every GPU of the host, figures in $OUT/cluster/)
+#   cluster-counters (issue 47 item 4: bench reduction --counters here and on a cluster of every GPU of the host,
+#   each with its wall time, then the reduction lesson's steps and counters there; logs and JSON $OUT/cluster-counters*)
 #   ceilings-spread (the ceilings of a --processes run and of a --cluster run on every GPU of the host: their
 #   ceiling lines name who measured each figure; logs and result files $OUT/ceilings-spread*)
 #   (PYTEST_ARGS adds pytest options to tests-all / tests-gpu; pack tars
@@ -557,6 +559,25 @@ PY
       # issue 47: the reduction sweep here, on one GPU worker and on all (cold and warm), row and Stop latency,
       # the remote frame rate; result files and cluster-bench.json in $OUT/cluster (needs the cluster extra)
       timeout 590 python3 scripts/cluster_bench.py --out "$OUT/cluster" 2>&1 | tee "$OUT/cluster-bench.log" ;;
+    cluster-counters)
+      # the counters batch (an ncu run per variant, size and launch) split by variant over this host's GPUs, the
+      # same batch here on one GPU for its wall time, and a lesson's steps split over the GPUs (which ran each)
+      log="$OUT/cluster-counters.log"
+      s=$EPOCHREALTIME
+      timeout 300 python3 -m raytracer_app bench reduction --backend cuda --counters --n $((1 << 24)) --repeats 5 \
+        --json "$OUT/cluster-counters-here.json" 2>&1 | tee "$log"
+      echo "counters here: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$log"
+      app cluster start --listen 127.0.0.1:8793 2>&1 | tee -a "$log"
+      s=$EPOCHREALTIME
+      timeout 300 python3 -m raytracer_app bench reduction --backend cuda --counters --n $((1 << 24)) --repeats 5 \
+        --cluster 127.0.0.1:8793 --json "$OUT/cluster-counters.json" 2>&1 | tee -a "$log"
+      echo "counters on the cluster: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$log"
+      s=$EPOCHREALTIME
+      timeout 300 python3 -m raytracer_app lesson reduction --counters --cluster 127.0.0.1:8793 \
+        --json "$OUT/cluster-counters-lesson.json" 2>&1 | tee -a "$log"
+      echo "lesson on the cluster: $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $s}") s wall" | tee -a "$log"
+      app cluster stop 2>&1 | tee -a "$log"
+      grep -E '^counters|^steps run on|s wall$' "$log" ;;
     ceilings-spread)
       # a --processes run (process 1 measures) and a run on a cluster of this host's GPUs (each worker measures
       # for its rows): the same ceiling lines as a run in one process, each naming who measured it

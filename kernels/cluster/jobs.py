@@ -13,7 +13,7 @@ from typing import Mapping
 
 from kernels.errors import InputError
 
-KINDS = ("bench", "render")
+KINDS = ("bench", "render", "counters")  # counters: `bench --counters`, one ncu run per size and launch
 SCHEMA = "raytracer-app/cluster-job"
 MAX_FILE_BYTES = 1 << 20  # a variant file is source code; the one reader's limit for it
 
@@ -22,17 +22,19 @@ MAX_FILE_BYTES = 1 << 20  # a variant file is source code; the one reader's limi
 class Job:
     """``request``: the request's JSON (a BenchRequest's with ``variant_files`` as the files' names);
     ``files``: each variant file's name -> its text, in the request's order; ``piece``: which part of a
-    split sweep this is (its index, None for a whole run)."""
+    split sweep this is (its index, None for a whole run); ``clock_control``: a counters job's ncu setting."""
 
     kind: str
     request: dict
     files: tuple[tuple[str, str], ...] = ()
     piece: int | None = None
+    clock_control: str = "none"
 
 
 def to_json(job: Job) -> dict:
     return {"schema": SCHEMA, "kind": job.kind, "request": dict(job.request),
-            "files": [{"name": n, "text": t} for n, t in job.files], "piece": job.piece}
+            "files": [{"name": n, "text": t} for n, t in job.files], "piece": job.piece,
+            "clock_control": job.clock_control}
 
 
 def from_json(doc) -> Job:
@@ -51,7 +53,10 @@ def from_json(doc) -> Job:
     piece = doc.get("piece")
     if piece is not None and (not isinstance(piece, int) or isinstance(piece, bool) or piece < 0):
         raise InputError(f"a cluster job's piece {piece!r} must be a whole number or null")
-    return Job(kind, dict(request), tuple((f["name"], f["text"]) for f in files), piece)
+    clock_control = doc.get("clock_control", "none")
+    if not isinstance(clock_control, str):
+        raise InputError(f"a cluster job's clock_control {clock_control!r} must be text")
+    return Job(kind, dict(request), tuple((f["name"], f["text"]) for f in files), piece, clock_control)
 
 
 def bench_job(request) -> Job:
@@ -68,6 +73,19 @@ def bench_job(request) -> Job:
         names.append(name)
         files.append((name, text))
     return Job("bench", {**doc, "variant_files": names}, tuple(files))
+
+
+def counters_job(request, variants, clock_control: str = "none") -> Job:
+    """The counters batch of `bench --counters` for the BenchRequest ``request``: Nsight Compute's counters for
+    the built-in GPU variants ``variants`` at each size and launch, as a local run reads them (each swept
+    option at its first value: the profiled child builds a request's first problem; no variant files, one
+    process, one round), so the sweep's pieces (kernels/cluster/pieces.py) are its variants."""
+    doc = request.to_json()
+    swept = {o.name for o in request.spec.options if o.sweep}
+    options = {k: (list(v)[:1] if k in swept and isinstance(v, (list, tuple)) else v)
+               for k, v in (doc.get("options") or {}).items()}
+    doc.update(variants=list(variants), variant_files=[], processes=1, rounds=1, options=options)
+    return Job("counters", doc, clock_control=clock_control)
 
 
 def _unique(name: str, taken: list) -> str:

@@ -70,6 +70,13 @@ def split(request: dict, spec, workers: int = 1) -> list[Piece]:
     return out
 
 
+def of_requests(requests: list[dict]) -> list[Piece]:
+    """A run of separate requests, each with its own options and launch (a lesson's steps, size by size): a
+    piece each, its rows keyed by its place in ``requests``, so the merge keeps their order."""
+    return [Piece(k, dict(r), (k,), 0, cost=_cost(list(r.get("sizes") or [])[:1]),
+                  variant=next(iter(r.get("variants") or []), None)) for k, r in enumerate(requests)]
+
+
 def rows_per_size(request: dict, spec, variants: int = 1) -> int:
     """The rows ``variants`` variants give at one size: a row per swept combination and launch."""
     swept = 1

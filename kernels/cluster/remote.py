@@ -180,6 +180,7 @@ class RemoteRun:
     what each worker measured for its rows (kernels.harness.ceilings.gathered: equal figures once)."""
 
     rows: list = field(default_factory=list)
+    keys: list = field(default_factory=list)  # each row's key (pieces.row_key: size index, row, variant index)
     peak: object = None
     stopped: bool = False
     bad_files: list = field(default_factory=list)
@@ -192,16 +193,18 @@ class RemoteRun:
 
 class _Collector:
     """A run's arrivals: each row once (a piece run again after its worker died sends its rows again), in the
-    caller's ``send`` as it comes, keyed for the merge; the first copy peak; each row's latency."""
+    caller's ``send`` as it comes (as ``kind``: 'row', or 'counters' for a counters batch's records), keyed
+    for the merge; the first copy peak; each row's latency."""
 
-    def __init__(self, parts, send, expected: int, out: RemoteRun):
+    def __init__(self, parts, send, expected: int, out: RemoteRun, counters: bool = False, on_key=None):
         from kernels.harness.results_read import row_from_dict
 
         self.parts, self.send, self.expected, self.out = parts, send, expected, out
         self.keyed: dict = {}
         self.measured: list = []  # (worker, [Figure]) of each finished piece
         self.queue: queue.Queue = queue.Queue()
-        self._row = row_from_dict
+        self._row, self.kind = (counted_record, "counters") if counters else (row_from_dict, "row")
+        self.on_key = on_key or (lambda key, row: None)
 
     def arrived(self, event) -> None:
         """Client.subscribe_topic's handler (on the client's event loop): queued for the caller's thread."""
@@ -211,7 +214,8 @@ class _Collector:
         key = pieces.row_key(piece, seq)
         if key not in self.keyed:
             self.keyed[key] = self._row(d, "a cluster row")
-            self.send("row", self.keyed[key])
+            self.send(self.kind, self.keyed[key])
+            self.on_key(key, self.keyed[key])
             if self.expected:
                 self.send("progress", (len(self.keyed), self.expected))
 
@@ -263,10 +267,13 @@ class _Collector:
             out.workers.append(result["worker"])
 
 
-def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, workers=None) -> RemoteRun:
-    """Run the bench ``job`` on the cluster, split over the workers that have ``resources`` (None: any), or
-    over the worker addresses ``workers`` alone: each free worker is handed the next piece (longest first,
-    its own variants preferred: kernels/cluster/pieces.py) the moment it is free."""
+def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, workers=None,
+              parts=None, on_key=None) -> RemoteRun:
+    """Run the bench ``job`` (or a counters job: its rows are CountedRecords) on the cluster, split over the
+    workers that have ``resources`` (None: any), or over the worker addresses ``workers`` alone: each free
+    worker is handed the next piece (longest first, its own variants preferred: kernels/cluster/pieces.py)
+    the moment it is free. ``parts``: pieces made by the caller (a lesson's steps: pieces.of_requests);
+    ``on_key(key, row)``: each row as it comes, with its merge key (pieces.row_key)."""
     from distributed import Event
 
     from kernels.cluster.worker_side import run_job
@@ -274,16 +281,18 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
 
     spec = by_name(job.request["algorithm"])
     eligible = _Eligible(client, resources, workers)
-    parts = pieces.split(job.request, spec, max(1, len(eligible.now())))
+    expected = len(parts) if parts is not None else _expected_rows(job.request, spec)
+    parts = list(parts) if parts is not None else pieces.split(job.request, spec, max(1, len(eligible.now())))
     out = RemoteRun()
-    got = _Collector(parts, progress or (lambda kind, value: None), _expected_rows(job.request, spec), out)
+    got = _Collector(parts, progress or (lambda kind, value: None), expected, out, job.kind == "counters", on_key)
     run_id = uuid.uuid4().hex[:12]
     topic, stop_name = f"raytracer-rows-{run_id}", f"raytracer-stop-{run_id}"
     client.subscribe_topic(topic, got.arrived)
     stop_event = Event(stop_name, client=client)
 
     def submit(piece, address):
-        doc = jobs.to_json(jobs.Job(job.kind, {**job.request, **piece.changes}, job.files, piece.index))
+        doc = jobs.to_json(jobs.Job(job.kind, {**job.request, **piece.changes}, job.files, piece.index,
+                                    job.clock_control))
         # on its worker only: when that worker dies, what is left of the piece is handed out again (_HandOut)
         future = client.submit(run_job, doc, topic, stop_name, key=f"raytracer-{run_id}-{piece.index}",
                                resources=resources, workers=[address], allow_other_workers=False, pure=False)
@@ -319,11 +328,42 @@ def run_bench(client, job: jobs.Job, progress=None, stop=None, resources=None, w
         _quietly(stop_event.clear)
         _forget_problems(client, topic, set(hand.where.values()) & set(eligible.now()))
     out.stopped |= stop_at is not None
-    out.rows = pieces.merged(got.keyed)
+    out.rows, out.keys = pieces.merged(got.keyed), sorted(got.keyed)
     from kernels.harness.ceilings import gathered
 
     out.ceilings = gathered(got.measured)
     return out
+
+
+@dataclass(frozen=True)
+class CountedRecord:
+    """One ncu run of a counters batch (a size and a launch of a piece's variants): the worker that read it
+    and {variant: Measured, or the reason it has none}."""
+
+    worker: str
+    measured: dict
+
+
+def counted_record(d: dict, what: str) -> CountedRecord:
+    from kernels.counters.metrics import Measured
+
+    try:
+        return CountedRecord(str(d["worker"]), {str(k): v if isinstance(v, str) else Measured.from_dict(v)
+                                                for k, v in d["measured"].items()})
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{what} does not parse: {exc}") from None
+
+
+def run_counters(client, job: jobs.Job, progress=None, stop=None, resources=None) -> tuple[dict, dict, RemoteRun]:
+    """The counters job ``job`` (jobs.counters_job) split by variant over the workers with ``resources``:
+    ({(size index, launch index): {variant: Measured or reason}} as a local `bench --counters` gives it,
+    {(size index, launch index, variant): the worker that read it}, the RemoteRun)."""
+    out = run_bench(client, job, progress, stop, resources)
+    measured, by = {}, {}
+    for (si, li, _), record in zip(out.keys, out.rows):
+        measured.setdefault((si, li), {}).update(record.measured)
+        by.update({(si, li, name): record.worker for name in record.measured})
+    return measured, by, out
 
 
 class _Eligible:
@@ -544,6 +584,41 @@ class LessonPlace:
         out = run_bench(self.client, jobs.bench_job(request), stop=stop, resources=self.resources)
         self.workers += [w for w in out.workers if w not in self.workers]
         return out.rows
+
+    def run_steps(self, requests: list, stop, arrived) -> None:
+        """Every step request at once, a piece each, split over the workers (the longest first, as a sweep's
+        pieces): ``arrived(index in requests, row)`` as each row comes, in any order."""
+        docs = [jobs.bench_job(r).request for r in requests]
+        out = run_bench(self.client, jobs.Job("bench", docs[0]), stop=stop, resources=self.resources,
+                        parts=pieces.of_requests(docs), on_key=lambda key, row: arrived(key[0], row))
+        self.workers += [w for w in out.workers if w not in self.workers]
+
+    def measure_steps(self, lesson, sizes, backend, on_progress=None, should_stop=None) -> dict:
+        """`lesson --counters` here: each ncu run of kernels.lessons.measured (a size, a launch and the steps'
+        variants) a counters piece, split over the workers at once; {(n, step index): Measured or reason}.
+        A worker that cannot read counters raises CannotMeasure; a failed piece, MeasureFailed."""
+        from kernels.counters.tool import MeasureFailed
+        from kernels.lessons import measured
+
+        plan = measured.batch_requests(lesson, sizes, backend)
+        if not plan:
+            return {}
+        docs = [r.to_json() for r, _ in plan]
+        out: dict = {}
+
+        def arrived(key, record):
+            request, steps = plan[key[0]]
+            measured.take(out, lesson, request.sizes[0], steps, record.measured)
+            if on_progress:
+                on_progress(f"{', '.join(record.measured)} read on worker {record.worker} (n = "
+                            f"{request.sizes[0]:,})")
+
+        run = run_bench(self.client, jobs.Job("counters", docs[0], clock_control=measured.CLOCK_CONTROL),
+                        stop=should_stop, resources=self.resources, parts=pieces.of_requests(docs), on_key=arrived)
+        self.workers += [w for w in run.workers if w not in self.workers]
+        if run.messages and not (should_stop and should_stop()):
+            raise MeasureFailed("; ".join(run.messages))
+        return out
 
     def copy_peak(self, backend):
         from kernels.cluster.worker_side import copy_peak

@@ -36,7 +36,7 @@ def run_job(doc: dict, topic: str, stop_name: str) -> dict:
                 "device": {}, "worker": str(worker.name)}
     stop = _StopWatch(stop_name)
     try:
-        return _bench(job, worker, topic, stop)
+        return (_counters if job.kind == "counters" else _bench)(job, worker, topic, stop)
     finally:
         stop.end()
 
@@ -82,6 +82,31 @@ def _bench(job, worker, topic, stop) -> dict:
             "peak": None if run.peak is None else {"gbps": run.peak.gbps, "how": run.peak.how},
             "ceilings": [f.to_json() for f in run.ceilings],  # measured by this worker for these rows
             "bad_files": list(run.bad_files), "device": device, "worker": str(worker.name)}
+
+
+def _counters(job, worker, topic, stop) -> dict:
+    """A piece of `bench --counters`'s batch (kernels/cluster/jobs.py's counters_job): one ncu run per size and
+    launch for its variants, each record ({variant: Measured's dict, or why it has none}) sent as it is read,
+    keyed as a bench piece's rows are (size by size, launch by launch); Stop ends ncu's child within a second."""
+    from kernels.backend import Backend
+    from kernels.counters import measure as ncu
+
+    backend, request, records = Backend("cuda", 0), job.request, []
+    for n in request.get("sizes") or []:
+        for launch in request.get("launches") or []:
+            if stop.is_set():
+                break
+            got = ncu.measure({**request, "sizes": [n], "launches": [launch]}, backend, job.clock_control,
+                              should_stop=stop.is_set)
+            if stop.is_set():  # ncu ended early: its batch has no record
+                break
+            record = {"worker": str(worker.name),
+                      "measured": {k: v if isinstance(v, str) else v.as_dict() for k, v in got.items()}}
+            worker.log_event(topic, {"piece": job.piece, "seq": len(records), "row": json.dumps(record),
+                                     "sent": time.time()})
+            records.append(record)
+    return {"piece": job.piece, "rows": records, "stopped": stop.is_set(), "peak": None, "ceilings": [],
+            "bad_files": [], "device": {}, "worker": str(worker.name)}
 
 
 def _problem_cache(scope: str, backend):

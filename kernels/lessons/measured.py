@@ -57,33 +57,44 @@ def batches(lesson, sizes, backend) -> list[tuple[int, dict, dict, list[int]]]:
     return list(out.values())
 
 
+def batch_requests(lesson, sizes, backend) -> list[tuple[object, list[int]]]:
+    """(BenchRequest of one problem, one launch and its variants; step indexes) per ncu run of :func:`batches`."""
+    from kernels.launch import Launch
+    from kernels.service.bench_request import BenchRequest
+
+    return [(BenchRequest(lesson.target, backend, sizes=(n,), options=options, launches=(Launch(**fields),),
+                          variants=tuple(dict.fromkeys(lesson.steps[i].variant for i in steps)), repeats=1), steps)
+            for n, options, fields, steps in batches(lesson, sizes, backend)]
+
+
 def measure_steps(lesson, sizes, backend, on_progress=None, should_stop=None) -> dict:
     """{(n, step index): Measured, or the reason it has none}; raises CannotMeasure when counters cannot be
     read here, MeasureFailed when ncu broke. Stopped: the steps not yet measured are left out."""
     from kernels.counters.measure import measure
-    from kernels.launch import Launch
-    from kernels.service.bench_request import BenchRequest
 
     check(backend)
     out: dict = {}
-    plan = batches(lesson, sizes, backend)
-    for b, (n, options, fields, steps) in enumerate(plan):
+    plan = batch_requests(lesson, sizes, backend)
+    for b, (request, steps) in enumerate(plan):
         if should_stop and should_stop():
             break
-        names = list(dict.fromkeys(lesson.steps[i].variant for i in steps))
+        n = request.sizes[0]
 
         def progress(done, total, text, b=b, n=n):
             if on_progress:
                 on_progress(f"{text} (ncu run {b + 1}/{len(plan)}, n = {n:,})")
 
-        request = BenchRequest(lesson.target, backend, sizes=(n,), options=options,
-                               launches=(Launch(**fields),), variants=tuple(names), repeats=1)
         got = measure(request.to_json(), backend, clock_control=CLOCK_CONTROL, on_progress=progress,
                       should_stop=should_stop)
-        for i in steps:
-            if lesson.steps[i].variant in got:
-                out[(n, i)] = got[lesson.steps[i].variant]
+        take(out, lesson, n, steps, got)
     return out
+
+
+def take(out: dict, lesson, n: int, steps: list[int], got: dict) -> None:
+    """An ncu run's records ``got`` ({variant: Measured or reason}) as its steps' at size ``n``."""
+    for i in steps:
+        if lesson.steps[i].variant in got:
+            out[(n, i)] = got[lesson.steps[i].variant]
 
 
 def _count(x: float) -> str:

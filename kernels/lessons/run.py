@@ -126,7 +126,8 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     # without a GPU a step is verified, not timed: one call after the warm-up says all its repeats would
     repeats = run_backend.caps.check_repeats(repeats if repeats is not None or backend.is_gpu else 1)
     arch = check_arch(arch or device_arch(backend))
-    if counters:
+    remote_counters = place is not None and hasattr(place, "measure_steps")  # ncu on the cluster's workers
+    if counters and not remote_counters:
         counters_of.check(backend)
     measured = backend.is_gpu
     peak = (place.copy_peak if place is not None else copy_peak)(backend) \
@@ -138,22 +139,22 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
         simulator = SimulatorProcess()
     stop = should_stop or (lambda: False)
     # before the timed runs, as `bench --counters` does: ncu's replays must not heat the GPU between them
-    read = counters_of.measure_steps(lesson, sizes, backend, on_counters, stop) if counters else {}
+    read = (place.measure_steps if remote_counters else counters_of.measure_steps)(
+        lesson, sizes, backend, on_counters, stop) if counters else {}
     results: list[StepResult] = []
+
+    def done(result: StepResult) -> None:
+        results.append(result)
+        _figures(lesson, results, result, peak)
+        if on_step:
+            on_step(result)
+
     try:
-        for n in sizes:
-            for i, step in enumerate(lesson.steps):
-                if stop():
-                    break
-                step_args = (algorithm, lesson, step, n, run_backend, repeats, peak, simulator, stop)
-                row = _run_step(*step_args) if place is None else _run_step(*step_args, place=place)
-                if row is None:
-                    break
-                result = StepResult(i, step, n, row, measured and row.ok)
-                results.append(result)
-                _figures(lesson, results, result, peak)
-                if on_step:
-                    on_step(result)
+        if place is not None and hasattr(place, "run_steps"):  # every step at once over a cluster's workers
+            _run_all_steps(algorithm, lesson, sizes, run_backend, repeats, peak, stop, place, done, measured)
+        else:
+            _run_each_step(algorithm, lesson, sizes, run_backend, repeats, peak, simulator, stop, place, done,
+                           measured)
     finally:
         if own_child:
             simulator.end()
@@ -185,15 +186,53 @@ def run_lesson(lesson: Lesson, backend, sizes=None, repeats: int | None = None, 
     return out
 
 
+def _step_request(algorithm, lesson, step, n, backend, repeats, peak):
+    from kernels.service.bench_request import BenchRequest
+
+    return BenchRequest(algorithm.name, backend, sizes=(n,), options={**lesson.options, **step.options},
+                        launches=(step.launch(n),), variants=(step.variant,), repeats=repeats,
+                        peak=peak is not None)
+
+
+def _run_each_step(algorithm, lesson, sizes, backend, repeats, peak, simulator, stop, place, done, measured) -> None:
+    """The steps one after another, here (or each at ``place``), until Stop or a step without a row."""
+    for n in sizes:
+        for i, step in enumerate(lesson.steps):
+            if stop():
+                return
+            step_args = (algorithm, lesson, step, n, backend, repeats, peak, simulator, stop)
+            row = _run_step(*step_args) if place is None else _run_step(*step_args, place=place)
+            if row is None:
+                return
+            done(StepResult(i, step, n, row, measured and row.ok))
+
+
+def _run_all_steps(algorithm, lesson, sizes, backend, repeats, peak, stop, place, done, measured) -> None:
+    """The lesson's steps at every size handed to ``place`` at once (a cluster splits them over its workers);
+    each result is taken in the lesson's order (size by size, step by step) as soon as it and every one
+    before it came, so the figures and ``done`` see them as a run here gives them. A step that never came
+    (Stop) ends the results there, as here."""
+    plan = [(n, i, step) for n in sizes for i, step in enumerate(lesson.steps)]
+    came: dict = {}
+    taken = [0]  # the results taken so far: a prefix of the plan
+
+    def arrived(k, row):
+        came[k] = row
+        while taken[0] < len(plan) and taken[0] in came:
+            (n, i, step), row = plan[taken[0]], came[taken[0]]
+            taken[0] += 1
+            done(StepResult(i, step, n, row, measured and row.ok))
+
+    place.run_steps([_step_request(algorithm, lesson, step, n, backend, repeats, peak) for n, _, step in plan],
+                    stop, arrived)
+
+
 def _run_step(algorithm, lesson, step, n, backend, repeats, peak, simulator, stop, place=None) -> Row | None:
     """The step's one row, through the service's one door (in the simulator's child without a GPU); None
     when the lesson was stopped first."""
     from kernels.service.bench import run_bench
-    from kernels.service.bench_request import BenchRequest
 
-    request = BenchRequest(algorithm.name, backend, sizes=(n,), options={**lesson.options, **step.options},
-                           launches=(step.launch(n),), variants=(step.variant,), repeats=repeats,
-                           peak=peak is not None)
+    request = _step_request(algorithm, lesson, step, n, backend, repeats, peak)
     rows = place.run(request, stop) if place is not None else run_bench(request, stop=stop, simulator=simulator).rows
     return rows[0] if rows else None
 

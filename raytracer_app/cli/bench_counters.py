@@ -42,6 +42,48 @@ def measure_all(request, clock_control: str) -> dict:
     return out
 
 
+def on_cluster(client, request, resources, clock_control: str) -> tuple[dict | None, dict, int]:
+    """--counters with --cluster: the batch split by variant over the GPU workers with ``resources`` (each
+    variant's ncu runs on one worker, several variants at once), before the timed runs as here; returns
+    (measured as :func:`measure_all` gives it, or None when the batch did not finish; {(size index, launch
+    index, variant): worker}; the exit status so far). A worker that cannot read counters raises
+    CannotMeasure (exit 2)."""
+    from kernels.cluster import jobs, remote
+
+    names = [v.name for v in gpu_variants(request.selected(request.spec.variants), request.backend)]
+    if not names:
+        return {}, {}, 0
+    t0 = time.perf_counter()
+
+    def progress(kind, value):
+        if kind == "counters":
+            print(f"counters: {', '.join(value.measured)} read on worker {value.worker}", file=sys.stderr,
+                  flush=True)
+        elif kind == "progress":
+            print(f"counters: {value[0]}/{value[1]} ncu runs", file=sys.stderr, flush=True)
+
+    measured, by, out = remote.run_counters(client, jobs.counters_job(request, names, clock_control), progress,
+                                            resources=resources)
+    for line in out.messages:
+        print(line, file=sys.stderr)
+    if out.stopped:
+        print("counters: the batch did not finish; nothing is timed", file=sys.stderr)
+        return None, by, 1
+    print(f"counters: {len(names)} variants measured by ncu (--clock-control {clock_control}) on "
+          f"{len(out.workers)} worker(s) in {time.perf_counter() - t0:.1f} s", flush=True)
+    return measured, by, 0
+
+
+def worker_lines(by: dict) -> list[str]:
+    """Which worker read each variant's counters (a cluster's batch), one line per worker."""
+    read: dict = {}
+    for (_, _, name), worker in sorted(by.items()):
+        read.setdefault(worker, [])
+        if name not in read[worker]:
+            read[worker].append(name)
+    return [f"counters read on worker {w}: {', '.join(names)}" for w, names in sorted(read.items())]
+
+
 def attach(rows, measured: dict) -> None:
     """Put each variant's record on its row: rows come size by size, and within a size launch by launch."""
     sizes = list(dict.fromkeys(r.n for r in rows))

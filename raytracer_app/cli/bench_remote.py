@@ -19,8 +19,7 @@ def run(args, fields: dict, labels: dict) -> int:
     from kernels.backend import Backend, choice
     from kernels.cluster import jobs, remote
 
-    for given, option in ((args.list, "--list"), (getattr(args, "counters", False), "--counters"),
-                          (getattr(args, "whole_call", False), "--whole-call"),
+    for given, option in ((args.list, "--list"), (getattr(args, "whole_call", False), "--whole-call"),
                           (getattr(args, "resources", False), "--resources"), (args.device is not None, "--device"),
                           (getattr(args, "input", None) is not None, "--input")):  # a file of this machine's
         if given:
@@ -30,6 +29,9 @@ def run(args, fields: dict, labels: dict) -> int:
     try:
         named = choice(args.backend)
         backend = Backend(named.name) if not named.is_auto else Backend("cuda" if remote.gpu_models(client) else "cpu")
+        counters = getattr(args, "counters", False)
+        if counters:
+            _check_counters(client, backend)
         chosen = remote.targets(client, args.on, backend)
         each = args.on == "each"  # one result file per GPU model, named with the model, however many there are
         if each and csv_path:
@@ -40,16 +42,39 @@ def run(args, fields: dict, labels: dict) -> int:
         for model, resources in chosen.items():
             # checked here in the options' words, against the workers' GPU as they report it
             where = remote.remote_gpu(client, resources) if backend.is_gpu else backend
-            job = jobs.bench_job(BenchRequest(**fields, backend=where, labels=labels))
+            request = BenchRequest(**fields, backend=where, labels=labels)
+            job = jobs.bench_job(request)
             print(f"cluster: {client.scheduler.address}, {backend.kind} on {model if resources else 'every worker'}")
+            counted = None
+            if counters:  # before the timed runs, as here: ncu's replays must not heat a GPU between them
+                from raytracer_app.cli import bench_counters
+
+                counted, by, failed = bench_counters.on_cluster(client, request, resources, args.clock_control)
+                if counted is None:
+                    code = max(code, failed)
+                    continue
+                counted = (counted, by)
             code = max(code, _one(args, client, job, resources, csv_path,
-                                  _per_model(json_path, model) if each and json_path else json_path))
+                                  _per_model(json_path, model) if each and json_path else json_path, counted))
         return code
     finally:
         client.close()
 
 
-def _one(args, client, job, resources, csv_path, json_path) -> int:
+def _check_counters(client, backend) -> None:
+    """--counters reads Nsight Compute on a GPU worker: one line (exit 2) where the cluster has none."""
+    from kernels.cluster import remote
+    from kernels.counters.tool import CannotMeasure
+
+    if not remote.gpu_models(client):
+        raise CannotMeasure(f"counters cannot be read: the cluster at {client.scheduler.address} has no GPU worker "
+                            "(its workers run the cpu and sim backends; Nsight Compute needs a CUDA GPU)")
+    if not backend.is_gpu:
+        raise CannotMeasure(f"counters cannot be read on the {backend.kind} backend: give --backend cuda (the "
+                            "cluster's GPU workers read them)")
+
+
+def _one(args, client, job, resources, csv_path, json_path, counted=None) -> int:
     from kernels.cluster import remote
     from kernels.registry import by_name
 
@@ -77,6 +102,13 @@ def _one(args, client, job, resources, csv_path, json_path) -> int:
               f"peak: not measured ({out.peak.how})")
     for line in ceiling_lines(out.ceilings):  # what %ceil is against: each worker's, naming it
         print(line)
+    if counted is not None:  # as after a local run's table: each row's counters, the guided analysis
+        from raytracer_app.cli import bench_counters
+
+        bench_counters.attach(out.rows, counted[0])
+        bench_counters.print_counters(out.rows, by_name(job.request["algorithm"]).variants, out.peak)
+        for line in bench_counters.worker_lines(counted[1]):
+            print(line)
     for line in summary_lines(out.rows, out.peak, by_name(job.request["algorithm"]).variants):
         print(line)
     print(f"workers: {', '.join(out.workers) or 'none'}" + ("  (stopped: the rows that finished)" if out.stopped else ""))

@@ -70,11 +70,16 @@ def run(args) -> int:
         return lesson_command(args, resolve(args.backend, args.device))
     from kernels.cluster import remote
 
-    if args.counters:
-        raise InputError("--counters reads Nsight Compute here; give it without --cluster")
     client = remote.connect(args.cluster, args.certs)
     try:
         backend, resources = one_place(args, client)
+        if args.counters and not backend.is_gpu:  # ncu runs on the cluster's GPU workers
+            from kernels.counters.tool import CannotMeasure
+
+            raise CannotMeasure(f"counters cannot be read on the {backend.kind} backend: the cluster at "
+                                f"{client.scheduler.address} " + ("has no GPU worker" if not remote.gpu_models(client)
+                                                                  else "runs it on its cpu and sim workers")
+                                + "; Nsight Compute needs a CUDA GPU")
         place = remote.LessonPlace(client, resources)
         args.arch = args.arch or getattr(backend, "remote_arch", None)
         code = lesson_command(args, backend, place)
@@ -96,7 +101,7 @@ def lesson_command(args, backend, place=None) -> int:
     if args.arch is not None:
         check_arch(args.arch)
     sizes = sizes_for(lesson, backend, args.n)
-    if args.counters:  # refused with the counters module's one line before anything runs
+    if args.counters and place is None:  # refused with the counters module's one line before anything runs
         from kernels.lessons.measured import check
 
         check(backend)
