@@ -64,8 +64,9 @@ SCRIPTS = (
            ("--out", "{tmp}/lineinfo", "--rounds", "1", "--", "bench", "reduction", "--backend", "cpu",
             "--variants", "numpy", "--sizes", "4096", "--repeats", "3")),
     Script("kernel_images.py", "the kernel images shipped for a GPU's first frames (kernels/launch/images.py): "
-           "builds them from the kernels with NVIDIA's compiler packages, or checks that they are current",
-           ("--check",)),
+           "builds them from the kernels with NVIDIA's compiler packages, or checks that they are current (here one "
+           "image, which compiles them all: a subset alone would be named otherwise)",
+           ("--check", "--images", "julia-float64")),
     Script("cluster_bench.py", "a Dask cluster of this host's GPUs (issue 47, docs/cluster.md): a reduction sweep in "
            "this process, on one GPU worker and on every GPU worker, cold and warm (result files compared), row "
            "and Stop latency, the remote render's frame rate at 1024x1024; tried here on two cpu workers",
