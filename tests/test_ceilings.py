@@ -129,6 +129,9 @@ def test_sphere_tests_performed_by_culling_variants():
     assert tests_performed(spheres, (96, 80), "spheres-shared", "16x8") == brute_force_tile_tests(spheres, 96, 80, 16, 8)
     rows = sum(96 for y in range(80) for s in spheres if (np.float32(y - 40) - s[5]) ** 2 < s[3] ** 2)
     assert tests_performed(spheres, (96, 80), "spheres-cpu") == rows
+    # the sorted tiles stop early, so their tile lists bound what they test: never every pixel x sphere
+    binned = tests_performed(spheres, (96, 80), "spheres-binned", "16x16")
+    assert tests_performed(spheres, (96, 80), "spheres-sorted", "16x16") == binned < 96 * 80 * 30
 
 
 def test_cpu_rows_carry_percent_of_their_ceiling(cpu_backend, capsys, tmp_path):

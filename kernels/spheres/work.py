@@ -5,6 +5,8 @@ same conservative bounds the kernels use:
 - ``tiles`` (``spheres-shared``): every thread of a block tests each sphere whose square touches the block's
   rectangle, a pixel's margin around it (threads past the image's edge included);
 - ``bins`` (``spheres-binned``): every thread of a tile tests its tile's list (``shading.tile_span``'s squares);
+  ``spheres-sorted`` too, as an upper bound: its list sorted nearest first, a pixel stops at the first sphere
+  that cannot be nearer, which only the frame knows;
 - ``rows`` (``spheres-cpu``, ``spheres-cpu-serial``): every pixel of a row tests the spheres the row crosses;
 - ``bins-at-most`` (``spheres-cpu-tiles``): its 16x16 bins, an upper bound (a pixel stops at the first sphere
   that cannot be nearer).
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-CULLING = {"spheres-shared": "tiles", "spheres-binned": "bins", "spheres-cpu": "rows",
+CULLING = {"spheres-shared": "tiles", "spheres-binned": "bins", "spheres-sorted": "bins", "spheres-cpu": "rows",
            "spheres-cpu-serial": "rows", "spheres-cpu-tiles": "bins-at-most"}
 CPU_TILE = (16, 16)
 
