@@ -85,7 +85,7 @@ def main(argv=None) -> int:
 def _harness(name: str, env: str, header: str):
     from kernels.hashtable import shim_build
 
-    return shim_build.Shim(name, env, header, ROOT / "scripts" / f"{name}.cu", f"rt_{name}", 0, lambda lib: None,
+    return shim_build.Shim(name, env, header, ROOT / "scripts" / f"{name}.cu", f"rt_{name}", 0,
                            program=True, includes=(ROOT / "scripts" / "peer_bench.cuh",))
 
 

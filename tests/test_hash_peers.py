@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_bght_peer_names_its_variable_when_unset(monkeypatch):
     monkeypatch.delenv(bght.BGHT_ENV, raising=False)
-    skip = bght.library("sm_90")
+    skip = shim_build.library(bght.SHIM_BUILD, "sm_90")
     assert isinstance(skip, Skip) and skip.kind is SkipKind.MISSING_LIBRARY and bght.BGHT_ENV in skip.text
     assert skip.text.startswith("bght-bcht: ")
     monkeypatch.setenv(bght.BGHT_ENV, "/nonexistent/bght")
-    assert "holds no include/bght/bcht.hpp" in bght.library("sm_90").text
+    assert "holds no include/bght/bcht.hpp" in shim_build.library(bght.SHIM_BUILD, "sm_90").text
 
 
 def test_bght_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
@@ -39,9 +39,9 @@ def test_bght_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
     nvcc.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv(bght.BGHT_ENV, str(tmp_path / "bght"))
-    bght._library.cache_clear()
-    skip = bght.library("sm_90")
-    bght._library.cache_clear()
+    shim_build.load.cache_clear()
+    skip = shim_build.library(bght.SHIM_BUILD, "sm_90")
+    shim_build.load.cache_clear()
     assert isinstance(skip, Skip) and "\n" not in skip.text
     assert skip.text.startswith("bght-bcht: nvcc failed to build the shim (1 errors), first: ")
     assert "fake failure" in skip.text

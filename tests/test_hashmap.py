@@ -452,17 +452,17 @@ def test_reserved_keys_are_refused(key):
 
 
 def test_cuco_peer_names_its_variable_when_unset(monkeypatch):
-    from kernels.hashtable import cuco
+    from kernels.hashtable import cuco, shim_build
 
     monkeypatch.delenv(cuco.CUCO_ENV, raising=False)
-    skip = cuco.library("sm_90")
+    skip = shim_build.library(cuco.SHIM_BUILD, "sm_90")
     assert isinstance(skip, Skip) and skip.kind is SkipKind.MISSING_LIBRARY and cuco.CUCO_ENV in skip.text
     monkeypatch.setenv(cuco.CUCO_ENV, "/nonexistent/cuco")
-    assert "holds no include/cuco/static_map.cuh" in cuco.library("sm_90").text
+    assert "holds no include/cuco/static_map.cuh" in shim_build.library(cuco.SHIM_BUILD, "sm_90").text
 
 
 def test_cuco_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
-    from kernels.hashtable import cuco
+    from kernels.hashtable import cuco, shim_build
 
     (tmp_path / "cuco" / "include" / "cuco").mkdir(parents=True)
     (tmp_path / "cuco" / "include" / "cuco" / "static_map.cuh").write_text("#error not a real header\n")
@@ -474,9 +474,9 @@ def test_cuco_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
     nvcc.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv(cuco.CUCO_ENV, str(tmp_path / "cuco"))
-    cuco._library.cache_clear()
-    skip = cuco.library("sm_90")
-    cuco._library.cache_clear()
+    shim_build.load.cache_clear()
+    skip = shim_build.library(cuco.SHIM_BUILD, "sm_90")
+    shim_build.load.cache_clear()
     assert isinstance(skip, Skip) and "\n" not in skip.text
     assert skip.text.startswith("cuco-static-map: nvcc failed to build the shim (2 errors), first: ")
     assert "fake failure" in skip.text

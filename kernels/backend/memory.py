@@ -133,7 +133,7 @@ def synchronize(stream=None) -> None:
 
 
 def device_pointer(device_array) -> int:
-    """The address of the array's first element (e.g. to check alignment)."""
+    """The address of the array's first element (to check alignment, or to hand to a C library)."""
     return _arrays().device_pointer(device_array)
 
 

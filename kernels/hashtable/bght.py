@@ -13,8 +13,6 @@ more) and a find of every key (each answering its position).
 from __future__ import annotations
 
 import ctypes
-import functools
-import os
 from pathlib import Path
 
 import numpy as np
@@ -31,35 +29,17 @@ API_VERSION = 1
 NAME = "bght-bcht"
 
 
-def _declare(lib) -> None:
-    p, u64, i64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
-    signatures = {
-        "rt_bght_api_version": (ctypes.c_int, ()), "rt_bght_error": (ctypes.c_char_p, ()),
-        "rt_bght_bucket_size": (ctypes.c_int, ()), "rt_bght_new": (p, (u64,)), "rt_bght_free": (None, (p,)),
-        "rt_bght_capacity": (i64, (u64,)), "rt_bght_clear": (i64, (p,)), "rt_bght_insert": (i64, (p, p, u64, p)),
-        "rt_bght_find": (i64, (p, p, p, u64, p)), "rt_bght_size": (i64, (p, p)),
-    }
-    for name, (restype, argtypes) in signatures.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = restype, list(argtypes)
+# the C interface's functions, {name: (restype, argtypes)}
+_P, _U64, _I64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
+FUNCTIONS = {
+    "rt_bght_api_version": (ctypes.c_int, ()), "rt_bght_error": (ctypes.c_char_p, ()),
+    "rt_bght_bucket_size": (ctypes.c_int, ()), "rt_bght_new": (_P, (_U64,)), "rt_bght_free": (None, (_P,)),
+    "rt_bght_capacity": (_I64, (_U64,)), "rt_bght_clear": (_I64, (_P,)), "rt_bght_insert": (_I64, (_P, _P, _U64, _P)),
+    "rt_bght_find": (_I64, (_P, _P, _P, _U64, _P)), "rt_bght_size": (_I64, (_P, _P)),
+}
 
 
-SHIM_BUILD = shim_build.Shim(NAME, BGHT_ENV, "bght/bcht.hpp", SHIM, "rt_bght", API_VERSION, _declare)
-
-
-def library(arch: str):
-    """The loaded shim for GPU architecture ``arch`` (e.g. 'sm_90'), or a Skip saying why there is none."""
-    folder = os.environ.get(BGHT_ENV, "").strip()
-    return _library(folder, arch) if folder else shim_build.library(SHIM_BUILD, arch)
-
-
-@functools.lru_cache(maxsize=None)
-def _library(folder: str, arch: str):
-    return shim_build.load(SHIM_BUILD, folder, arch)
-
-
-def _pointer(device_array) -> int:
-    return device_array.__cuda_array_interface__["data"][0]
+SHIM_BUILD = shim_build.Shim(NAME, BGHT_ENV, "bght/bcht.hpp", SHIM, "rt_bght", API_VERSION, FUNCTIONS)
 
 
 def run_bght_bcht(problem, launch, backend, repeats):
@@ -71,7 +51,7 @@ def run_bght_bcht(problem, launch, backend, repeats):
         return not_applicable(f"{NAME}: bcht's insert takes distinct keys; this batch repeats keys")
     backend.activate()
     major, minor = cuda.get_current_device().compute_capability
-    lib = library(f"sm_{major}{minor}")
+    lib = shim_build.library(SHIM_BUILD, f"sm_{major}{minor}")
     if isinstance(lib, Skip):
         return lib
 
@@ -86,7 +66,7 @@ def run_bght_bcht(problem, launch, backend, repeats):
         raise RuntimeError(f"{NAME}: {lib.rt_bght_error().decode(errors='replace')}")
     try:
         capacity = lib.rt_bght_capacity(problem.capacity)
-        keys, n, stream = _pointer(problem.device_keys()), problem.n, None
+        keys, n, stream = memory.device_pointer(problem.device_keys()), problem.n, None
         answers = memory.empty(n, np.uint32)
 
         def clear():
@@ -101,17 +81,17 @@ def run_bght_bcht(problem, launch, backend, repeats):
             before = None
             clear()
             table = problem.device_table_keys()
-            call(lib.rt_bght_insert, handle, _pointer(table), table.size, stream)
+            call(lib.rt_bght_insert, handle, memory.device_pointer(table), table.size, stream)
 
             def once():
-                call(lib.rt_bght_find, handle, keys, _pointer(answers), n, stream)
+                call(lib.rt_bght_find, handle, keys, memory.device_pointer(answers), n, stream)
 
         elapsed = time_kernel(backend, once, repeats, before=before)
         memory.synchronize()
         stored = call(lib.rt_bght_size, handle, stream)
         also = ""
         if problem.op == "insert":  # the table cannot be read out: every key of the batch is looked up
-            call(lib.rt_bght_find, handle, keys, _pointer(answers), n, stream)
+            call(lib.rt_bght_find, handle, keys, memory.device_pointer(answers), n, stream)
             memory.synchronize()
         result = _check(problem, memory.to_host(answers), stored)
         if problem.op == "find":

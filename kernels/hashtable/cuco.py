@@ -14,8 +14,6 @@ lookup slower at high load (docs/measurements.md; scripts/cuco_bench.cu times bo
 from __future__ import annotations
 
 import ctypes
-import functools
-import os
 from pathlib import Path
 
 import numpy as np
@@ -31,36 +29,18 @@ API_VERSION = 1
 NAME = "cuco-static-map"
 
 
-def library(arch: str):
-    """The loaded shim for GPU architecture ``arch`` (e.g. 'sm_90'), or a Skip saying why there is none."""
-    folder = os.environ.get(CUCO_ENV, "").strip()
-    return _library(folder, arch) if folder else shim_build.library(SHIM_BUILD, arch)
+# the C interface's functions, {name: (restype, argtypes)}
+_P, _U64, _I64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
+FUNCTIONS = {
+    "rt_cuco_api_version": (ctypes.c_int, ()), "rt_cuco_error": (ctypes.c_char_p, ()),
+    "rt_cuco_has_insert_or_add": (ctypes.c_int, ()), "rt_cuco_new": (_P, (_U64,)), "rt_cuco_free": (None, (_P,)),
+    "rt_cuco_capacity": (_I64, (_P,)), "rt_cuco_clear": (_I64, (_P, _P)), "rt_cuco_insert": (_I64, (_P, _P, _U64, _P)),
+    "rt_cuco_insert_or_add": (_I64, (_P, _P, _U64, _P)), "rt_cuco_find": (_I64, (_P, _P, _P, _U64, _P)),
+    "rt_cuco_erase": (_I64, (_P, _P, _U64, _P)), "rt_cuco_retrieve": (_I64, (_P, _P, _P, _P)),
+}
 
 
-@functools.lru_cache(maxsize=None)
-def _library(folder: str, arch: str):
-    return shim_build.load(SHIM_BUILD, folder, arch)
-
-
-def _declare(lib) -> None:
-    p, u64, i64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
-    signatures = {
-        "rt_cuco_api_version": (ctypes.c_int, ()), "rt_cuco_error": (ctypes.c_char_p, ()),
-        "rt_cuco_has_insert_or_add": (ctypes.c_int, ()), "rt_cuco_new": (p, (u64,)), "rt_cuco_free": (None, (p,)),
-        "rt_cuco_capacity": (i64, (p,)), "rt_cuco_clear": (i64, (p, p)), "rt_cuco_insert": (i64, (p, p, u64, p)),
-        "rt_cuco_insert_or_add": (i64, (p, p, u64, p)), "rt_cuco_find": (i64, (p, p, p, u64, p)),
-        "rt_cuco_erase": (i64, (p, p, u64, p)), "rt_cuco_retrieve": (i64, (p, p, p, p)),
-    }
-    for name, (restype, argtypes) in signatures.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = restype, list(argtypes)
-
-
-SHIM_BUILD = shim_build.Shim(NAME, CUCO_ENV, "cuco/static_map.cuh", SHIM, "rt_cuco", API_VERSION, _declare)
-
-
-def _pointer(device_array) -> int:
-    return device_array.__cuda_array_interface__["data"][0]
+SHIM_BUILD = shim_build.Shim(NAME, CUCO_ENV, "cuco/static_map.cuh", SHIM, "rt_cuco", API_VERSION, FUNCTIONS)
 
 
 def run_cuco_static_map(problem, launch, backend, repeats):
@@ -71,7 +51,7 @@ def run_cuco_static_map(problem, launch, backend, repeats):
                               "this problem's insert keeps the first")
     backend.activate()
     major, minor = cuda.get_current_device().compute_capability
-    lib = library(f"sm_{major}{minor}")
+    lib = shim_build.library(SHIM_BUILD, f"sm_{major}{minor}")
     if isinstance(lib, Skip):
         return lib
     if problem.op == "insert-or-add" and not lib.rt_cuco_has_insert_or_add():
@@ -86,7 +66,7 @@ def run_cuco_static_map(problem, launch, backend, repeats):
         raise RuntimeError(f"{NAME}: {lib.rt_cuco_error().decode(errors='replace')}")
     try:
         capacity = lib.rt_cuco_capacity(handle)
-        keys, n, stream = _pointer(problem.device_keys()), problem.n, None
+        keys, n, stream = memory.device_pointer(problem.device_keys()), problem.n, None
         op = problem.op
 
         def clear():
@@ -95,7 +75,7 @@ def run_cuco_static_map(problem, launch, backend, repeats):
         def fill_table():
             clear()
             table = problem.device_table_keys()
-            call(lib.rt_cuco_insert, handle, _pointer(table), table.size, stream)
+            call(lib.rt_cuco_insert, handle, memory.device_pointer(table), table.size, stream)
 
         before = clear
         if op == "insert":
@@ -115,7 +95,7 @@ def run_cuco_static_map(problem, launch, backend, repeats):
             answers = memory.empty(n, np.uint32)
 
             def once():
-                call(lib.rt_cuco_find, handle, keys, _pointer(answers), n, stream)
+                call(lib.rt_cuco_find, handle, keys, memory.device_pointer(answers), n, stream)
 
         elapsed = time_kernel(backend, once, repeats, before=before)
         memory.synchronize()
@@ -127,7 +107,7 @@ def run_cuco_static_map(problem, launch, backend, repeats):
                 "cuCollections")
         else:
             keys_out, values_out = memory.empty(capacity, np.uint32), memory.empty(capacity, np.uint32)
-            count = lib.rt_cuco_retrieve(handle, _pointer(keys_out), _pointer(values_out), stream)
+            count = lib.rt_cuco_retrieve(handle, memory.device_pointer(keys_out), memory.device_pointer(values_out), stream)
             if count < 0:
                 raise RuntimeError(f"{NAME}: {lib.rt_cuco_error().decode(errors='replace')}")
             result = problem.check_pairs(memory.to_host(keys_out)[:count], memory.to_host(values_out)[:count])

@@ -10,14 +10,14 @@ one line saying which: the variable unset, the folder without the header, no nvc
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from kernels.backend import Skip, SkipKind, watchdog
 from kernels.errors import shown
@@ -27,14 +27,15 @@ SHARED_FLAGS = ("-Xcompiler", "-fPIC", "-shared")
 BUILD_TIMEOUT_S = 900
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Shim:
     """One peer's C interface: ``name`` (the row), ``env`` (the variable naming the source folder),
     ``header`` (a file under its include/ that proves the folder), ``source`` (the .cu file), ``prefix``
     (of the library's functions and cached file names), ``api_version`` (what ``PREFIX_api_version``
-    answers), ``declare`` (sets the functions' ctypes signatures), ``flags`` (more nvcc flags); ``program``:
-    a stand-alone executable (a timing harness) instead of a shared library, built only, never loaded;
-    ``includes``: local headers the source includes (part of the build's key)."""
+    answers), ``functions`` ({name: (restype, argtypes)}: the ctypes signatures :meth:`declare` sets),
+    ``flags`` (more nvcc flags); ``program``: a stand-alone executable (a timing harness) instead of a shared
+    library, built only, never loaded; ``includes``: local headers the source includes (part of the build's
+    key). Compared and hashed by identity (one per peer): the loaded libraries are cached by it."""
 
     name: str
     env: str
@@ -42,13 +43,19 @@ class Shim:
     source: Path
     prefix: str
     api_version: int
-    declare: Callable[[object], None]
+    functions: dict = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     program: bool = False
     includes: tuple[Path, ...] = ()
 
     def skip(self, text: str) -> Skip:
         return Skip(SkipKind.MISSING_LIBRARY, f"{self.name}: {text}")
+
+    def declare(self, lib) -> None:
+        """Sets the ctypes signature of each of ``functions`` on the loaded library ``lib``."""
+        for name, (restype, argtypes) in self.functions.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, list(argtypes)
 
 
 def library(shim: Shim, arch: str):
@@ -89,8 +96,9 @@ def nvcc_path() -> str | None:
     return str(path) if path.is_file() else None
 
 
+@functools.lru_cache(maxsize=None)
 def load(shim: Shim, folder: str, arch: str):
-    """Builds (or finds built) and loads ``shim`` against the source folder ``folder``."""
+    """Builds (or finds built) and loads ``shim`` against the source folder ``folder``, once per process."""
     include = _include(shim, folder)
     if isinstance(include, Skip):
         return include
