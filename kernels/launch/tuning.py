@@ -20,6 +20,7 @@ import json
 import math
 import os
 import stat
+import statistics
 import time
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -257,7 +258,7 @@ def decide(times: dict, preference: list):
     timings. Where the margin is above the noise the leader is chosen; else every candidate within the noise
     of the leader ties, and the first of them in ``preference`` is chosen, so that two runs on one machine
     choose alike whichever the noise put ahead."""
-    medians = {c: _median(t) for c, t in times.items() if t}
+    medians = {c: statistics.median(t) for c, t in times.items() if t}
     if not medians:
         return None
     ranked = sorted(medians, key=lambda c: (medians[c], preference.index(c)))
@@ -274,14 +275,8 @@ def decide(times: dict, preference: list):
     return chosen, medians[chosen], margin, noise, True
 
 
-def _median(values) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def _spread(values) -> float:
-    m = _median(values)
+    m = statistics.median(values)
     return (max(values) - min(values)) / m if m > 0 else 0.0
 
 
