@@ -1,5 +1,6 @@
 """The hash table's library peers built with nvcc (kernels/hashtable/shim_build.py): BGHT's bcht
-(`bght-bcht`) and, where a source folder is named, both shims and both stand-alone harnesses
+(`bght-bcht`) and cuCollections' static_map (`cuco-static-map`): their skips without a folder or with a failed
+build and, where a source folder is named, both shims and both stand-alone harnesses
 (scripts/cuco_bench.cu, scripts/bght_bench.cu) built offline for sm_90; the rows' skips and checks without a
 GPU. The rows themselves at a million keys are in tests/test_hashmap.py's GPU tests."""
 
@@ -19,31 +20,39 @@ from kernels.hashtable.layout import VALUE_ABSENT
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_bght_peer_names_its_variable_when_unset(monkeypatch):
-    monkeypatch.delenv(bght.BGHT_ENV, raising=False)
-    skip = shim_build.library(bght.SHIM_BUILD, "sm_90")
-    assert isinstance(skip, Skip) and skip.kind is SkipKind.MISSING_LIBRARY and bght.BGHT_ENV in skip.text
-    assert skip.text.startswith("bght-bcht: ")
-    monkeypatch.setenv(bght.BGHT_ENV, "/nonexistent/bght")
-    assert "holds no include/bght/bcht.hpp" in shim_build.library(bght.SHIM_BUILD, "sm_90").text
+PEERS = [(cuco.SHIM_BUILD, "cuco-static-map", "cuco/static_map.cuh"), (bght.SHIM_BUILD, "bght-bcht", "bght/bcht.hpp")]
 
 
-def test_bght_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
-    (tmp_path / "bght" / "include" / "bght").mkdir(parents=True)
-    (tmp_path / "bght" / "include" / "bght" / "bcht.hpp").write_text("#error not a real header\n")
+@pytest.mark.parametrize("shim, row, header", PEERS, ids=[row for _, row, _ in PEERS])
+def test_a_peer_names_its_variable_when_unset(monkeypatch, shim, row, header):
+    monkeypatch.delenv(shim.env, raising=False)
+    skip = shim_build.library(shim, "sm_90")
+    assert isinstance(skip, Skip) and skip.kind is SkipKind.MISSING_LIBRARY and shim.env in skip.text
+    assert skip.text.startswith(f"{row}: ")
+    monkeypatch.setenv(shim.env, f"/nonexistent/{row}")
+    assert f"holds no include/{header}" in shim_build.library(shim, "sm_90").text
+
+
+@pytest.mark.parametrize("shim, row, header", PEERS, ids=[row for _, row, _ in PEERS])
+@pytest.mark.parametrize("errors", [1, 2])
+def test_a_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path, shim, row, header, errors):
+    folder = tmp_path / "source"
+    (folder / "include" / header).parent.mkdir(parents=True)
+    (folder / "include" / header).write_text("#error not a real header\n")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     nvcc = bin_dir / "nvcc"
+    more = "echo 'second line: error: more' >&2\n" if errors == 2 else ""
     nvcc.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
-                    "echo 'bght_shim.cu(9): error: fake failure' >&2\nexit 1\n")
+                    f"echo 'shim.cu(9): error: fake failure' >&2\n{more}exit 1\n")
     nvcc.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv(bght.BGHT_ENV, str(tmp_path / "bght"))
+    monkeypatch.setenv(shim.env, str(folder))
     shim_build.load.cache_clear()
-    skip = shim_build.library(bght.SHIM_BUILD, "sm_90")
+    skip = shim_build.library(shim, "sm_90")
     shim_build.load.cache_clear()
     assert isinstance(skip, Skip) and "\n" not in skip.text
-    assert skip.text.startswith("bght-bcht: nvcc failed to build the shim (1 errors), first: ")
+    assert skip.text.startswith(f"{row}: nvcc failed to build the shim ({errors} errors), first: ")
     assert "fake failure" in skip.text
 
 

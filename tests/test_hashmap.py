@@ -4,14 +4,13 @@ bucket, wrap-around at the table's end, erase then reinsert, one key, repeated k
 verdicts on broken tables; bad input (one line, exit 2); the cuco peer's build path without a GPU.
 On a GPU (marked ``gpu``): every op, load and variant at a million keys, and best's tuning."""
 
-import os
 import sys
 
 import numpy as np
 import pytest
 
 from kernels import hashtable
-from kernels.backend import Skip, SkipKind, memory
+from kernels.backend import SkipKind, memory
 from kernels.errors import InputError
 from kernels.harness import bench
 from kernels.harness.rows import PASSED, Row, SKIPPED
@@ -446,40 +445,6 @@ def test_reserved_keys_are_refused(key):
         HashProblem(np.array([1, key, 3], np.uint32))
     with pytest.raises(InputError, match="reserved"):
         HashProblem(np.array([1], np.uint32), op="find", table_keys=np.array([key], np.uint32))
-
-
-# --- cuCollections: the peer's build path, without a GPU ---------------------------------------------------
-
-
-def test_cuco_peer_names_its_variable_when_unset(monkeypatch):
-    from kernels.hashtable import cuco, shim_build
-
-    monkeypatch.delenv(cuco.CUCO_ENV, raising=False)
-    skip = shim_build.library(cuco.SHIM_BUILD, "sm_90")
-    assert isinstance(skip, Skip) and skip.kind is SkipKind.MISSING_LIBRARY and cuco.CUCO_ENV in skip.text
-    monkeypatch.setenv(cuco.CUCO_ENV, "/nonexistent/cuco")
-    assert "holds no include/cuco/static_map.cuh" in shim_build.library(cuco.SHIM_BUILD, "sm_90").text
-
-
-def test_cuco_peer_reports_a_failed_build_in_one_line(monkeypatch, tmp_path):
-    from kernels.hashtable import cuco, shim_build
-
-    (tmp_path / "cuco" / "include" / "cuco").mkdir(parents=True)
-    (tmp_path / "cuco" / "include" / "cuco" / "static_map.cuh").write_text("#error not a real header\n")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    nvcc = bin_dir / "nvcc"
-    nvcc.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'fake nvcc 0.0'; exit 0; }\n"
-                    "echo 'shim.cu(1): error: fake failure' >&2\necho 'second line: error: more' >&2\nexit 1\n")
-    nvcc.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv(cuco.CUCO_ENV, str(tmp_path / "cuco"))
-    shim_build.load.cache_clear()
-    skip = shim_build.library(cuco.SHIM_BUILD, "sm_90")
-    shim_build.load.cache_clear()
-    assert isinstance(skip, Skip) and "\n" not in skip.text
-    assert skip.text.startswith("cuco-static-map: nvcc failed to build the shim (2 errors), first: ")
-    assert "fake failure" in skip.text
 
 
 # --- on a GPU ---------------------------------------------------------------------------------------------------
