@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from kernels.backend.compiler import cuda
+from kernels.backend.simulator import shared_jit
 from kernels.device_functions.callees import for_kernels
 from kernels.io.numba_cache import heal
 from kernels.spheres.layout import COLD, HOT, MISS, pack_spheres
@@ -31,7 +32,21 @@ CPU_RAYS = 4
 CPU_LANES = 1 << 14
 TIMED = 5
 
-_visit_all_spheres = for_kernels(visit_all_spheres)
+
+
+@shared_jit
+def traced_ray(spheres, p, width, height):
+    """The colour sum of ray ``p`` (pixels of the view in row order, wrapping) through every sphere: one
+    ray's work, the same in the kernel and its CPU twin."""
+    ox = np.float32(p % width - width // 2)
+    oy = np.float32((p // width) % height - height // 2)
+    r, g, b, maxz, nearest = visit_all_spheres(spheres, CEILING_SPHERES * HOT, CEILING_SPHERES, 0, ox, oy,
+                                               np.float32(0.0), np.float32(0.0), np.float32(0.0), MISS,
+                                               CEILING_SPHERES)
+    return r + g + b
+
+
+_traced_ray = for_kernels(traced_ray)
 
 
 def ceiling_scene() -> np.ndarray:
@@ -50,13 +65,7 @@ def ray_sphere_tests(spheres, rays, width, height, out):
         return
     acc = np.float32(0.0)
     for ray in range(rays):
-        p = i * rays + ray
-        ox = np.float32(p % width - width // 2)
-        oy = np.float32((p // width) % height - height // 2)
-        r, g, b, maxz, nearest = _visit_all_spheres(tile, CEILING_SPHERES * HOT, CEILING_SPHERES, 0, ox, oy,
-                                                    np.float32(0.0), np.float32(0.0), np.float32(0.0), MISS,
-                                                    CEILING_SPHERES)
-        acc += r + g + b
+        acc += _traced_ray(tile, i * rays + ray, width, height)
     out[i] = acc
 
 
@@ -65,13 +74,7 @@ def ray_sphere_tests_cpu(spheres, rays, width, height, out):
     for i in numba.prange(out.size):
         acc = np.float32(0.0)
         for ray in range(rays):
-            p = i * rays + ray
-            ox = np.float32(p % width - width // 2)
-            oy = np.float32((p // width) % height - height // 2)
-            r, g, b, maxz, nearest = visit_all_spheres(spheres, CEILING_SPHERES * HOT, CEILING_SPHERES, 0, ox, oy,
-                                                       np.float32(0.0), np.float32(0.0), np.float32(0.0), MISS,
-                                                       CEILING_SPHERES)
-            acc += r + g + b
+            acc += traced_ray(spheres, i * rays + ray, width, height)
         out[i] = acc
 
 
